@@ -1,0 +1,279 @@
+#!/usr/bin/env python3
+"""Write docs/benchmarks.md and docs/benchmarks.json from the merged benchmark JSON.
+
+The markdown page states when, where and on which commit the numbers were
+taken, how each number was measured, and gives one table per suite.  The JSON
+is the same data in a stable shape for other tools: a top-level object with
+gpu, commit, date, copy_ceiling_tbps and rows, every row carrying at least the
+keys in REQUIRED_ROW_KEYS (times in µs, null where not measured).
+"""
+
+import argparse
+import json
+import math
+import os
+import sys
+
+REQUIRED_ROW_KEYS = [
+    "suite", "name", "n", "c", "h", "w", "kh", "kw", "stride", "mult", "epilogue",
+    "floor_us", "convgen_hot_us", "convgen_cold_us", "convgen_noepilogue_hot_us",
+    "cudnn_hot_us", "torch_hot_us", "torch_plain_hot_us",
+]
+
+# Top-level keys copied through to benchmarks.json when present.
+META_KEYS = ["gpu", "commit", "date", "copy_ceiling_tbps", "torch_version",
+             "torch_cudnn_version", "torch_method"]
+
+TABLE_COLUMNS = [
+    "workload (N×C×H×W k s mult epilogue)", "specialized", "floor µs", "convgen hot µs",
+    "convgen cold µs", "convgen no-epilogue hot µs", "cuDNN hot µs", "PyTorch hot µs",
+    "PyTorch plain hot µs", "convgen % of ceiling (cold)", "speedup vs cuDNN (hot)",
+    "speedup vs PyTorch (hot)",
+]
+
+METHOD_TEXT = """\
+## How each number was taken
+
+All numbers are fp32, NCHW, on random (never zero) inputs, in microseconds per
+launch unless marked otherwise.
+
+- **floor µs**: the fewest bytes the workload must move through device memory
+  (each input read once, the output written once) divided by the copy ceiling,
+  the device-to-device copy bandwidth measured by the benchmark (bytes read plus
+  bytes written). No kernel can be much faster than this.
+- **hot**: 100 launches captured in one CUDA graph; the graph is replayed
+  several times after warm-up and the median replay time is divided by 100.
+  Inputs that fit in L2 stay there, so this is the in-network, back-to-back case.
+- **cold**: the L2 cache is flushed before every launch and the median is kept.
+  convgen and cuDNN are timed this way by `convgen_bench_depthwise`; PyTorch by
+  `triton.testing.do_bench(fn, return_mode="median")`, which flushes L2 itself.
+- **convgen**: the kernel convgen generated for the workload, epilogue fused.
+  *convgen no-epilogue* is the same workload generated without the epilogue,
+  which shows what the fused epilogue costs.
+- **specialized**: `yes` when a kernel specialised for this exact workload ran,
+  `no` when a generic convgen kernel did.
+- **cuDNN**: cuDNN's grouped convolution (groups = C) as timed by the benchmark;
+  the algorithm it used is in `benchmarks.json` (`cudnn_algo`).
+- **PyTorch hot**: the op as PyTorch users write it:
+  `F.conv2d(x, w, stride=s, padding=k//2 or 0, groups=C)` followed by the
+  epilogue as separate tensor ops (`y * scale.view(1,-1,1,1) + shift.view(...)`,
+  `torch.relu` / `torch.clamp(y, 0, 6)`, `+ bias.view(...)`), with
+  `torch.backends.cudnn.benchmark = True` and TF32 off. *PyTorch plain* is the
+  `F.conv2d` call alone.
+- **convgen % of ceiling (cold)**: floor µs / convgen cold µs.
+- **speedup vs X (hot)**: X hot µs / convgen hot µs; above 1× convgen is faster.
+"""
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description="Write the benchmark markdown page and JSON.")
+    p.add_argument("--json", required=True, help="merged JSON from bench/torch_compare.py")
+    p.add_argument("--md", default="docs/benchmarks.md", help="markdown to write (default: %(default)s)")
+    p.add_argument("--out-json", default="docs/benchmarks.json",
+                   help="JSON to write (default: %(default)s)")
+    p.add_argument("--png-name", default="benchmarks.png",
+                   help="figure to embed, relative to the markdown file (default: %(default)s)")
+    return p.parse_args(argv)
+
+
+# ---------------------------------------------------------------------------
+# Numbers and derived values.
+# ---------------------------------------------------------------------------
+
+def num(v):
+    """A positive finite float, or None."""
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) and f > 0 else None
+
+
+def ratio(a, b):
+    a, b = num(a), num(b)
+    return a / b if a and b else None
+
+
+def convgen_frac(row):
+    """Fraction of the copy ceiling convgen reaches cold; prefer the producer's value."""
+    f = num(row.get("convgen_frac_ceiling"))
+    return f if f is not None else ratio(row.get("floor_us"), row.get("convgen_cold_us"))
+
+
+def derived(row):
+    return {
+        "convgen_frac_ceiling": convgen_frac(row),
+        "speedup_vs_cudnn_hot": ratio(row.get("cudnn_hot_us"), row.get("convgen_hot_us")),
+        "speedup_vs_torch_hot": ratio(row.get("torch_hot_us"), row.get("convgen_hot_us")),
+    }
+
+
+def geomean(values):
+    vals = [v for v in values if v]
+    return math.exp(sum(math.log(v) for v in vals) / len(vals)) if vals else None
+
+
+# ---------------------------------------------------------------------------
+# Formatting.
+# ---------------------------------------------------------------------------
+
+DASH = "—"
+
+
+def fmt_us(v):
+    v = num(v)
+    if v is None:
+        return DASH
+    if v < 10:
+        return f"{v:.2f}"
+    if v < 1000:
+        return f"{v:.1f}"
+    return f"{v:.0f}"
+
+
+def fmt_pct(v):
+    return DASH if v is None else f"{100 * v:.0f}%"
+
+
+def fmt_x(v):
+    return DASH if v is None else f"{v:.2f}×"
+
+
+def fmt_yes_no(v):
+    if v is None:
+        return DASH
+    if isinstance(v, str):
+        return "yes" if v.strip().lower() in ("1", "true", "yes") else "no"
+    return "yes" if v else "no"
+
+
+def workload(row):
+    kh, kw = row.get("kh"), row.get("kw")
+    k = f"k{kh}" if kh == kw else f"k{kh}×{kw}"
+    return (f"{row.get('n')}×{row.get('c')}×{row.get('h')}×{row.get('w')} {k} "
+            f"s{row.get('stride')} m{row.get('mult')} {row.get('epilogue', 'none')}")
+
+
+def table_row(row):
+    d = derived(row)
+    cells = [
+        workload(row), fmt_yes_no(row.get("specialized")), fmt_us(row.get("floor_us")),
+        fmt_us(row.get("convgen_hot_us")), fmt_us(row.get("convgen_cold_us")),
+        fmt_us(row.get("convgen_noepilogue_hot_us")), fmt_us(row.get("cudnn_hot_us")),
+        fmt_us(row.get("torch_hot_us")), fmt_us(row.get("torch_plain_hot_us")),
+        fmt_pct(d["convgen_frac_ceiling"]), fmt_x(d["speedup_vs_cudnn_hot"]),
+        fmt_x(d["speedup_vs_torch_hot"]),
+    ]
+    return "| " + " | ".join(cells) + " |"
+
+
+def suite_table(suite, rows):
+    lines = [f"### {suite}", ""]
+    sp_cudnn = geomean(derived(r)["speedup_vs_cudnn_hot"] for r in rows)
+    sp_torch = geomean(derived(r)["speedup_vs_torch_hot"] for r in rows)
+    lines.append(f"{len(rows)} workloads; geometric-mean hot speedup vs cuDNN {fmt_x(sp_cudnn)}, "
+                 f"vs PyTorch {fmt_x(sp_torch)}.")
+    lines.append("")
+    lines.append("| " + " | ".join(TABLE_COLUMNS) + " |")
+    # Workload and "specialized" are text; the rest are numbers, right-aligned.
+    lines.append("|" + "|".join([":---", ":---:"] + ["---:"] * (len(TABLE_COLUMNS) - 2)) + "|")
+    lines.extend(table_row(r) for r in rows)
+    lines.append("")
+    return lines
+
+
+def header(data, png_name):
+    ceiling = num(data.get("copy_ceiling_tbps"))
+    torch_v = data.get("torch_version")
+    cudnn_v = data.get("torch_cudnn_version")
+    lines = [
+        "# Depthwise convolution benchmarks",
+        "",
+        "Generated by `bench/report.py` from the output of `scripts/gpu_check.sh`; "
+        "do not edit by hand.",
+        "",
+        f"- **Date:** {data.get('date', DASH)}",
+        f"- **Commit:** `{data.get('commit', DASH)}`",
+        f"- **GPU:** {data.get('gpu', DASH)}",
+        f"- **Copy ceiling:** {f'{ceiling:.2f} TB/s' if ceiling else DASH} "
+        "(device-to-device copy, bytes read + written)",
+    ]
+    if torch_v:
+        lines.append(f"- **PyTorch:** {torch_v}" + (f" (cuDNN {cudnn_v})" if cudnn_v else ""))
+    lines += ["", f"![convgen vs cuDNN vs PyTorch]({png_name})", ""]
+    return lines
+
+
+def failures(rows):
+    """Rows where PyTorch timing failed, so the page says why a cell is empty."""
+    bad = [r for r in rows if r.get("torch_error")]
+    if not bad:
+        return []
+    lines = ["## Rows PyTorch could not time", ""]
+    lines += [f"- {r.get('suite')}/{r.get('name')}: `{r['torch_error']}`" for r in bad]
+    return lines + [""]
+
+
+def group_by_suite(rows):
+    suites = {}
+    for r in rows:
+        suites.setdefault(str(r.get("suite", "?")), []).append(r)
+    return suites
+
+
+def markdown(data, png_name):
+    rows = data.get("rows", [])
+    lines = header(data, png_name) + [METHOD_TEXT, "## Results", ""]
+    for suite, suite_rows in group_by_suite(rows).items():
+        lines += suite_table(suite, suite_rows)
+    lines += failures(rows)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+# ---------------------------------------------------------------------------
+# JSON.
+# ---------------------------------------------------------------------------
+
+def out_row(row):
+    """Required keys first (null when missing), then everything else the row had, then derived."""
+    out = {k: row.get(k) for k in REQUIRED_ROW_KEYS}
+    for k, v in row.items():
+        if k not in out and k != "torch_version":  # torch_version is kept once, top-level
+            out[k] = v
+    for k, v in derived(row).items():
+        out.setdefault(k, v)
+        if out[k] is None:
+            out[k] = v
+    return out
+
+
+def out_json(data):
+    out = {k: data.get(k) for k in META_KEYS[:4]}
+    out.update({k: data[k] for k in META_KEYS[4:] if k in data})
+    out["rows"] = [out_row(r) for r in data.get("rows", [])]
+    return out
+
+
+def write(path, text):
+    parent = os.path.dirname(path)
+    if parent:
+        os.makedirs(parent, exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    with open(args.json) as f:
+        data = json.load(f)
+    if not data.get("rows"):
+        print("report.py: the JSON has no rows", file=sys.stderr)
+        return 1
+    write(args.md, markdown(data, args.png_name))
+    write(args.out_json, json.dumps(out_json(data), indent=2) + "\n")
+    print(f"[report] wrote {args.md} and {args.out_json}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

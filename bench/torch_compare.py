@@ -1,0 +1,327 @@
+#!/usr/bin/env python3
+"""Time PyTorch on every workload of a convgen benchmark JSON and merge the numbers in.
+
+convgen_bench_depthwise writes one row per workload with convgen and cuDNN
+timings.  This script times the same workloads through PyTorch, the way a
+PyTorch user would write them (F.conv2d with groups=C followed by an unfused
+epilogue), with the same two methods the benchmark uses:
+
+  hot   100 launches captured in one CUDA graph; the graph is replayed several
+        times after warm-up and the median replay time / 100 is reported.
+  cold  triton.testing.do_bench(fn, return_mode="median"), which flushes the L2
+        cache before every run.
+
+Keys added to every row (microseconds unless noted):
+  torch_hot_us        full op (conv + epilogue), hot
+  torch_plain_hot_us  conv alone, hot
+  torch_cold_us       full op, cold
+  torch_frac_ceiling  floor_us / torch_cold_us (fraction of the copy ceiling)
+  torch_error         only present when timing that row failed
+
+Progress goes to stderr; the merged JSON is rewritten after every row so that
+a run cut short still leaves the rows done so far.
+"""
+
+import argparse
+import csv
+import json
+import math
+import os
+import statistics
+import sys
+import time
+
+# Epilogues the benchmark knows (see bench/depthwise.csv).
+EPILOGUES = {"none", "relu", "relu6", "bias", "bias_relu",
+             "scale_shift", "scale_shift_relu", "scale_shift_relu6"}
+
+
+def log(msg):
+    print(f"[torch_compare] {msg}", file=sys.stderr, flush=True)
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(
+        description="Time PyTorch (F.conv2d groups=C + unfused epilogue) on every row "
+        "of a convgen_bench_depthwise JSON and write the merged JSON.")
+    p.add_argument("--json", required=True, help="benchmark JSON written by convgen_bench_depthwise")
+    p.add_argument("--out", required=True, help="where to write the merged JSON")
+    p.add_argument("--csv", default="bench/depthwise.csv",
+                   help="workload CSV, used only to find each row's padding when the JSON "
+                   "rows do not carry it (default: %(default)s)")
+    p.add_argument("--launches", type=int, default=100,
+                   help="launches captured in one CUDA graph for hot timing (default: %(default)s)")
+    p.add_argument("--replays", type=int, default=10,
+                   help="timed graph replays; the median is kept (default: %(default)s, minimum 5)")
+    p.add_argument("--warmup", type=int, default=3,
+                   help="eager warm-up calls before capture, and untimed replays before timing "
+                   "(default: %(default)s)")
+    p.add_argument("--suite", action="append", default=None,
+                   help="only time rows of this suite (repeatable); other rows are copied unchanged")
+    p.add_argument("--no-cold", action="store_true", help="skip the cold (L2-flushed) timing")
+    p.add_argument("--seed", type=int, default=1234, help="random seed for the inputs")
+    args = p.parse_args(argv)
+    args.replays = max(args.replays, 5)
+    return args
+
+
+# ---------------------------------------------------------------------------
+# Padding.  The benchmark rows may not say how each workload was padded, so
+# look in the row first, then in the workload CSV, then guess "same".
+# ---------------------------------------------------------------------------
+
+def workload_key(d):
+    """Fields that identify a workload, identical for a JSON row and a CSV line."""
+    return (str(d["suite"]).strip(), int(d["n"]), int(d["c"]), int(d["h"]), int(d["w"]),
+            int(d["kh"]), int(d["kw"]), int(d["stride"]), int(d["mult"]),
+            str(d["epilogue"]).strip())
+
+
+def load_csv_pads(path):
+    """Map workload_key -> set of pad strings from the workload CSV (empty if unreadable)."""
+    pads = {}
+    if not path or not os.path.exists(path):
+        return pads
+    with open(path, newline="") as f:
+        lines = [ln for ln in f if ln.strip() and not ln.lstrip().startswith("#")]
+    for rec in csv.DictReader(lines):
+        try:
+            rec = {k.strip(): (v or "").strip() for k, v in rec.items() if k}
+            pads.setdefault(workload_key(rec), set()).add(rec["pad"])
+        except (KeyError, ValueError):
+            continue  # a malformed line must not stop the timing of the others
+    return pads
+
+
+def pad_spec(row, csv_pads):
+    """Return 'same', 'valid' or an int for this row."""
+    for key in ("pad", "padding"):
+        if key in row and row[key] is not None:
+            val = row[key]
+            if isinstance(val, str) and not val.strip().lstrip("-").isdigit():
+                return val.strip()
+            return int(val)
+    found = csv_pads.get(workload_key(row), set())
+    if len(found) == 1:
+        return next(iter(found))
+    name = str(row.get("name", ""))
+    if "valid" in name:
+        return "valid"
+    if found:
+        log(f"  {name}: CSV has several paddings {sorted(found)} for this shape; assuming 'same'")
+    else:
+        log(f"  {name}: padding not in the row nor the CSV; assuming 'same'")
+    return "same"
+
+
+def padding_tuple(spec, kh, kw):
+    """PyTorch padding for a 'same' / 'valid' / int spec: same = (k-1)//2 on each side."""
+    if spec == "same":
+        return ((kh - 1) // 2, (kw - 1) // 2)
+    if spec == "valid":
+        return (0, 0)
+    return (int(spec), int(spec))
+
+
+# ---------------------------------------------------------------------------
+# The ops being timed, written the way a PyTorch user writes them.
+# ---------------------------------------------------------------------------
+
+def make_ops(row, padding, device, gen):
+    """Build (full_op, plain_op) closures over random inputs for one row."""
+    import torch
+    import torch.nn.functional as F
+
+    n, c, h, w = (int(row[k]) for k in ("n", "c", "h", "w"))
+    kh, kw, stride, mult = (int(row[k]) for k in ("kh", "kw", "stride", "mult"))
+    epilogue = str(row.get("epilogue", "none"))
+    if epilogue not in EPILOGUES:
+        raise ValueError(f"unknown epilogue {epilogue!r}")
+    cout = c * mult
+
+    def rand(*shape, offset=0.0, scale=1.0):
+        # Random, never all zeros: zeros can run faster than real data.
+        t = torch.randn(*shape, generator=gen, dtype=torch.float32)
+        return (t * scale + offset).to(device)
+
+    x = rand(n, c, h, w)
+    weight = rand(cout, 1, kh, kw, scale=1.0 / math.sqrt(kh * kw))
+    scale = rand(cout, offset=1.0, scale=0.1).view(1, -1, 1, 1)
+    shift = rand(cout, scale=0.1).view(1, -1, 1, 1)
+    bias = rand(cout, scale=0.1).view(1, -1, 1, 1)
+
+    def plain():
+        return F.conv2d(x, weight, None, stride, padding, 1, c)
+
+    def full():
+        y = F.conv2d(x, weight, None, stride, padding, 1, c)
+        if epilogue.startswith("scale_shift"):
+            y = y * scale + shift
+        elif epilogue.startswith("bias"):
+            y = y + bias
+        if epilogue.endswith("relu6"):
+            y = torch.clamp(y, 0, 6)
+        elif epilogue.endswith("relu"):
+            y = torch.relu(y)
+        return y
+
+    return full, plain
+
+
+# ---------------------------------------------------------------------------
+# Timing methods.
+# ---------------------------------------------------------------------------
+
+def time_hot_us(fn, launches, replays, warmup):
+    """Median replay time of a CUDA graph holding `launches` calls of fn, per call, in µs."""
+    import torch
+
+    # Warm up on a side stream, as graph capture requires; this is also where
+    # cudnn.benchmark picks its algorithm, which must not happen inside capture.
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(max(warmup, 1)):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        # Results are dropped at once, so the graph's private pool reuses the
+        # same few buffers instead of holding `launches` outputs.
+        for _ in range(launches):
+            fn()
+    torch.cuda.synchronize()
+
+    for _ in range(max(warmup, 1)):
+        graph.replay()
+    torch.cuda.synchronize()
+
+    times_ms = []
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    for _ in range(replays):
+        start.record()
+        graph.replay()
+        end.record()
+        end.synchronize()
+        times_ms.append(start.elapsed_time(end))
+    del graph
+    return statistics.median(times_ms) / launches * 1000.0
+
+
+def time_cold_us(fn):
+    """Median time of one call with L2 flushed before each run, in µs (triton's do_bench)."""
+    import triton.testing
+
+    return float(triton.testing.do_bench(fn, return_mode="median")) * 1000.0
+
+
+# ---------------------------------------------------------------------------
+# Driver.
+# ---------------------------------------------------------------------------
+
+def setup_torch():
+    import torch
+
+    if not torch.cuda.is_available():
+        raise SystemExit("torch_compare: no CUDA device visible to PyTorch")
+    # Plain fp32 everywhere: the convgen kernels are fp32, so TF32 would not compare.
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    # Let cuDNN pick its fastest algorithm per shape, as a tuned PyTorch user would.
+    torch.backends.cudnn.benchmark = True
+    return torch
+
+
+def time_row(row, args, csv_pads, gen):
+    """Return the torch_* keys for one row (errors become torch_error, not exceptions)."""
+    import torch
+
+    out = {"torch_hot_us": None, "torch_plain_hot_us": None, "torch_cold_us": None,
+           "torch_frac_ceiling": None}
+    try:
+        kh, kw = int(row["kh"]), int(row["kw"])
+        padding = padding_tuple(pad_spec(row, csv_pads), kh, kw)
+        full, plain = make_ops(row, padding, "cuda", gen)
+        out["torch_hot_us"] = time_hot_us(full, args.launches, args.replays, args.warmup)
+        out["torch_plain_hot_us"] = time_hot_us(plain, args.launches, args.replays, args.warmup)
+        if not args.no_cold:
+            out["torch_cold_us"] = time_cold_us(full)
+            floor = row.get("floor_us")
+            if floor and out["torch_cold_us"]:
+                out["torch_frac_ceiling"] = float(floor) / out["torch_cold_us"]
+    except Exception as exc:  # one bad row (OOM, odd shape) must not lose the others
+        out["torch_error"] = f"{type(exc).__name__}: {exc}"
+    finally:
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+    return out
+
+
+def write_json(path, data):
+    """Write atomically so a reader never sees half a file."""
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(data, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def fmt(v):
+    return "-" if v is None else f"{v:.2f}"
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    with open(args.json) as f:
+        data = json.load(f)
+    rows = data.get("rows", [])
+    torch = setup_torch()
+    gen = torch.Generator().manual_seed(args.seed)
+    csv_pads = load_csv_pads(args.csv)
+
+    gpu = torch.cuda.get_device_name()
+    if data.get("gpu") and str(data["gpu"]) not in gpu and gpu not in str(data["gpu"]):
+        log(f"WARNING: benchmark JSON says GPU {data['gpu']!r} but PyTorch sees {gpu!r}")
+    # The benchmark may not know its commit (no git on the GPU machine);
+    # gpu_check.sh exports the one it found.
+    if str(data.get("commit") or "").strip() in ("", "unknown") and os.environ.get("CONVGEN_COMMIT"):
+        data["commit"] = os.environ["CONVGEN_COMMIT"]
+    data["torch_version"] = torch.__version__
+    data["torch_cudnn_version"] = torch.backends.cudnn.version()
+    data["torch_gpu"] = gpu
+    data["torch_method"] = {
+        "hot": f"{args.launches} launches in one CUDA graph, median of {args.replays} replays / "
+               f"{args.launches}",
+        "cold": "triton.testing.do_bench(return_mode='median'), L2 flushed before each run",
+    }
+    log(f"torch {torch.__version__}, cuDNN {data['torch_cudnn_version']}, GPU {gpu}, "
+        f"{len(rows)} rows")
+
+    failures = 0
+    for i, row in enumerate(rows, 1):
+        name = row.get("name", f"row{i}")
+        if args.suite and row.get("suite") not in args.suite:
+            continue
+        t0 = time.time()
+        res = time_row(row, args, csv_pads, gen)
+        row.update(res)
+        row["torch_version"] = torch.__version__
+        if "torch_error" in res:
+            failures += 1
+            log(f"[{i}/{len(rows)}] {row.get('suite')}/{name}: FAILED {res['torch_error']}")
+        else:
+            log(f"[{i}/{len(rows)}] {row.get('suite')}/{name}: hot {fmt(res['torch_hot_us'])} us, "
+                f"plain {fmt(res['torch_plain_hot_us'])} us, cold {fmt(res['torch_cold_us'])} us "
+                f"(convgen hot {fmt(row.get('convgen_hot_us'))} us) [{time.time() - t0:.1f}s]")
+        write_json(args.out, data)
+
+    write_json(args.out, data)
+    log(f"wrote {args.out} ({failures} row(s) failed)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

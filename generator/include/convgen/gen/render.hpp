@@ -1,0 +1,50 @@
+// Stage 3 of the generator: plans become source text, by rendering the
+// mustache templates in templates/. Rendering is strict: a placeholder the
+// data does not define is an error naming the template file and line.
+#pragma once
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "convgen/gen/plan.hpp"
+
+namespace convgen::gen {
+
+class TemplateError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The template files, read once from a directory.
+struct Templates {
+  std::string dir;
+  std::string kernel;    // depthwise_nchw.cu.mustache
+  std::string registry;  // registry.cu.mustache
+  std::string header;    // library.h.mustache
+
+  static Templates load(const std::string& dir);
+};
+
+struct RenderOptions {
+  double copy_bandwidth_tbps = 3.0;
+};
+
+// One output file: its name relative to the output directory, and its text.
+struct OutputFile {
+  std::string path;
+  std::string text;
+};
+
+// The file names a library produces, in a fixed order: the header, the
+// registry, then one kernel file per plan. Known without rendering, so the
+// build can ask for them at configure time.
+std::vector<std::string> output_names(const LibraryPlan& lib);
+
+std::string render_kernel(const Templates& t, const LibraryPlan& lib, const KernelPlan& plan,
+                          const RenderOptions& options = {});
+// Every file of a library, in the order of output_names().
+std::vector<OutputFile> render_library(const Templates& t, const LibraryPlan& lib, const RenderOptions& options = {});
+
+}  // namespace convgen::gen

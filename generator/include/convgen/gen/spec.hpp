@@ -1,0 +1,92 @@
+// Stage 1 of the generator: a YAML spec file becomes a list of workloads.
+//
+// Every value keeps the file:line:col it came from, so that later stages can
+// report errors against the spec a person wrote.
+#pragma once
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace convgen::gen {
+
+struct SourceLocation {
+  std::string file;
+  int line = 0;    // 1-based
+  int column = 0;  // 1-based
+
+  std::string str() const;  // "file:line:col"
+};
+
+// One error the user must fix. Several are collected before giving up, so a
+// spec with three mistakes is fixed in one round.
+struct Diagnostic {
+  SourceLocation where;
+  std::string message;
+
+  std::string str() const;  // "file:line:col: error: message"
+};
+
+// Thrown when a spec cannot be used; holds every diagnostic found.
+class SpecError : public std::runtime_error {
+ public:
+  explicit SpecError(std::vector<Diagnostic> diagnostics);
+  const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }
+
+ private:
+  std::vector<Diagnostic> diagnostics_;
+};
+
+enum class Epilogue { kNone, kBias, kScaleShift };
+enum class Activation { kNone, kRelu, kRelu6 };
+
+const char* to_string(Epilogue e);
+const char* to_string(Activation a);
+
+// Schedule knobs, in the vocabulary of TVM's depthwise schedules. Each field
+// is optional in the spec; unset fields are filled by the default rule in
+// plan.cpp.
+struct ScheduleRequest {
+  std::optional<int> tile_h, tile_w;          // block_tile: outputs per block (blocking_h, blocking_w)
+  std::optional<int> threads_y, threads_x;    // threads: threads per block (num_thread_y, num_thread_x)
+  std::optional<int> vthreads_y, vthreads_x;  // vthreads: virtual threads (num_vthread_y, num_vthread_x)
+  std::optional<bool> shared_input;           // stage the input tile (with halo) in shared memory
+  std::optional<bool> shared_filter;          // stage the filter in shared memory (else registers via the read-only cache)
+  SourceLocation where;                       // the `schedule:` node, or the workload if none
+  SourceLocation tile_where, threads_where, vthreads_where;  // each key's value, for messages
+};
+
+// One depthwise conv2d problem as the spec states it, with defaults applied.
+struct Workload {
+  SourceLocation where;  // the workload's list item
+  int n = 1;             // declared batch; 0 means `runtime`
+  int c = 0, h = 0, w = 0;
+  int kh = 0, kw = 0;
+  int stride_h = 1, stride_w = 1;
+  int pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
+  int dilation_h = 1, dilation_w = 1;
+  int multiplier = 1;
+  Epilogue epilogue = Epilogue::kNone;
+  Activation activation = Activation::kNone;
+  ScheduleRequest schedule;
+
+  int out_channels() const { return c * multiplier; }
+  int out_h() const { return (h + pad_top + pad_bottom - dilation_h * (kh - 1) - 1) / stride_h + 1; }
+  int out_w() const { return (w + pad_left + pad_right - dilation_w * (kw - 1) - 1) / stride_w + 1; }
+};
+
+struct Spec {
+  std::string file;
+  std::string library;  // may be empty: the caller then names the library
+  SourceLocation library_where;
+  std::vector<Workload> workloads;
+};
+
+// Parses and validates one spec file. Throws SpecError listing every problem
+// found (each with file:line:col, what is wrong and what is allowed).
+Spec parse_spec_file(const std::string& path);
+// Same, from text; `path` is used in messages only.
+Spec parse_spec_text(const std::string& text, const std::string& path);
+
+}  // namespace convgen::gen

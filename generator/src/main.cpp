@@ -1,0 +1,247 @@
+// convgen: the command-line tool. Every subcommand runs the same stages
+// (parse -> plan -> render -> write) from the core library.
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <unistd.h>
+
+#include "convgen/gen/output.hpp"
+#include "convgen/gen/plan.hpp"
+#include "convgen/gen/render.hpp"
+#include "convgen/gen/spec.hpp"
+
+#ifndef CONVGEN_DEFAULT_TEMPLATE_DIR
+#define CONVGEN_DEFAULT_TEMPLATE_DIR "templates"
+#endif
+
+namespace fs = std::filesystem;
+using namespace convgen::gen;
+
+namespace {
+
+struct CommonOptions {
+  std::vector<std::string> specs;
+  std::string name;
+  std::string templates;
+  double copy_bandwidth_tbps = 3.0;
+};
+
+void add_common(CLI::App* cmd, CommonOptions& o) {
+  cmd->add_option("specs", o.specs, "Spec files (YAML)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--name", o.name, "Library name (C identifier); default: the specs' 'library' key");
+  cmd->add_option("--templates", o.templates,
+                  "Template directory; default: $CONVGEN_TEMPLATES, the installed templates, or the source tree's");
+  cmd->add_option("--copy-bandwidth-tbps", o.copy_bandwidth_tbps,
+                  "Copy bandwidth used for the cost floor in kernel headers (TB/s)")
+      ->capture_default_str();
+}
+
+// Paths in messages and kernel headers are relative to the working directory
+// when they lie under it, so output does not depend on where a checkout sits.
+std::string display_path(const std::string& path) {
+  std::error_code ec;
+  const fs::path rel = fs::relative(fs::absolute(path), fs::current_path(), ec);
+  if (ec || rel.empty() || *rel.begin() == "..") return path;
+  return rel.generic_string();
+}
+
+std::string template_dir(const CommonOptions& o) {
+  if (!o.templates.empty()) return o.templates;
+  if (const char* env = std::getenv("CONVGEN_TEMPLATES")) return env;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path installed = exe.parent_path().parent_path() / "share" / "convgen" / "templates";
+    if (fs::exists(installed / "depthwise_nchw.cu.mustache")) return installed.string();
+  }
+  return CONVGEN_DEFAULT_TEMPLATE_DIR;
+}
+
+LibraryPlan load(const CommonOptions& o) {
+  std::vector<Spec> specs;
+  std::vector<Diagnostic> errors;
+  for (const std::string& path : o.specs) {
+    try {
+      specs.push_back(parse_spec_file(display_path(path)));
+    } catch (const SpecError& e) {
+      errors.insert(errors.end(), e.diagnostics().begin(), e.diagnostics().end());
+    }
+  }
+  if (!errors.empty()) throw SpecError(std::move(errors));
+  PlanOptions options;
+  options.copy_bandwidth_tbps = o.copy_bandwidth_tbps;
+  return plan_library(specs, o.name, options);
+}
+
+RenderOptions render_options(const CommonOptions& o) {
+  RenderOptions r;
+  r.copy_bandwidth_tbps = o.copy_bandwidth_tbps;
+  return r;
+}
+
+std::string padding_text(const Workload& wl) {
+  return std::to_string(wl.pad_top) + "," + std::to_string(wl.pad_bottom) + "," + std::to_string(wl.pad_left) +
+         "," + std::to_string(wl.pad_right);
+}
+
+nlohmann::json kernel_json(const KernelPlan& p) {
+  const Workload& wl = p.workload;
+  const Schedule& s = p.schedule;
+  return {
+      {"name", p.name},
+      {"spec", wl.where.file + ":" + std::to_string(wl.where.line)},
+      {"n", wl.n == 0 ? nlohmann::json("runtime") : nlohmann::json(wl.n)},
+      {"c", wl.c}, {"h", wl.h}, {"w", wl.w}, {"kh", wl.kh}, {"kw", wl.kw},
+      {"stride", {wl.stride_h, wl.stride_w}},
+      {"padding", {wl.pad_top, wl.pad_bottom, wl.pad_left, wl.pad_right}},
+      {"dilation", {wl.dilation_h, wl.dilation_w}},
+      {"multiplier", wl.multiplier},
+      {"epilogue", to_string(wl.epilogue)},
+      {"activation", to_string(wl.activation)},
+      {"out_h", p.out_h}, {"out_w", p.out_w},
+      {"block_tile", {s.tile_h, s.tile_w}},
+      {"threads", {s.threads_y, s.threads_x}},
+      {"vthreads", {s.vthreads_y, s.vthreads_x}},
+      {"shared_input", s.shared_input},
+      {"shared_filter", s.shared_filter},
+      {"grid", {p.tiles_y * p.tiles_x, wl.c, "N"}},
+      {"smem_bytes", p.smem_bytes},
+      {"bytes_read", p.bytes_read},
+      {"bytes_written", p.bytes_written},
+      {"floor_us", p.floor_us},
+  };
+}
+
+void print_table(const LibraryPlan& lib) {
+  std::printf("library %s: %zu kernels from %zu spec file(s)\n\n", lib.name.c_str(), lib.kernels.size(),
+              lib.spec_files.size());
+  std::printf("%-58s %-9s %-9s %-7s %-7s %6s %9s  %s\n", "kernel", "tile", "threads", "vthr", "grid.x",
+              "smem", "floor_us", "spec");
+  for (const KernelPlan& p : lib.kernels) {
+    const Schedule& s = p.schedule;
+    const std::string tile = std::to_string(s.tile_h) + "x" + std::to_string(s.tile_w);
+    const std::string threads = std::to_string(s.threads_y) + "x" + std::to_string(s.threads_x);
+    const std::string vthreads = std::to_string(s.vthreads_y) + "x" + std::to_string(s.vthreads_x);
+    std::printf("%-58s %-9s %-9s %-7s %-7d %6d %9.2f  %s:%d\n", p.name.c_str(), tile.c_str(), threads.c_str(),
+                vthreads.c_str(), p.tiles_y * p.tiles_x, p.smem_bytes, p.floor_us, p.workload.where.file.c_str(),
+                p.workload.where.line);
+  }
+}
+
+void print_csv(const LibraryPlan& lib) {
+  std::printf("name,spec,n,c,h,w,kh,kw,stride_h,stride_w,padding,dilation_h,dilation_w,multiplier,epilogue,"
+              "activation,tile_h,tile_w,threads_y,threads_x,vthreads_y,vthreads_x,shared_input,shared_filter,"
+              "smem_bytes,bytes_read,bytes_written,floor_us\n");
+  for (const KernelPlan& p : lib.kernels) {
+    const Workload& wl = p.workload;
+    const Schedule& s = p.schedule;
+    std::printf("%s,%s:%d,%s,%d,%d,%d,%d,%d,%d,%d,\"%s\",%d,%d,%d,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%lld,%lld,%.3f\n",
+                p.name.c_str(), wl.where.file.c_str(), wl.where.line,
+                wl.n == 0 ? "runtime" : std::to_string(wl.n).c_str(), wl.c, wl.h, wl.w, wl.kh, wl.kw, wl.stride_h,
+                wl.stride_w, padding_text(wl).c_str(), wl.dilation_h, wl.dilation_w, wl.multiplier,
+                to_string(wl.epilogue), to_string(wl.activation), s.tile_h, s.tile_w, s.threads_y, s.threads_x,
+                s.vthreads_y, s.vthreads_x, s.shared_input, s.shared_filter, p.smem_bytes, p.bytes_read,
+                p.bytes_written, p.floor_us);
+  }
+}
+
+// A kernel by exact name, or by a substring that matches exactly one name.
+const KernelPlan& pick_kernel(const LibraryPlan& lib, const std::string& wanted) {
+  std::vector<const KernelPlan*> matches;
+  for (const KernelPlan& p : lib.kernels) {
+    if (p.name == wanted) return p;
+    if (p.name.find(wanted) != std::string::npos) matches.push_back(&p);
+  }
+  if (matches.size() == 1) return *matches.front();
+  std::string message = matches.empty() ? "no kernel matches '" + wanted + "'; kernels:\n"
+                                        : "'" + wanted + "' matches several kernels:\n";
+  for (const KernelPlan& p : lib.kernels) {
+    if (matches.empty() || p.name.find(wanted) != std::string::npos) message += "  " + p.name + "\n";
+  }
+  throw std::runtime_error(message);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"convgen: generates specialized CUDA depthwise convolution kernels from YAML specs"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("convgen 0.1.0"));
+
+  CommonOptions common;
+  std::string out_dir;
+  bool prune = false;
+  bool quiet = false;
+  auto* generate = app.add_subcommand("generate", "Write the library's header, registry and one .cu per kernel");
+  add_common(generate, common);
+  generate->add_option("-o,--out", out_dir, "Output directory")->required();
+  generate->add_flag("--prune", prune, "Remove .cu/.h files in the output directory that the specs no longer make");
+  generate->add_flag("-q,--quiet", quiet, "Print nothing on success");
+
+  std::string format = "table";
+  auto* list = app.add_subcommand("list", "List the kernels the specs make, with their schedules and costs");
+  add_common(list, common);
+  list->add_option("--format", format, "table, csv or json")
+      ->check(CLI::IsMember({"table", "csv", "json"}))
+      ->capture_default_str();
+
+  std::string kernel;
+  auto* show = app.add_subcommand("show", "Print the CUDA source of one kernel");
+  add_common(show, common);
+  show->add_option("--kernel,-k", kernel, "Kernel name, or a part of it that matches one kernel")->required();
+
+  auto* outputs = app.add_subcommand("outputs", "Print the names of the files `generate` writes, one per line");
+  add_common(outputs, common);
+
+  auto* check = app.add_subcommand("check", "Validate the specs and plan every kernel; write nothing");
+  add_common(check, common);
+
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    const LibraryPlan lib = load(common);
+    if (*generate) {
+      const Templates templates = Templates::load(template_dir(common));
+      // Render everything in memory first: a template error leaves the
+      // output directory as it was.
+      const std::vector<OutputFile> files = render_library(templates, lib, render_options(common));
+      const WriteReport report = write_outputs(out_dir, files, prune);
+      if (!quiet) {
+        for (const std::string& f : report.written) std::printf("wrote     %s/%s\n", out_dir.c_str(), f.c_str());
+        for (const std::string& f : report.removed) std::printf("removed   %s/%s\n", out_dir.c_str(), f.c_str());
+        std::printf("convgen: library %s: %zu kernels; %zu file(s) written, %zu unchanged%s\n", lib.name.c_str(),
+                    lib.kernels.size(), report.written.size(), report.unchanged.size(),
+                    report.removed.empty() ? "" : (", " + std::to_string(report.removed.size()) + " removed").c_str());
+      }
+    } else if (*list) {
+      if (format == "json") {
+        nlohmann::json doc{{"library", lib.name}, {"specs", lib.spec_files}, {"kernels", nlohmann::json::array()}};
+        for (const KernelPlan& p : lib.kernels) doc["kernels"].push_back(kernel_json(p));
+        std::printf("%s\n", doc.dump(2).c_str());
+      } else if (format == "csv") {
+        print_csv(lib);
+      } else {
+        print_table(lib);
+      }
+    } else if (*show) {
+      const Templates templates = Templates::load(template_dir(common));
+      std::fputs(render_kernel(templates, lib, pick_kernel(lib, kernel), render_options(common)).c_str(), stdout);
+    } else if (*outputs) {
+      for (const std::string& name : output_names(lib)) std::printf("%s\n", name.c_str());
+    } else if (*check) {
+      std::printf("convgen: %zu spec file(s) valid; library %s has %zu kernels\n", lib.spec_files.size(),
+                  lib.name.c_str(), lib.kernels.size());
+    }
+  } catch (const SpecError& e) {
+    std::fputs(e.what(), stderr);
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "convgen: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

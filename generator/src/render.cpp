@@ -1,0 +1,247 @@
+// Rendering: KernelPlan -> mustache data -> source text.
+#include "convgen/gen/render.hpp"
+
+#include <kainjow/mustache.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace convgen::gen {
+
+namespace ms = kainjow::mustache;
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw TemplateError("cannot read template " + path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+// A mustache context that remembers every name it could not resolve, so that
+// a typo in a template is an error instead of an empty string in a kernel.
+class StrictContext : public ms::context<std::string> {
+ public:
+  using ms::context<std::string>::context;
+  const ms::data* get(const std::string& name) const override {
+    const ms::data* found = ms::context<std::string>::get(name);
+    if (found == nullptr) missing_.insert(name);
+    return found;
+  }
+  const std::set<std::string>& missing() const { return missing_; }
+
+ private:
+  mutable std::set<std::string> missing_;
+};
+
+// 1-based line of the first tag naming `name` in `text`, 0 if not found.
+int line_of_tag(const std::string& text, const std::string& name) {
+  for (const char* prefix : {"{{", "{{{", "{{#", "{{^", "{{&"}) {
+    const size_t at = text.find(prefix + name);
+    if (at != std::string::npos) {
+      return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
+    }
+  }
+  return 0;
+}
+
+std::string render_strict(const std::string& template_text, const std::string& template_path, const ms::data& data) {
+  ms::mustache tmpl(template_text);
+  if (!tmpl.is_valid()) throw TemplateError(template_path + ": " + tmpl.error_message());
+  // Sources are not HTML: print values as they are.
+  tmpl.set_custom_escape([](const std::string& s) { return s; });
+  StrictContext context(&data);
+  std::string text = tmpl.render(context);
+  if (!tmpl.is_valid()) throw TemplateError(template_path + ": " + tmpl.error_message());
+  if (!context.missing().empty()) {
+    std::string message;
+    for (const std::string& name : context.missing()) {
+      message += template_path + ":" + std::to_string(line_of_tag(template_text, name)) +
+                 ": error: undefined placeholder '" + name + "'\n";
+    }
+    throw TemplateError(message);
+  }
+  return text;
+}
+
+std::string fixed(double value, int digits) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
+  return buffer;
+}
+
+std::string spec_location(const Workload& wl) { return wl.where.file + ":" + std::to_string(wl.where.line); }
+
+std::string epilogue_description(const Workload& wl) {
+  std::string affine = wl.epilogue == Epilogue::kBias         ? "+ bias[co]"
+                       : wl.epilogue == Epilogue::kScaleShift ? "* scale[co] + shift[co]"
+                                                              : "";
+  std::string act = wl.activation == Activation::kRelu    ? "relu"
+                    : wl.activation == Activation::kRelu6 ? "relu6 (clamp to [0, 6])"
+                                                          : "";
+  if (affine.empty() && act.empty()) return "none";
+  if (act.empty()) return "conv " + affine;
+  if (affine.empty()) return act;
+  return act + "(conv " + affine + ")";
+}
+
+std::string join_files(const std::vector<std::string>& files) {
+  std::string text;
+  for (size_t i = 0; i < files.size(); ++i) text += (i ? ", " : "") + files[i];
+  return text;
+}
+
+const char* epilogue_enum(Epilogue e) {
+  switch (e) {
+    case Epilogue::kNone: return "Epilogue::kNone";
+    case Epilogue::kBias: return "Epilogue::kBias";
+    case Epilogue::kScaleShift: return "Epilogue::kScaleShift";
+  }
+  return "?";
+}
+
+const char* activation_enum(Activation a) {
+  switch (a) {
+    case Activation::kNone: return "Activation::kNone";
+    case Activation::kRelu: return "Activation::kRelu";
+    case Activation::kRelu6: return "Activation::kRelu6";
+  }
+  return "?";
+}
+
+std::string problem_initializer(const Workload& wl) {
+  std::string s = "{";
+  for (int v : {wl.n, wl.c, wl.h, wl.w, wl.kh, wl.kw, wl.stride_h, wl.stride_w, wl.pad_top, wl.pad_bottom,
+                wl.pad_left, wl.pad_right, wl.dilation_h, wl.dilation_w, wl.multiplier}) {
+    s += std::to_string(v) + ", ";
+  }
+  return s + epilogue_enum(wl.epilogue) + ", " + activation_enum(wl.activation) + "}";
+}
+
+ms::data bool_data(bool value) { return value ? ms::data::type::bool_true : ms::data::type::bool_false; }
+
+ms::data kernel_data(const LibraryPlan& lib, const KernelPlan& p, const RenderOptions& options) {
+  const Workload& wl = p.workload;
+  const Schedule& s = p.schedule;
+  ms::data d;
+  auto set = [&d](const std::string& key, const std::string& value) { d.set(key, value); };
+  auto set_int = [&d](const std::string& key, long long value) { d.set(key, std::to_string(value)); };
+  auto set_bool = [&d](const std::string& key, bool value) { d.set(key, bool_data(value)); };
+
+  set("name", p.name);
+  set("library", lib.name);
+  set("spec_location", spec_location(wl));
+  set("batch_note", wl.n == 0 ? "  (N given at launch)" : "  (N given at launch; the spec declares N = " +
+                                                             std::to_string(wl.n) + ")");
+  set_int("c", wl.c);
+  set_int("h", wl.h);
+  set_int("w", wl.w);
+  set_int("n", wl.n);
+  set_int("kh", wl.kh);
+  set_int("kw", wl.kw);
+  set_int("stride_h", wl.stride_h);
+  set_int("stride_w", wl.stride_w);
+  set_int("dilation_h", wl.dilation_h);
+  set_int("dilation_w", wl.dilation_w);
+  set_int("pad_top", wl.pad_top);
+  set_int("pad_bottom", wl.pad_bottom);
+  set_int("pad_left", wl.pad_left);
+  set_int("pad_right", wl.pad_right);
+  set_int("multiplier", wl.multiplier);
+  set_int("out_channels", p.out_channels);
+  set_int("out_h", p.out_h);
+  set_int("out_w", p.out_w);
+  set("epilogue_description", epilogue_description(wl));
+  set_bool("has_bias", wl.epilogue == Epilogue::kBias);
+  set_bool("has_scale_shift", wl.epilogue == Epilogue::kScaleShift);
+  set_bool("relu", wl.activation == Activation::kRelu);
+  set_bool("relu6", wl.activation == Activation::kRelu6);
+  set("epilogue_enum", epilogue_enum(wl.epilogue));
+  set("activation_enum", activation_enum(wl.activation));
+  set("problem_initializer", problem_initializer(wl));
+
+  set("schedule_summary", s.summary());
+  set_int("tile_h", s.tile_h);
+  set_int("tile_w", s.tile_w);
+  set_int("threads_y", s.threads_y);
+  set_int("threads_x", s.threads_x);
+  set_int("vthreads_y", s.vthreads_y);
+  set_int("vthreads_x", s.vthreads_x);
+  set_bool("shared_input", s.shared_input);
+  set_bool("shared_filter", s.shared_filter);
+  set_bool("needs_sync", s.shared_input || s.shared_filter);
+  set_int("rows_per_thread", p.rows_per_thread);
+  set_int("cols_per_thread", p.cols_per_thread);
+  set_int("threads", p.threads);
+  set_int("tiles_y", p.tiles_y);
+  set_int("tiles_x", p.tiles_x);
+  set_int("grid_x", static_cast<long long>(p.tiles_y) * p.tiles_x);
+  set_int("in_tile_h", p.in_tile_h);
+  set_int("in_tile_w", p.in_tile_w);
+  set_int("loads_per_thread", p.loads_per_thread);
+  set_bool("ragged_loads", p.in_tile_h * p.in_tile_w % p.threads != 0);
+  // Output bounds checks are emitted only where the tiles overhang the output.
+  set_bool("ragged", p.out_h % s.tile_h != 0 || p.out_w % s.tile_w != 0);
+  set_int("smem_bytes", p.smem_bytes);
+  set("smem_note", s.shared_input ? " (input tile " + std::to_string(p.in_tile_h) + "x" +
+                                        std::to_string(p.in_tile_w) + " floats" +
+                                        (s.shared_filter ? ", plus the filter)" : ")")
+                                  : (s.shared_filter ? " (the filter)" : ""));
+  set_int("cost_batch", p.cost_batch);
+  set_int("bytes_read", p.bytes_read);
+  set_int("bytes_written", p.bytes_written);
+  set("floor_us", fixed(p.floor_us, 2));
+  set("copy_bandwidth_tbps", fixed(options.copy_bandwidth_tbps, 2));
+  return d;
+}
+
+ms::data library_data(const LibraryPlan& lib, const RenderOptions& options) {
+  ms::data d;
+  d.set("library", lib.name);
+  d.set("spec_files", join_files(lib.spec_files));
+  d.set("kernel_count", std::to_string(lib.kernels.size()));
+  ms::data kernels{ms::data::type::list};
+  for (const KernelPlan& plan : lib.kernels) kernels.push_back(kernel_data(lib, plan, options));
+  d.set("kernels", kernels);
+  return d;
+}
+
+}  // namespace
+
+Templates Templates::load(const std::string& dir) {
+  Templates t;
+  t.dir = dir;
+  t.kernel = read_file(dir + "/depthwise_nchw.cu.mustache");
+  t.registry = read_file(dir + "/registry.cu.mustache");
+  t.header = read_file(dir + "/library.h.mustache");
+  return t;
+}
+
+std::vector<std::string> output_names(const LibraryPlan& lib) {
+  std::vector<std::string> names = {lib.name + ".h", lib.name + "_registry.cu"};
+  for (const KernelPlan& plan : lib.kernels) names.push_back(plan.name + ".cu");
+  return names;
+}
+
+std::string render_kernel(const Templates& t, const LibraryPlan& lib, const KernelPlan& plan,
+                          const RenderOptions& options) {
+  return render_strict(t.kernel, t.dir + "/depthwise_nchw.cu.mustache", kernel_data(lib, plan, options));
+}
+
+std::vector<OutputFile> render_library(const Templates& t, const LibraryPlan& lib, const RenderOptions& options) {
+  const std::vector<std::string> names = output_names(lib);
+  const ms::data data = library_data(lib, options);
+  std::vector<OutputFile> files;
+  files.push_back({names[0], render_strict(t.header, t.dir + "/library.h.mustache", data)});
+  files.push_back({names[1], render_strict(t.registry, t.dir + "/registry.cu.mustache", data)});
+  for (size_t i = 0; i < lib.kernels.size(); ++i) {
+    files.push_back({names[i + 2], render_kernel(t, lib, lib.kernels[i], options)});
+  }
+  return files;
+}
+
+}  // namespace convgen::gen

@@ -1,0 +1,433 @@
+// Spec parsing and validation: YAML text -> Spec, or a SpecError that lists
+// every mistake with its file:line:col, what is wrong and what is allowed.
+#include "convgen/gen/spec.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+namespace convgen::gen {
+
+std::string SourceLocation::str() const {
+  return file + ":" + std::to_string(line) + ":" + std::to_string(column);
+}
+
+std::string Diagnostic::str() const {
+  // A file-level problem (one that cannot be opened) has no line.
+  const std::string at = where.line > 0 ? where.str() : where.file;
+  return at + ": error: " + message;
+}
+
+namespace {
+std::string join_diagnostics(const std::vector<Diagnostic>& diagnostics) {
+  std::string text;
+  for (const auto& d : diagnostics) text += d.str() + "\n";
+  return text;
+}
+}  // namespace
+
+SpecError::SpecError(std::vector<Diagnostic> diagnostics)
+    : std::runtime_error(join_diagnostics(diagnostics)), diagnostics_(std::move(diagnostics)) {}
+
+const char* to_string(Epilogue e) {
+  switch (e) {
+    case Epilogue::kNone: return "none";
+    case Epilogue::kBias: return "bias";
+    case Epilogue::kScaleShift: return "scale_shift";
+  }
+  return "?";
+}
+
+const char* to_string(Activation a) {
+  switch (a) {
+    case Activation::kNone: return "none";
+    case Activation::kRelu: return "relu";
+    case Activation::kRelu6: return "relu6";
+  }
+  return "?";
+}
+
+namespace {
+
+// Limits of what the generated kernels support. Each is stated in the error
+// a user sees when a spec goes past it.
+constexpr int kMaxChannels = 65535;  // one grid.y slot per input channel
+constexpr int kMaxExtent = 32768;
+constexpr int kMaxFilter = 11;
+constexpr int kMaxStride = 8;
+constexpr int kMaxDilation = 8;
+constexpr int kMaxMultiplier = 8;
+constexpr long long kMaxPlane = 1LL << 28;  // elements of one channel plane, 32-bit indexing inside a kernel
+constexpr int kMaxBatch = 65535;     // grid.z
+
+const std::vector<std::string> kTopKeys = {"library", "defaults", "workloads"};
+const std::vector<std::string> kWorkloadKeys = {
+    "op",       "n",          "c",          "h",          "w",     "filter",   "stride", "padding",
+    "dilation", "multiplier", "epilogue",   "activation", "dtype", "layout",   "schedule"};
+const std::vector<std::string> kScheduleKeys = {"block_tile", "threads", "vthreads", "shared_input",
+                                                "shared_filter"};
+
+std::string join(const std::vector<std::string>& items) {
+  std::string text;
+  for (size_t i = 0; i < items.size(); ++i) text += (i ? ", " : "") + items[i];
+  return text;
+}
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(),
+                     [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; });
+}
+
+// Reads one spec, collecting diagnostics instead of stopping at the first.
+class Parser {
+ public:
+  explicit Parser(std::string file) : file_(std::move(file)) {}
+
+  Spec parse(const YAML::Node& root) {
+    Spec spec;
+    spec.file = file_;
+    if (!root.IsMap()) {
+      error(root, "a spec must be a mapping with the keys " + join(kTopKeys));
+      return spec;
+    }
+    check_keys(root, kTopKeys, "at the top level of a spec");
+    if (const YAML::Node library = root["library"]) {
+      spec.library_where = at(library);
+      if (!library.IsScalar() || !is_identifier(library.Scalar())) {
+        error(library, "'library' must be a C identifier (letters, digits, '_'; not starting with a digit), got '" +
+                           text_of(library) + "'");
+      } else {
+        spec.library = library.Scalar();
+      }
+    }
+    YAML::Node defaults = root["defaults"];
+    if (defaults && !defaults.IsMap()) {
+      error(defaults, "'defaults' must be a mapping of workload keys (" + join(kWorkloadKeys) + ")");
+      defaults = YAML::Node();
+    } else if (defaults) {
+      check_keys(defaults, kWorkloadKeys, "in 'defaults'");
+    }
+    const YAML::Node workloads = root["workloads"];
+    if (!workloads) {
+      error(root, "missing key 'workloads': a list of depthwise_conv2d workloads");
+      return spec;
+    }
+    if (!workloads.IsSequence() || workloads.size() == 0) {
+      error(workloads, "'workloads' must be a non-empty list of workload mappings");
+      return spec;
+    }
+    for (const YAML::Node& item : workloads) {
+      if (!item.IsMap()) {
+        error(item, "each workload must be a mapping with the keys " + join(kWorkloadKeys));
+        continue;
+      }
+      check_keys(item, kWorkloadKeys, "in a workload");
+      if (auto workload = parse_workload(item, defaults)) spec.workloads.push_back(*workload);
+    }
+    return spec;
+  }
+
+  std::vector<Diagnostic>& diagnostics() { return diagnostics_; }
+
+  void error(const YAML::Node& node, std::string message) {
+    diagnostics_.push_back({at(node), std::move(message)});
+  }
+  SourceLocation at(const YAML::Node& node) const {
+    const YAML::Mark mark = node.Mark();
+    return {file_, mark.line + 1, mark.column + 1};
+  }
+
+ private:
+  static std::string text_of(const YAML::Node& node) {
+    if (node.IsScalar()) return node.Scalar();
+    if (node.IsSequence()) return "a list";
+    if (node.IsMap()) return "a mapping";
+    return "nothing";
+  }
+
+  void check_keys(const YAML::Node& map, const std::vector<std::string>& allowed, const std::string& where) {
+    for (const auto& entry : map) {
+      const std::string key = entry.first.Scalar();
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+        error(entry.first, "unknown key '" + key + "' " + where + "; allowed keys: " + join(allowed));
+      }
+    }
+  }
+
+  // A key's node from the workload, else from the defaults; empty if neither.
+  static YAML::Node lookup(const YAML::Node& workload, const YAML::Node& defaults, const char* key) {
+    if (const YAML::Node node = workload[key]) return node;
+    if (defaults) {
+      if (const YAML::Node node = defaults[key]) return node;
+    }
+    return YAML::Node(YAML::NodeType::Undefined);
+  }
+
+  std::optional<int> integer(const YAML::Node& node, const std::string& what, int lo, int hi) {
+    const std::string range = "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
+    if (!node.IsScalar()) {
+      error(node, "'" + what + "' must be " + range + ", got " + text_of(node));
+      return std::nullopt;
+    }
+    const std::string& s = node.Scalar();
+    long long value = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+    if (ec != std::errc() || end != s.data() + s.size()) {
+      error(node, "'" + what + "' must be " + range + ", got '" + s + "'");
+      return std::nullopt;
+    }
+    if (value < lo || value > hi) {
+      error(node, "'" + what + "' must be " + range + ", got " + s);
+      return std::nullopt;
+    }
+    return static_cast<int>(value);
+  }
+
+  // An integer, or a list of `count` integers (e.g. filter: 3 or filter: [3, 5]).
+  std::optional<std::vector<int>> integers(const YAML::Node& node, const std::string& what, size_t count,
+                                           const std::string& names, int lo, int hi) {
+    if (node.IsScalar()) {
+      auto v = integer(node, what, lo, hi);
+      if (!v) return std::nullopt;
+      return std::vector<int>(count, *v);
+    }
+    if (!node.IsSequence() || node.size() != count) {
+      error(node, "'" + what + "' must be an integer or a list of " + std::to_string(count) + " integers " +
+                      names + ", got " + (node.IsSequence() ? "a list of " + std::to_string(node.size()) : text_of(node)));
+      return std::nullopt;
+    }
+    std::vector<int> values;
+    for (size_t i = 0; i < count; ++i) {
+      auto v = integer(node[i], what, lo, hi);
+      if (!v) return std::nullopt;
+      values.push_back(*v);
+    }
+    return values;
+  }
+
+  std::optional<std::string> word(const YAML::Node& node, const std::string& what,
+                                  const std::vector<std::string>& allowed) {
+    if (node.IsScalar() && std::find(allowed.begin(), allowed.end(), node.Scalar()) != allowed.end()) {
+      return node.Scalar();
+    }
+    error(node, "'" + what + "' must be one of " + join(allowed) + ", got '" + text_of(node) + "'");
+    return std::nullopt;
+  }
+
+  std::optional<bool> boolean(const YAML::Node& node, const std::string& what) {
+    if (node.IsScalar()) {
+      const std::string& s = node.Scalar();
+      if (s == "true") return true;
+      if (s == "false") return false;
+    }
+    error(node, "'" + what + "' must be true or false, got '" + text_of(node) + "'");
+    return std::nullopt;
+  }
+
+  // Returns the workload only if every key of it was valid.
+  std::optional<Workload> parse_workload(const YAML::Node& item, const YAML::Node& defaults) {
+    const size_t errors_before = diagnostics_.size();
+    Workload wl;
+    wl.where = at(item);
+    auto get = [&](const char* key) { return lookup(item, defaults, key); };
+    auto required = [&](const char* key, const char* meaning) {
+      YAML::Node node = get(key);
+      if (!node) error(item, std::string("missing key '") + key + "' (" + meaning + ") in a workload");
+      return node;
+    };
+
+    if (YAML::Node op = get("op")) word(op, "op", {"depthwise_conv2d"});
+    if (YAML::Node dtype = get("dtype")) word(dtype, "dtype", {"float32"});
+    if (YAML::Node layout = get("layout")) word(layout, "layout", {"NCHW"});
+
+    if (YAML::Node n = required("n", "batch size, or 'runtime'")) {
+      if (n.IsScalar() && n.Scalar() == "runtime") {
+        wl.n = 0;
+      } else if (auto v = integer(n, "n", 1, kMaxBatch)) {
+        wl.n = *v;
+      } else {
+        diagnostics_.back().message += " (or 'runtime')";
+      }
+    }
+    if (YAML::Node c = required("c", "input channels")) wl.c = integer(c, "c", 1, kMaxChannels).value_or(0);
+    if (YAML::Node h = required("h", "input height")) wl.h = integer(h, "h", 1, kMaxExtent).value_or(0);
+    if (YAML::Node w = required("w", "input width")) wl.w = integer(w, "w", 1, kMaxExtent).value_or(0);
+    if (YAML::Node filter = required("filter", "filter size, k or [kh, kw]")) {
+      if (auto v = integers(filter, "filter", 2, "[kh, kw]", 1, kMaxFilter)) std::tie(wl.kh, wl.kw) = std::pair((*v)[0], (*v)[1]);
+    }
+    if (YAML::Node stride = get("stride")) {
+      if (auto v = integers(stride, "stride", 2, "[stride_h, stride_w]", 1, kMaxStride))
+        std::tie(wl.stride_h, wl.stride_w) = std::pair((*v)[0], (*v)[1]);
+    }
+    if (YAML::Node dilation = get("dilation")) {
+      if (auto v = integers(dilation, "dilation", 2, "[dilation_h, dilation_w]", 1, kMaxDilation))
+        std::tie(wl.dilation_h, wl.dilation_w) = std::pair((*v)[0], (*v)[1]);
+    }
+    if (YAML::Node multiplier = get("multiplier"))
+      wl.multiplier = integer(multiplier, "multiplier", 1, kMaxMultiplier).value_or(1);
+    if (YAML::Node epilogue = get("epilogue")) {
+      if (auto v = word(epilogue, "epilogue", {"none", "bias", "scale_shift"}))
+        wl.epilogue = *v == "bias" ? Epilogue::kBias : *v == "scale_shift" ? Epilogue::kScaleShift : Epilogue::kNone;
+    }
+    if (YAML::Node activation = get("activation")) {
+      if (auto v = word(activation, "activation", {"none", "relu", "relu6"}))
+        wl.activation = *v == "relu" ? Activation::kRelu : *v == "relu6" ? Activation::kRelu6 : Activation::kNone;
+    }
+    if (diagnostics_.size() != errors_before) return std::nullopt;
+
+    // Padding needs the filter size and dilation, so it comes after them.
+    const YAML::Node padding = get("padding");
+    if (!padding) {
+      error(item, "missing key 'padding' in a workload; allowed: same, valid, p, [ph, pw] or [top, bottom, left, right]");
+    } else {
+      parse_padding(padding, wl);
+    }
+    if (YAML::Node schedule = get("schedule")) {
+      parse_schedule(schedule, wl.schedule);
+    } else {
+      wl.schedule.where = wl.where;
+    }
+    if (diagnostics_.size() != errors_before) return std::nullopt;
+
+    check_output_size(item, wl);
+    if (diagnostics_.size() != errors_before) return std::nullopt;
+    return wl;
+  }
+
+  // `same`: (k-1)*d/2 on top/left, the rest on bottom/right, so the output is
+  // ceil(input / stride); for odd k that is PyTorch's padding=k//2.
+  void parse_padding(const YAML::Node& node, Workload& wl) {
+    const int window_h = wl.dilation_h * (wl.kh - 1);
+    const int window_w = wl.dilation_w * (wl.kw - 1);
+    if (node.IsScalar() && node.Scalar() == "same") {
+      wl.pad_top = window_h / 2;
+      wl.pad_bottom = window_h - wl.pad_top;
+      wl.pad_left = window_w / 2;
+      wl.pad_right = window_w - wl.pad_left;
+      return;
+    }
+    if (node.IsScalar() && node.Scalar() == "valid") return;
+    const std::string allowed = "same, valid, an integer p, [ph, pw] or [top, bottom, left, right]";
+    std::vector<int> pads;
+    if (node.IsScalar()) {
+      auto v = integer(node, "padding", 0, 64);
+      if (!v) {
+        diagnostics_.back().message = "'padding' must be " + allowed + ", got '" + node.Scalar() + "'";
+        return;
+      }
+      pads = {*v, *v, *v, *v};
+    } else if (node.IsSequence() && (node.size() == 2 || node.size() == 4)) {
+      for (const YAML::Node& p : node) {
+        auto v = integer(p, "padding", 0, 64);
+        if (!v) return;
+        pads.push_back(*v);
+      }
+      if (pads.size() == 2) pads = {pads[0], pads[0], pads[1], pads[1]};
+    } else {
+      error(node, "'padding' must be " + allowed + ", got " + text_of(node));
+      return;
+    }
+    wl.pad_top = pads[0];
+    wl.pad_bottom = pads[1];
+    wl.pad_left = pads[2];
+    wl.pad_right = pads[3];
+    // A pad wider than the filter window makes rows or columns of pure zeros:
+    // almost surely a typo, and PyTorch refuses it too.
+    if (std::max(wl.pad_top, wl.pad_bottom) > window_h || std::max(wl.pad_left, wl.pad_right) > window_w) {
+      error(node, "padding [" + std::to_string(wl.pad_top) + ", " + std::to_string(wl.pad_bottom) + ", " +
+                      std::to_string(wl.pad_left) + ", " + std::to_string(wl.pad_right) +
+                      "] is wider than the filter window (dilation*(k-1) = " + std::to_string(window_h) + " rows, " +
+                      std::to_string(window_w) + " columns); each side must be at most that");
+    }
+  }
+
+  void parse_schedule(const YAML::Node& node, ScheduleRequest& s) {
+    s.where = at(node);
+    if (!node.IsMap()) {
+      error(node, "'schedule' must be a mapping with the keys " + join(kScheduleKeys));
+      return;
+    }
+    check_keys(node, kScheduleKeys, "in 'schedule'");
+    if (YAML::Node tile = node["block_tile"]) {
+      s.tile_where = at(tile);
+      if (auto v = integers(tile, "block_tile", 2, "[blocking_h, blocking_w]", 1, 256)) {
+        s.tile_h = (*v)[0];
+        s.tile_w = (*v)[1];
+      }
+    }
+    if (YAML::Node threads = node["threads"]) {
+      s.threads_where = at(threads);
+      if (auto v = integers(threads, "threads", 2, "[num_thread_y, num_thread_x]", 1, 1024)) {
+        s.threads_y = (*v)[0];
+        s.threads_x = (*v)[1];
+      }
+    }
+    if (YAML::Node vthreads = node["vthreads"]) {
+      s.vthreads_where = at(vthreads);
+      if (auto v = integers(vthreads, "vthreads", 2, "[num_vthread_y, num_vthread_x]", 1, 16)) {
+        s.vthreads_y = (*v)[0];
+        s.vthreads_x = (*v)[1];
+      }
+    }
+    if (YAML::Node v = node["shared_input"]) s.shared_input = boolean(v, "shared_input");
+    if (YAML::Node v = node["shared_filter"]) s.shared_filter = boolean(v, "shared_filter");
+  }
+
+  void check_output_size(const YAML::Node& item, const Workload& wl) {
+    const auto explain = [](const char* axis, int in, int pad_a, int pad_b, int d, int k, int s, int out) {
+      return std::string("output ") + axis + " would be (" + std::to_string(in) + " + " + std::to_string(pad_a) +
+             " + " + std::to_string(pad_b) + " - " + std::to_string(d) + "*(" + std::to_string(k) + "-1) - 1) / " +
+             std::to_string(s) + " + 1 = " + std::to_string(out) +
+             "; the dilated filter must fit inside the padded input";
+    };
+    const int window_h = wl.dilation_h * (wl.kh - 1) + 1;
+    const int window_w = wl.dilation_w * (wl.kw - 1) + 1;
+    if (wl.h + wl.pad_top + wl.pad_bottom < window_h) {
+      error(item, explain("height", wl.h, wl.pad_top, wl.pad_bottom, wl.dilation_h, wl.kh, wl.stride_h, 0));
+    }
+    if (wl.w + wl.pad_left + wl.pad_right < window_w) {
+      error(item, explain("width", wl.w, wl.pad_left, wl.pad_right, wl.dilation_w, wl.kw, wl.stride_w, 0));
+    }
+    if (static_cast<long long>(wl.h) * wl.w > kMaxPlane) {
+      error(item, "an input plane of " + std::to_string(wl.h) + "x" + std::to_string(wl.w) + " exceeds the " +
+                      std::to_string(kMaxPlane) + " elements a kernel indexes with 32-bit offsets");
+    }
+    if (static_cast<long long>(wl.c) * wl.multiplier > kMaxChannels * 8LL) {
+      error(item, "c * multiplier must be at most " + std::to_string(kMaxChannels * 8LL));
+    }
+  }
+
+  std::string file_;
+  std::vector<Diagnostic> diagnostics_;
+};
+
+}  // namespace
+
+Spec parse_spec_text(const std::string& text, const std::string& path) {
+  Parser parser(path);
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    // yaml-cpp's marks are 0-based, ours are 1-based.
+    throw SpecError({Diagnostic{SourceLocation{path, e.mark.line + 1, e.mark.column + 1}, "YAML syntax: " + e.msg}});
+  }
+  Spec spec = parser.parse(root);
+  if (!parser.diagnostics().empty()) throw SpecError(std::move(parser.diagnostics()));
+  return spec;
+}
+
+Spec parse_spec_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw SpecError({Diagnostic{SourceLocation{path, 0, 0}, "cannot open the spec file"}});
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return parse_spec_text(buffer.str(), path);
+}
+
+}  // namespace convgen::gen

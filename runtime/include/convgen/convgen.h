@@ -1,0 +1,155 @@
+// convgen runtime: the types every generated library speaks, and the generic
+// depthwise kernel that serves problems no specialized kernel was made for.
+//
+// A generated library `<name>` adds a header `<name>.h` with three calls in
+// namespace convgen::<name>:
+//
+//   Status depthwise_conv2d(const DepthwiseProblem&, const DepthwiseArgs&,
+//                           cudaStream_t, Dispatch = Dispatch::kAllowGeneric);
+//   KernelChoice find(const DepthwiseProblem&);
+//   const std::vector<KernelInfo>& kernels();
+//
+// All calls validate the problem and the pointers first; a bad call returns a
+// status with a message and launches nothing.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+// Problem helpers are used on the host and inside the generic kernel.
+#if defined(__CUDACC__)
+#define CONVGEN_HOST_DEVICE __host__ __device__
+#else
+#define CONVGEN_HOST_DEVICE
+#endif
+
+namespace convgen {
+
+enum class StatusCode {
+  kSuccess = 0,
+  kInvalidProblem,   // impossible shape, unsupported dtype/layout, ...
+  kInvalidPointer,   // null or misaligned pointer
+  kNoSpecializedKernel,  // strict dispatch and no kernel was generated for the problem
+  kCudaError,        // the launch itself failed
+};
+
+struct Status {
+  StatusCode code = StatusCode::kSuccess;
+  std::string message;
+
+  bool ok() const { return code == StatusCode::kSuccess; }
+  static Status Ok() { return {}; }
+};
+
+const char* to_string(StatusCode code);
+
+enum class DataType { kFloat32 };
+enum class Layout { kNCHW };
+enum class Epilogue { kNone, kBias, kScaleShift };
+enum class Activation { kNone, kRelu, kRelu6 };
+
+const char* to_string(Epilogue e);
+const char* to_string(Activation a);
+
+// One depthwise convolution: output[n, c*multiplier + m, oy, ox] =
+//   act(affine(sum_{ky,kx} input[n, c, oy*stride_h - pad_top + ky*dilation_h,
+//                                      ox*stride_w - pad_left + kx*dilation_w]
+//              * filter[c*multiplier + m, 0, ky, kx]))
+// where positions outside the input read as zero.
+struct DepthwiseProblem {
+  int n = 1, c = 1, h = 1, w = 1;  // input shape, NCHW
+  int kh = 3, kw = 3;              // filter window
+  int stride_h = 1, stride_w = 1;
+  int pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
+  int dilation_h = 1, dilation_w = 1;
+  int multiplier = 1;              // output channels = c * multiplier
+  Epilogue epilogue = Epilogue::kNone;
+  Activation activation = Activation::kNone;
+  DataType dtype = DataType::kFloat32;
+  Layout layout = Layout::kNCHW;
+
+  CONVGEN_HOST_DEVICE int out_channels() const { return c * multiplier; }
+  CONVGEN_HOST_DEVICE int out_h() const { return (h + pad_top + pad_bottom - dilation_h * (kh - 1) - 1) / stride_h + 1; }
+  CONVGEN_HOST_DEVICE int out_w() const { return (w + pad_left + pad_right - dilation_w * (kw - 1) - 1) / stride_w + 1; }
+};
+
+// Device pointers. filter is [c*multiplier, 1, kh, kw]. For Epilogue::kBias,
+// `bias` holds c*multiplier values; for kScaleShift, `scale` and `shift` do.
+// Pointers the epilogue does not use must be null. All pointers must be
+// 4-byte aligned; input and output must not overlap.
+struct DepthwiseArgs {
+  const float* input = nullptr;
+  const float* filter = nullptr;
+  const float* bias = nullptr;
+  const float* scale = nullptr;
+  const float* shift = nullptr;
+  float* output = nullptr;
+};
+
+enum class Dispatch {
+  kAllowGeneric,  // run the generic kernel when no specialized kernel matches
+  kStrict,        // a problem with no specialized kernel is an error
+};
+
+// Describes one generated kernel.
+struct KernelInfo {
+  std::string name;     // e.g. dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m1
+  DepthwiseProblem problem;  // n is the batch the spec declared (0: runtime)
+  std::string schedule;  // human-readable schedule summary
+  std::string spec_location;  // spec file:line the kernel came from
+};
+
+// Which kernel serves a problem, and why.
+struct KernelChoice {
+  Status status;          // not ok: the problem itself is invalid
+  bool specialized = false;
+  std::string kernel;     // kernel name, or "generic_depthwise_f32_nchw"
+  std::string reason;     // one line a person can read
+};
+
+// Checks a problem's shape and parameters without touching memory.
+Status validate(const DepthwiseProblem& problem);
+// Checks a problem and its pointers (null, alignment, which epilogue
+// pointers are present).
+Status validate(const DepthwiseProblem& problem, const DepthwiseArgs& args);
+
+// The generic kernel: correct for every valid problem, not fast. Exposed so
+// that tests and benchmarks can call it directly.
+Status generic_depthwise_conv2d(const DepthwiseProblem& problem, const DepthwiseArgs& args,
+                                cudaStream_t stream);
+
+// A stable, readable rendering of a problem, used in messages and by `find`.
+std::string describe(const DepthwiseProblem& problem);
+
+namespace detail {
+
+// The signature of every generated launcher: plain types only, so that the
+// emitted .cu files need nothing but the CUDA runtime header.
+using Launcher = cudaError_t (*)(const float* input, const float* filter, const float* epilogue_a,
+                                 const float* epilogue_b, float* output, int batch,
+                                 cudaStream_t stream);
+
+struct RegistryEntry {
+  DepthwiseProblem problem;  // problem.n: the batch the spec declared, 0 if runtime
+  const char* name;
+  const char* schedule;
+  const char* spec_location;
+  Launcher launch;
+};
+
+struct Registry {
+  const char* library;
+  const RegistryEntry* entries;
+  int count;
+};
+
+KernelChoice find(const Registry& registry, const DepthwiseProblem& problem);
+Status run(const Registry& registry, const DepthwiseProblem& problem, const DepthwiseArgs& args,
+           cudaStream_t stream, Dispatch dispatch);
+std::vector<KernelInfo> list(const Registry& registry);
+
+}  // namespace detail
+}  // namespace convgen
