@@ -393,6 +393,9 @@ Operands make_operands(const convgen::DepthwiseProblem& problem, uint64_t seed) 
     ops.scale = DeviceBuffer::upload(ops.host_scale);
     ops.shift = DeviceBuffer::upload(ops.host_shift);
   }
+  // The uploads ran on the legacy default stream, which the non-blocking
+  // stream the kernels run on does not wait for.
+  CUDA_CHECK(cudaDeviceSynchronize());
   return ops;
 }
 
@@ -692,11 +695,18 @@ bool error_ok(double error) { return error <= kMaxRelativeError; }  // false for
 // ---------------------------------------------------------------------------
 // One benchmark row.
 
-struct RowResult {
+// A row selected for the run, with the kernels that will serve it.
+struct Selected {
   BenchCase bench;
   convgen::DepthwiseProblem problem;
-  convgen::KernelChoice choice;        // the kernel serving the row
-  convgen::KernelChoice plain_choice;  // the kernel serving it without epilogue
+  convgen::KernelChoice choice;        // for the row
+  convgen::KernelChoice plain_choice;  // for the row without epilogue
+};
+
+// A selected row and what was measured for it; NaN: not measured.
+struct RowResult : Selected {
+  explicit RowResult(const Selected& selected) : Selected(selected) {}
+
   double floor_us = kNaN;
   double convgen_hot_us = kNaN, convgen_cold_us = kNaN, convgen_noepilogue_hot_us = kNaN;
   double cudnn_hot_us = kNaN, cudnn_cold_us = kNaN;
@@ -709,14 +719,6 @@ struct RowResult {
   double convgen_frac_ceiling() const { return floor_us / convgen_cold_us; }
   double cudnn_frac_ceiling() const { return floor_us / cudnn_cold_us; }
   double speedup_vs_cudnn() const { return cudnn_hot_us / convgen_hot_us; }
-};
-
-// A row selected for the run, with the kernels that will serve it.
-struct Selected {
-  BenchCase bench;
-  convgen::DepthwiseProblem problem;
-  convgen::KernelChoice choice;        // for the row
-  convgen::KernelChoice plain_choice;  // for the row without epilogue
 };
 
 Launch convgen_launch(const convgen::DepthwiseProblem& problem, const convgen::DepthwiseArgs& args) {
@@ -744,11 +746,7 @@ void check_against_cudnn(RowResult& row, const Operands& ops, const std::vector<
 
 RowResult measure_row(const Selected& selected, double ceiling_tbps, cudnnHandle_t cudnn_handle,
                       Stopwatch& stopwatch, const Options& options, uint64_t seed) {
-  RowResult row;
-  row.bench = selected.bench;
-  row.problem = selected.problem;
-  row.choice = selected.choice;
-  row.plain_choice = selected.plain_choice;
+  RowResult row(selected);
   const convgen::DepthwiseProblem plain_problem = without_epilogue(row.problem);
   row.floor_us = floor_us(row.problem, ceiling_tbps);
 
@@ -804,6 +802,21 @@ std::vector<Selected> select_rows(const std::vector<BenchCase>& cases, const Opt
     selected.push_back({bench, problem, choice, convgen::bench::find(without_epilogue(problem))});
   }
   return selected;
+}
+
+// Says up front which rows a generic kernel will serve: slow by design, and
+// a sign that the library was built from a different spec.
+void warn_about_generic_kernels(const std::vector<Selected>& selected) {
+  for (const Selected& s : selected) {
+    if (!s.choice.specialized) {
+      std::fprintf(stderr, "warning: %s (csv line %d) is served by the GENERIC kernel: %s\n",
+                   s.bench.suite.c_str(), s.bench.csv_line, s.choice.reason.c_str());
+    }
+    if (has_epilogue(s.problem) && !s.plain_choice.specialized) {
+      std::fprintf(stderr, "warning: %s (csv line %d) without epilogue is served by the GENERIC kernel: %s\n",
+                   s.bench.suite.c_str(), s.bench.csv_line, s.plain_choice.reason.c_str());
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -863,6 +876,26 @@ Json row_json(const RowResult& r) {
   row["check_ok"] = r.cudnn_ran() ? Json(r.check_ok) : Json(nullptr);
   row["dispatch_reason"] = r.choice.reason;
   return row;
+}
+
+std::string commit_from_environment() {
+  const char* commit = std::getenv("CONVGEN_COMMIT");
+  return commit && *commit ? commit : "unknown";
+}
+
+// The whole run: where and how it was measured, then the rows.
+Json results_document(const std::string& gpu, double ceiling_tbps, const Options& options, const Json& rows) {
+  Json document;
+  document["gpu"] = gpu;
+  document["date"] = iso_date_utc();
+  document["commit"] = commit_from_environment();
+  document["copy_ceiling_tbps"] = number(ceiling_tbps, 4);
+  document["cudnn_version"] = options.no_cudnn ? Json(nullptr) : Json(cudnnGetVersion());
+  document["hot_launches"] = options.hot_launches;
+  document["hot_replays"] = options.hot_replays;
+  document["trials"] = options.trials;
+  document["rows"] = rows;
+  return document;
 }
 
 void write_file(const std::string& path, const std::string& text) {
@@ -942,14 +975,14 @@ void print_results(const std::vector<RowResult>& rows, double ceiling_tbps, cons
                                   false, false, false, false, true,  false, false, false, true};
   for (const RowResult& r : rows) {
     const convgen::DepthwiseProblem& p = r.problem;
-    cells.push_back(
-        {r.bench.suite, shape_text(p), std::to_string(p.kh) + "x" + std::to_string(p.kw),
-         std::to_string(r.bench.stride), std::to_string(p.multiplier), r.bench.epilogue, r.choice.kernel,
-         served_by(r), fixed(r.floor_us, 2), fixed(r.convgen_hot_us, 2),
-         fixed(r.convgen_cold_us, 2), fixed(r.convgen_noepilogue_hot_us, 2), fixed(r.cudnn_hot_us, 2),
-         fixed(r.cudnn_cold_us, 2), r.cudnn_ran() ? r.cudnn_algo : "-",
-         fixed(100.0 * r.convgen_frac_ceiling(), 1), fixed(100.0 * r.cudnn_frac_ceiling(), 1),
-         fixed(r.speedup_vs_cudnn(), 2, "x"), r.cudnn_ran() ? (r.check_ok ? "ok" : "MISMATCH") : "-"});
+    cells.push_back({r.bench.suite, shape_text(p), std::to_string(p.kh) + "x" + std::to_string(p.kw),
+                     std::to_string(r.bench.stride), std::to_string(p.multiplier), r.bench.epilogue,
+                     r.choice.kernel, served_by(r), fixed(r.floor_us, 2), fixed(r.convgen_hot_us, 2),
+                     fixed(r.convgen_cold_us, 2), fixed(r.convgen_noepilogue_hot_us, 2),
+                     fixed(r.cudnn_hot_us, 2), fixed(r.cudnn_cold_us, 2), r.cudnn_ran() ? r.cudnn_algo : "-",
+                     fixed(100.0 * r.convgen_frac_ceiling(), 1), fixed(100.0 * r.cudnn_frac_ceiling(), 1),
+                     fixed(r.speedup_vs_cudnn(), 2, "x"),
+                     r.cudnn_ran() ? (r.check_ok ? "ok" : "MISMATCH") : "-"});
   }
   std::cout << "GPU: " << gpu << "; copy ceiling " << fixed(ceiling_tbps, 2) << " TB/s\n"
             << "Times in microseconds. hot: CUDA graph replays, L2 warm; cold: L2 flushed. cg plain: convgen "
@@ -974,11 +1007,6 @@ std::string gpu_name() {
   return properties.name;
 }
 
-std::string commit_from_environment() {
-  const char* commit = std::getenv("CONVGEN_COMMIT");
-  return commit && *commit ? commit : "unknown";
-}
-
 std::string progress_label(const Selected& s, size_t index, size_t total) {
   const convgen::DepthwiseProblem& p = s.problem;
   return "[" + std::to_string(index + 1) + "/" + std::to_string(total) + "] " + s.bench.suite + " " +
@@ -996,12 +1024,7 @@ int main(int argc, char** argv) {
                  options.csv_path.c_str());
     return EXIT_FAILURE;
   }
-  for (const Selected& s : selected) {
-    if (!s.choice.specialized) {
-      std::fprintf(stderr, "warning: %s (csv line %d) is served by the GENERIC kernel: %s\n",
-                   s.bench.suite.c_str(), s.bench.csv_line, s.choice.reason.c_str());
-    }
-  }
+  warn_about_generic_kernels(selected);
 
   const std::string gpu = gpu_name();
   Stopwatch stopwatch;
@@ -1014,8 +1037,8 @@ int main(int argc, char** argv) {
   std::vector<RowResult> results;
   for (size_t i = 0; i < selected.size(); ++i) {
     std::fprintf(stderr, "%s ...\n", progress_label(selected[i], i, selected.size()).c_str());
-    results.push_back(
-        measure_row(selected[i], ceiling_tbps, cudnn, stopwatch, options, options.seed + 101 * selected[i].bench.csv_line));
+    results.push_back(measure_row(selected[i], ceiling_tbps, cudnn, stopwatch, options,
+                                  options.seed + 101 * selected[i].bench.csv_line));
     const RowResult& r = results.back();
     std::fprintf(stderr, "    convgen %.2f us hot, %.2f us cold; cuDNN %s us hot (%s)\n", r.convgen_hot_us,
                  r.convgen_cold_us, fixed(r.cudnn_hot_us, 2).c_str(),
@@ -1028,17 +1051,7 @@ int main(int argc, char** argv) {
   Json rows = Json::array();
   for (const RowResult& r : results) rows.push_back(row_json(r));
   if (!options.json_path.empty()) {
-    Json document;
-    document["gpu"] = gpu;
-    document["date"] = iso_date_utc();
-    document["commit"] = commit_from_environment();
-    document["copy_ceiling_tbps"] = number(ceiling_tbps, 4);
-    document["cudnn_version"] = options.no_cudnn ? Json(nullptr) : Json(cudnnGetVersion());
-    document["hot_launches"] = options.hot_launches;
-    document["hot_replays"] = options.hot_replays;
-    document["trials"] = options.trials;
-    document["rows"] = rows;
-    write_file(options.json_path, document.dump(2) + "\n");
+    write_file(options.json_path, results_document(gpu, ceiling_tbps, options, rows).dump(2) + "\n");
   }
   if (!options.csv_out_path.empty()) write_file(options.csv_out_path, rows_csv(rows));
   return EXIT_SUCCESS;

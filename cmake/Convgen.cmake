@@ -1,9 +1,11 @@
-# convgen_add_library(<target> SPECS <spec.yaml>... [NAME <c_identifier>] [ARCHS <arch>...])
+# convgen_add_library(<target> SPECS <spec.yaml>... [NAME <c_identifier>] [ARCHS <arch>...]
+#                     [SKIP_INVALID])
 #
 # Generates specialized CUDA depthwise kernels from the specs at build time
 # and returns <target>, an ordinary static library. Link it and include
 # <name>.h; the library name comes from NAME, else from the specs' `library`
-# key. One translation unit per kernel, so kernels compile in parallel and an
+# key. SKIP_INVALID leaves invalid workloads out (reported when configuring)
+# instead of failing. One translation unit per kernel, so kernels compile in parallel and an
 # edited spec recompiles only the kernels whose text changed.
 #
 # Needs: CONVGEN_EXECUTABLE (the generator run at build time, a target name
@@ -11,7 +13,7 @@
 # time), CONVGEN_TEMPLATE_DIR and the target convgen::runtime. The convgen
 # project and its package config set them.
 function(convgen_add_library target)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "NAME" "SPECS;ARCHS")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "SKIP_INVALID" "NAME" "SPECS;ARCHS")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "convgen_add_library(${target}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
   endif()
@@ -28,6 +30,9 @@ function(convgen_add_library target)
   if(ARG_NAME)
     set(name_args --name "${ARG_NAME}")
   endif()
+  if(ARG_SKIP_INVALID)
+    list(APPEND name_args --skip-invalid)
+  endif()
   set(out_dir "${CMAKE_CURRENT_BINARY_DIR}/${target}.convgen")
 
   # The file names depend on the specs: re-configure when one changes.
@@ -38,6 +43,8 @@ function(convgen_add_library target)
     RESULT_VARIABLE rc OUTPUT_VARIABLE names ERROR_VARIABLE errors)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "convgen_add_library(${target}): the specs are invalid:\n${errors}")
+  elseif(errors)
+    message(STATUS "convgen_add_library(${target}):\n${errors}")
   endif()
   string(STRIP "${names}" names)
   string(REPLACE "\n" ";" names "${names}")

@@ -28,6 +28,7 @@ struct CommonOptions {
   std::string name;
   std::string templates;
   double copy_bandwidth_tbps = 3.0;
+  bool skip_invalid = false;
 };
 
 void add_common(CLI::App* cmd, CommonOptions& o) {
@@ -38,6 +39,8 @@ void add_common(CLI::App* cmd, CommonOptions& o) {
   cmd->add_option("--copy-bandwidth-tbps", o.copy_bandwidth_tbps,
                   "Copy bandwidth used for the cost floor in kernel headers (TB/s)")
       ->capture_default_str();
+  cmd->add_flag("--skip-invalid", o.skip_invalid,
+                "Leave invalid workloads out (each reported on stderr) instead of failing");
 }
 
 // Paths in messages and kernel headers are relative to the working directory
@@ -64,9 +67,10 @@ std::string template_dir(const CommonOptions& o) {
 LibraryPlan load(const CommonOptions& o) {
   std::vector<Spec> specs;
   std::vector<Diagnostic> errors;
+  const OnInvalidWorkload on_invalid = o.skip_invalid ? OnInvalidWorkload::kSkip : OnInvalidWorkload::kFail;
   for (const std::string& path : o.specs) {
     try {
-      specs.push_back(parse_spec_file(display_path(path)));
+      specs.push_back(parse_spec_file(display_path(path), on_invalid));
     } catch (const SpecError& e) {
       errors.insert(errors.end(), e.diagnostics().begin(), e.diagnostics().end());
     }
@@ -74,7 +78,13 @@ LibraryPlan load(const CommonOptions& o) {
   if (!errors.empty()) throw SpecError(std::move(errors));
   PlanOptions options;
   options.copy_bandwidth_tbps = o.copy_bandwidth_tbps;
-  return plan_library(specs, o.name, options);
+  LibraryPlan lib = plan_library(specs, o.name, options, on_invalid);
+  for (const Diagnostic& d : lib.skipped) std::fprintf(stderr, "skipped: %s\n", d.str().c_str());
+  if (!lib.skipped.empty()) {
+    std::fprintf(stderr, "convgen: skipped %zu invalid workload diagnostic(s); %zu kernels remain\n",
+                 lib.skipped.size(), lib.kernels.size());
+  }
+  return lib;
 }
 
 RenderOptions render_options(const CommonOptions& o) {

@@ -202,7 +202,7 @@ KernelPlan plan_kernel(const Workload& wl, const PlanOptions& options) {
 }
 
 LibraryPlan plan_library(const std::vector<Spec>& specs, const std::string& name_override,
-                         const PlanOptions& options) {
+                         const PlanOptions& options, OnInvalidWorkload on_invalid) {
   LibraryPlan lib;
   std::vector<Diagnostic> errors;
   lib.name = name_override;
@@ -227,6 +227,7 @@ LibraryPlan plan_library(const std::vector<Spec>& specs, const std::string& name
 
   std::map<std::string, KernelPlan> by_name;
   for (const Spec& spec : specs) {
+    lib.skipped.insert(lib.skipped.end(), spec.skipped.begin(), spec.skipped.end());
     for (const Workload& wl : spec.workloads) {
       try {
         KernelPlan plan = plan_kernel(wl, options);
@@ -237,7 +238,8 @@ LibraryPlan plan_library(const std::vector<Spec>& specs, const std::string& name
                                           "kernel per problem"});
         }
       } catch (const SpecError& e) {
-        errors.insert(errors.end(), e.diagnostics().begin(), e.diagnostics().end());
+        auto& sink = on_invalid == OnInvalidWorkload::kSkip ? lib.skipped : errors;
+        sink.insert(sink.end(), e.diagnostics().begin(), e.diagnostics().end());
       }
     }
   }

@@ -86,7 +86,7 @@ bool is_identifier(const std::string& s) {
 // Reads one spec, collecting diagnostics instead of stopping at the first.
 class Parser {
  public:
-  explicit Parser(std::string file) : file_(std::move(file)) {}
+  Parser(std::string file, OnInvalidWorkload on_invalid) : file_(std::move(file)), on_invalid_(on_invalid) {}
 
   Spec parse(const YAML::Node& root) {
     Spec spec;
@@ -122,12 +122,20 @@ class Parser {
       return spec;
     }
     for (const YAML::Node& item : workloads) {
+      const size_t errors_before = diagnostics_.size();
       if (!item.IsMap()) {
         error(item, "each workload must be a mapping with the keys " + join(kWorkloadKeys));
-        continue;
+      } else {
+        check_keys(item, kWorkloadKeys, "in a workload");
+        std::optional<Workload> workload = parse_workload(item, defaults);
+        if (workload && diagnostics_.size() == errors_before) spec.workloads.push_back(*workload);
       }
-      check_keys(item, kWorkloadKeys, "in a workload");
-      if (auto workload = parse_workload(item, defaults)) spec.workloads.push_back(*workload);
+      if (on_invalid_ == OnInvalidWorkload::kSkip) {
+        // The workload's own errors become the reason it was left out.
+        const auto first = diagnostics_.begin() + static_cast<long>(errors_before);
+        spec.skipped.insert(spec.skipped.end(), first, diagnostics_.end());
+        diagnostics_.erase(first, diagnostics_.end());
+      }
     }
     return spec;
   }
@@ -403,13 +411,14 @@ class Parser {
   }
 
   std::string file_;
+  OnInvalidWorkload on_invalid_;
   std::vector<Diagnostic> diagnostics_;
 };
 
 }  // namespace
 
-Spec parse_spec_text(const std::string& text, const std::string& path) {
-  Parser parser(path);
+Spec parse_spec_text(const std::string& text, const std::string& path, OnInvalidWorkload on_invalid) {
+  Parser parser(path, on_invalid);
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -422,12 +431,12 @@ Spec parse_spec_text(const std::string& text, const std::string& path) {
   return spec;
 }
 
-Spec parse_spec_file(const std::string& path) {
+Spec parse_spec_file(const std::string& path, OnInvalidWorkload on_invalid) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw SpecError({Diagnostic{SourceLocation{path, 0, 0}, "cannot open the spec file"}});
   std::stringstream buffer;
   buffer << in.rdbuf();
-  return parse_spec_text(buffer.str(), path);
+  return parse_spec_text(buffer.str(), path, on_invalid);
 }
 
 }  // namespace convgen::gen

@@ -67,12 +67,16 @@ struct LibraryPlan {
   std::string name;  // C identifier: header <name>.h, namespace convgen::<name>
   std::vector<std::string> spec_files;
   std::vector<KernelPlan> kernels;  // sorted by name, duplicates merged
+  std::vector<Diagnostic> skipped;  // with OnInvalidWorkload::kSkip: workloads left out, and why
 };
 
 // Plans every workload of the specs. The library is named `name_override`
 // when given, else by the specs' `library` key (which must then agree).
 // Throws SpecError with every problem found.
+// With OnInvalidWorkload::kSkip, a workload whose schedule does not fit is
+// left out and listed in `skipped` (with the specs' own skipped workloads).
 LibraryPlan plan_library(const std::vector<Spec>& specs, const std::string& name_override,
-                         const PlanOptions& options = {});
+                         const PlanOptions& options = {},
+                         OnInvalidWorkload on_invalid = OnInvalidWorkload::kFail);
 
 }  // namespace convgen::gen

@@ -76,17 +76,24 @@ struct Workload {
   int out_w() const { return (w + pad_left + pad_right - dilation_w * (kw - 1) - 1) / stride_w + 1; }
 };
 
+// What to do with a workload that is invalid: fail the whole spec (the
+// default: a build must not silently lose a kernel), or leave it out and
+// report it (for randomized test draws, where rejections are counted).
+enum class OnInvalidWorkload { kFail, kSkip };
+
 struct Spec {
   std::string file;
   std::string library;  // may be empty: the caller then names the library
   SourceLocation library_where;
   std::vector<Workload> workloads;
+  std::vector<Diagnostic> skipped;  // with OnInvalidWorkload::kSkip: the workloads left out, and why
 };
 
 // Parses and validates one spec file. Throws SpecError listing every problem
 // found (each with file:line:col, what is wrong and what is allowed).
-Spec parse_spec_file(const std::string& path);
+Spec parse_spec_file(const std::string& path, OnInvalidWorkload on_invalid = OnInvalidWorkload::kFail);
 // Same, from text; `path` is used in messages only.
-Spec parse_spec_text(const std::string& text, const std::string& path);
+Spec parse_spec_text(const std::string& text, const std::string& path,
+                     OnInvalidWorkload on_invalid = OnInvalidWorkload::kFail);
 
 }  // namespace convgen::gen

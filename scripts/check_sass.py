@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Checks generated kernels' machine code: no local memory (LDL/STL) and no
+backward branch (a loop the compiler did not unroll, such as one over filter
+taps or over a thread's outputs).
+
+    scripts/check_sass.py LIBRARY.a... [--cuobjdump PATH]
+
+Prints one line per kernel and a summary; exits 1 if any kernel fails.
+"""
+import argparse
+import re
+import subprocess
+import sys
+
+FUNCTION = re.compile(r"^\s*Function : (\S+)")
+INSTRUCTION = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(.*?);")
+BRANCH = re.compile(r"\b(BRA|BRX|JMP)\b[^;]*?0x([0-9a-f]+)")
+
+
+def kernels(sass):
+    """Yields (name, [(address, text)]) per function."""
+    name, body = None, []
+    for line in sass.splitlines():
+        m = FUNCTION.match(line)
+        if m:
+            if name:
+                yield name, body
+            name, body = m.group(1), []
+            continue
+        m = INSTRUCTION.search(line)
+        if m and name:
+            body.append((int(m.group(1), 16), m.group(2).strip()))
+    if name:
+        yield name, body
+
+
+def problems(body):
+    found = []
+    for address, text in body:
+        if re.search(r"\b(LDL|STL)\b", text):
+            found.append("local memory at 0x%x: %s" % (address, text))
+        m = BRANCH.search(text)
+        # A branch to itself closes every kernel (the trap after EXIT): not a loop.
+        if m and int(m.group(2), 16) < address:
+            found.append("backward branch (loop) at 0x%x: %s" % (address, text))
+    return found
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("libraries", nargs="+")
+    parser.add_argument("--cuobjdump", default="cuobjdump")
+    args = parser.parse_args()
+    checked, failed = 0, 0
+    for library in args.libraries:
+        sass = subprocess.run([args.cuobjdump, "-sass", library], check=True, capture_output=True,
+                              text=True).stdout
+        for name, body in kernels(sass):
+            if not body:
+                continue
+            checked += 1
+            found = problems(body)
+            failed += bool(found)
+            print("%-4s %s (%d instructions)" % ("FAIL" if found else "ok", name, len(body)))
+            for p in found[:5]:
+                print("       " + p)
+    print("%d kernels checked, %d with local memory or loops" % (checked, failed))
+    return 1 if failed or checked == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs compute-sanitizer's memcheck, racecheck and initcheck over every kernel
+# of the shipped specs, then checks their machine code (no local memory, no
+# loop left over filter taps). Exits non-zero on any error.
+#   scripts/sanitize.sh BUILD_DIR OUT_DIR
+set -u
+build=${1:?usage: scripts/sanitize.sh BUILD_DIR OUT_DIR}
+out=${2:?usage: scripts/sanitize.sh BUILD_DIR OUT_DIR}
+mkdir -p "$out"
+here=$(cd "$(dirname "$0")" && pwd)
+exe="$build/tests/gpu/sanitize_shipped"
+status=0
+summary=()
+for tool in memcheck racecheck initcheck; do
+  log="$out/sanitize_$tool.log"
+  echo "== compute-sanitizer --tool $tool"
+  compute-sanitizer --tool "$tool" --error-exitcode 99 --print-limit 20 "$exe" >"$log" 2>&1
+  rc=$?
+  errors=$(grep -Eo 'ERROR SUMMARY: [0-9]+' "$log" | tail -1 | grep -Eo '[0-9]+' || echo "?")
+  kernels=$(grep -c '^ok ' "$log" || true)
+  tail -3 "$log"
+  summary+=("$tool: $kernels kernels run, ${errors} errors, exit $rc")
+  [ "$rc" -eq 0 ] || status=1
+done
+echo "== machine code: local memory and loops over taps"
+python3 "$here/check_sass.py" "$build"/libconvgen_seeds.a "$build"/libconvgen_mobilenet_v2.a | tee "$out/sass_check.log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+summary+=("sass: $(tail -1 "$out/sass_check.log")")
+echo "== summary"
+printf '%s\n' "${summary[@]}"
+exit $status

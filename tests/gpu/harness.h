@@ -1,0 +1,39 @@
+// GPU test harness: runs a depthwise convolution on fresh random inputs with
+// the output poisoned (NaN) before launch, and checks every element against a
+// float64 CPU reference.
+#pragma once
+
+#include <convgen/convgen.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace convgen::testing {
+
+// True when a CUDA device is usable; otherwise `why` says what failed.
+bool gpu_available(std::string* why);
+
+// Runs a problem: a library's depthwise_conv2d, or the generic kernel.
+using Runner = std::function<Status(const DepthwiseProblem&, const DepthwiseArgs&, cudaStream_t)>;
+
+struct CheckResult {
+  bool passed = false;
+  long long elements = 0;
+  long long bad_elements = 0;  // outside the bound, NaN, or never written
+  double max_rel_error = 0;    // max |got - ref| / S over the elements (S: see below)
+  std::string message;         // first failures, or the launch error
+};
+
+// Per-element bound for fp32: |got - ref| <= (taps + 2) * 2^-23 * S + 1e-30,
+// where S is the float64 sum of the magnitudes of every term that forms the
+// output (|x*w| over the taps, scaled by |scale|, plus |bias| or |shift|).
+// Rounding in an fp32 sum of `taps` products cannot exceed it; a wrong index
+// or a missed tap exceeds it at once, since inputs are random in [-1, 1].
+CheckResult check_problem(const DepthwiseProblem& problem, const Runner& run, std::uint64_t seed);
+
+// A fresh seed per run (printed by the caller so that a failure can be
+// replayed), or $CONVGEN_TEST_SEED when set.
+std::uint64_t test_seed();
+
+}  // namespace convgen::testing

@@ -1,0 +1,76 @@
+// Every kernel of the shipped specs against the float64 reference: at the
+// batch the spec declares, at another batch (kernels take the batch at
+// launch), and the generic kernel on the same problem.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "harness.h"
+#include "mobilenet_v2.h"
+#include "seeds.h"
+
+namespace {
+
+using convgen::DepthwiseArgs;
+using convgen::DepthwiseProblem;
+using convgen::Dispatch;
+using convgen::KernelInfo;
+using convgen::Status;
+using convgen::testing::check_problem;
+
+struct Case {
+  std::string library;
+  KernelInfo kernel;
+  convgen::Status (*run)(const DepthwiseProblem&, const DepthwiseArgs&, cudaStream_t, Dispatch);
+};
+
+std::vector<Case> all_cases() {
+  std::vector<Case> cases;
+  for (const KernelInfo& k : convgen::seeds::kernels()) cases.push_back({"seeds", k, &convgen::seeds::depthwise_conv2d});
+  for (const KernelInfo& k : convgen::mobilenet_v2::kernels()) {
+    cases.push_back({"mobilenet_v2", k, &convgen::mobilenet_v2::depthwise_conv2d});
+  }
+  return cases;
+}
+
+class ShippedKernel : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!convgen::testing::gpu_available(&why)) GTEST_SKIP() << "no GPU, GPU tests skipped: " << why;
+  }
+
+  void expect_correct(const DepthwiseProblem& problem, const convgen::testing::Runner& run, const char* what) {
+    const std::uint64_t seed = convgen::testing::test_seed();
+    const auto result = check_problem(problem, run, seed);
+    EXPECT_TRUE(result.passed) << what << " " << convgen::describe(problem) << " (seed " << seed
+                               << "): " << result.message;
+    std::printf("  %-8s n=%-3d %lld elements, max |err|/sum|terms| = %.2e, seed %llu\n", what, problem.n,
+                result.elements, result.max_rel_error, static_cast<unsigned long long>(seed));
+  }
+};
+
+TEST_P(ShippedKernel, MatchesFloat64Reference) {
+  const Case& c = GetParam();
+  DepthwiseProblem problem = c.kernel.problem;
+  problem.n = problem.n == 0 ? 2 : problem.n;
+  auto strict = [&](const DepthwiseProblem& p, const DepthwiseArgs& a, cudaStream_t s) {
+    return c.run(p, a, s, Dispatch::kStrict);
+  };
+  expect_correct(problem, strict, "kernel");
+
+  // The same kernel at a batch the spec did not declare.
+  DepthwiseProblem other = problem;
+  other.n = problem.n == 3 ? 2 : 3;
+  expect_correct(other, strict, "kernel");
+
+  auto generic = [](const DepthwiseProblem& p, const DepthwiseArgs& a, cudaStream_t s) {
+    return convgen::generic_depthwise_conv2d(p, a, s);
+  };
+  expect_correct(problem, generic, "generic");
+}
+
+INSTANTIATE_TEST_SUITE_P(Shipped, ShippedKernel, ::testing::ValuesIn(all_cases()),
+                         [](const ::testing::TestParamInfo<Case>& info) { return info.param.kernel.name; });
+
+}  // namespace
