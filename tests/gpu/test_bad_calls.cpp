@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "harness.h"
+#include "seed_problem.h"
 #include "seeds.h"
 
 namespace {
@@ -15,12 +16,7 @@ using convgen::DepthwiseProblem;
 using convgen::Dispatch;
 using convgen::StatusCode;
 
-DepthwiseProblem seed_96() {
-  DepthwiseProblem p;
-  p.n = 1, p.c = 256, p.h = 96, p.w = 96, p.kh = 3, p.kw = 3;
-  p.pad_top = p.pad_bottom = p.pad_left = p.pad_right = 1;
-  return p;
-}
+using convgen::testing::seed_96;
 
 class BadCall : public ::testing::Test {
  protected:

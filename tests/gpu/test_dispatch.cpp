@@ -2,6 +2,7 @@
 // machine, GPU or not. Nothing here reaches a kernel launch.
 #include <gtest/gtest.h>
 
+#include "seed_problem.h"
 #include "seeds.h"
 
 namespace {
@@ -11,12 +12,7 @@ using convgen::DepthwiseProblem;
 using convgen::Dispatch;
 using convgen::StatusCode;
 
-DepthwiseProblem seed_96() {
-  DepthwiseProblem p;
-  p.n = 1, p.c = 256, p.h = 96, p.w = 96, p.kh = 3, p.kw = 3;
-  p.pad_top = p.pad_bottom = p.pad_left = p.pad_right = 1;
-  return p;
-}
+using convgen::testing::seed_96;
 
 TEST(Dispatch, FindsTheKernelMadeForAProblem) {
   const auto choice = convgen::seeds::find(seed_96());
