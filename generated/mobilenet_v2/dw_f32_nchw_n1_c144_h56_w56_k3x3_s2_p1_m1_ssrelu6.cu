@@ -9,11 +9,11 @@
 //   output  [N, 144, 28, 28]
 //   epilogue: relu6 (clamp to [0, 6])(conv * scale[co] + shift[co])
 //
-// Schedule: block_tile 16x32, threads 8x32, vthreads 1x1, input in shared memory, filter in registers
+// Schedule: block_tile 16x32, threads 8x32, vthreads 1x1, input from global memory, filter in registers
 //   each thread computes 1x1 groups of 2x1 outputs for each of the 1 output channel(s) of its input channel
 //
-// Launch: grid (2, 144, N) = (tiles 2x1, input channels, batch), block (32, 8, 1) = 256 threads
-//   shared memory 8580 bytes per block (input tile 33x65 floats)
+// Launch: grid (2, 144, N) = (tiles 2x1, input channels / 1, batch), block (32, 8, 1) = 256 threads
+//   shared memory 0 bytes per block
 //
 // Cost at N = 1: reads 1812672 bytes, writes 451584 bytes;
 //   floor 0.75 us at the copy bandwidth of 3.00 TB/s.
@@ -44,23 +44,22 @@ constexpr int kTileH = 16;  // outputs per block
 constexpr int kTileW = 32;
 constexpr int kThreadsY = 8;
 constexpr int kThreadsX = 32;
-constexpr int kThreads = kThreadsY * kThreadsX;
+constexpr int kThreads = kThreadsY * kThreadsX;  // per channel
+constexpr int kChannelsPerBlock = 1;  // one per threadIdx.z
 constexpr int kVThreadsY = 1;
 constexpr int kVThreadsX = 1;
 constexpr int kRowsPerThread = 2;
 constexpr int kColsPerThread = 1;
 constexpr int kTilesX = 1;
-constexpr int kInTileH = 33;  // input rows and columns a block reads, halo included
-constexpr int kInTileW = 65;
-constexpr int kLoadsPerThread = 9;
+
 
 }  // namespace
 
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads * kChannelsPerBlock)
 dw_f32_nchw_n1_c144_h56_w56_k3x3_s2_p1_m1_ssrelu6(const float* __restrict__ input, const float* __restrict__ filter,
     const float* __restrict__ epilogue_a, const float* __restrict__ epilogue_b,
     float* __restrict__ output) {
-  const int c = blockIdx.y;
+  const int c = blockIdx.y * kChannelsPerBlock + threadIdx.z;
   const int n = blockIdx.z;
   const int tile_row = blockIdx.x / kTilesX;
   const int tile_col = blockIdx.x % kTilesX;
@@ -77,20 +76,8 @@ dw_f32_nchw_n1_c144_h56_w56_k3x3_s2_p1_m1_ssrelu6(const float* __restrict__ inpu
 #pragma unroll
   for (int i = 0; i < kMultiplier * kKH * kKW; ++i) taps[i] = __ldg(taps_global + i);
 
-  // Stage the input tile with its halo; positions outside the image are the
-  // zero padding.
-  __shared__ float tile[kInTileH][kInTileW];
-#pragma unroll
-  for (int k = 0; k < kLoadsPerThread; ++k) {
-    const int i = threadIdx.y * kThreadsX + threadIdx.x + k * kThreads;
-    if (i >= kInTileH * kInTileW) break;
-    const int r = i / kInTileW;
-    const int col = i % kInTileW;
-    const int y = in_row0 + r;
-    const int x = in_col0 + col;
-    tile[r][col] = (y >= 0 && y < kInH && x >= 0 && x < kInW) ? __ldg(in_plane + y * kInW + x) : 0.0f;
-  }
-  __syncthreads();
+
+
 
   float* out_base = output + (static_cast<long long>(n) * kChannels + c) * kMultiplier * (kOutH * kOutW);
 #pragma unroll
@@ -110,8 +97,10 @@ dw_f32_nchw_n1_c144_h56_w56_k3x3_s2_p1_m1_ssrelu6(const float* __restrict__ inpu
           for (int ky = 0; ky < kKH; ++ky) {
 #pragma unroll
             for (int kx = 0; kx < kKW; ++kx) {
-              const float v = tile[(row0 + i) * kStrideH + ky * kDilationH][(col0 + j) * kStrideW + kx * kDilationW];
 
+              const int y = in_row0 + (row0 + i) * kStrideH + ky * kDilationH;
+              const int x = in_col0 + (col0 + j) * kStrideW + kx * kDilationW;
+              const float v = (y >= 0 && y < kInH && x >= 0 && x < kInW) ? __ldg(in_plane + y * kInW + x) : 0.0f;
 #pragma unroll
               for (int m = 0; m < kMultiplier; ++m) {
                 acc[m][i][j] = fmaf(v, taps[(m * kKH + ky) * kKW + kx], acc[m][i][j]);
@@ -152,8 +141,8 @@ dw_f32_nchw_n1_c144_h56_w56_k3x3_s2_p1_m1_ssrelu6(const float* __restrict__ inpu
 // pointers are ignored.
 cudaError_t launch_dw_f32_nchw_n1_c144_h56_w56_k3x3_s2_p1_m1_ssrelu6(const float* input, const float* filter, const float* epilogue_a,
     const float* epilogue_b, float* output, int batch, cudaStream_t stream) {
-  const dim3 grid(2, kChannels, batch);
-  const dim3 block(kThreadsX, kThreadsY, 1);
+  const dim3 grid(2, kChannels / kChannelsPerBlock, batch);
+  const dim3 block(kThreadsX, kThreadsY, kChannelsPerBlock);
   dw_f32_nchw_n1_c144_h56_w56_k3x3_s2_p1_m1_ssrelu6<<<grid, block, 0, stream>>>(input, filter, epilogue_a, epilogue_b, output);
   return cudaGetLastError();
 }

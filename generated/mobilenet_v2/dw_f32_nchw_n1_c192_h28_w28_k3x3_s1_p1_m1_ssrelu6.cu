@@ -12,7 +12,7 @@
 // Schedule: block_tile 16x32, threads 8x32, vthreads 1x1, input in shared memory, filter in registers
 //   each thread computes 1x1 groups of 2x1 outputs for each of the 1 output channel(s) of its input channel
 //
-// Launch: grid (2, 192, N) = (tiles 2x1, input channels, batch), block (32, 8, 1) = 256 threads
+// Launch: grid (2, 192, N) = (tiles 2x1, input channels / 1, batch), block (32, 8, 1) = 256 threads
 //   shared memory 2448 bytes per block (input tile 18x34 floats)
 //
 // Cost at N = 1: reads 610560 bytes, writes 602112 bytes;
@@ -44,7 +44,8 @@ constexpr int kTileH = 16;  // outputs per block
 constexpr int kTileW = 32;
 constexpr int kThreadsY = 8;
 constexpr int kThreadsX = 32;
-constexpr int kThreads = kThreadsY * kThreadsX;
+constexpr int kThreads = kThreadsY * kThreadsX;  // per channel
+constexpr int kChannelsPerBlock = 1;  // one per threadIdx.z
 constexpr int kVThreadsY = 1;
 constexpr int kVThreadsX = 1;
 constexpr int kRowsPerThread = 2;
@@ -56,11 +57,11 @@ constexpr int kLoadsPerThread = 3;
 
 }  // namespace
 
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads * kChannelsPerBlock)
 dw_f32_nchw_n1_c192_h28_w28_k3x3_s1_p1_m1_ssrelu6(const float* __restrict__ input, const float* __restrict__ filter,
     const float* __restrict__ epilogue_a, const float* __restrict__ epilogue_b,
     float* __restrict__ output) {
-  const int c = blockIdx.y;
+  const int c = blockIdx.y * kChannelsPerBlock + threadIdx.z;
   const int n = blockIdx.z;
   const int tile_row = blockIdx.x / kTilesX;
   const int tile_col = blockIdx.x % kTilesX;
@@ -79,7 +80,8 @@ dw_f32_nchw_n1_c192_h28_w28_k3x3_s1_p1_m1_ssrelu6(const float* __restrict__ inpu
 
   // Stage the input tile with its halo; positions outside the image are the
   // zero padding.
-  __shared__ float tile[kInTileH][kInTileW];
+  __shared__ float tiles_of_block[kChannelsPerBlock][kInTileH][kInTileW];
+  float (&tile)[kInTileH][kInTileW] = tiles_of_block[threadIdx.z];
 #pragma unroll
   for (int k = 0; k < kLoadsPerThread; ++k) {
     const int i = threadIdx.y * kThreadsX + threadIdx.x + k * kThreads;
@@ -152,8 +154,8 @@ dw_f32_nchw_n1_c192_h28_w28_k3x3_s1_p1_m1_ssrelu6(const float* __restrict__ inpu
 // pointers are ignored.
 cudaError_t launch_dw_f32_nchw_n1_c192_h28_w28_k3x3_s1_p1_m1_ssrelu6(const float* input, const float* filter, const float* epilogue_a,
     const float* epilogue_b, float* output, int batch, cudaStream_t stream) {
-  const dim3 grid(2, kChannels, batch);
-  const dim3 block(kThreadsX, kThreadsY, 1);
+  const dim3 grid(2, kChannels / kChannelsPerBlock, batch);
+  const dim3 block(kThreadsX, kThreadsY, kChannelsPerBlock);
   dw_f32_nchw_n1_c192_h28_w28_k3x3_s1_p1_m1_ssrelu6<<<grid, block, 0, stream>>>(input, filter, epilogue_a, epilogue_b, output);
   return cudaGetLastError();
 }

@@ -12,7 +12,7 @@
 // Schedule: block_tile 32x32, threads 4x32, vthreads 1x1, input in shared memory, filter in registers
 //   each thread computes 1x1 groups of 8x1 outputs for each of the 1 output channel(s) of its input channel
 //
-// Launch: grid (1, 256, N) = (tiles 1x1, input channels, batch), block (32, 4, 1) = 128 threads
+// Launch: grid (1, 256, N) = (tiles 1x1, input channels / 1, batch), block (32, 4, 1) = 128 threads
 //   shared memory 4624 bytes per block (input tile 34x34 floats)
 //
 // Cost at N = 1: reads 1057792 bytes, writes 1048576 bytes;
@@ -44,7 +44,8 @@ constexpr int kTileH = 32;  // outputs per block
 constexpr int kTileW = 32;
 constexpr int kThreadsY = 4;
 constexpr int kThreadsX = 32;
-constexpr int kThreads = kThreadsY * kThreadsX;
+constexpr int kThreads = kThreadsY * kThreadsX;  // per channel
+constexpr int kChannelsPerBlock = 1;  // one per threadIdx.z
 constexpr int kVThreadsY = 1;
 constexpr int kVThreadsX = 1;
 constexpr int kRowsPerThread = 8;
@@ -56,11 +57,11 @@ constexpr int kLoadsPerThread = 10;
 
 }  // namespace
 
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads * kChannelsPerBlock)
 dw_f32_nchw_n1_c256_h32_w32_k3x3_s1_p1_m1(const float* __restrict__ input, const float* __restrict__ filter,
     const float* __restrict__ epilogue_a, const float* __restrict__ epilogue_b,
     float* __restrict__ output) {
-  const int c = blockIdx.y;
+  const int c = blockIdx.y * kChannelsPerBlock + threadIdx.z;
   const int n = blockIdx.z;
   const int tile_row = blockIdx.x / kTilesX;
   const int tile_col = blockIdx.x % kTilesX;
@@ -79,7 +80,8 @@ dw_f32_nchw_n1_c256_h32_w32_k3x3_s1_p1_m1(const float* __restrict__ input, const
 
   // Stage the input tile with its halo; positions outside the image are the
   // zero padding.
-  __shared__ float tile[kInTileH][kInTileW];
+  __shared__ float tiles_of_block[kChannelsPerBlock][kInTileH][kInTileW];
+  float (&tile)[kInTileH][kInTileW] = tiles_of_block[threadIdx.z];
 #pragma unroll
   for (int k = 0; k < kLoadsPerThread; ++k) {
     const int i = threadIdx.y * kThreadsX + threadIdx.x + k * kThreads;
@@ -151,8 +153,8 @@ dw_f32_nchw_n1_c256_h32_w32_k3x3_s1_p1_m1(const float* __restrict__ input, const
 // pointers are ignored.
 cudaError_t launch_dw_f32_nchw_n1_c256_h32_w32_k3x3_s1_p1_m1(const float* input, const float* filter, const float* epilogue_a,
     const float* epilogue_b, float* output, int batch, cudaStream_t stream) {
-  const dim3 grid(1, kChannels, batch);
-  const dim3 block(kThreadsX, kThreadsY, 1);
+  const dim3 grid(1, kChannels / kChannelsPerBlock, batch);
+  const dim3 block(kThreadsX, kThreadsY, kChannelsPerBlock);
   dw_f32_nchw_n1_c256_h32_w32_k3x3_s1_p1_m1<<<grid, block, 0, stream>>>(input, filter, epilogue_a, epilogue_b, output);
   return cudaGetLastError();
 }

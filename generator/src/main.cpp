@@ -118,7 +118,8 @@ nlohmann::json kernel_json(const KernelPlan& p) {
       {"vthreads", {s.vthreads_y, s.vthreads_x}},
       {"shared_input", s.shared_input},
       {"shared_filter", s.shared_filter},
-      {"grid", {p.tiles_y * p.tiles_x, wl.c, "N"}},
+      {"channels_per_block", s.channels_per_block},
+      {"grid", {p.tiles_y * p.tiles_x, wl.c / s.channels_per_block, "N"}},
       {"smem_bytes", p.smem_bytes},
       {"bytes_read", p.bytes_read},
       {"bytes_written", p.bytes_written},
@@ -129,32 +130,32 @@ nlohmann::json kernel_json(const KernelPlan& p) {
 void print_table(const LibraryPlan& lib) {
   std::printf("library %s: %zu kernels from %zu spec file(s)\n\n", lib.name.c_str(), lib.kernels.size(),
               lib.spec_files.size());
-  std::printf("%-58s %-9s %-9s %-7s %-7s %6s %9s  %s\n", "kernel", "tile", "threads", "vthr", "grid.x",
-              "smem", "floor_us", "spec");
+  std::printf("%-58s %-9s %-9s %-5s %-3s %-7s %6s %9s  %s\n", "kernel", "tile", "threads", "vthr", "ch",
+              "grid.x", "smem", "floor_us", "spec");
   for (const KernelPlan& p : lib.kernels) {
     const Schedule& s = p.schedule;
     const std::string tile = std::to_string(s.tile_h) + "x" + std::to_string(s.tile_w);
     const std::string threads = std::to_string(s.threads_y) + "x" + std::to_string(s.threads_x);
     const std::string vthreads = std::to_string(s.vthreads_y) + "x" + std::to_string(s.vthreads_x);
-    std::printf("%-58s %-9s %-9s %-7s %-7d %6d %9.2f  %s:%d\n", p.name.c_str(), tile.c_str(), threads.c_str(),
-                vthreads.c_str(), p.tiles_y * p.tiles_x, p.smem_bytes, p.floor_us, p.workload.where.file.c_str(),
-                p.workload.where.line);
+    std::printf("%-58s %-9s %-9s %-5s %-3d %-7d %6d %9.2f  %s:%d\n", p.name.c_str(), tile.c_str(), threads.c_str(),
+                vthreads.c_str(), s.channels_per_block, p.tiles_y * p.tiles_x, p.smem_bytes, p.floor_us,
+                p.workload.where.file.c_str(), p.workload.where.line);
   }
 }
 
 void print_csv(const LibraryPlan& lib) {
   std::printf("name,spec,n,c,h,w,kh,kw,stride_h,stride_w,padding,dilation_h,dilation_w,multiplier,epilogue,"
               "activation,tile_h,tile_w,threads_y,threads_x,vthreads_y,vthreads_x,shared_input,shared_filter,"
-              "smem_bytes,bytes_read,bytes_written,floor_us\n");
+              "channels_per_block,smem_bytes,bytes_read,bytes_written,floor_us\n");
   for (const KernelPlan& p : lib.kernels) {
     const Workload& wl = p.workload;
     const Schedule& s = p.schedule;
-    std::printf("%s,%s:%d,%s,%d,%d,%d,%d,%d,%d,%d,\"%s\",%d,%d,%d,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%lld,%lld,%.3f\n",
+    std::printf("%s,%s:%d,%s,%d,%d,%d,%d,%d,%d,%d,\"%s\",%d,%d,%d,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%lld,%lld,%.3f\n",
                 p.name.c_str(), wl.where.file.c_str(), wl.where.line,
                 wl.n == 0 ? "runtime" : std::to_string(wl.n).c_str(), wl.c, wl.h, wl.w, wl.kh, wl.kw, wl.stride_h,
                 wl.stride_w, padding_text(wl).c_str(), wl.dilation_h, wl.dilation_w, wl.multiplier,
                 to_string(wl.epilogue), to_string(wl.activation), s.tile_h, s.tile_w, s.threads_y, s.threads_x,
-                s.vthreads_y, s.vthreads_x, s.shared_input, s.shared_filter, p.smem_bytes, p.bytes_read,
+                s.vthreads_y, s.vthreads_x, s.shared_input, s.shared_filter, s.channels_per_block, p.smem_bytes, p.bytes_read,
                 p.bytes_written, p.floor_us);
   }
 }

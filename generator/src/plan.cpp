@@ -41,7 +41,7 @@ int shared_bytes(const Workload& wl, const Schedule& s) {
     bytes += in_h * in_w * 4;
   }
   if (s.shared_filter) bytes += wl.multiplier * wl.kh * wl.kw * 4;
-  return bytes;
+  return bytes * s.channels_per_block;
 }
 
 std::string epilogue_suffix(const Workload& wl) {
@@ -55,19 +55,35 @@ std::string epilogue_suffix(const Workload& wl) {
 // "1" when both are equal, else "2x1".
 std::string pair(int a, int b) { return a == b ? num(a) : num(a) + "x" + num(b); }
 
+// A block whose tile covers the whole plane of a small image does little
+// work for its start-up cost (filter and tile loads, a barrier): give it
+// several channels, up to 256 threads, in a count that divides the channels.
+int default_channels_per_block(const Workload& wl, const Schedule& s, const PlanOptions& options) {
+  const bool whole_plane = s.tile_h >= wl.out_h() && s.tile_w >= wl.out_w();
+  if (!whole_plane) return 1;
+  int channels = 1;
+  while (channels * 2 * s.threads_y * s.threads_x <= 256 && wl.c % (channels * 2) == 0 &&
+         shared_bytes(wl, s) / channels * (channels * 2) <= options.max_shared_bytes) {
+    channels *= 2;
+  }
+  return channels;
+}
+
 }  // namespace
 
 bool Schedule::operator==(const Schedule& o) const {
-  return std::tie(tile_h, tile_w, threads_y, threads_x, vthreads_y, vthreads_x, shared_input, shared_filter) ==
-         std::tie(o.tile_h, o.tile_w, o.threads_y, o.threads_x, o.vthreads_y, o.vthreads_x, o.shared_input,
-                  o.shared_filter);
+  return std::tie(tile_h, tile_w, threads_y, threads_x, vthreads_y, vthreads_x, shared_input, shared_filter,
+                  channels_per_block) == std::tie(o.tile_h, o.tile_w, o.threads_y, o.threads_x, o.vthreads_y,
+                                                  o.vthreads_x, o.shared_input, o.shared_filter,
+                                                  o.channels_per_block);
 }
 
 std::string Schedule::summary() const {
   return "block_tile " + num(tile_h) + "x" + num(tile_w) + ", threads " + num(threads_y) + "x" + num(threads_x) +
          ", vthreads " + num(vthreads_y) + "x" + num(vthreads_x) + ", input " +
          (shared_input ? "in shared memory" : "from global memory") + ", filter " +
-         (shared_filter ? "in shared memory" : "in registers");
+         (shared_filter ? "in shared memory" : "in registers") +
+         (channels_per_block > 1 ? ", " + num(channels_per_block) + " channels per block" : "");
 }
 
 std::string kernel_name(const Workload& wl) {
@@ -99,7 +115,9 @@ Schedule default_schedule(const Workload& wl, const PlanOptions& options) {
   s.threads_x = std::min(32, pow2_at_least(out_w));
   const int rows = out_h >= 32 ? 4 : out_h >= 8 ? 2 : 1;
   s.threads_y = std::min(256 / s.threads_x, pow2_at_least(ceil_div(out_h, rows)));
-  s.shared_input = wl.kh * wl.kw > 1;
+  // Strided windows read shared memory with a stride too (bank conflicts)
+  // and reuse little of it: those read through the cache instead.
+  s.shared_input = wl.kh * wl.kw > 1 && wl.stride_h == 1 && wl.stride_w == 1;
   s.shared_filter = wl.multiplier * wl.kh * wl.kw > 64;
   s.tile_w = s.threads_x;
   s.tile_h = s.threads_y * rows;
@@ -113,6 +131,7 @@ Schedule default_schedule(const Workload& wl, const PlanOptions& options) {
     s.threads_x /= 2;
     s.tile_w = s.threads_x;
   }
+  s.channels_per_block = default_channels_per_block(wl, s, options);
   return s;
 }
 
@@ -136,15 +155,22 @@ KernelPlan plan_kernel(const Workload& wl, const PlanOptions& options) {
   }
   if (req.shared_input) s.shared_input = *req.shared_input;
   if (req.shared_filter) s.shared_filter = *req.shared_filter;
+  if (req.channels_per_block) s.channels_per_block = *req.channels_per_block;
 
   std::vector<Diagnostic> errors;
   const SourceLocation& threads_at = req.threads_where.line ? req.threads_where : req.where;
   const SourceLocation& tile_at = req.tile_where.line ? req.tile_where : req.where;
 
   const int threads = s.threads_y * s.threads_x;
-  if (threads > kMaxThreads) {
-    errors.push_back({threads_at, "threads " + num(s.threads_y) + "x" + num(s.threads_x) + " = " + num(threads) +
+  if (threads * s.channels_per_block > kMaxThreads) {
+    errors.push_back({threads_at, "threads " + num(s.threads_y) + "x" + num(s.threads_x) + " x channels_per_block " +
+                                      num(s.channels_per_block) + " = " + num(threads * s.channels_per_block) +
                                       " per block; CUDA allows at most " + num(kMaxThreads)});
+  }
+  if (wl.c % s.channels_per_block != 0) {
+    const SourceLocation& at = req.channels_where.line ? req.channels_where : req.where;
+    errors.push_back({at, "channels_per_block " + num(s.channels_per_block) + " does not divide the " + num(wl.c) +
+                              " input channels"});
   }
   const int split_h = s.threads_y * s.vthreads_y;
   const int split_w = s.threads_x * s.vthreads_x;
@@ -185,6 +211,7 @@ KernelPlan plan_kernel(const Workload& wl, const PlanOptions& options) {
   p.rows_per_thread = s.tile_h / split_h;
   p.cols_per_thread = s.tile_w / split_w;
   p.threads = threads;
+  p.block_threads = threads * s.channels_per_block;
   p.tiles_y = ceil_div(p.out_h, s.tile_h);
   p.tiles_x = ceil_div(p.out_w, s.tile_w);
   p.in_tile_h = (s.tile_h - 1) * wl.stride_h + (wl.kh - 1) * wl.dilation_h + 1;

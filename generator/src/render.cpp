@@ -177,6 +177,9 @@ ms::data kernel_data(const LibraryPlan& lib, const KernelPlan& p, const RenderOp
   set_int("rows_per_thread", p.rows_per_thread);
   set_int("cols_per_thread", p.cols_per_thread);
   set_int("threads", p.threads);
+  set_int("block_threads", p.block_threads);
+  set_int("channels_per_block", s.channels_per_block);
+  set_int("channel_blocks", wl.c / s.channels_per_block);
   set_int("tiles_y", p.tiles_y);
   set_int("tiles_x", p.tiles_x);
   set_int("grid_x", static_cast<long long>(p.tiles_y) * p.tiles_x);

@@ -68,8 +68,8 @@ const std::vector<std::string> kTopKeys = {"library", "defaults", "workloads"};
 const std::vector<std::string> kWorkloadKeys = {
     "op",       "n",          "c",          "h",          "w",     "filter",   "stride", "padding",
     "dilation", "multiplier", "epilogue",   "activation", "dtype", "layout",   "schedule"};
-const std::vector<std::string> kScheduleKeys = {"block_tile", "threads", "vthreads", "shared_input",
-                                                "shared_filter"};
+const std::vector<std::string> kScheduleKeys = {"block_tile",    "threads",      "vthreads",
+                                                "shared_input",  "shared_filter", "channels_per_block"};
 
 std::string join(const std::vector<std::string>& items) {
   std::string text;
@@ -384,6 +384,10 @@ class Parser {
     }
     if (YAML::Node v = node["shared_input"]) s.shared_input = boolean(v, "shared_input");
     if (YAML::Node v = node["shared_filter"]) s.shared_filter = boolean(v, "shared_filter");
+    if (YAML::Node v = node["channels_per_block"]) {
+      s.channels_where = at(v);
+      s.channels_per_block = integer(v, "channels_per_block", 1, 32);
+    }
   }
 
   void check_output_size(const YAML::Node& item, const Workload& wl) {

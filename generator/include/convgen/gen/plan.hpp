@@ -18,6 +18,7 @@ struct Schedule {
   int vthreads_y = 1, vthreads_x = 1;
   bool shared_input = true;
   bool shared_filter = false;
+  int channels_per_block = 1;  // input channels per block, one per threadIdx.z
 
   bool operator==(const Schedule& o) const;
   bool operator!=(const Schedule& o) const { return !(*this == o); }
@@ -34,8 +35,10 @@ struct KernelPlan {
   // Each thread computes vthreads_y*vthreads_x groups of rows_per_thread x
   // cols_per_thread outputs, for each of the `multiplier` output channels.
   int rows_per_thread = 0, cols_per_thread = 0;
-  int threads = 0;
-  // Launch: grid (tiles_y*tiles_x, c, batch), block (threads_x, threads_y).
+  int threads = 0;        // per channel: threads_y * threads_x
+  int block_threads = 0;  // threads * channels_per_block
+  // Launch: grid (tiles_y*tiles_x, c / channels_per_block, batch),
+  // block (threads_x, threads_y, channels_per_block).
   int tiles_y = 0, tiles_x = 0;
   // Input a block reads, halo included.
   int in_tile_h = 0, in_tile_w = 0;

@@ -53,8 +53,9 @@ struct ScheduleRequest {
   std::optional<int> vthreads_y, vthreads_x;  // vthreads: virtual threads (num_vthread_y, num_vthread_x)
   std::optional<bool> shared_input;           // stage the input tile (with halo) in shared memory
   std::optional<bool> shared_filter;          // stage the filter in shared memory (else registers via the read-only cache)
+  std::optional<int> channels_per_block;      // input channels one block computes (small planes: amortize block start-up)
   SourceLocation where;                       // the `schedule:` node, or the workload if none
-  SourceLocation tile_where, threads_where, vthreads_where;  // each key's value, for messages
+  SourceLocation tile_where, threads_where, vthreads_where, channels_where;  // each key's value, for messages
 };
 
 // One depthwise conv2d problem as the spec states it, with defaults applied.
