@@ -12,8 +12,28 @@
 # or a path), CONVGEN_QUERY_EXECUTABLE (a generator runnable at configure
 # time), CONVGEN_TEMPLATE_DIR and the target convgen::runtime. The convgen
 # project and its package config set them.
+
+# The values set when this file is included are also kept globally, so that
+# the function works from any directory: after add_subdirectory(convgen) the
+# variables exist only in convgen's own directory scope. A variable set in
+# the caller's scope still wins.
+foreach(_convgen_var IN ITEMS CONVGEN_EXECUTABLE CONVGEN_QUERY_EXECUTABLE CONVGEN_TEMPLATE_DIR)
+  if(DEFINED ${_convgen_var})
+    set_property(GLOBAL PROPERTY ${_convgen_var} "${${_convgen_var}}")
+  endif()
+endforeach()
+
 function(convgen_add_library target)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "SKIP_INVALID" "NAME" "SPECS;ARCHS")
+  foreach(var IN ITEMS CONVGEN_EXECUTABLE CONVGEN_QUERY_EXECUTABLE CONVGEN_TEMPLATE_DIR)
+    if(NOT ${var})
+      get_property(${var} GLOBAL PROPERTY ${var})
+    endif()
+    if(NOT ${var})
+      message(FATAL_ERROR "convgen_add_library(${target}): ${var} is not set; use find_package(convgen) "
+                          "or add_subdirectory(<convgen source>) first")
+    endif()
+  endforeach()
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "convgen_add_library(${target}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
   endif()

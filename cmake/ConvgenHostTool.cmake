@@ -2,6 +2,21 @@
 # convgen_add_library can ask it which files a spec produces: CMake must know
 # a target's sources before the build starts. The build itself runs the
 # `convgen` target, which tracks the generator's sources like any other.
+#
+# CONVGEN_HOST_EXECUTABLE (a path to an already built `convgen`, e.g. another
+# build tree's convgen-host/convgen) skips that build: the tests of the CMake
+# flow use it to configure a consumer quickly.
+set(CONVGEN_HOST_EXECUTABLE "" CACHE FILEPATH "A prebuilt convgen for configure-time queries (empty: build one)")
+mark_as_advanced(CONVGEN_HOST_EXECUTABLE)
+if(CONVGEN_HOST_EXECUTABLE)
+  if(NOT EXISTS "${CONVGEN_HOST_EXECUTABLE}")
+    message(FATAL_ERROR "convgen: CONVGEN_HOST_EXECUTABLE=${CONVGEN_HOST_EXECUTABLE} does not exist")
+  endif()
+  message(STATUS "convgen: configure-time queries use ${CONVGEN_HOST_EXECUTABLE}")
+  set(CONVGEN_QUERY_EXECUTABLE "${CONVGEN_HOST_EXECUTABLE}" CACHE INTERNAL "convgen used at configure time")
+  return()
+endif()
+
 set(_convgen_host_dir "${CMAKE_CURRENT_BINARY_DIR}/convgen-host")
 set(_convgen_host_sources "${CMAKE_CURRENT_LIST_DIR}/../generator")
 file(GLOB_RECURSE _convgen_host_inputs CONFIGURE_DEPENDS

@@ -9,11 +9,11 @@
 //   output  [N, 384, 14, 14]
 //   epilogue: relu6 (clamp to [0, 6])(conv * scale[co] + shift[co])
 //
-// Schedule: block_tile 16x16, threads 8x16, vthreads 1x1, input in shared memory, filter in registers, 2 channels per block
+// Schedule: block_tile 16x16, threads 8x16, vthreads 1x1, input in shared memory, filter in registers
 //   each thread computes 1x1 groups of 2x1 outputs for each of the 1 output channel(s) of its input channel
 //
-// Launch: grid (1, 192, N) = (tiles 1x1, input channels / 2, batch), block (16, 8, 2) = 256 threads
-//   shared memory 2592 bytes per block (input tile 18x18 floats)
+// Launch: grid (1, 384, N) = (tiles 1x1, input channels / 1, batch), block (16, 8, 1) = 128 threads
+//   shared memory 1296 bytes per block (input tile 18x18 floats)
 //
 // Cost at N = 64: reads 19284480 bytes, writes 19267584 bytes;
 //   floor 12.85 us at the copy bandwidth of 3.00 TB/s.
@@ -45,7 +45,7 @@ constexpr int kTileW = 16;
 constexpr int kThreadsY = 8;
 constexpr int kThreadsX = 16;
 constexpr int kThreads = kThreadsY * kThreadsX;  // per channel
-constexpr int kChannelsPerBlock = 2;  // one per threadIdx.z
+constexpr int kChannelsPerBlock = 1;  // one per threadIdx.z
 constexpr int kVThreadsY = 1;
 constexpr int kVThreadsX = 1;
 constexpr int kRowsPerThread = 2;

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -40,13 +41,12 @@ class StrictContext : public ms::context<std::string> {
 
 // 1-based line of the first tag naming `name` in `text`, 0 if not found.
 int line_of_tag(const std::string& text, const std::string& name) {
-  for (const char* prefix : {"{{", "{{{", "{{#", "{{^", "{{&"}) {
-    const size_t at = text.find(prefix + name);
-    if (at != std::string::npos) {
-      return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
-    }
-  }
-  return 0;
+  // Any tag kind ({{x}}, {{{x}}}, {{#x}}, {{^x}}, {{&x}}), spaces allowed.
+  const std::regex tag("\\{\\{[{#^&/]?\\s*" + std::regex_replace(name, std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)") +
+                       "\\s*\\}");
+  std::smatch match;
+  if (!std::regex_search(text, match, tag)) return 0;
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + match.position(0), '\n'));
 }
 
 std::string render_strict(const std::string& template_text, const std::string& template_path, const ms::data& data) {

@@ -146,7 +146,14 @@ class Parser {
     diagnostics_.push_back({at(node), std::move(message)});
   }
   SourceLocation at(const YAML::Node& node) const {
+    // yaml-cpp places an empty value at the token after it: point at its key.
+    if (node.IsNull()) {
+      for (const auto& [value, key_mark] : empty_values_) {
+        if (value.is(node)) return {file_, key_mark.line + 1, key_mark.column + 1};
+      }
+    }
     const YAML::Mark mark = node.Mark();
+    if (mark.is_null() || mark.line < 0) return {file_, 1, 1};  // an empty document
     return {file_, mark.line + 1, mark.column + 1};
   }
 
@@ -160,6 +167,7 @@ class Parser {
 
   void check_keys(const YAML::Node& map, const std::vector<std::string>& allowed, const std::string& where) {
     for (const auto& entry : map) {
+      if (entry.second.IsNull()) empty_values_.emplace_back(entry.second, entry.first.Mark());
       const std::string key = entry.first.Scalar();
       if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
         error(entry.first, "unknown key '" + key + "' " + where + "; allowed keys: " + join(allowed));
@@ -415,6 +423,7 @@ class Parser {
   }
 
   std::string file_;
+  std::vector<std::pair<YAML::Node, YAML::Mark>> empty_values_;  // for at(): an empty value's key
   OnInvalidWorkload on_invalid_;
   std::vector<Diagnostic> diagnostics_;
 };

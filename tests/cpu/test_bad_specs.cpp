@@ -1,0 +1,272 @@
+// The bad-spec corpus: every file in tests/bad_specs has one mistake (a few
+// have several), and starts with the diagnostics it must produce:
+//
+//   # expect: <file>:<line>:<col>: error: <text>
+//
+// one line per diagnostic, in the order the generator reports them. <file> is
+// the spec's own file name; line and column must match exactly; the message
+// must contain <text>, where " ... " stands for any text in between (a path
+// that depends on where the checkout lies, say). A comment line starting with
+// "# KNOWN GENERATOR BUG" below the expectations explains a failure that is
+// the generator's, not the test's.
+//
+// Each file is checked twice: through the library (parse_spec_file +
+// plan_library must throw SpecError with exactly those diagnostics) and
+// through the CLI (`convgen generate` must fail, print them on stderr, and
+// leave the output directory alone).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <regex>
+
+#include "convgen/gen/plan.hpp"
+#include "convgen/gen/render.hpp"
+#include "convgen/gen/spec.hpp"
+#include "test_util.h"
+
+namespace convgen_test {
+namespace {
+
+struct Expectation {
+  std::string file;
+  int line = 0, column = 0;
+  std::vector<std::string> parts;  // the message contains these, in this order
+  std::string text;                // as written, for messages
+};
+
+struct CorpusFile {
+  fs::path path;
+  std::vector<Expectation> expected;
+  std::string known_bug;  // the "# KNOWN GENERATOR BUG" note, if any
+  std::string format_error;  // a malformed expectation line
+};
+
+std::vector<std::string> split_parts(const std::string& text) {
+  std::vector<std::string> parts;
+  size_t from = 0;
+  for (size_t at; (at = text.find(" ... ", from)) != std::string::npos; from = at + 5) {
+    parts.push_back(text.substr(from, at - from));
+  }
+  parts.push_back(text.substr(from));
+  return parts;
+}
+
+CorpusFile load_corpus_file(const fs::path& path) {
+  static const std::regex kExpect(R"(^# expect: ([^:]+):([0-9]+):([0-9]+): error: (.+)$)");
+  CorpusFile f;
+  f.path = path;
+  for (const std::string& line : split_lines(read_file(path))) {
+    if (line.rfind("# expect:", 0) == 0) {
+      std::smatch m;
+      if (!std::regex_match(line, m, kExpect)) {
+        f.format_error = "malformed expectation: " + line;
+        continue;
+      }
+      f.expected.push_back({m[1], std::stoi(m[2]), std::stoi(m[3]), split_parts(m[4]), m[4]});
+    } else {
+      if (line.rfind("# KNOWN GENERATOR BUG", 0) == 0) f.known_bug = line.substr(2);
+      break;
+    }
+  }
+  return f;
+}
+
+std::vector<fs::path> corpus_paths() {
+  std::vector<fs::path> paths;
+  for (const auto& entry : fs::directory_iterator(CONVGEN_BAD_SPECS_DIR)) {
+    if (entry.is_regular_file() && entry.path().extension() == ".yaml") paths.push_back(entry.path());
+  }
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+// Whether `message` contains the parts in order.
+bool contains_in_order(const std::string& message, const std::vector<std::string>& parts) {
+  size_t at = 0;
+  for (const std::string& part : parts) {
+    const size_t found = message.find(part, at);
+    if (found == std::string::npos) return false;
+    at = found + part.size();
+  }
+  return true;
+}
+
+std::string describe(const std::vector<Diagnostic>& diagnostics) {
+  std::string text;
+  for (const Diagnostic& d : diagnostics) text += "    " + d.str() + "\n";
+  return text.empty() ? "    (none)\n" : text;
+}
+
+// What the library reports for a spec file: parse, then plan.
+std::vector<Diagnostic> library_diagnostics(const fs::path& path, bool* threw) {
+  *threw = false;
+  try {
+    const Spec spec = parse_spec_file(path.string());
+    plan_library({spec}, "");
+  } catch (const SpecError& e) {
+    *threw = true;
+    return e.diagnostics();
+  }
+  return {};
+}
+
+TEST(BadSpecCorpus, IsLargeAndEveryFileStatesItsDiagnostics) {
+  const std::vector<fs::path> paths = corpus_paths();
+  EXPECT_GE(paths.size(), 35u);
+  int with_several = 0;
+  for (const fs::path& path : paths) {
+    const CorpusFile f = load_corpus_file(path);
+    EXPECT_EQ(f.format_error, "") << path;
+    ASSERT_FALSE(f.expected.empty()) << path << ": the first line must be '# expect: ...'";
+    for (const Expectation& e : f.expected) {
+      EXPECT_EQ(e.file, path.filename().string()) << path << ": an expectation names another file";
+    }
+    if (f.expected.size() >= 2) ++with_several;
+  }
+  EXPECT_GE(with_several, 2) << "the corpus needs files that report several errors at once";
+}
+
+class BadSpec : public ::testing::TestWithParam<fs::path> {
+ protected:
+  void SetUp() override {
+    file_ = load_corpus_file(GetParam());
+    ASSERT_EQ(file_.format_error, "");
+    ASSERT_FALSE(file_.expected.empty()) << GetParam() << " has no '# expect:' line";
+  }
+  std::string trace() const {
+    return file_.known_bug.empty() ? std::string() : "\n*** " + file_.known_bug + " ***";
+  }
+  CorpusFile file_;
+};
+
+TEST_P(BadSpec, LibraryThrowsSpecErrorWithTheExpectedDiagnostics) {
+  SCOPED_TRACE(GetParam().string() + trace());
+  bool threw = false;
+  const std::vector<Diagnostic> got = library_diagnostics(GetParam(), &threw);
+  ASSERT_TRUE(threw) << "parse_spec_file + plan_library accepted a bad spec";
+  ASSERT_EQ(got.size(), file_.expected.size()) << "diagnostics reported:\n" << describe(got);
+  for (size_t i = 0; i < got.size(); ++i) {
+    const Expectation& e = file_.expected[i];
+    const Diagnostic& d = got[i];
+    SCOPED_TRACE("expected #" + std::to_string(i + 1) + ": " + e.file + ":" + std::to_string(e.line) + ":" +
+                 std::to_string(e.column) + ": error: " + e.text + "\n  got: " + d.str());
+    const std::string expected_at =
+        GetParam().string() + ":" + std::to_string(e.line) + ":" + std::to_string(e.column);
+    EXPECT_EQ(d.where.file + ":" + std::to_string(d.where.line) + ":" + std::to_string(d.where.column), expected_at);
+    EXPECT_TRUE(contains_in_order(d.message, e.parts));
+    // What a person reads: "file:line:col: error: message".
+    if (d.where.line == e.line && d.where.column == e.column) {
+      EXPECT_EQ(d.str(), expected_at + ": error: " + d.message);
+    }
+  }
+}
+
+TEST_P(BadSpec, CliFailsPrintsTheDiagnosticsAndWritesNothing) {
+  SCOPED_TRACE(GetParam().string() + trace());
+  TempDir tmp;
+  const fs::path out = tmp / "out";
+  // Run from the corpus directory, so that the CLI names the file as the
+  // expectations do.
+  const std::string command = "cd " + quote(GetParam().parent_path().string()) + " && " + quote(CONVGEN_CLI) +
+                              " generate " + quote(GetParam().filename().string()) + " --out " +
+                              quote(out.string());
+  const CommandResult r = run_command(command, tmp.path());
+  EXPECT_GE(r.exit_code, 1) << "stderr:\n" << r.err;
+  EXPECT_EQ(r.out, "") << "a failed run printed on stdout";
+  EXPECT_FALSE(fs::exists(out)) << "a failed run created the output directory";
+
+  std::vector<std::string> error_lines;
+  for (const std::string& line : split_lines(r.err)) {
+    if (line.find(": error: ") != std::string::npos) error_lines.push_back(line);
+  }
+  ASSERT_EQ(error_lines.size(), file_.expected.size()) << "stderr:\n" << r.err;
+  for (size_t i = 0; i < error_lines.size(); ++i) {
+    const Expectation& e = file_.expected[i];
+    const std::string prefix =
+        e.file + ":" + std::to_string(e.line) + ":" + std::to_string(e.column) + ": error: ";
+    EXPECT_TRUE(error_lines[i].rfind(prefix, 0) == 0)
+        << "expected a line starting with '" << prefix << "'\n  got: '" << error_lines[i] << "'";
+    EXPECT_TRUE(contains_in_order(error_lines[i], e.parts))
+        << "expected '" << e.text << "'\n  got: '" << error_lines[i] << "'";
+  }
+}
+
+std::string test_name(const ::testing::TestParamInfo<fs::path>& info) {
+  std::string name = info.param.stem().string();
+  for (char& ch : name) {
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  }
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, BadSpec, ::testing::ValuesIn(corpus_paths()), test_name);
+
+// A failed run leaves an existing output directory exactly as it was, even
+// with --prune.
+TEST(BadSpecCli, ExistingOutputDirectoryIsLeftAlone) {
+  TempDir tmp;
+  const fs::path out = tmp / "out";
+  write_file(out / "old_kernel.cu", "// an old kernel\n");
+  write_file(out / "bad.h", "// an old header\n");
+  const fs::path spec = fs::path(CONVGEN_BAD_SPECS_DIR) / "threads_over_1024.yaml";
+  const CommandResult r = run_command(
+      quote(CONVGEN_CLI) + " generate " + quote(spec.string()) + " --prune --out " + quote(out.string()), tmp.path());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(": error: threads 64x32 x channels_per_block 1 = 2048 per block"), std::string::npos) << r.err;
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(out)) names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"bad.h", "old_kernel.cu"}));
+  EXPECT_EQ(read_file(out / "old_kernel.cu"), "// an old kernel\n");
+}
+
+// Several spec files: the diagnostics of all of them, in one run.
+TEST(BadSpecCli, ReportsTheErrorsOfEverySpecGiven) {
+  TempDir tmp;
+  const std::string dir = CONVGEN_BAD_SPECS_DIR;
+  const CommandResult r2 = run_command(
+      "cd " + quote(dir) + " && " + quote(CONVGEN_CLI) + " check negative_channels.yaml unknown_dtype.yaml --name lib",
+      tmp.path());
+  EXPECT_EQ(r2.exit_code, 1);
+  EXPECT_NE(r2.err.find("negative_channels.yaml:5:8: error: 'c' must be an integer from 1 to 65535, got -3"),
+            std::string::npos)
+      << r2.err;
+  EXPECT_NE(r2.err.find("unknown_dtype.yaml:10:12: error: 'dtype' must be one of float32, got 'float16'"),
+            std::string::npos)
+      << r2.err;
+}
+
+// The CLI's happy path, for contrast: the shipped seeds spec generates exactly
+// the files that `convgen outputs` announces, and a second run writes nothing.
+TEST(Cli, GenerateWritesTheAnnouncedFilesAndIsIdempotent) {
+  TempDir tmp;
+  const std::string spec = std::string(CONVGEN_SOURCE_DIR) + "/specs/seeds.yaml";
+  const std::string templates = quote(CONVGEN_TEMPLATE_DIR);
+  const fs::path out = tmp / "out";
+  const CommandResult listed =
+      run_command(quote(CONVGEN_CLI) + " outputs " + quote(spec) + " --templates " + templates, tmp.path());
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  std::vector<std::string> announced = split_lines(listed.out);
+  const LibraryPlan lib = plan_library({parse_spec_file(spec)}, "");
+  EXPECT_EQ(announced, output_names(lib));
+  ASSERT_GT(announced.size(), 2u);
+
+  const std::string generate =
+      quote(CONVGEN_CLI) + " generate " + quote(spec) + " --templates " + templates + " --out " + quote(out.string());
+  const CommandResult first = run_command(generate, tmp.path());
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  std::vector<std::string> written;
+  for (const auto& entry : fs::directory_iterator(out)) written.push_back(entry.path().filename().string());
+  std::sort(written.begin(), written.end());
+  std::sort(announced.begin(), announced.end());
+  EXPECT_EQ(written, announced);
+
+  const CommandResult second = run_command(generate, tmp.path());
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_NE(second.out.find("0 file(s) written, " + std::to_string(announced.size()) + " unchanged"),
+            std::string::npos)
+      << second.out;
+}
+
+}  // namespace
+}  // namespace convgen_test

@@ -1,0 +1,105 @@
+// Stage 4: rendered files reach the disk, only when their text changed.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "convgen/gen/output.hpp"
+#include "test_util.h"
+
+namespace convgen_test {
+namespace {
+
+std::vector<std::string> sorted(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+std::vector<std::string> listing(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir)) names.push_back(entry.path().filename().string());
+  return sorted(names);
+}
+
+// An old timestamp, so that a rewrite shows even on a coarse clock.
+const fs::file_time_type kLongAgo = fs::file_time_type::clock::now() - std::chrono::hours(24 * 365);
+
+TEST(WriteOutputs, FirstRunWritesEverythingIntoANewDirectory) {
+  TempDir tmp;
+  const fs::path dir = tmp / "a" / "b";
+  const std::vector<OutputFile> files = {{"lib.h", "header\n"}, {"lib_registry.cu", "registry\n"}, {"k1.cu", "k1\n"}};
+  const WriteReport report = write_outputs(dir.string(), files, false);
+  EXPECT_EQ(report.written, (std::vector<std::string>{"lib.h", "lib_registry.cu", "k1.cu"}));
+  EXPECT_TRUE(report.unchanged.empty());
+  EXPECT_TRUE(report.removed.empty());
+  EXPECT_EQ(listing(dir), sorted({"lib.h", "lib_registry.cu", "k1.cu"}));  // no temporary files left
+  EXPECT_EQ(read_file(dir / "lib.h"), "header\n");
+  EXPECT_EQ(read_file(dir / "k1.cu"), "k1\n");
+}
+
+TEST(WriteOutputs, OnlyChangedFilesAreWritten) {
+  TempDir tmp;
+  const fs::path dir = tmp / "out";
+  std::vector<OutputFile> files = {{"lib.h", "header\n"}, {"k1.cu", "k1\n"}, {"k2.cu", "k2\n"}};
+  write_outputs(dir.string(), files, false);
+  for (const char* name : {"lib.h", "k1.cu", "k2.cu"}) fs::last_write_time(dir / name, kLongAgo);
+
+  // Same texts: nothing is touched.
+  WriteReport report = write_outputs(dir.string(), files, false);
+  EXPECT_TRUE(report.written.empty());
+  EXPECT_EQ(report.unchanged, (std::vector<std::string>{"lib.h", "k1.cu", "k2.cu"}));
+  for (const char* name : {"lib.h", "k1.cu", "k2.cu"}) {
+    EXPECT_EQ(fs::last_write_time(dir / name), kLongAgo) << name << " was rewritten";
+  }
+
+  // One text changes, one file is new: only those are written.
+  files[1].text = "k1 changed\n";
+  files.push_back({"k3.cu", "k3\n"});
+  report = write_outputs(dir.string(), files, false);
+  EXPECT_EQ(report.written, (std::vector<std::string>{"k1.cu", "k3.cu"}));
+  EXPECT_EQ(report.unchanged, (std::vector<std::string>{"lib.h", "k2.cu"}));
+  EXPECT_EQ(read_file(dir / "k1.cu"), "k1 changed\n");
+  EXPECT_NE(fs::last_write_time(dir / "k1.cu"), kLongAgo);
+  EXPECT_EQ(fs::last_write_time(dir / "lib.h"), kLongAgo);
+  EXPECT_EQ(fs::last_write_time(dir / "k2.cu"), kLongAgo);
+  EXPECT_EQ(listing(dir), sorted({"lib.h", "k1.cu", "k2.cu", "k3.cu"}));
+}
+
+TEST(WriteOutputs, ATruncatedOrEditedFileIsRewritten) {
+  TempDir tmp;
+  const fs::path dir = tmp / "out";
+  const std::vector<OutputFile> files = {{"k1.cu", "line 1\nline 2\n"}};
+  write_outputs(dir.string(), files, false);
+  write_file(dir / "k1.cu", "line 1\n");
+  EXPECT_EQ(write_outputs(dir.string(), files, false).written, std::vector<std::string>{"k1.cu"});
+  EXPECT_EQ(read_file(dir / "k1.cu"), "line 1\nline 2\n");
+}
+
+TEST(WriteOutputs, PruneRemovesOnlyStaleCuAndHFiles) {
+  TempDir tmp;
+  const fs::path dir = tmp / "out";
+  write_file(dir / "stale_kernel.cu", "old\n");
+  write_file(dir / "stale.h", "old\n");
+  write_file(dir / "notes.txt", "mine\n");
+  write_file(dir / "kernel.cuh", "mine\n");
+  write_file(dir / "CMakeLists.txt", "mine\n");
+  write_file(dir / "sub" / "deep.cu", "mine\n");  // not in the directory itself
+  fs::create_directories(dir / "folder.cu");    // a directory, not a file
+  const std::vector<OutputFile> files = {{"lib.h", "header\n"}, {"k1.cu", "k1\n"}};
+
+  // Without --prune, nothing goes.
+  WriteReport report = write_outputs(dir.string(), files, false);
+  EXPECT_TRUE(report.removed.empty());
+  EXPECT_TRUE(fs::exists(dir / "stale_kernel.cu"));
+
+  report = write_outputs(dir.string(), files, true);
+  EXPECT_EQ(sorted(report.removed), sorted({"stale_kernel.cu", "stale.h"}));
+  EXPECT_EQ(report.unchanged, (std::vector<std::string>{"lib.h", "k1.cu"}));
+  EXPECT_EQ(listing(dir), sorted({"lib.h", "k1.cu", "notes.txt", "kernel.cuh", "CMakeLists.txt", "sub", "folder.cu"}));
+  EXPECT_TRUE(fs::exists(dir / "sub" / "deep.cu"));
+
+  // Pruning again finds nothing more.
+  EXPECT_TRUE(write_outputs(dir.string(), files, true).removed.empty());
+}
+
+}  // namespace
+}  // namespace convgen_test

@@ -1,0 +1,338 @@
+// Stage 1: YAML spec -> workloads (defaults, value forms, locations).
+#include <gtest/gtest.h>
+
+#include "convgen/gen/spec.hpp"
+#include "test_util.h"
+
+namespace convgen_test {
+namespace {
+
+TEST(Parse, DefaultsAreInheritedAndOverridden) {
+  const Spec spec = parse(R"(library: lib
+defaults:
+  c: 32
+  filter: 3
+  padding: same
+  stride: 2
+  epilogue: bias
+  activation: relu
+workloads:
+  - {n: 1, h: 16, w: 16}
+  - {n: 4, c: 64, h: 8, w: 12, filter: 5, stride: 1, epilogue: none, activation: relu6, padding: valid}
+)");
+  EXPECT_EQ(spec.library, "lib");
+  ASSERT_EQ(spec.workloads.size(), 2u);
+  const Workload& a = spec.workloads[0];
+  EXPECT_EQ(a.n, 1);
+  EXPECT_EQ(a.c, 32);
+  EXPECT_EQ(a.h, 16);
+  EXPECT_EQ(a.w, 16);
+  EXPECT_EQ(a.kh, 3);
+  EXPECT_EQ(a.kw, 3);
+  EXPECT_EQ(a.stride_h, 2);
+  EXPECT_EQ(a.stride_w, 2);
+  EXPECT_EQ(a.pad_top, 1);
+  EXPECT_EQ(a.pad_left, 1);
+  EXPECT_EQ(a.epilogue, Epilogue::kBias);
+  EXPECT_EQ(a.activation, Activation::kRelu);
+  EXPECT_EQ(a.multiplier, 1);   // neither default nor workload: the built-in 1
+  EXPECT_EQ(a.dilation_h, 1);
+
+  const Workload& b = spec.workloads[1];
+  EXPECT_EQ(b.n, 4);
+  EXPECT_EQ(b.c, 64);
+  EXPECT_EQ(b.h, 8);
+  EXPECT_EQ(b.w, 12);
+  EXPECT_EQ(b.kh, 5);
+  EXPECT_EQ(b.kw, 5);
+  EXPECT_EQ(b.stride_h, 1);
+  EXPECT_EQ(b.stride_w, 1);
+  EXPECT_EQ(b.pad_top + b.pad_bottom + b.pad_left + b.pad_right, 0);
+  EXPECT_EQ(b.epilogue, Epilogue::kNone);
+  EXPECT_EQ(b.activation, Activation::kRelu6);
+}
+
+TEST(Parse, BuiltInDefaults) {
+  const Workload wl = workload("{n: 2, c: 8, h: 16, w: 16, filter: 3, padding: valid}");
+  EXPECT_EQ(wl.stride_h, 1);
+  EXPECT_EQ(wl.stride_w, 1);
+  EXPECT_EQ(wl.dilation_h, 1);
+  EXPECT_EQ(wl.dilation_w, 1);
+  EXPECT_EQ(wl.multiplier, 1);
+  EXPECT_EQ(wl.epilogue, Epilogue::kNone);
+  EXPECT_EQ(wl.activation, Activation::kNone);
+  EXPECT_FALSE(wl.schedule.tile_h.has_value());
+  EXPECT_FALSE(wl.schedule.threads_y.has_value());
+  EXPECT_FALSE(wl.schedule.vthreads_y.has_value());
+  EXPECT_FALSE(wl.schedule.shared_input.has_value());
+  EXPECT_FALSE(wl.schedule.shared_filter.has_value());
+  EXPECT_FALSE(wl.schedule.channels_per_block.has_value());
+}
+
+TEST(Parse, RuntimeBatchIsZero) {
+  EXPECT_EQ(workload("{n: runtime, c: 8, h: 16, w: 16, filter: 3, padding: same}").n, 0);
+  EXPECT_EQ(workload("{n: 7, c: 8, h: 16, w: 16, filter: 3, padding: same}").n, 7);
+  EXPECT_EQ(workload("{n: 65535, c: 8, h: 16, w: 16, filter: 3, padding: same}").n, 65535);
+}
+
+TEST(Parse, OptionalKeysWithTheirOnlyValues) {
+  const Workload wl =
+      workload("{op: depthwise_conv2d, dtype: float32, layout: NCHW, n: 1, c: 8, h: 16, w: 16, filter: 3, padding: 1}");
+  EXPECT_EQ(wl.c, 8);
+}
+
+TEST(Parse, FilterAsIntAndAsPair) {
+  const Workload square = workload("{n: 1, c: 8, h: 16, w: 16, filter: 5, padding: valid}");
+  EXPECT_EQ(square.kh, 5);
+  EXPECT_EQ(square.kw, 5);
+  const Workload rect = workload("{n: 1, c: 8, h: 16, w: 16, filter: [3, 7], padding: valid}");
+  EXPECT_EQ(rect.kh, 3);
+  EXPECT_EQ(rect.kw, 7);
+  const Workload one = workload("{n: 1, c: 8, h: 16, w: 16, filter: [1, 11], padding: valid}");
+  EXPECT_EQ(one.kh, 1);
+  EXPECT_EQ(one.kw, 11);
+}
+
+TEST(Parse, StrideAndDilationAsIntAndAsPair) {
+  const Workload a = workload("{n: 1, c: 8, h: 16, w: 16, filter: 3, padding: valid, stride: 2, dilation: 3}");
+  EXPECT_EQ(a.stride_h, 2);
+  EXPECT_EQ(a.stride_w, 2);
+  EXPECT_EQ(a.dilation_h, 3);
+  EXPECT_EQ(a.dilation_w, 3);
+  const Workload b =
+      workload("{n: 1, c: 8, h: 16, w: 16, filter: 3, padding: valid, stride: [2, 1], dilation: [1, 2]}");
+  EXPECT_EQ(b.stride_h, 2);
+  EXPECT_EQ(b.stride_w, 1);
+  EXPECT_EQ(b.dilation_h, 1);
+  EXPECT_EQ(b.dilation_w, 2);
+}
+
+TEST(Parse, MultiplierEpilogueActivation) {
+  struct Case {
+    std::string epilogue, activation;
+    Epilogue e;
+    Activation a;
+  };
+  for (const Case& c : std::vector<Case>{{"none", "none", Epilogue::kNone, Activation::kNone},
+                                         {"bias", "relu", Epilogue::kBias, Activation::kRelu},
+                                         {"scale_shift", "relu6", Epilogue::kScaleShift, Activation::kRelu6},
+                                         {"scale_shift", "none", Epilogue::kScaleShift, Activation::kNone},
+                                         {"none", "relu6", Epilogue::kNone, Activation::kRelu6}}) {
+    SCOPED_TRACE(c.epilogue + " / " + c.activation);
+    const Workload wl = workload("{n: 1, c: 8, h: 16, w: 16, filter: 3, padding: same, multiplier: 4, epilogue: " +
+                                c.epilogue + ", activation: " + c.activation + "}");
+    EXPECT_EQ(wl.multiplier, 4);
+    EXPECT_EQ(wl.out_channels(), 32);
+    EXPECT_EQ(wl.epilogue, c.e);
+    EXPECT_EQ(wl.activation, c.a);
+    EXPECT_EQ(to_string(wl.epilogue), c.epilogue);
+    EXPECT_EQ(to_string(wl.activation), c.activation);
+  }
+}
+
+// `same`: (k-1)*d/2 on top/left, the remainder on bottom/right.
+TEST(Parse, PaddingSameForOddAndEvenFiltersAndDilations) {
+  struct Case {
+    int kh, kw, dh, dw;
+    int top, bottom, left, right;
+  };
+  for (const Case& c : std::vector<Case>{
+           {3, 3, 1, 1, 1, 1, 1, 1},   // odd k: k/2 everywhere
+           {5, 5, 1, 1, 2, 2, 2, 2},
+           {7, 7, 1, 1, 3, 3, 3, 3},
+           {1, 1, 1, 1, 0, 0, 0, 0},
+           {2, 2, 1, 1, 0, 1, 0, 1},   // even k: the extra row/column goes bottom/right
+           {4, 4, 1, 1, 1, 2, 1, 2},
+           {3, 3, 2, 2, 2, 2, 2, 2},   // dilation: window (k-1)*d
+           {2, 2, 3, 3, 1, 2, 1, 2},   // window 3: 1 + 2
+           {4, 4, 2, 2, 3, 3, 3, 3},   // window 6
+           {5, 5, 3, 3, 6, 6, 6, 6},   // window 12
+           {3, 4, 1, 1, 1, 1, 1, 2},   // each axis on its own
+           {2, 3, 3, 1, 1, 2, 1, 1},
+           {11, 11, 8, 8, 40, 40, 40, 40},
+       }) {
+    const std::string text = "{n: 1, c: 8, h: 96, w: 96, filter: [" + std::to_string(c.kh) + ", " +
+                             std::to_string(c.kw) + "], dilation: [" + std::to_string(c.dh) + ", " +
+                             std::to_string(c.dw) + "], padding: same}";
+    SCOPED_TRACE(text);
+    const Workload wl = workload(text);
+    EXPECT_EQ(wl.pad_top, c.top);
+    EXPECT_EQ(wl.pad_bottom, c.bottom);
+    EXPECT_EQ(wl.pad_left, c.left);
+    EXPECT_EQ(wl.pad_right, c.right);
+    // With stride 1 the output keeps the input's size.
+    EXPECT_EQ(wl.out_h(), 96);
+    EXPECT_EQ(wl.out_w(), 96);
+  }
+}
+
+TEST(Parse, PaddingSameWithStrideGivesCeilOfInputOverStride) {
+  for (int h : {7, 8, 14, 15, 112, 113}) {
+    for (int s : {2, 3, 4}) {
+      for (int k : {2, 3, 4, 5, 7}) {
+        const Workload wl = workload("{n: 1, c: 8, h: " + std::to_string(h) + ", w: " + std::to_string(h) +
+                                     ", filter: " + std::to_string(k) + ", stride: " + std::to_string(s) +
+                                     ", padding: same}");
+        EXPECT_EQ(wl.out_h(), (h + s - 1) / s) << "h " << h << " s " << s << " k " << k;
+      }
+    }
+  }
+}
+
+TEST(Parse, PaddingValidIntPairAndFourSides) {
+  const Workload valid = workload("{n: 1, c: 8, h: 16, w: 16, filter: 5, padding: valid}");
+  EXPECT_EQ(std::vector<int>({valid.pad_top, valid.pad_bottom, valid.pad_left, valid.pad_right}),
+            std::vector<int>({0, 0, 0, 0}));
+  const Workload one = workload("{n: 1, c: 8, h: 16, w: 16, filter: 5, padding: 2}");
+  EXPECT_EQ(std::vector<int>({one.pad_top, one.pad_bottom, one.pad_left, one.pad_right}),
+            std::vector<int>({2, 2, 2, 2}));
+  const Workload pair = workload("{n: 1, c: 8, h: 16, w: 16, filter: 5, padding: [1, 3]}");
+  EXPECT_EQ(std::vector<int>({pair.pad_top, pair.pad_bottom, pair.pad_left, pair.pad_right}),
+            std::vector<int>({1, 1, 3, 3}));
+  const Workload four = workload("{n: 1, c: 8, h: 16, w: 16, filter: 7, padding: [0, 1, 2, 3]}");
+  EXPECT_EQ(std::vector<int>({four.pad_top, four.pad_bottom, four.pad_left, four.pad_right}),
+            std::vector<int>({0, 1, 2, 3}));
+  // A pad as wide as the window is allowed; one wider is not (corpus).
+  const Workload widest = workload("{n: 1, c: 8, h: 16, w: 16, filter: 3, dilation: 2, padding: 4}");
+  EXPECT_EQ(widest.pad_top, 4);
+}
+
+TEST(Parse, ScheduleKeys) {
+  const Workload wl = workload(
+      "{n: 1, c: 8, h: 64, w: 64, filter: 3, padding: same, schedule: {block_tile: [16, 32], threads: [4, 16], "
+      "vthreads: [2, 1], shared_input: false, shared_filter: true, channels_per_block: 2}}");
+  const ScheduleRequest& s = wl.schedule;
+  EXPECT_EQ(s.tile_h, 16);
+  EXPECT_EQ(s.tile_w, 32);
+  EXPECT_EQ(s.threads_y, 4);
+  EXPECT_EQ(s.threads_x, 16);
+  EXPECT_EQ(s.vthreads_y, 2);
+  EXPECT_EQ(s.vthreads_x, 1);
+  EXPECT_EQ(s.shared_input, false);
+  EXPECT_EQ(s.shared_filter, true);
+  EXPECT_EQ(s.channels_per_block, 2);
+
+  const Workload square = workload(
+      "{n: 1, c: 8, h: 64, w: 64, filter: 3, padding: same, schedule: {block_tile: 16, threads: 8, vthreads: 2}}");
+  EXPECT_EQ(square.schedule.tile_h, 16);
+  EXPECT_EQ(square.schedule.tile_w, 16);
+  EXPECT_EQ(square.schedule.threads_y, 8);
+  EXPECT_EQ(square.schedule.threads_x, 8);
+  EXPECT_EQ(square.schedule.vthreads_y, 2);
+  EXPECT_EQ(square.schedule.vthreads_x, 2);
+  EXPECT_FALSE(square.schedule.shared_input.has_value());
+}
+
+TEST(Parse, ScheduleInDefaultsIsInherited) {
+  const Spec spec = parse(R"(library: lib
+defaults:
+  schedule: {threads: [4, 32]}
+workloads:
+  - {n: 1, c: 8, h: 64, w: 64, filter: 3, padding: same}
+  - {n: 1, c: 8, h: 64, w: 64, filter: 5, padding: same, schedule: {threads: [8, 16]}}
+)");
+  ASSERT_EQ(spec.workloads.size(), 2u);
+  EXPECT_EQ(spec.workloads[0].schedule.threads_y, 4);
+  EXPECT_EQ(spec.workloads[0].schedule.threads_x, 32);
+  EXPECT_EQ(spec.workloads[1].schedule.threads_y, 8);
+  EXPECT_EQ(spec.workloads[1].schedule.threads_x, 16);
+}
+
+TEST(Parse, LocationsOfWorkloadsAndScheduleKeys) {
+  const Spec spec = parse(R"(# a comment
+library: lib
+workloads:
+  - {n: 1, c: 8, h: 16, w: 16, filter: 3, padding: same}
+  - n: 1
+    c: 8
+    h: 64
+    w: 64
+    filter: 3
+    padding: same
+    schedule:
+      block_tile: [32, 32]
+      threads: [8, 16]
+      vthreads: [1, 2]
+      channels_per_block: 2
+  -   {n: 1, c: 8, h: 32, w: 32, filter: 3, padding: same}
+)",
+                          "dir/my.yaml");
+  EXPECT_EQ(spec.file, "dir/my.yaml");
+  EXPECT_EQ(spec.library_where.str(), "dir/my.yaml:2:10");
+  ASSERT_EQ(spec.workloads.size(), 3u);
+  EXPECT_EQ(spec.workloads[0].where.str(), "dir/my.yaml:4:5");
+  EXPECT_EQ(spec.workloads[1].where.str(), "dir/my.yaml:5:5");
+  EXPECT_EQ(spec.workloads[2].where.str(), "dir/my.yaml:16:7");
+  // Without a schedule, the schedule's location is the workload's.
+  EXPECT_EQ(spec.workloads[0].schedule.where.str(), "dir/my.yaml:4:5");
+  const ScheduleRequest& s = spec.workloads[1].schedule;
+  EXPECT_EQ(s.where.str(), "dir/my.yaml:12:7");
+  EXPECT_EQ(s.tile_where.str(), "dir/my.yaml:12:19");
+  EXPECT_EQ(s.threads_where.str(), "dir/my.yaml:13:16");
+  EXPECT_EQ(s.vthreads_where.str(), "dir/my.yaml:14:17");
+  EXPECT_EQ(s.channels_where.str(), "dir/my.yaml:15:27");
+}
+
+TEST(Parse, LibraryKeyIsOptional) {
+  const Spec spec = parse("workloads:\n  - {n: 1, c: 8, h: 16, w: 16, filter: 3, padding: same}\n");
+  EXPECT_EQ(spec.library, "");
+  EXPECT_EQ(spec.workloads.size(), 1u);
+}
+
+TEST(Parse, SpecFileFromDisk) {
+  TempDir tmp;
+  const fs::path path = tmp / "lib.yaml";
+  write_file(path, "library: from_disk\nworkloads:\n  - {n: 1, c: 8, h: 16, w: 16, filter: 3, padding: same}\n");
+  const Spec spec = parse_spec_file(path.string());
+  EXPECT_EQ(spec.file, path.string());
+  EXPECT_EQ(spec.library, "from_disk");
+  ASSERT_EQ(spec.workloads.size(), 1u);
+  EXPECT_EQ(spec.workloads[0].where.str(), path.string() + ":3:5");
+}
+
+TEST(Parse, MissingFileIsAFileLevelError) {
+  TempDir tmp;
+  const std::string path = (tmp / "nope.yaml").string();
+  const std::vector<Diagnostic> errors = spec_errors([&] { parse_spec_file(path); });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].where.line, 0);
+  EXPECT_EQ(errors[0].str(), path + ": error: cannot open the spec file");
+}
+
+TEST(Parse, SpecErrorWhatListsEveryDiagnostic) {
+  try {
+    parse("library: lib\nworkloads:\n  - {n: 0, c: 8, h: 16, w: 16, filter: 3, padding: same, stride: 9}\n");
+    FAIL() << "expected a SpecError";
+  } catch (const SpecError& e) {
+    ASSERT_EQ(e.diagnostics().size(), 2u);
+    EXPECT_EQ(std::string(e.what()), e.diagnostics()[0].str() + "\n" + e.diagnostics()[1].str() + "\n");
+    EXPECT_EQ(e.diagnostics()[0].str(),
+              "test.yaml:3:9: error: 'n' must be an integer from 1 to 65535, got 0 (or 'runtime')");
+    EXPECT_EQ(e.diagnostics()[1].str(), "test.yaml:3:66: error: 'stride' must be an integer from 1 to 8, got 9");
+  }
+}
+
+TEST(Parse, SkipModeLeavesBadWorkloadsOutAndSaysWhy) {
+  const std::string text = R"(library: lib
+workloads:
+  - {n: 1, c: 8, h: 16, w: 16, filter: 3, padding: same}
+  - {n: 1, c: 8, h: 16, w: 16, filter: 13, padding: same}
+  - {n: 1, c: 8, h: 2, w: 16, filter: 5, padding: valid}
+  - {n: 1, c: 16, h: 16, w: 16, filter: 3, padding: same}
+)";
+  const Spec spec = parse_spec_text(text, "skip.yaml", OnInvalidWorkload::kSkip);
+  ASSERT_EQ(spec.workloads.size(), 2u);
+  EXPECT_EQ(spec.workloads[0].c, 8);
+  EXPECT_EQ(spec.workloads[1].c, 16);
+  ASSERT_EQ(spec.skipped.size(), 2u);
+  EXPECT_EQ(spec.skipped[0].where.str(), "skip.yaml:4:40");
+  EXPECT_EQ(spec.skipped[1].where.str(), "skip.yaml:5:5");
+  // The same text without kSkip fails with the same two diagnostics.
+  const std::vector<Diagnostic> errors = spec_errors([&] { parse_spec_text(text, "skip.yaml"); });
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0].str(), spec.skipped[0].str());
+  EXPECT_EQ(errors[1].str(), spec.skipped[1].str());
+}
+
+}  // namespace
+}  // namespace convgen_test
