@@ -112,8 +112,9 @@ std::string kernel_name(const Workload& wl) {
 // consecutive addresses; up to 4 output rows per thread, so that each input
 // row staged in shared memory is reused by the filter rows of several
 // outputs; at most 256 threads per block; the input tile (with its halo) in
-// shared memory whenever the filter has more than one tap; the filter in
-// registers unless it has more taps than registers comfortably hold.
+// shared memory when the filter has more than one tap and the stride is 1;
+// the filter in registers unless it has more taps than registers
+// comfortably hold; several channels per block for small whole planes.
 Schedule default_schedule(const Workload& wl, const PlanOptions& options) {
   const int out_h = wl.out_h();
   const int out_w = wl.out_w();

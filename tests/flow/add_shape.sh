@@ -25,28 +25,7 @@ if [[ -z "$ninja" || ! -x "$ninja" ]]; then
   exit 77
 fi
 
-fail() {
-  echo
-  echo "FAIL: $*"
-  exit 1
-}
-cleanup() {
-  if [[ "${CONVGEN_KEEP_SCRATCH:-0}" == 1 ]]; then
-    echo "scratch kept: $scratch"
-  else
-    rm -rf "$scratch"
-  fi
-}
-# Runs a command with its output in a log; on failure shows the log's tail.
-logged() {  # logged LOG CMD...
-  local log=$1
-  shift
-  if ! "$@" >"$log" 2>&1; then
-    echo "---- last lines of $log"
-    tail -n 40 "$log"
-    fail "command failed: $*"
-  fi
-}
+source "$(dirname "$0")/lib.sh"
 # "name mtime" for each file of a folder, sorted.
 snapshot() {  # snapshot DIR PATTERN
   find "$1" -maxdepth 1 -type f -name "$2" -printf '%P %T@\n' | sort

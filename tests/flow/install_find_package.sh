@@ -16,27 +16,7 @@ if [[ $# -lt 7 ]]; then
 fi
 src=$1 main_build=$2 scratch=$3 cmake=$4 ninja=$5 cuda=$6 cxx=$7
 
-fail() {
-  echo
-  echo "FAIL: $*"
-  exit 1
-}
-cleanup() {
-  if [[ "${CONVGEN_KEEP_SCRATCH:-0}" == 1 ]]; then
-    echo "scratch kept: $scratch"
-  else
-    rm -rf "$scratch"
-  fi
-}
-logged() {  # logged LOG CMD...
-  local log=$1
-  shift
-  if ! "$@" >"$log" 2>&1; then
-    echo "---- last lines of $log"
-    tail -n 40 "$log"
-    fail "command failed: $*"
-  fi
-}
+source "$(dirname "$0")/lib.sh"
 
 rm -rf "$scratch"
 mkdir -p "$scratch"
