@@ -140,7 +140,6 @@ ms::data kernel_data(const LibraryPlan& lib, const KernelPlan& p, const RenderOp
   set_int("c", wl.c);
   set_int("h", wl.h);
   set_int("w", wl.w);
-  set_int("n", wl.n);
   set_int("kh", wl.kh);
   set_int("kw", wl.kw);
   set_int("stride_h", wl.stride_h);
@@ -160,8 +159,6 @@ ms::data kernel_data(const LibraryPlan& lib, const KernelPlan& p, const RenderOp
   set_bool("has_scale_shift", wl.epilogue == Epilogue::kScaleShift);
   set_bool("relu", wl.activation == Activation::kRelu);
   set_bool("relu6", wl.activation == Activation::kRelu6);
-  set("epilogue_enum", epilogue_enum(wl.epilogue));
-  set("activation_enum", activation_enum(wl.activation));
   set("problem_initializer", problem_initializer(wl));
 
   set("schedule_summary", s.summary());
@@ -176,7 +173,6 @@ ms::data kernel_data(const LibraryPlan& lib, const KernelPlan& p, const RenderOp
   set_bool("needs_sync", s.shared_input || s.shared_filter);
   set_int("rows_per_thread", p.rows_per_thread);
   set_int("cols_per_thread", p.cols_per_thread);
-  set_int("threads", p.threads);
   set_int("block_threads", p.block_threads);
   set_int("channels_per_block", s.channels_per_block);
   set_int("channel_blocks", wl.c / s.channels_per_block);
