@@ -24,6 +24,9 @@ struct Case {
   convgen::Status (*run)(const DepthwiseProblem&, const DepthwiseArgs&, cudaStream_t, Dispatch);
 };
 
+// Names the case in test listings (gtest would print the object's bytes).
+void PrintTo(const Case& c, std::ostream* os) { *os << c.library << "/" << c.kernel.name; }
+
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
   for (const KernelInfo& k : convgen::seeds::kernels()) cases.push_back({"seeds", k, &convgen::seeds::depthwise_conv2d});
