@@ -399,7 +399,8 @@ class Parser {
   }
 
   void check_output_size(const YAML::Node& item, const Workload& wl) {
-    const auto explain = [](const char* axis, int in, int pad_a, int pad_b, int d, int k, int s, int out) {
+    const auto explain = [](const char* axis, int in, int pad_a, int pad_b, int d, int k, int s) {
+      const int out = (in + pad_a + pad_b - d * (k - 1) - 1) / s + 1;
       return std::string("output ") + axis + " would be (" + std::to_string(in) + " + " + std::to_string(pad_a) +
              " + " + std::to_string(pad_b) + " - " + std::to_string(d) + "*(" + std::to_string(k) + "-1) - 1) / " +
              std::to_string(s) + " + 1 = " + std::to_string(out) +
@@ -408,10 +409,10 @@ class Parser {
     const int window_h = wl.dilation_h * (wl.kh - 1) + 1;
     const int window_w = wl.dilation_w * (wl.kw - 1) + 1;
     if (wl.h + wl.pad_top + wl.pad_bottom < window_h) {
-      error(item, explain("height", wl.h, wl.pad_top, wl.pad_bottom, wl.dilation_h, wl.kh, wl.stride_h, 0));
+      error(item, explain("height", wl.h, wl.pad_top, wl.pad_bottom, wl.dilation_h, wl.kh, wl.stride_h));
     }
     if (wl.w + wl.pad_left + wl.pad_right < window_w) {
-      error(item, explain("width", wl.w, wl.pad_left, wl.pad_right, wl.dilation_w, wl.kw, wl.stride_w, 0));
+      error(item, explain("width", wl.w, wl.pad_left, wl.pad_right, wl.dilation_w, wl.kw, wl.stride_w));
     }
     if (static_cast<long long>(wl.h) * wl.w > kMaxPlane) {
       error(item, "an input plane of " + std::to_string(wl.h) + "x" + std::to_string(wl.w) + " exceeds the " +
