@@ -7,7 +7,7 @@
 //   filter  [144, 1, 3, 3]  (channel multiplier 1)
 //   stride 1x1, dilation 1x1, padding top 1 bottom 1 left 1 right 1 (zeros, computed inline)
 //   output  [N, 144, 56, 56]
-//   epilogue: relu6 (clamp to [0, 6])(conv * scale[co] + shift[co])
+//   epilogue: relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)
 //
 // Schedule: block_tile 32x32, threads 8x32, vthreads 1x1, input in shared memory, filter in registers
 //   each thread computes 1x1 groups of 4x1 outputs for each of the 1 output channel(s) of its input channel
@@ -73,7 +73,6 @@ dw_f32_nchw_n64_c144_h56_w56_k3x3_s1_p1_m1_ssrelu6(const float* __restrict__ inp
 
   // The filter taps of the kMultiplier output channels that read channel c.
   const float* taps_global = filter + c * (kMultiplier * kKH * kKW);
-
   float taps[kMultiplier * kKH * kKW];
 #pragma unroll
   for (int i = 0; i < kMultiplier * kKH * kKW; ++i) taps[i] = __ldg(taps_global + i);
@@ -113,7 +112,6 @@ dw_f32_nchw_n64_c144_h56_w56_k3x3_s1_p1_m1_ssrelu6(const float* __restrict__ inp
 #pragma unroll
             for (int kx = 0; kx < kKW; ++kx) {
               const float v = tile[(row0 + i) * kStrideH + ky * kDilationH][(col0 + j) * kStrideW + kx * kDilationW];
-
 #pragma unroll
               for (int m = 0; m < kMultiplier; ++m) {
                 acc[m][i][j] = fmaf(v, taps[(m * kKH + ky) * kKW + kx], acc[m][i][j]);
@@ -123,10 +121,9 @@ dw_f32_nchw_n64_c144_h56_w56_k3x3_s1_p1_m1_ssrelu6(const float* __restrict__ inp
         }
       }
 
-      // Epilogue (relu6 (clamp to [0, 6])(conv * scale[co] + shift[co])), then the single write of each output.
+      // Epilogue (relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)), then the single write of each output.
 #pragma unroll
       for (int m = 0; m < kMultiplier; ++m) {
-
         const float scale = __ldg(epilogue_a + c * kMultiplier + m);
         const float shift = __ldg(epilogue_b + c * kMultiplier + m);
         float* out_plane = out_base + m * (kOutH * kOutW);
@@ -138,9 +135,7 @@ dw_f32_nchw_n64_c144_h56_w56_k3x3_s1_p1_m1_ssrelu6(const float* __restrict__ inp
             const int ox = out_col0 + col0 + j;
             if (oy >= kOutH || ox >= kOutW) continue;
             float value = acc[m][i][j];
-
             value = fmaf(value, scale, shift);
-
             value = fminf(fmaxf(value, 0.0f), 6.0f);
             out_plane[oy * kOutW + ox] = value;
           }

@@ -7,7 +7,7 @@
 //   filter  [96, 1, 3, 3]  (channel multiplier 1)
 //   stride 2x2, dilation 1x1, padding top 1 bottom 1 left 1 right 1 (zeros, computed inline)
 //   output  [N, 96, 56, 56]
-//   epilogue: relu6 (clamp to [0, 6])(conv * scale[co] + shift[co])
+//   epilogue: relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)
 //
 // Schedule: block_tile 32x32, threads 8x32, vthreads 1x1, input from global memory, filter in registers
 //   each thread computes 1x1 groups of 4x1 outputs for each of the 1 output channel(s) of its input channel
@@ -52,7 +52,6 @@ constexpr int kRowsPerThread = 4;
 constexpr int kColsPerThread = 1;
 constexpr int kTilesX = 2;
 
-
 }  // namespace
 
 __global__ void __launch_bounds__(kThreads * kChannelsPerBlock)
@@ -71,13 +70,9 @@ dw_f32_nchw_n64_c96_h112_w112_k3x3_s2_p1_m1_ssrelu6(const float* __restrict__ in
 
   // The filter taps of the kMultiplier output channels that read channel c.
   const float* taps_global = filter + c * (kMultiplier * kKH * kKW);
-
   float taps[kMultiplier * kKH * kKW];
 #pragma unroll
   for (int i = 0; i < kMultiplier * kKH * kKW; ++i) taps[i] = __ldg(taps_global + i);
-
-
-
 
   float* out_base = output + (static_cast<long long>(n) * kChannels + c) * kMultiplier * (kOutH * kOutW);
 #pragma unroll
@@ -97,7 +92,6 @@ dw_f32_nchw_n64_c96_h112_w112_k3x3_s2_p1_m1_ssrelu6(const float* __restrict__ in
           for (int ky = 0; ky < kKH; ++ky) {
 #pragma unroll
             for (int kx = 0; kx < kKW; ++kx) {
-
               const int y = in_row0 + (row0 + i) * kStrideH + ky * kDilationH;
               const int x = in_col0 + (col0 + j) * kStrideW + kx * kDilationW;
               const float v = (y >= 0 && y < kInH && x >= 0 && x < kInW) ? __ldg(in_plane + y * kInW + x) : 0.0f;
@@ -110,10 +104,9 @@ dw_f32_nchw_n64_c96_h112_w112_k3x3_s2_p1_m1_ssrelu6(const float* __restrict__ in
         }
       }
 
-      // Epilogue (relu6 (clamp to [0, 6])(conv * scale[co] + shift[co])), then the single write of each output.
+      // Epilogue (relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)), then the single write of each output.
 #pragma unroll
       for (int m = 0; m < kMultiplier; ++m) {
-
         const float scale = __ldg(epilogue_a + c * kMultiplier + m);
         const float shift = __ldg(epilogue_b + c * kMultiplier + m);
         float* out_plane = out_base + m * (kOutH * kOutW);
@@ -125,9 +118,7 @@ dw_f32_nchw_n64_c96_h112_w112_k3x3_s2_p1_m1_ssrelu6(const float* __restrict__ in
             const int ox = out_col0 + col0 + j;
             if (oy >= kOutH || ox >= kOutW) continue;
             float value = acc[m][i][j];
-
             value = fmaf(value, scale, shift);
-
             value = fminf(fmaxf(value, 0.0f), 6.0f);
             out_plane[oy * kOutW + ox] = value;
           }

@@ -73,7 +73,6 @@ dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m1_ssrelu(const float* __restrict__ input
 
   // The filter taps of the kMultiplier output channels that read channel c.
   const float* taps_global = filter + c * (kMultiplier * kKH * kKW);
-
   float taps[kMultiplier * kKH * kKW];
 #pragma unroll
   for (int i = 0; i < kMultiplier * kKH * kKW; ++i) taps[i] = __ldg(taps_global + i);
@@ -113,7 +112,6 @@ dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m1_ssrelu(const float* __restrict__ input
 #pragma unroll
             for (int kx = 0; kx < kKW; ++kx) {
               const float v = tile[(row0 + i) * kStrideH + ky * kDilationH][(col0 + j) * kStrideW + kx * kDilationW];
-
 #pragma unroll
               for (int m = 0; m < kMultiplier; ++m) {
                 acc[m][i][j] = fmaf(v, taps[(m * kKH + ky) * kKW + kx], acc[m][i][j]);
@@ -126,7 +124,6 @@ dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m1_ssrelu(const float* __restrict__ input
       // Epilogue (relu(conv * scale[co] + shift[co])), then the single write of each output.
 #pragma unroll
       for (int m = 0; m < kMultiplier; ++m) {
-
         const float scale = __ldg(epilogue_a + c * kMultiplier + m);
         const float shift = __ldg(epilogue_b + c * kMultiplier + m);
         float* out_plane = out_base + m * (kOutH * kOutW);
@@ -136,12 +133,9 @@ dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m1_ssrelu(const float* __restrict__ input
           for (int j = 0; j < kColsPerThread; ++j) {
             const int oy = out_row0 + row0 + i;
             const int ox = out_col0 + col0 + j;
-
             float value = acc[m][i][j];
-
             value = fmaf(value, scale, shift);
             value = fmaxf(value, 0.0f);
-
             out_plane[oy * kOutW + ox] = value;
           }
         }

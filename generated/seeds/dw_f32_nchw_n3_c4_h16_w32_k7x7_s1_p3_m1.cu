@@ -73,7 +73,6 @@ dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1(const float* __restrict__ input, const f
 
   // The filter taps of the kMultiplier output channels that read channel c.
   const float* taps_global = filter + c * (kMultiplier * kKH * kKW);
-
   float taps[kMultiplier * kKH * kKW];
 #pragma unroll
   for (int i = 0; i < kMultiplier * kKH * kKW; ++i) taps[i] = __ldg(taps_global + i);
@@ -113,7 +112,6 @@ dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1(const float* __restrict__ input, const f
 #pragma unroll
             for (int kx = 0; kx < kKW; ++kx) {
               const float v = tile[(row0 + i) * kStrideH + ky * kDilationH][(col0 + j) * kStrideW + kx * kDilationW];
-
 #pragma unroll
               for (int m = 0; m < kMultiplier; ++m) {
                 acc[m][i][j] = fmaf(v, taps[(m * kKH + ky) * kKW + kx], acc[m][i][j]);
@@ -126,8 +124,6 @@ dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1(const float* __restrict__ input, const f
       // Epilogue (none), then the single write of each output.
 #pragma unroll
       for (int m = 0; m < kMultiplier; ++m) {
-
-
         float* out_plane = out_base + m * (kOutH * kOutW);
 #pragma unroll
         for (int i = 0; i < kRowsPerThread; ++i) {
@@ -135,12 +131,7 @@ dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1(const float* __restrict__ input, const f
           for (int j = 0; j < kColsPerThread; ++j) {
             const int oy = out_row0 + row0 + i;
             const int ox = out_col0 + col0 + j;
-
             float value = acc[m][i][j];
-
-
-
-
             out_plane[oy * kOutW + ox] = value;
           }
         }

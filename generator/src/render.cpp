@@ -3,6 +3,7 @@
 
 #include <kainjow/mustache.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <regex>
@@ -49,13 +50,39 @@ int line_of_tag(const std::string& text, const std::string& name) {
   return 1 + static_cast<int>(std::count(text.begin(), text.begin() + match.position(0), '\n'));
 }
 
+// Marks a template's blank lines while rendering (see join_section_tag_lines).
+constexpr char kBlankLine = '\x01';
+
+// A line holding only a section tag ({{#x}}, {{^x}}, {{/x}}) must vanish from
+// the output whatever the section's value. The mustache library leaves a
+// blank line where two such lines meet, so join each one to the next line
+// before rendering: the tag then takes up no line of its own. Blank lines
+// carry a marker, removed after rendering, so that a tag joined to one does
+// not become a line of its own again.
+std::string join_section_tag_lines(const std::string& text) {
+  static const std::regex section_tag_line(R"(^[ \t]*(\{\{[#^/][^}]*\}\})[ \t]*$)");
+  std::string joined;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::smatch match;
+    if (std::regex_match(line, match, section_tag_line)) {
+      joined += match[1].str();
+    } else {
+      joined += (line.empty() ? std::string(1, kBlankLine) : line) + "\n";
+    }
+  }
+  return joined;
+}
+
 std::string render_strict(const std::string& template_text, const std::string& template_path, const ms::data& data) {
-  ms::mustache tmpl(template_text);
+  ms::mustache tmpl(join_section_tag_lines(template_text));
   if (!tmpl.is_valid()) throw TemplateError(template_path + ": " + tmpl.error_message());
   // Sources are not HTML: print values as they are.
   tmpl.set_custom_escape([](const std::string& s) { return s; });
   StrictContext context(&data);
   std::string text = tmpl.render(context);
+  text.erase(std::remove(text.begin(), text.end(), kBlankLine), text.end());
   if (!tmpl.is_valid()) throw TemplateError(template_path + ": " + tmpl.error_message());
   if (!context.missing().empty()) {
     std::string message;
@@ -81,12 +108,13 @@ std::string epilogue_description(const Workload& wl) {
                        : wl.epilogue == Epilogue::kScaleShift ? "* scale[co] + shift[co]"
                                                               : "";
   std::string act = wl.activation == Activation::kRelu    ? "relu"
-                    : wl.activation == Activation::kRelu6 ? "relu6 (clamp to [0, 6])"
+                    : wl.activation == Activation::kRelu6 ? "relu6"
                                                           : "";
+  const std::string relu6_note = wl.activation == Activation::kRelu6 ? ", relu6(x) = min(max(x, 0), 6)" : "";
   if (affine.empty() && act.empty()) return "none";
   if (act.empty()) return "conv " + affine;
-  if (affine.empty()) return act;
-  return act + "(conv " + affine + ")";
+  if (affine.empty()) return act + "(conv)" + relu6_note;
+  return act + "(conv " + affine + ")" + relu6_note;
 }
 
 std::string join_files(const std::vector<std::string>& files) {
