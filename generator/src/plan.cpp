@@ -27,11 +27,6 @@ int pow2_at_least(int x) {
 
 std::string num(int v) { return std::to_string(v); }
 
-bool is_c_identifier(const std::string& s) {
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; });
-}
 
 int shared_bytes(const Workload& wl, const Schedule& s) {
   int bytes = 0;

@@ -33,6 +33,12 @@ std::string join_diagnostics(const std::vector<Diagnostic>& diagnostics) {
 SpecError::SpecError(std::vector<Diagnostic> diagnostics)
     : std::runtime_error(join_diagnostics(diagnostics)), diagnostics_(std::move(diagnostics)) {}
 
+bool is_c_identifier(const std::string& s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(),
+                     [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; });
+}
+
 const char* to_string(Epilogue e) {
   switch (e) {
     case Epilogue::kNone: return "none";
@@ -77,12 +83,6 @@ std::string join(const std::vector<std::string>& items) {
   return text;
 }
 
-bool is_identifier(const std::string& s) {
-  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; });
-}
-
 // Reads one spec, collecting diagnostics instead of stopping at the first.
 class Parser {
  public:
@@ -98,7 +98,7 @@ class Parser {
     check_keys(root, kTopKeys, "at the top level of a spec");
     if (const YAML::Node library = root["library"]) {
       spec.library_where = at(library);
-      if (!library.IsScalar() || !is_identifier(library.Scalar())) {
+      if (!library.IsScalar() || !is_c_identifier(library.Scalar())) {
         error(library, "'library' must be a C identifier (letters, digits, '_'; not starting with a digit), got '" +
                            text_of(library) + "'");
       } else {

@@ -41,6 +41,9 @@ class SpecError : public std::runtime_error {
 enum class Epilogue { kNone, kBias, kScaleShift };
 enum class Activation { kNone, kRelu, kRelu6 };
 
+// Letters, digits and '_', not starting with a digit: a library name.
+bool is_c_identifier(const std::string& s);
+
 const char* to_string(Epilogue e);
 const char* to_string(Activation a);
 
