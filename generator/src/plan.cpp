@@ -2,7 +2,6 @@
 #include "convgen/gen/plan.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <tuple>
 
