@@ -52,8 +52,10 @@ launch unless marked otherwise.
   which shows what the fused epilogue costs.
 - **specialized**: `yes` when a kernel specialised for this exact workload ran,
   `no` when a generic convgen kernel did.
-- **cuDNN**: cuDNN's grouped convolution (groups = C) as timed by the benchmark;
-  the algorithm it used is in `benchmarks.json` (`cudnn_algo`).
+- **cuDNN**: the convolution alone (groups = C, no epilogue) through cuDNN's
+  legacy C API, with the fastest algorithm `cudnnFindConvolutionForwardAlgorithmEx`
+  found under FMA math (no TF32), timed by the benchmark with the same hot and
+  cold methods as convgen; the algorithm is in `benchmarks.json` (`cudnn_algo`).
 - **PyTorch hot**: the op as PyTorch users write it:
   `F.conv2d(x, w, stride=s, padding=k//2 or 0, groups=C)` followed by the
   epilogue as separate tensor ops (`y * scale.view(1,-1,1,1) + shift.view(...)`,
