@@ -9,11 +9,17 @@
 //   output  [N, 576, 14, 14]
 //   epilogue: relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)
 //
-// Schedule: block_tile 16x16, threads 8x16, vthreads 1x1, input in shared memory, filter in registers
-//   each thread computes 1x1 groups of 2x1 outputs for each of the 1 output channel(s) of its input channel
+// Schedule: rows: rows_per_thread 4, vector_width 2, threads_per_block 128
+//   A group of 8 lanes of a warp owns one band of 4 output rows of one
+//   channel. Each lane reads 2 adjacent input column(s) of every input row of the band
+//   with one 8-byte load, takes the 1 column(s) left and 1 right of them
+//   from its neighbours by warp shuffle, and computes 2 adjacent output(s) per row
+//   for each of the 1 output channel(s). No shared memory, no barrier: the loads
+//   of all 6 input rows are independent and in flight together.
 //
-// Launch: grid (1, 576, N) = (tiles 1x1, input channels / 1, batch), block (16, 8, 1) = 128 threads
-//   shared memory 1296 bytes per block (input tile 18x18 floats)
+// Launch: grid ceil(N * 576 * 4 / 16) (N x channels x bands of rows, 16 groups per block),
+//   block 128 threads; no shared memory.
+//   Pointers: input and output aligned to 8 bytes, the width of its loads and stores.
 //
 // Cost at N = 64: reads 28926720 bytes, writes 28901376 bytes;
 //   floor 19.28 us at the copy bandwidth of 3.00 TB/s.
@@ -37,110 +43,122 @@ constexpr int kStrideW = 1;
 constexpr int kDilationH = 1;
 constexpr int kDilationW = 1;
 constexpr int kPadTop = 1;
-constexpr int kPadLeft = 1;
 
-// Schedule constants.
-constexpr int kTileH = 16;  // outputs per block
-constexpr int kTileW = 16;
-constexpr int kThreadsY = 8;
-constexpr int kThreadsX = 16;
-constexpr int kThreads = kThreadsY * kThreadsX;  // per channel
-constexpr int kChannelsPerBlock = 1;  // one per threadIdx.z
-constexpr int kVThreadsY = 1;
-constexpr int kVThreadsX = 1;
-constexpr int kRowsPerThread = 2;
-constexpr int kColsPerThread = 1;
-constexpr int kTilesX = 1;
-constexpr int kInTileH = 18;  // input rows and columns a block reads, halo included
-constexpr int kInTileW = 18;
-constexpr int kLoadsPerThread = 3;
+// Schedule constants. A group of kLanes lanes owns one band of kRows output
+// rows of one channel; each lane loads kVector input columns of each of the
+// band's kInRows input rows, takes kHaloLeft and kHaloRight columns from the
+// lanes beside it, and computes kOutputs (= kVector / kStrideW) output columns.
+constexpr int kThreads = 128;
+constexpr int kLanes = 8;
+constexpr int kGroups = kThreads / kLanes;  // groups per block
+constexpr int kRows = 4;
+constexpr int kBands = 4;  // bands per output plane
+constexpr int kInRows = 6;
+constexpr int kVector = 2;
+constexpr int kOutputs = 2;
+constexpr int kHaloLeft = 1;
+constexpr int kHaloRight = 1;
+constexpr int kWindow = kHaloLeft + kVector + kHaloRight;
+
+using InputVector = float2;  // kVector floats
+using OutputVector = float2;  // kOutputs floats
 
 }  // namespace
 
-__global__ void __launch_bounds__(kThreads * kChannelsPerBlock)
+__global__ void __launch_bounds__(kThreads, 8)
 dw_f32_nchw_n64_c576_h14_w14_k3x3_s1_p1_m1_ssrelu6(const float* __restrict__ input, const float* __restrict__ filter,
     const float* __restrict__ epilogue_a, const float* __restrict__ epilogue_b,
-    float* __restrict__ output) {
-  const int c = blockIdx.y * kChannelsPerBlock + threadIdx.z;
-  const int n = blockIdx.z;
-  const int tile_row = blockIdx.x / kTilesX;
-  const int tile_col = blockIdx.x % kTilesX;
-  const int out_row0 = tile_row * kTileH;  // first output row and column of this block
-  const int out_col0 = tile_col * kTileW;
-  const int in_row0 = out_row0 * kStrideH - kPadTop;  // first input row and column it reads
-  const int in_col0 = out_col0 * kStrideW - kPadLeft;
-  const float* in_plane = input + (static_cast<long long>(n) * kChannels + c) * (kInH * kInW);
+    float* __restrict__ output, int groups) {
+  const int lane = threadIdx.x % kLanes;
+  const int group = blockIdx.x * kGroups + threadIdx.x / kLanes;
+  // Idle groups of the last block still take part in the shuffles.
+  const bool live = group < groups;
+  const int g = live ? group : 0;
+  const int band = g % kBands;
+  const long long plane = g / kBands;  // n * kChannels + c
+  const int c = static_cast<int>(plane % kChannels);
+  const int in_row0 = band * kRows * kStrideH - kPadTop;
+  const bool lane_reads = live && lane * kVector < kInW;
+  const float* in_lane = input + plane * (kInH * kInW) + lane * kVector;
+
+  // Every input row of the band, issued before any arithmetic; rows in the
+  // padding and lanes past the right edge read zeros.
+  float rows[kInRows][kVector];
+#pragma unroll
+  for (int r = 0; r < kInRows; ++r) {
+    const int y = in_row0 + r;
+    const InputVector v = lane_reads && y >= 0 && y < kInH
+                              ? __ldg(reinterpret_cast<const InputVector*>(in_lane + y * kInW))
+                              : InputVector{};
+#pragma unroll
+    for (int i = 0; i < kVector; ++i) rows[r][i] = reinterpret_cast<const float*>(&v)[i];
+  }
 
   // The filter taps of the kMultiplier output channels that read channel c.
-  const float* taps_global = filter + c * (kMultiplier * kKH * kKW);
   float taps[kMultiplier * kKH * kKW];
 #pragma unroll
-  for (int i = 0; i < kMultiplier * kKH * kKW; ++i) taps[i] = __ldg(taps_global + i);
-
-  // Stage the input tile with its halo; positions outside the image are the
-  // zero padding.
-  __shared__ float tiles_of_block[kChannelsPerBlock][kInTileH][kInTileW];
-  float (&tile)[kInTileH][kInTileW] = tiles_of_block[threadIdx.z];
+  for (int i = 0; i < kMultiplier * kKH * kKW; ++i) taps[i] = __ldg(filter + c * (kMultiplier * kKH * kKW) + i);
+  // The epilogue's parameters, loaded here so that their latency hides
+  // behind the input loads instead of following the arithmetic.
+  float scale[kMultiplier];
+  float shift[kMultiplier];
 #pragma unroll
-  for (int k = 0; k < kLoadsPerThread; ++k) {
-    const int i = threadIdx.y * kThreadsX + threadIdx.x + k * kThreads;
-    if (i >= kInTileH * kInTileW) break;
-    const int r = i / kInTileW;
-    const int col = i % kInTileW;
-    const int y = in_row0 + r;
-    const int x = in_col0 + col;
-    tile[r][col] = (y >= 0 && y < kInH && x >= 0 && x < kInW) ? __ldg(in_plane + y * kInW + x) : 0.0f;
+  for (int m = 0; m < kMultiplier; ++m) {
+    scale[m] = __ldg(epilogue_a + c * kMultiplier + m);
+    shift[m] = __ldg(epilogue_b + c * kMultiplier + m);
   }
-  __syncthreads();
 
-  float* out_base = output + (static_cast<long long>(n) * kChannels + c) * kMultiplier * (kOutH * kOutW);
+  float* out_channels = output + plane * kMultiplier * (kOutH * kOutW);
+  const int out_col0 = lane * kOutputs;
 #pragma unroll
-  for (int vy = 0; vy < kVThreadsY; ++vy) {
+  for (int r = 0; r < kRows; ++r) {
+    float acc[kMultiplier][kOutputs] = {};
 #pragma unroll
-    for (int vx = 0; vx < kVThreadsX; ++vx) {
-      // This thread's outputs, relative to the block's tile.
-      const int row0 = vy * (kTileH / kVThreadsY) + threadIdx.y * kRowsPerThread;
-      const int col0 = vx * (kTileW / kVThreadsX) + threadIdx.x * kColsPerThread;
-
-      float acc[kMultiplier][kRowsPerThread][kColsPerThread] = {};
+    for (int ky = 0; ky < kKH; ++ky) {
+      const float* row = rows[r * kStrideH + ky * kDilationH];
+      // The input columns this lane's outputs read: its own, and the halo
+      // from its neighbours (zero beyond the image: the padding).
+      float window[kWindow];
 #pragma unroll
-      for (int i = 0; i < kRowsPerThread; ++i) {
-#pragma unroll
-        for (int j = 0; j < kColsPerThread; ++j) {
-#pragma unroll
-          for (int ky = 0; ky < kKH; ++ky) {
-#pragma unroll
-            for (int kx = 0; kx < kKW; ++kx) {
-              const float v = tile[(row0 + i) * kStrideH + ky * kDilationH][(col0 + j) * kStrideW + kx * kDilationW];
-#pragma unroll
-              for (int m = 0; m < kMultiplier; ++m) {
-                acc[m][i][j] = fmaf(v, taps[(m * kKH + ky) * kKW + kx], acc[m][i][j]);
-              }
-            }
-          }
-        }
+      for (int i = 0; i < kHaloLeft; ++i) {
+        const float left = __shfl_up_sync(0xffffffffu, row[kVector - kHaloLeft + i], 1, kLanes);
+        window[i] = lane > 0 ? left : 0.0f;
       }
-
-      // Epilogue (relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)), then the single write of each output.
+#pragma unroll
+      for (int i = 0; i < kVector; ++i) window[kHaloLeft + i] = row[i];
+#pragma unroll
+      for (int i = 0; i < kHaloRight; ++i) {
+        const float right = __shfl_down_sync(0xffffffffu, row[i], 1, kLanes);
+        window[kHaloLeft + kVector + i] = (lane + 1) * kVector + i < kInW ? right : 0.0f;
+      }
 #pragma unroll
       for (int m = 0; m < kMultiplier; ++m) {
-        const float scale = __ldg(epilogue_a + c * kMultiplier + m);
-        const float shift = __ldg(epilogue_b + c * kMultiplier + m);
-        float* out_plane = out_base + m * (kOutH * kOutW);
 #pragma unroll
-        for (int i = 0; i < kRowsPerThread; ++i) {
+        for (int o = 0; o < kOutputs; ++o) {
 #pragma unroll
-          for (int j = 0; j < kColsPerThread; ++j) {
-            const int oy = out_row0 + row0 + i;
-            const int ox = out_col0 + col0 + j;
-            if (oy >= kOutH || ox >= kOutW) continue;
-            float value = acc[m][i][j];
-            value = fmaf(value, scale, shift);
-            value = fminf(fmaxf(value, 0.0f), 6.0f);
-            out_plane[oy * kOutW + ox] = value;
+          for (int kx = 0; kx < kKW; ++kx) {
+            acc[m][o] = fmaf(window[o * kStrideW + kx * kDilationW], taps[(m * kKH + ky) * kKW + kx], acc[m][o]);
           }
         }
       }
+    }
+
+    const int oy = band * kRows + r;
+    if (oy >= kOutH) continue;
+    if (!live || out_col0 >= kOutW) continue;
+    // Epilogue (relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)), then the single write of each output.
+#pragma unroll
+    for (int m = 0; m < kMultiplier; ++m) {
+      alignas(4 * kOutputs) float result[kOutputs];
+#pragma unroll
+      for (int o = 0; o < kOutputs; ++o) {
+        float value = acc[m][o];
+        value = fmaf(value, scale[m], shift[m]);
+        value = fminf(fmaxf(value, 0.0f), 6.0f);
+        result[o] = value;
+      }
+      float* out_row = out_channels + m * (kOutH * kOutW) + oy * kOutW + out_col0;
+      *reinterpret_cast<OutputVector*>(out_row) = *reinterpret_cast<const OutputVector*>(result);
     }
   }
 }
@@ -149,9 +167,10 @@ dw_f32_nchw_n64_c576_h14_w14_k3x3_s1_p1_m1_ssrelu6(const float* __restrict__ inp
 // pointers are ignored.
 cudaError_t launch_dw_f32_nchw_n64_c576_h14_w14_k3x3_s1_p1_m1_ssrelu6(const float* input, const float* filter, const float* epilogue_a,
     const float* epilogue_b, float* output, int batch, cudaStream_t stream) {
-  const dim3 grid(1, kChannels / kChannelsPerBlock, batch);
-  const dim3 block(kThreadsX, kThreadsY, kChannelsPerBlock);
-  dw_f32_nchw_n64_c576_h14_w14_k3x3_s1_p1_m1_ssrelu6<<<grid, block, 0, stream>>>(input, filter, epilogue_a, epilogue_b, output);
+  const long long groups = static_cast<long long>(batch) * kChannels * kBands;
+  if (groups > 0x7fffffffLL) return cudaErrorInvalidConfiguration;  // group index must fit an int
+  const int blocks = static_cast<int>((groups + kGroups - 1) / kGroups);
+  dw_f32_nchw_n64_c576_h14_w14_k3x3_s1_p1_m1_ssrelu6<<<blocks, kThreads, 0, stream>>>(input, filter, epilogue_a, epilogue_b, output, static_cast<int>(groups));
   return cudaGetLastError();
 }
 

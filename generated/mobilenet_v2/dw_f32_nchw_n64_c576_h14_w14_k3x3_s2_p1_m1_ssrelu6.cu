@@ -9,11 +9,17 @@
 //   output  [N, 576, 7, 7]
 //   epilogue: relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)
 //
-// Schedule: block_tile 8x8, threads 8x8, vthreads 1x1, input from global memory, filter in registers, 4 channels per block
-//   each thread computes 1x1 groups of 1x1 outputs for each of the 1 output channel(s) of its input channel
+// Schedule: rows: rows_per_thread 4, vector_width 2, threads_per_block 128
+//   A group of 8 lanes of a warp owns one band of 4 output rows of one
+//   channel. Each lane reads 2 adjacent input column(s) of every input row of the band
+//   with one 8-byte load, takes the 1 column(s) left and 0 right of them
+//   from its neighbours by warp shuffle, and computes 1 adjacent output(s) per row
+//   for each of the 1 output channel(s). No shared memory, no barrier: the loads
+//   of all 9 input rows are independent and in flight together.
 //
-// Launch: grid (1, 144, N) = (tiles 1x1, input channels / 4, batch), block (8, 8, 4) = 256 threads
-//   shared memory 0 bytes per block
+// Launch: grid ceil(N * 576 * 2 / 16) (N x channels x bands of rows, 16 groups per block),
+//   block 128 threads; no shared memory.
+//   Pointers: input and output aligned to 8 bytes, the width of its loads and stores.
 //
 // Cost at N = 64: reads 28926720 bytes, writes 7225344 bytes;
 //   floor 12.05 us at the copy bandwidth of 3.00 TB/s.
@@ -37,92 +43,123 @@ constexpr int kStrideW = 2;
 constexpr int kDilationH = 1;
 constexpr int kDilationW = 1;
 constexpr int kPadTop = 1;
-constexpr int kPadLeft = 1;
 
-// Schedule constants.
-constexpr int kTileH = 8;  // outputs per block
-constexpr int kTileW = 8;
-constexpr int kThreadsY = 8;
-constexpr int kThreadsX = 8;
-constexpr int kThreads = kThreadsY * kThreadsX;  // per channel
-constexpr int kChannelsPerBlock = 4;  // one per threadIdx.z
-constexpr int kVThreadsY = 1;
-constexpr int kVThreadsX = 1;
-constexpr int kRowsPerThread = 1;
-constexpr int kColsPerThread = 1;
-constexpr int kTilesX = 1;
+// Schedule constants. A group of kLanes lanes owns one band of kRows output
+// rows of one channel; each lane loads kVector input columns of each of the
+// band's kInRows input rows, takes kHaloLeft and kHaloRight columns from the
+// lanes beside it, and computes kOutputs (= kVector / kStrideW) output columns.
+constexpr int kThreads = 128;
+constexpr int kLanes = 8;
+constexpr int kGroups = kThreads / kLanes;  // groups per block
+constexpr int kRows = 4;
+constexpr int kBands = 2;  // bands per output plane
+constexpr int kInRows = 9;
+constexpr int kVector = 2;
+constexpr int kOutputs = 1;
+constexpr int kHaloLeft = 1;
+constexpr int kHaloRight = 0;
+constexpr int kWindow = kHaloLeft + kVector + kHaloRight;
+
+using InputVector = float2;  // kVector floats
 
 }  // namespace
 
-__global__ void __launch_bounds__(kThreads * kChannelsPerBlock)
+__global__ void __launch_bounds__(kThreads, 8)
 dw_f32_nchw_n64_c576_h14_w14_k3x3_s2_p1_m1_ssrelu6(const float* __restrict__ input, const float* __restrict__ filter,
     const float* __restrict__ epilogue_a, const float* __restrict__ epilogue_b,
-    float* __restrict__ output) {
-  const int c = blockIdx.y * kChannelsPerBlock + threadIdx.z;
-  const int n = blockIdx.z;
-  const int tile_row = blockIdx.x / kTilesX;
-  const int tile_col = blockIdx.x % kTilesX;
-  const int out_row0 = tile_row * kTileH;  // first output row and column of this block
-  const int out_col0 = tile_col * kTileW;
-  const int in_row0 = out_row0 * kStrideH - kPadTop;  // first input row and column it reads
-  const int in_col0 = out_col0 * kStrideW - kPadLeft;
-  const float* in_plane = input + (static_cast<long long>(n) * kChannels + c) * (kInH * kInW);
+    float* __restrict__ output, int groups) {
+  const int lane = threadIdx.x % kLanes;
+  const int group = blockIdx.x * kGroups + threadIdx.x / kLanes;
+  // Idle groups of the last block still take part in the shuffles.
+  const bool live = group < groups;
+  const int g = live ? group : 0;
+  const int band = g % kBands;
+  const long long plane = g / kBands;  // n * kChannels + c
+  const int c = static_cast<int>(plane % kChannels);
+  const int in_row0 = band * kRows * kStrideH - kPadTop;
+  const bool lane_reads = live && lane * kVector < kInW;
+  const float* in_lane = input + plane * (kInH * kInW) + lane * kVector;
+
+  // Every input row of the band, issued before any arithmetic; rows in the
+  // padding and lanes past the right edge read zeros.
+  float rows[kInRows][kVector];
+#pragma unroll
+  for (int r = 0; r < kInRows; ++r) {
+    const int y = in_row0 + r;
+    const InputVector v = lane_reads && y >= 0 && y < kInH
+                              ? __ldg(reinterpret_cast<const InputVector*>(in_lane + y * kInW))
+                              : InputVector{};
+#pragma unroll
+    for (int i = 0; i < kVector; ++i) rows[r][i] = reinterpret_cast<const float*>(&v)[i];
+  }
 
   // The filter taps of the kMultiplier output channels that read channel c.
-  const float* taps_global = filter + c * (kMultiplier * kKH * kKW);
   float taps[kMultiplier * kKH * kKW];
 #pragma unroll
-  for (int i = 0; i < kMultiplier * kKH * kKW; ++i) taps[i] = __ldg(taps_global + i);
+  for (int i = 0; i < kMultiplier * kKH * kKW; ++i) taps[i] = __ldg(filter + c * (kMultiplier * kKH * kKW) + i);
+  // The epilogue's parameters, loaded here so that their latency hides
+  // behind the input loads instead of following the arithmetic.
+  float scale[kMultiplier];
+  float shift[kMultiplier];
+#pragma unroll
+  for (int m = 0; m < kMultiplier; ++m) {
+    scale[m] = __ldg(epilogue_a + c * kMultiplier + m);
+    shift[m] = __ldg(epilogue_b + c * kMultiplier + m);
+  }
 
-  float* out_base = output + (static_cast<long long>(n) * kChannels + c) * kMultiplier * (kOutH * kOutW);
+  float* out_channels = output + plane * kMultiplier * (kOutH * kOutW);
+  const int out_col0 = lane * kOutputs;
 #pragma unroll
-  for (int vy = 0; vy < kVThreadsY; ++vy) {
+  for (int r = 0; r < kRows; ++r) {
+    float acc[kMultiplier][kOutputs] = {};
 #pragma unroll
-    for (int vx = 0; vx < kVThreadsX; ++vx) {
-      // This thread's outputs, relative to the block's tile.
-      const int row0 = vy * (kTileH / kVThreadsY) + threadIdx.y * kRowsPerThread;
-      const int col0 = vx * (kTileW / kVThreadsX) + threadIdx.x * kColsPerThread;
-
-      float acc[kMultiplier][kRowsPerThread][kColsPerThread] = {};
+    for (int ky = 0; ky < kKH; ++ky) {
+      const float* row = rows[r * kStrideH + ky * kDilationH];
+      // The input columns this lane's outputs read: its own, and the halo
+      // from its neighbours (zero beyond the image: the padding).
+      float window[kWindow];
 #pragma unroll
-      for (int i = 0; i < kRowsPerThread; ++i) {
+      for (int i = 0; i < kHaloLeft; ++i) {
+        const float left = __shfl_up_sync(0xffffffffu, row[kVector - kHaloLeft + i], 1, kLanes);
+        window[i] = lane > 0 ? left : 0.0f;
+      }
 #pragma unroll
-        for (int j = 0; j < kColsPerThread; ++j) {
+      for (int i = 0; i < kVector; ++i) window[kHaloLeft + i] = row[i];
 #pragma unroll
-          for (int ky = 0; ky < kKH; ++ky) {
+      for (int i = 0; i < kHaloRight; ++i) {
+        const float right = __shfl_down_sync(0xffffffffu, row[i], 1, kLanes);
+        window[kHaloLeft + kVector + i] = (lane + 1) * kVector + i < kInW ? right : 0.0f;
+      }
 #pragma unroll
-            for (int kx = 0; kx < kKW; ++kx) {
-              const int y = in_row0 + (row0 + i) * kStrideH + ky * kDilationH;
-              const int x = in_col0 + (col0 + j) * kStrideW + kx * kDilationW;
-              const float v = (y >= 0 && y < kInH && x >= 0 && x < kInW) ? __ldg(in_plane + y * kInW + x) : 0.0f;
+      for (int m = 0; m < kMultiplier; ++m) {
 #pragma unroll
-              for (int m = 0; m < kMultiplier; ++m) {
-                acc[m][i][j] = fmaf(v, taps[(m * kKH + ky) * kKW + kx], acc[m][i][j]);
-              }
-            }
+        for (int o = 0; o < kOutputs; ++o) {
+#pragma unroll
+          for (int kx = 0; kx < kKW; ++kx) {
+            acc[m][o] = fmaf(window[o * kStrideW + kx * kDilationW], taps[(m * kKH + ky) * kKW + kx], acc[m][o]);
           }
         }
       }
+    }
 
-      // Epilogue (relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)), then the single write of each output.
+    const int oy = band * kRows + r;
+    if (oy >= kOutH) continue;
+    if (!live || out_col0 >= kOutW) continue;
+    // Epilogue (relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)), then the single write of each output.
 #pragma unroll
-      for (int m = 0; m < kMultiplier; ++m) {
-        const float scale = __ldg(epilogue_a + c * kMultiplier + m);
-        const float shift = __ldg(epilogue_b + c * kMultiplier + m);
-        float* out_plane = out_base + m * (kOutH * kOutW);
+    for (int m = 0; m < kMultiplier; ++m) {
+      alignas(4 * kOutputs) float result[kOutputs];
 #pragma unroll
-        for (int i = 0; i < kRowsPerThread; ++i) {
+      for (int o = 0; o < kOutputs; ++o) {
+        float value = acc[m][o];
+        value = fmaf(value, scale[m], shift[m]);
+        value = fminf(fmaxf(value, 0.0f), 6.0f);
+        result[o] = value;
+      }
+      float* out_row = out_channels + m * (kOutH * kOutW) + oy * kOutW + out_col0;
 #pragma unroll
-          for (int j = 0; j < kColsPerThread; ++j) {
-            const int oy = out_row0 + row0 + i;
-            const int ox = out_col0 + col0 + j;
-            if (oy >= kOutH || ox >= kOutW) continue;
-            float value = acc[m][i][j];
-            value = fmaf(value, scale, shift);
-            value = fminf(fmaxf(value, 0.0f), 6.0f);
-            out_plane[oy * kOutW + ox] = value;
-          }
-        }
+      for (int o = 0; o < kOutputs; ++o) {
+        if (out_col0 + o < kOutW) out_row[o] = result[o];
       }
     }
   }
@@ -132,9 +169,10 @@ dw_f32_nchw_n64_c576_h14_w14_k3x3_s2_p1_m1_ssrelu6(const float* __restrict__ inp
 // pointers are ignored.
 cudaError_t launch_dw_f32_nchw_n64_c576_h14_w14_k3x3_s2_p1_m1_ssrelu6(const float* input, const float* filter, const float* epilogue_a,
     const float* epilogue_b, float* output, int batch, cudaStream_t stream) {
-  const dim3 grid(1, kChannels / kChannelsPerBlock, batch);
-  const dim3 block(kThreadsX, kThreadsY, kChannelsPerBlock);
-  dw_f32_nchw_n64_c576_h14_w14_k3x3_s2_p1_m1_ssrelu6<<<grid, block, 0, stream>>>(input, filter, epilogue_a, epilogue_b, output);
+  const long long groups = static_cast<long long>(batch) * kChannels * kBands;
+  if (groups > 0x7fffffffLL) return cudaErrorInvalidConfiguration;  // group index must fit an int
+  const int blocks = static_cast<int>((groups + kGroups - 1) / kGroups);
+  dw_f32_nchw_n64_c576_h14_w14_k3x3_s2_p1_m1_ssrelu6<<<blocks, kThreads, 0, stream>>>(input, filter, epilogue_a, epilogue_b, output, static_cast<int>(groups));
   return cudaGetLastError();
 }
 

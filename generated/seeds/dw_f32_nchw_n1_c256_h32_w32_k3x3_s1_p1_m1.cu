@@ -9,7 +9,7 @@
 //   output  [N, 256, 32, 32]
 //   epilogue: none
 //
-// Schedule: block_tile 32x32, threads 4x32, vthreads 1x1, input in shared memory, filter in registers
+// Schedule: tiles: block_tile 32x32, threads 4x32, vthreads 1x1, input in shared memory, filter in registers
 //   each thread computes 1x1 groups of 8x1 outputs for each of the 1 output channel(s) of its input channel
 //
 // Launch: grid (1, 256, N) = (tiles 1x1, input channels / 1, batch), block (32, 4, 1) = 128 threads

@@ -9,7 +9,7 @@
 //   output  [N, 256, 96, 96]
 //   epilogue: relu(conv * scale[co] + shift[co])
 //
-// Schedule: block_tile 32x32, threads 8x16, vthreads 1x2, input in shared memory, filter in registers
+// Schedule: tiles: block_tile 32x32, threads 8x16, vthreads 1x2, input in shared memory, filter in registers
 //   each thread computes 1x2 groups of 4x1 outputs for each of the 1 output channel(s) of its input channel
 //
 // Launch: grid (9, 256, N) = (tiles 3x3, input channels / 1, batch), block (16, 8, 1) = 128 threads

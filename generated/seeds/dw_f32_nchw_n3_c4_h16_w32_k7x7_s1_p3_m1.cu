@@ -9,7 +9,7 @@
 //   output  [N, 4, 16, 32]
 //   epilogue: none
 //
-// Schedule: block_tile 16x32, threads 8x32, vthreads 1x1, input in shared memory, filter in registers
+// Schedule: tiles: block_tile 16x32, threads 8x32, vthreads 1x1, input in shared memory, filter in registers
 //   each thread computes 1x1 groups of 2x1 outputs for each of the 1 output channel(s) of its input channel
 //
 // Launch: grid (1, 4, N) = (tiles 1x1, input channels / 1, batch), block (32, 8, 1) = 256 threads

@@ -98,9 +98,38 @@ std::string padding_text(const Workload& wl) {
          "," + std::to_string(wl.pad_right);
 }
 
+nlohmann::json schedule_json(const KernelPlan& p) {
+  const Schedule& s = p.schedule;
+  if (s.algorithm == Algorithm::kRows) {
+    return {
+        {"algorithm", "rows"},
+        {"rows_per_thread", s.rows_per_thread},
+        {"vector_width", s.vector_width},
+        {"threads_per_block", s.threads_per_block},
+        {"group_lanes", p.group_lanes},
+        {"bands", p.bands},
+        {"grid", {"ceil(N*" + std::to_string(p.workload.c * p.bands) + "/" +
+                      std::to_string(s.threads_per_block / p.group_lanes) + ")"}},
+        {"smem_bytes", 0},
+        {"alignment", p.alignment},
+    };
+  }
+  return {
+      {"algorithm", "tiles"},
+      {"block_tile", {s.tile_h, s.tile_w}},
+      {"threads", {s.threads_y, s.threads_x}},
+      {"vthreads", {s.vthreads_y, s.vthreads_x}},
+      {"shared_input", s.shared_input},
+      {"shared_filter", s.shared_filter},
+      {"channels_per_block", s.channels_per_block},
+      {"grid", {p.tiles_y * p.tiles_x, p.workload.c / s.channels_per_block, "N"}},
+      {"smem_bytes", p.smem_bytes},
+      {"alignment", p.alignment},
+  };
+}
+
 nlohmann::json kernel_json(const KernelPlan& p) {
   const Workload& wl = p.workload;
-  const Schedule& s = p.schedule;
   return {
       {"name", p.name},
       {"spec", wl.where.file + ":" + std::to_string(wl.where.line)},
@@ -113,14 +142,7 @@ nlohmann::json kernel_json(const KernelPlan& p) {
       {"epilogue", to_string(wl.epilogue)},
       {"activation", to_string(wl.activation)},
       {"out_h", p.out_h}, {"out_w", p.out_w},
-      {"block_tile", {s.tile_h, s.tile_w}},
-      {"threads", {s.threads_y, s.threads_x}},
-      {"vthreads", {s.vthreads_y, s.vthreads_x}},
-      {"shared_input", s.shared_input},
-      {"shared_filter", s.shared_filter},
-      {"channels_per_block", s.channels_per_block},
-      {"grid", {p.tiles_y * p.tiles_x, wl.c / s.channels_per_block, "N"}},
-      {"smem_bytes", p.smem_bytes},
+      {"schedule", schedule_json(p)},
       {"bytes_read", p.bytes_read},
       {"bytes_written", p.bytes_written},
       {"floor_us", p.floor_us},
@@ -130,33 +152,36 @@ nlohmann::json kernel_json(const KernelPlan& p) {
 void print_table(const LibraryPlan& lib) {
   std::printf("library %s: %zu kernels from %zu spec file(s)\n\n", lib.name.c_str(), lib.kernels.size(),
               lib.spec_files.size());
-  std::printf("%-58s %-9s %-9s %-5s %-3s %-7s %6s %9s  %s\n", "kernel", "tile", "threads", "vthr", "ch",
-              "grid.x", "smem", "floor_us", "spec");
+  std::printf("%-58s %9s  %-74s  %s\n", "kernel", "floor_us", "schedule", "spec");
   for (const KernelPlan& p : lib.kernels) {
-    const Schedule& s = p.schedule;
-    const std::string tile = std::to_string(s.tile_h) + "x" + std::to_string(s.tile_w);
-    const std::string threads = std::to_string(s.threads_y) + "x" + std::to_string(s.threads_x);
-    const std::string vthreads = std::to_string(s.vthreads_y) + "x" + std::to_string(s.vthreads_x);
-    std::printf("%-58s %-9s %-9s %-5s %-3d %-7d %6d %9.2f  %s:%d\n", p.name.c_str(), tile.c_str(), threads.c_str(),
-                vthreads.c_str(), s.channels_per_block, p.tiles_y * p.tiles_x, p.smem_bytes, p.floor_us,
+    std::printf("%-58s %9.2f  %-74s  %s:%d\n", p.name.c_str(), p.floor_us, p.schedule.summary().c_str(),
                 p.workload.where.file.c_str(), p.workload.where.line);
   }
 }
 
 void print_csv(const LibraryPlan& lib) {
+  // One row per kernel; the knobs of the other algorithm are empty.
   std::printf("name,spec,n,c,h,w,kh,kw,stride_h,stride_w,padding,dilation_h,dilation_w,multiplier,epilogue,"
-              "activation,tile_h,tile_w,threads_y,threads_x,vthreads_y,vthreads_x,shared_input,shared_filter,"
-              "channels_per_block,smem_bytes,bytes_read,bytes_written,floor_us\n");
+              "activation,algorithm,tile_h,tile_w,threads_y,threads_x,vthreads_y,vthreads_x,shared_input,"
+              "shared_filter,channels_per_block,rows_per_thread,vector_width,threads_per_block,smem_bytes,"
+              "alignment,bytes_read,bytes_written,floor_us\n");
   for (const KernelPlan& p : lib.kernels) {
     const Workload& wl = p.workload;
     const Schedule& s = p.schedule;
-    std::printf("%s,%s:%d,%s,%d,%d,%d,%d,%d,%d,%d,\"%s\",%d,%d,%d,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%lld,%lld,%.3f\n",
+    char tiles[128] = ",,,,,,,,";
+    char rows[64] = ",,";
+    if (s.algorithm == Algorithm::kRows) {
+      std::snprintf(rows, sizeof rows, "%d,%d,%d", s.rows_per_thread, s.vector_width, s.threads_per_block);
+    } else {
+      std::snprintf(tiles, sizeof tiles, "%d,%d,%d,%d,%d,%d,%d,%d,%d", s.tile_h, s.tile_w, s.threads_y,
+                    s.threads_x, s.vthreads_y, s.vthreads_x, s.shared_input, s.shared_filter, s.channels_per_block);
+    }
+    std::printf("%s,%s:%d,%s,%d,%d,%d,%d,%d,%d,%d,\"%s\",%d,%d,%d,%s,%s,%s,%s,%s,%d,%d,%lld,%lld,%.3f\n",
                 p.name.c_str(), wl.where.file.c_str(), wl.where.line,
                 wl.n == 0 ? "runtime" : std::to_string(wl.n).c_str(), wl.c, wl.h, wl.w, wl.kh, wl.kw, wl.stride_h,
                 wl.stride_w, padding_text(wl).c_str(), wl.dilation_h, wl.dilation_w, wl.multiplier,
-                to_string(wl.epilogue), to_string(wl.activation), s.tile_h, s.tile_w, s.threads_y, s.threads_x,
-                s.vthreads_y, s.vthreads_x, s.shared_input, s.shared_filter, s.channels_per_block, p.smem_bytes, p.bytes_read,
-                p.bytes_written, p.floor_us);
+                to_string(wl.epilogue), to_string(wl.activation), to_string(s.algorithm), tiles, rows,
+                p.smem_bytes, p.alignment, p.bytes_read, p.bytes_written, p.floor_us);
   }
 }
 

@@ -190,34 +190,55 @@ ms::data kernel_data(const LibraryPlan& lib, const KernelPlan& p, const RenderOp
   set("problem_initializer", problem_initializer(wl));
 
   set("schedule_summary", s.summary());
-  set_int("tile_h", s.tile_h);
-  set_int("tile_w", s.tile_w);
-  set_int("threads_y", s.threads_y);
-  set_int("threads_x", s.threads_x);
-  set_int("vthreads_y", s.vthreads_y);
-  set_int("vthreads_x", s.vthreads_x);
-  set_bool("shared_input", s.shared_input);
-  set_bool("shared_filter", s.shared_filter);
-  set_bool("needs_sync", s.shared_input || s.shared_filter);
-  set_int("rows_per_thread", p.rows_per_thread);
-  set_int("cols_per_thread", p.cols_per_thread);
-  set_int("block_threads", p.block_threads);
-  set_int("channels_per_block", s.channels_per_block);
-  set_int("channel_blocks", wl.c / s.channels_per_block);
-  set_int("tiles_y", p.tiles_y);
-  set_int("tiles_x", p.tiles_x);
-  set_int("grid_x", static_cast<long long>(p.tiles_y) * p.tiles_x);
-  set_int("in_tile_h", p.in_tile_h);
-  set_int("in_tile_w", p.in_tile_w);
-  set_int("loads_per_thread", p.loads_per_thread);
-  set_bool("ragged_loads", p.in_tile_h * p.in_tile_w % p.threads != 0);
-  // Output bounds checks are emitted only where the tiles overhang the output.
-  set_bool("ragged", p.out_h % s.tile_h != 0 || p.out_w % s.tile_w != 0);
-  set_int("smem_bytes", p.smem_bytes);
-  set("smem_note", s.shared_input ? " (input tile " + std::to_string(p.in_tile_h) + "x" +
-                                        std::to_string(p.in_tile_w) + " floats" +
-                                        (s.shared_filter ? ", plus the filter)" : ")")
-                                  : (s.shared_filter ? " (the filter)" : ""));
+  set_int("alignment", p.alignment);
+  if (s.algorithm == Algorithm::kRows) {
+    static const char* const kVectorTypes[] = {"", "float", "float2", "", "float4"};
+    set_int("threads_per_block", s.threads_per_block);
+    set_int("rows_per_thread", s.rows_per_thread);
+    set_int("vector_width", s.vector_width);
+    set_int("vector_width_bytes", 4 * s.vector_width);
+    set("input_vector_type", kVectorTypes[s.vector_width]);
+    set_int("group_lanes", p.group_lanes);
+    set_int("groups_per_block", s.threads_per_block / p.group_lanes);
+    set_int("bands", p.bands);
+    set_int("in_rows", p.in_rows);
+    set_int("outputs_per_lane", p.outputs_per_lane);
+    set_int("halo_left", p.halo_left);
+    set_int("halo_right", p.halo_right);
+    set_bool("vector_store", p.vector_store);
+    set("output_vector_type", p.vector_store ? kVectorTypes[p.outputs_per_lane] : "");
+    set_int("min_blocks", p.min_blocks);
+    set_bool("ragged_rows", p.out_h % s.rows_per_thread != 0);
+  } else {
+    set_int("tile_h", s.tile_h);
+    set_int("tile_w", s.tile_w);
+    set_int("threads_y", s.threads_y);
+    set_int("threads_x", s.threads_x);
+    set_int("vthreads_y", s.vthreads_y);
+    set_int("vthreads_x", s.vthreads_x);
+    set_bool("shared_input", s.shared_input);
+    set_bool("shared_filter", s.shared_filter);
+    set_bool("needs_sync", s.shared_input || s.shared_filter);
+    set_int("rows_per_thread", p.rows_per_thread);
+    set_int("cols_per_thread", p.cols_per_thread);
+    set_int("block_threads", p.block_threads);
+    set_int("channels_per_block", s.channels_per_block);
+    set_int("channel_blocks", wl.c / s.channels_per_block);
+    set_int("tiles_y", p.tiles_y);
+    set_int("tiles_x", p.tiles_x);
+    set_int("grid_x", static_cast<long long>(p.tiles_y) * p.tiles_x);
+    set_int("in_tile_h", p.in_tile_h);
+    set_int("in_tile_w", p.in_tile_w);
+    set_int("loads_per_thread", p.loads_per_thread);
+    set_bool("ragged_loads", p.in_tile_h * p.in_tile_w % p.threads != 0);
+    // Output bounds checks are emitted only where the tiles overhang the output.
+    set_bool("ragged", p.out_h % s.tile_h != 0 || p.out_w % s.tile_w != 0);
+    set_int("smem_bytes", p.smem_bytes);
+    set("smem_note", s.shared_input ? " (input tile " + std::to_string(p.in_tile_h) + "x" +
+                                          std::to_string(p.in_tile_w) + " floats" +
+                                          (s.shared_filter ? ", plus the filter)" : ")")
+                                    : (s.shared_filter ? " (the filter)" : ""));
+  }
   set_int("cost_batch", p.cost_batch);
   set_int("bytes_read", p.bytes_read);
   set_int("bytes_written", p.bytes_written);
@@ -243,6 +264,7 @@ Templates Templates::load(const std::string& dir) {
   Templates t;
   t.dir = dir;
   t.kernel = read_file(dir + "/depthwise_nchw.cu.mustache");
+  t.kernel_rows = read_file(dir + "/depthwise_nchw_rows.cu.mustache");
   t.registry = read_file(dir + "/registry.cu.mustache");
   t.header = read_file(dir + "/library.h.mustache");
   return t;
@@ -256,6 +278,9 @@ std::vector<std::string> output_names(const LibraryPlan& lib) {
 
 std::string render_kernel(const Templates& t, const LibraryPlan& lib, const KernelPlan& plan,
                           const RenderOptions& options) {
+  if (plan.schedule.algorithm == Algorithm::kRows) {
+    return render_strict(t.kernel_rows, t.dir + "/depthwise_nchw_rows.cu.mustache", kernel_data(lib, plan, options));
+  }
   return render_strict(t.kernel, t.dir + "/depthwise_nchw.cu.mustache", kernel_data(lib, plan, options));
 }
 

@@ -58,6 +58,8 @@ const char* to_string(Activation a) {
   return "?";
 }
 
+const char* to_string(Algorithm a) { return a == Algorithm::kRows ? "rows" : "tiles"; }
+
 namespace {
 
 // Limits of what the generated kernels support. Each is stated in the error
@@ -75,8 +77,9 @@ const std::vector<std::string> kTopKeys = {"library", "defaults", "workloads"};
 const std::vector<std::string> kWorkloadKeys = {
     "op",       "n",          "c",          "h",          "w",     "filter",   "stride", "padding",
     "dilation", "multiplier", "epilogue",   "activation", "dtype", "layout",   "schedule"};
-const std::vector<std::string> kScheduleKeys = {"block_tile",    "threads",      "vthreads",
-                                                "shared_input",  "shared_filter", "channels_per_block"};
+const std::vector<std::string> kScheduleKeys = {
+    "algorithm",          "block_tile",      "threads",      "vthreads",         "shared_input", "shared_filter",
+    "channels_per_block", "rows_per_thread", "vector_width", "threads_per_block"};
 
 std::string join(const std::vector<std::string>& items) {
   std::string text;
@@ -370,6 +373,56 @@ class Parser {
       return;
     }
     check_keys(node, kScheduleKeys, "in 'schedule'");
+    // Remember the first key of each algorithm, to tell which one the spec means.
+    for (const auto& entry : node) {
+      const std::string key = entry.first.Scalar();
+      const bool rows_key = key == "rows_per_thread" || key == "vector_width" || key == "threads_per_block";
+      const bool tiles_key = key != "algorithm" && !rows_key &&
+                             std::find(kScheduleKeys.begin(), kScheduleKeys.end(), key) != kScheduleKeys.end();
+      if (rows_key && s.rows_key.empty()) {
+        s.rows_key = key;
+        s.rows_key_where = at(entry.first);
+      }
+      if (tiles_key && s.tiles_key.empty()) {
+        s.tiles_key = key;
+        s.tiles_key_where = at(entry.first);
+      }
+    }
+    if (YAML::Node v = node["algorithm"]) {
+      s.algorithm_where = at(v);
+      const std::string name = v.IsScalar() ? v.Scalar() : text_of(v);
+      if (name == "tiles") {
+        s.algorithm = Algorithm::kTiles;
+      } else if (name == "rows") {
+        s.algorithm = Algorithm::kRows;
+      } else {
+        error(v, "'algorithm' must be 'tiles' or 'rows', got '" + name + "'");
+      }
+    }
+    if (YAML::Node v = node["rows_per_thread"]) {
+      s.rows_where = at(v);
+      s.rows_per_thread = integer(v, "rows_per_thread", 1, 16);
+    }
+    if (YAML::Node v = node["vector_width"]) {
+      s.vector_where = at(v);
+      if (auto width = integer(v, "vector_width", 1, 4)) {
+        if (*width == 3) {
+          error(v, "'vector_width' must be 1, 2 or 4 (floats per load), got 3");
+        } else {
+          s.vector_width = width;
+        }
+      }
+    }
+    if (YAML::Node v = node["threads_per_block"]) {
+      s.block_threads_where = at(v);
+      if (auto threads = integer(v, "threads_per_block", 32, 1024)) {
+        if (*threads % 32 != 0) {
+          error(v, "'threads_per_block' must be a multiple of 32 (whole warps), got " + std::to_string(*threads));
+        } else {
+          s.threads_per_block = threads;
+        }
+      }
+    }
     if (YAML::Node tile = node["block_tile"]) {
       s.tile_where = at(tile);
       if (auto v = integers(tile, "block_tile", 2, "[blocking_h, blocking_w]", 1, 256)) {

@@ -216,12 +216,17 @@ KernelChoice find(const Registry& r, const DepthwiseProblem& p) {
   }
   choice.specialized = true;
   choice.kernel = e->name;
+  const std::string alignment =
+      e->alignment > 4 ? "; input and output aligned to less than " + std::to_string(e->alignment) +
+                             " bytes run the generic kernel"
+                       : "";
   choice.reason = e->problem.n == p.n   ? std::string("made for this problem (") + e->spec_location + ")"
                   : e->problem.n == 0   ? std::string("made for this problem with a runtime batch (") +
                                             e->spec_location + ")"
                                         : std::string("made for this problem at batch ") +
                                             std::to_string(e->problem.n) + "; runs any batch (" + e->spec_location +
                                             ")";
+  choice.reason += alignment;
   return choice;
 }
 
@@ -237,6 +242,16 @@ Status run(const Registry& r, const DepthwiseProblem& p, const DepthwiseArgs& a,
     }
     return generic_depthwise_conv2d(p, a, stream);
   }
+  // An entry that records no alignment (0) needs only a float's.
+  const std::uintptr_t alignment = e->alignment > 4 ? static_cast<std::uintptr_t>(e->alignment) : 4;
+  const auto aligned = [&](const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % alignment == 0; };
+  if (!aligned(a.input) || !aligned(a.output)) {
+    if (dispatch == Dispatch::kStrict) {
+      return error(StatusCode::kInvalidPointer, std::string("kernel ") + e->name + " needs input and output aligned to " +
+                                                    std::to_string(alignment) + " bytes");
+    }
+    return generic_depthwise_conv2d(p, a, stream);
+  }
   return launched(e->launch(a.input, a.filter, epilogue_a(p, a), a.shift, a.output, p.n, stream), e->name);
 }
 
@@ -244,7 +259,7 @@ std::vector<KernelInfo> list(const Registry& r) {
   std::vector<KernelInfo> infos;
   for (int i = 0; i < r.count; ++i) {
     const RegistryEntry& e = r.entries[i];
-    infos.push_back({e.name, e.problem, e.schedule, e.spec_location});
+    infos.push_back({e.name, e.problem, e.schedule, e.spec_location, e.alignment});
   }
   return infos;
 }

@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <regex>
 
 #include "convgen/gen/plan.hpp"
@@ -266,6 +267,83 @@ TEST(Cli, GenerateWritesTheAnnouncedFilesAndIsIdempotent) {
   EXPECT_NE(second.out.find("0 file(s) written, " + std::to_string(announced.size()) + " unchanged"),
             std::string::npos)
       << second.out;
+}
+
+// Splits a CSV line; a quoted field may hold commas.
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (char ch : line) {
+    if (ch == '"') {
+      quoted = !quoted;
+    } else if (ch == ',' && !quoted) {
+      fields.emplace_back();
+    } else {
+      fields.back() += ch;
+    }
+  }
+  return fields;
+}
+
+// `convgen list` shows each kernel's algorithm with its own knobs: in CSV,
+// the other algorithm's columns are empty; in JSON, "schedule" holds them.
+TEST(Cli, ListShowsEachKernelsAlgorithm) {
+  TempDir tmp;
+  write_file(tmp / "two.yaml", R"(library: two
+workloads:
+  - {n: 64, c: 32, h: 112, w: 112, filter: 3, padding: same}
+  - {n: runtime, c: 32, h: 112, w: 112, filter: 3, stride: 2, padding: same, schedule: {algorithm: tiles}}
+)");
+  const std::string list = "cd " + quote(tmp.str()) + " && " + quote(CONVGEN_CLI) + " list two.yaml";
+
+  const CommandResult csv = run_command(list + " --format csv", tmp.path());
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  const std::vector<std::string> lines = split_lines(csv.out);
+  ASSERT_EQ(lines.size(), 3u) << csv.out;
+  const std::vector<std::string> header = csv_fields(lines[0]);
+  std::map<std::string, std::string> rows, tiles;
+  for (const auto& [line, row] : {std::pair{lines[1], &rows}, std::pair{lines[2], &tiles}}) {
+    const std::vector<std::string> fields = csv_fields(line);
+    ASSERT_EQ(fields.size(), header.size()) << line;
+    for (size_t i = 0; i < header.size(); ++i) (*row)[header[i]] = fields[i];
+  }
+  EXPECT_EQ(rows["name"], "dw_f32_nchw_n64_c32_h112_w112_k3x3_s1_p1_m1");
+  EXPECT_EQ(rows["algorithm"], "rows");
+  EXPECT_EQ(rows["rows_per_thread"], "4");
+  EXPECT_EQ(rows["vector_width"], "4");
+  EXPECT_EQ(rows["threads_per_block"], "128");
+  EXPECT_EQ(rows["alignment"], "16");
+  EXPECT_EQ(rows["smem_bytes"], "0");
+  for (const char* column : {"tile_h", "tile_w", "threads_y", "threads_x", "vthreads_y", "vthreads_x", "shared_input",
+                             "shared_filter", "channels_per_block"}) {
+    EXPECT_EQ(rows.at(column), "") << column;
+  }
+  EXPECT_EQ(tiles["name"], "dw_f32_nchw_nany_c32_h112_w112_k3x3_s2_p1_m1");
+  EXPECT_EQ(tiles["algorithm"], "tiles");
+  EXPECT_EQ(tiles["tile_h"], "32");
+  EXPECT_EQ(tiles["threads_x"], "32");
+  EXPECT_EQ(tiles["shared_input"], "0");
+  EXPECT_EQ(tiles["alignment"], "4");
+  for (const char* column : {"rows_per_thread", "vector_width", "threads_per_block"}) {
+    EXPECT_EQ(tiles.at(column), "") << column;
+  }
+
+  const CommandResult json = run_command(list + " --format json", tmp.path());
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  // Keys are printed sorted, one per line.
+  for (const char* expected : {R"("algorithm": "rows",)", R"("alignment": 16,)", R"("group_lanes": 32,)",
+                               R"("bands": 28,)", R"("vector_width": 4)", R"("algorithm": "tiles",)",
+                               R"("alignment": 4,)", R"("channels_per_block": 1,)"}) {
+    EXPECT_NE(json.out.find(expected), std::string::npos) << "missing " << expected << " in\n" << json.out;
+  }
+
+  const CommandResult table = run_command(list, tmp.path());
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("rows: rows_per_thread 4, vector_width 4, threads_per_block 128"), std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find("tiles: block_tile 32x32, threads 8x32, vthreads 1x1, input from global memory"),
+            std::string::npos)
+      << table.out;
 }
 
 }  // namespace

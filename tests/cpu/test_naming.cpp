@@ -64,6 +64,9 @@ TEST(KernelName, ExactStrings) {
 TEST(KernelName, TheScheduleIsNotPartOfTheName) {
   EXPECT_EQ(plan("{n: 1, c: 8, h: 64, w: 64, filter: 3, padding: same, schedule: {threads: [4, 16]}}").name,
             plan("{n: 1, c: 8, h: 64, w: 64, filter: 3, padding: same}").name);
+  // Nor the algorithm.
+  EXPECT_EQ(plan("{n: 1, c: 8, h: 64, w: 64, filter: 3, padding: same, schedule: {algorithm: tiles}}").name,
+            plan("{n: 1, c: 8, h: 64, w: 64, filter: 3, padding: same, schedule: {vector_width: 2}}").name);
 }
 
 // Every field of a problem shows in the name: distinct problems, distinct

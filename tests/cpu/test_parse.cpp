@@ -67,6 +67,12 @@ TEST(Parse, BuiltInDefaults) {
   EXPECT_FALSE(wl.schedule.shared_input.has_value());
   EXPECT_FALSE(wl.schedule.shared_filter.has_value());
   EXPECT_FALSE(wl.schedule.channels_per_block.has_value());
+  EXPECT_FALSE(wl.schedule.algorithm.has_value());
+  EXPECT_FALSE(wl.schedule.rows_per_thread.has_value());
+  EXPECT_FALSE(wl.schedule.vector_width.has_value());
+  EXPECT_FALSE(wl.schedule.threads_per_block.has_value());
+  EXPECT_EQ(wl.schedule.tiles_key, "");
+  EXPECT_EQ(wl.schedule.rows_key, "");
 }
 
 TEST(Parse, RuntimeBatchIsZero) {
@@ -223,6 +229,46 @@ TEST(Parse, ScheduleKeys) {
   EXPECT_FALSE(square.schedule.shared_input.has_value());
 }
 
+TEST(Parse, RowsScheduleKeys) {
+  const Workload wl = workload(
+      "{n: 1, c: 8, h: 64, w: 64, filter: 3, padding: same, schedule: {algorithm: rows, rows_per_thread: 16, "
+      "vector_width: 2, threads_per_block: 1024}}");
+  const ScheduleRequest& s = wl.schedule;
+  EXPECT_EQ(s.algorithm, Algorithm::kRows);
+  EXPECT_EQ(s.rows_per_thread, 16);
+  EXPECT_EQ(s.vector_width, 2);
+  EXPECT_EQ(s.threads_per_block, 1024);
+  EXPECT_EQ(s.rows_key, "rows_per_thread");
+  EXPECT_EQ(s.tiles_key, "");
+  EXPECT_FALSE(s.tile_h.has_value());
+
+  EXPECT_EQ(workload("{n: 1, c: 8, h: 64, w: 64, filter: 3, padding: same, schedule: {algorithm: tiles}}")
+                .schedule.algorithm,
+            Algorithm::kTiles);
+  for (int width : {1, 2, 4}) {
+    EXPECT_EQ(workload("{n: 1, c: 8, h: 64, w: 64, filter: 3, padding: same, schedule: {vector_width: " +
+                       std::to_string(width) + "}}")
+                  .schedule.vector_width,
+              width);
+  }
+  EXPECT_EQ(workload("{n: 1, c: 8, h: 64, w: 64, filter: 3, padding: same, schedule: {threads_per_block: 32}}")
+                .schedule.threads_per_block,
+            32);
+}
+
+// The first key of each algorithm, in the spec's order, is what an error
+// about mixing them points at.
+TEST(Parse, FirstKeyOfEachAlgorithm) {
+  const Workload wl = workload(
+      "{n: 1, c: 8, h: 64, w: 64, filter: 3, padding: same, schedule: {algorithm: rows, vector_width: 2, "
+      "threads: [8, 16], rows_per_thread: 4, block_tile: 16}}");
+  const ScheduleRequest& s = wl.schedule;
+  EXPECT_EQ(s.rows_key, "vector_width");
+  EXPECT_EQ(s.rows_key_where.str(), "test.yaml:3:86");
+  EXPECT_EQ(s.tiles_key, "threads");
+  EXPECT_EQ(s.tiles_key_where.str(), "test.yaml:3:103");
+}
+
 TEST(Parse, ScheduleInDefaultsIsInherited) {
   const Spec spec = parse(R"(library: lib
 defaults:
@@ -271,6 +317,35 @@ workloads:
   EXPECT_EQ(s.threads_where.str(), "dir/my.yaml:13:16");
   EXPECT_EQ(s.vthreads_where.str(), "dir/my.yaml:14:17");
   EXPECT_EQ(s.channels_where.str(), "dir/my.yaml:15:27");
+  EXPECT_EQ(s.tiles_key, "block_tile");
+  EXPECT_EQ(s.tiles_key_where.str(), "dir/my.yaml:12:7");
+}
+
+TEST(Parse, LocationsOfRowsScheduleKeys) {
+  const Spec spec = parse(R"(library: lib
+workloads:
+  - n: 1
+    c: 8
+    h: 64
+    w: 64
+    filter: 3
+    padding: same
+    schedule:
+      algorithm: rows
+      threads_per_block: 256
+      rows_per_thread: 2
+      vector_width: 4
+)",
+                          "dir/my.yaml");
+  ASSERT_EQ(spec.workloads.size(), 1u);
+  const ScheduleRequest& s = spec.workloads[0].schedule;
+  EXPECT_EQ(s.where.str(), "dir/my.yaml:10:7");
+  EXPECT_EQ(s.algorithm_where.str(), "dir/my.yaml:10:18");
+  EXPECT_EQ(s.block_threads_where.str(), "dir/my.yaml:11:26");
+  EXPECT_EQ(s.rows_where.str(), "dir/my.yaml:12:24");
+  EXPECT_EQ(s.vector_where.str(), "dir/my.yaml:13:21");
+  EXPECT_EQ(s.rows_key, "threads_per_block");
+  EXPECT_EQ(s.rows_key_where.str(), "dir/my.yaml:11:7");
 }
 
 TEST(Parse, LibraryKeyIsOptional) {

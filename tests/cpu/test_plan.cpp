@@ -11,8 +11,12 @@
 namespace convgen_test {
 namespace {
 
-// A schedule in one comparable line.
+// A schedule in one comparable line: the knobs of its algorithm.
 std::string sched(const Schedule& s) {
+  if (s.algorithm == Algorithm::kRows) {
+    return "rows " + std::to_string(s.rows_per_thread) + " vector " + std::to_string(s.vector_width) + " threads " +
+           std::to_string(s.threads_per_block);
+  }
   return "tile " + std::to_string(s.tile_h) + "x" + std::to_string(s.tile_w) + " threads " +
          std::to_string(s.threads_y) + "x" + std::to_string(s.threads_x) + " vthreads " +
          std::to_string(s.vthreads_y) + "x" + std::to_string(s.vthreads_x) + " input " +
@@ -73,8 +77,8 @@ TEST(Plan, OutputSizeForStrideDilationAndPadding) {
 // ---------------------------------------------------------------------------
 // The seed workloads: every derived number.
 
-TEST(Plan, SeedWorkloadWithTheDefaultSchedule) {
-  const KernelPlan p = plan("{n: 1, c: 256, h: 96, w: 96, filter: 3, padding: same}");
+TEST(Plan, SeedWorkloadWithTheTilesDefaultSchedule) {
+  const KernelPlan p = plan("{n: 1, c: 256, h: 96, w: 96, filter: 3, padding: same, schedule: {algorithm: tiles}}");
   EXPECT_EQ(sched(p.schedule), "tile 32x32 threads 8x32 vthreads 1x1 input shared filter registers ch 1");
   EXPECT_EQ(p.out_h, 96);
   EXPECT_EQ(p.out_w, 96);
@@ -89,6 +93,7 @@ TEST(Plan, SeedWorkloadWithTheDefaultSchedule) {
   EXPECT_EQ(p.in_tile_w, 34);
   EXPECT_EQ(p.loads_per_thread, 5);  // ceil(34*34 / 256)
   EXPECT_EQ(p.smem_bytes, 34 * 34 * 4);
+  EXPECT_EQ(p.alignment, 4);  // scalar loads and stores
   EXPECT_EQ(p.cost_batch, 1);
   EXPECT_EQ(p.bytes_read, 4LL * (256 * 96 * 96 + 256 * 9));
   EXPECT_EQ(p.bytes_written, 4LL * 256 * 96 * 96);
@@ -142,6 +147,29 @@ TEST(Plan, ShippedSeedsSpec) {
   EXPECT_EQ(t4.cost_batch, 3);
   EXPECT_EQ(t4.bytes_read, 4LL * (3 * 4 * 16 * 32 + 4 * 49));
   EXPECT_EQ(t4.bytes_written, 4LL * 3 * 4 * 16 * 32);
+
+  // The one workload left to the default rule that the rows algorithm takes:
+  // 21 columns (neither 4 nor 2 divides them) in 21 scalar lanes of a group of
+  // 32; 21 rows in 6 bands of 4, the last one ragged.
+  const KernelPlan& k21 = find("dw_f32_nchw_n1_c256_h21_w21_k3x3_s1_p1_m1");
+  EXPECT_EQ(sched(k21.schedule), "rows 4 vector 1 threads 128");
+  EXPECT_EQ(k21.group_lanes, 32);
+  EXPECT_EQ(k21.bands, 6);
+  EXPECT_EQ(k21.alignment, 4);
+}
+
+// The shipped MobileNetV2 spec leaves every schedule to the default rule:
+// every layer runs the rows algorithm.
+TEST(Plan, ShippedMobileNetV2SpecRunsTheRowsAlgorithm) {
+  const LibraryPlan lib =
+      plan_library({parse_spec_file(std::string(CONVGEN_SOURCE_DIR) + "/specs/mobilenet_v2.yaml")}, "");
+  ASSERT_EQ(lib.kernels.size(), 20u);
+  for (const KernelPlan& p : lib.kernels) {
+    SCOPED_TRACE(p.name);
+    EXPECT_EQ(p.schedule.algorithm, Algorithm::kRows);
+    EXPECT_EQ(p.schedule.rows_per_thread, 4);
+    EXPECT_EQ(p.schedule.threads_per_block, 128);
+  }
 }
 
 TEST(Plan, BytesMovedByEpilogueBatchAndStride) {
@@ -188,73 +216,267 @@ TEST(Plan, HaloOfStridedAndDilatedTiles) {
 }
 
 // ---------------------------------------------------------------------------
-// The default schedule rule.
+// The default schedule rule: the rows algorithm wherever it fits, else the
+// tiles algorithm. A workload that pins `algorithm: tiles` gets the tiles
+// algorithm's own default, which these tests check on shapes where the rule
+// picks rows.
 
-TEST(DefaultSchedule, AcrossShapes) {
+TEST(DefaultSchedule, TilesAcrossShapes) {
   struct Case {
     std::string workload, schedule;
     int smem_bytes, block_threads;
   };
   for (const Case& c : std::vector<Case>{
            // Small plane: the tile covers it; 4 channels per block make 256 threads.
-           {"{n: 1, c: 960, h: 7, w: 7, filter: 3, padding: same}",
+           {"{n: 1, c: 960, h: 7, w: 7, filter: 3, padding: same, schedule: {algorithm: tiles}}",
             "tile 8x8 threads 8x8 vthreads 1x1 input shared filter registers ch 4", 10 * 10 * 4 * 4, 256},
            // Stride 2 reads through the cache.
-           {"{n: 1, c: 96, h: 112, w: 112, filter: 3, stride: 2, padding: same}",
+           {"{n: 1, c: 96, h: 112, w: 112, filter: 3, stride: 2, padding: same, schedule: {algorithm: tiles}}",
             "tile 32x32 threads 8x32 vthreads 1x1 input global filter registers ch 1", 0, 256},
-           {"{n: 1, c: 576, h: 14, w: 14, filter: 3, stride: 2, padding: same}",
+           {"{n: 1, c: 576, h: 14, w: 14, filter: 3, stride: 2, padding: same, schedule: {algorithm: tiles}}",
             "tile 8x8 threads 8x8 vthreads 1x1 input global filter registers ch 4", 0, 256},
-           // 7x7, dilation 4: a 56x56 staged tile still fits.
+           // 7x7, dilation 4: a 56x56 staged tile still fits. (The default
+           // rule's own choice: the halo of 12 columns is wider than a lane's.)
            {"{n: 1, c: 16, h: 64, w: 64, filter: 7, dilation: 4, padding: same}",
             "tile 32x32 threads 8x32 vthreads 1x1 input shared filter registers ch 1", 56 * 56 * 4, 256},
            // 11x11, dilation 8: the halo is too big for a 32-row tile; threads_y halves.
            {"{n: 1, c: 16, h: 64, w: 64, filter: 11, dilation: 8, padding: same}",
             "tile 16x32 threads 4x32 vthreads 1x1 input shared filter shared ch 1", 96 * 112 * 4 + 121 * 4, 128},
            // Odd channel count: one channel per block.
-           {"{n: 1, c: 3, h: 5, w: 5, filter: 3, padding: same}",
+           {"{n: 1, c: 3, h: 5, w: 5, filter: 3, padding: same, schedule: {algorithm: tiles}}",
             "tile 8x8 threads 8x8 vthreads 1x1 input shared filter registers ch 1", 400, 64},
            // 1x1 filter: nothing to stage.
-           {"{n: 1, c: 64, h: 56, w: 56, filter: 1, padding: valid}",
+           {"{n: 1, c: 64, h: 56, w: 56, filter: 1, padding: valid, schedule: {algorithm: tiles}}",
             "tile 32x32 threads 8x32 vthreads 1x1 input global filter registers ch 1", 0, 256},
            // Tall and narrow.
-           {"{n: 1, c: 8, h: 128, w: 4, filter: 3, padding: same}",
+           {"{n: 1, c: 8, h: 128, w: 4, filter: 3, padding: same, schedule: {algorithm: tiles}}",
             "tile 128x4 threads 32x4 vthreads 1x1 input shared filter registers ch 1", 130 * 6 * 4, 128},
-           // 200 filter taps go to shared memory.
+           // 200 filter taps go to shared memory. (The default rule's own
+           // choice: 200 taps do not fit a lane's registers.)
            {"{n: 1, c: 16, h: 32, w: 32, filter: 5, multiplier: 8, padding: same}",
             "tile 32x32 threads 8x32 vthreads 1x1 input shared filter shared ch 1", 36 * 36 * 4 + 200 * 4, 256},
            // Stride and dilation together.
-           {"{n: 1, c: 32, h: 64, w: 64, filter: 5, stride: 2, dilation: 2, padding: same}",
+           {"{n: 1, c: 32, h: 64, w: 64, filter: 5, stride: 2, dilation: 2, padding: same, schedule: {algorithm: tiles}}",
             "tile 32x32 threads 8x32 vthreads 1x1 input global filter registers ch 1", 0, 256},
            // Rows per thread: 2 for 8 <= out_h < 32.
-           {"{n: 1, c: 256, h: 21, w: 21, filter: 3, padding: same}",
+           {"{n: 1, c: 256, h: 21, w: 21, filter: 3, padding: same, schedule: {algorithm: tiles}}",
             "tile 16x32 threads 8x32 vthreads 1x1 input shared filter registers ch 1", 18 * 34 * 4, 256},
        }) {
     SCOPED_TRACE(c.workload);
     const Workload wl = workload(c.workload);
-    EXPECT_EQ(sched(default_schedule(wl)), c.schedule);
+    if (!wl.schedule.algorithm) {
+      EXPECT_EQ(sched(default_schedule(wl)), c.schedule);
+    }
     const KernelPlan p = plan_kernel(wl);
     EXPECT_EQ(sched(p.schedule), c.schedule);
     EXPECT_EQ(p.smem_bytes, c.smem_bytes);
     EXPECT_EQ(p.block_threads, c.block_threads);
+    EXPECT_EQ(p.alignment, 4);
+  }
+}
+
+// The layers of MobileNetV2 (batch 64): every one runs the rows algorithm.
+// A row of W input columns needs ceil(W / vector_width) lanes, rounded up to
+// a power of two for the group; a band reads (rows - 1) * stride + 3 input
+// rows; a lane computes vector_width / stride outputs per row, needs the
+// padding (1) from its left neighbour and (outputs - 1) * stride + 2 - 1 -
+// (vector_width - 1) columns from its right one.
+TEST(DefaultSchedule, RowsOnMobileNetV2Layers) {
+  struct Case {
+    std::string workload;
+    int vector_width, group_lanes, bands, in_rows, outputs_per_lane, halo_left, halo_right;
+    bool vector_store;
+    int alignment;
+  };
+  for (const Case& c : std::vector<Case>{
+           // 112 columns = 28 float4 loads; 4 outputs per lane, stored as one float4.
+           {"{n: 64, c: 32, h: 112, w: 112, filter: 3, padding: same}", 4, 32, 28, 6, 4, 1, 1, true, 16},
+           // Stride 2: 2 outputs per lane, whose windows end inside the lane's own 4 columns.
+           {"{n: 64, c: 96, h: 112, w: 112, filter: 3, stride: 2, padding: same}", 4, 32, 14, 9, 2, 1, 0, true, 16},
+           {"{n: 64, c: 144, h: 56, w: 56, filter: 3, padding: same}", 4, 16, 14, 6, 4, 1, 1, true, 16},
+           {"{n: 64, c: 144, h: 56, w: 56, filter: 3, stride: 2, padding: same}", 4, 16, 7, 9, 2, 1, 0, true, 16},
+           {"{n: 64, c: 192, h: 28, w: 28, filter: 3, padding: same}", 4, 8, 7, 6, 4, 1, 1, true, 16},
+           // 14 output rows: the last of 4 bands has 2.
+           {"{n: 64, c: 192, h: 28, w: 28, filter: 3, stride: 2, padding: same}", 4, 8, 4, 9, 2, 1, 0, true, 16},
+           // 14 columns: 4 does not divide them, 2 does.
+           {"{n: 64, c: 384, h: 14, w: 14, filter: 3, padding: same}", 2, 8, 4, 6, 2, 1, 1, true, 8},
+           {"{n: 64, c: 576, h: 14, w: 14, filter: 3, padding: same}", 2, 8, 4, 6, 2, 1, 1, true, 8},
+           // Stride 2 with float2 loads: one output per lane, stored alone.
+           {"{n: 64, c: 576, h: 14, w: 14, filter: 3, stride: 2, padding: same}", 2, 8, 2, 9, 1, 1, 0, false, 8},
+           // 7 columns: scalar loads, 7 lanes in a group of 8.
+           {"{n: 64, c: 960, h: 7, w: 7, filter: 3, padding: same}", 1, 8, 2, 6, 1, 1, 1, false, 4},
+       }) {
+    SCOPED_TRACE(c.workload);
+    const Workload wl = workload(c.workload);
+    const KernelPlan p = plan_kernel(wl);
+    EXPECT_EQ(sched(default_schedule(wl)), sched(p.schedule));
+    EXPECT_EQ(sched(p.schedule), "rows 4 vector " + std::to_string(c.vector_width) + " threads 128");
+    EXPECT_EQ(p.group_lanes, c.group_lanes);
+    EXPECT_EQ(p.bands, c.bands);
+    EXPECT_EQ(p.in_rows, c.in_rows);
+    EXPECT_EQ(p.outputs_per_lane, c.outputs_per_lane);
+    EXPECT_EQ(p.halo_left, c.halo_left);
+    EXPECT_EQ(p.halo_right, c.halo_right);
+    EXPECT_EQ(p.vector_store, c.vector_store);
+    EXPECT_EQ(p.alignment, c.alignment);
+    EXPECT_EQ(p.min_blocks, 8);  // 8 blocks of 128 threads: 64 registers per thread
+    EXPECT_EQ(p.threads, 128);
+    EXPECT_EQ(p.block_threads, 128);
+    EXPECT_EQ(p.smem_bytes, 0);
+  }
+}
+
+// One rows plan, every derived number.
+TEST(DefaultSchedule, RowsPlanOfTheFirstMobileNetV2Layer) {
+  const KernelPlan p =
+      plan("{n: 64, c: 32, h: 112, w: 112, filter: 3, padding: same, epilogue: scale_shift, activation: relu6}");
+  EXPECT_EQ(p.schedule.algorithm, Algorithm::kRows);
+  EXPECT_EQ(p.schedule.rows_per_thread, 4);
+  EXPECT_EQ(p.schedule.vector_width, 4);
+  EXPECT_EQ(p.schedule.threads_per_block, 128);
+  EXPECT_EQ(p.schedule.summary(), "rows: rows_per_thread 4, vector_width 4, threads_per_block 128");
+  EXPECT_EQ(p.out_h, 112);
+  EXPECT_EQ(p.out_w, 112);
+  EXPECT_EQ(p.group_lanes, 32);  // 28 lanes of 4 columns
+  EXPECT_EQ(p.bands, 28);        // 112 rows / 4
+  EXPECT_EQ(p.in_rows, 6);       // 4 rows + the filter's 2
+  EXPECT_EQ(p.outputs_per_lane, 4);
+  EXPECT_EQ(p.halo_left, 1);
+  EXPECT_EQ(p.halo_right, 1);
+  EXPECT_TRUE(p.vector_store);
+  EXPECT_EQ(p.min_blocks, 8);
+  EXPECT_EQ(p.alignment, 16);
+  EXPECT_EQ(p.threads, 128);
+  EXPECT_EQ(p.block_threads, 128);
+  EXPECT_EQ(p.smem_bytes, 0);
+  // The tiles numbers stay unset.
+  EXPECT_EQ(p.tiles_y * p.tiles_x, 0);
+  EXPECT_EQ(p.in_tile_h * p.in_tile_w, 0);
+  // The cost does not depend on the algorithm.
+  EXPECT_EQ(p.cost_batch, 64);
+  EXPECT_EQ(p.bytes_read, 4LL * (64 * 32 * 112 * 112 + 32 * 9 + 2 * 32));
+  EXPECT_EQ(p.bytes_written, 4LL * 64 * 32 * 112 * 112);
+}
+
+// Fewer rows per lane, down to 1, then a narrower vector, until a lane's
+// values fit: input rows x vector_width + halo + multiplier x (taps +
+// epilogue parameters + outputs per lane) <= 54.
+TEST(DefaultSchedule, RowsPerThreadShrinkUntilTheLaneFitsItsRegisters) {
+  // 5x5: 4 rows read 8 input rows, 8 x 4 + 4 + 25 + 4 = 65 values; 3 rows
+  // 61, 2 rows 57, 1 row 5 x 4 + 4 + 29 = 53.
+  const KernelPlan wide = plan("{n: 1, c: 32, h: 64, w: 64, filter: 5, padding: same}");
+  EXPECT_EQ(sched(wide.schedule), "rows 1 vector 4 threads 128");
+  EXPECT_EQ(wide.in_rows, 5);
+  EXPECT_EQ(wide.bands, 64);
+  EXPECT_EQ(wide.outputs_per_lane, 4);
+  EXPECT_EQ(wide.halo_left, 2);
+  EXPECT_EQ(wide.halo_right, 2);
+  EXPECT_EQ(wide.group_lanes, 16);
+
+  // Multiplier 2 with scale and shift: 4 rows make 6 x 4 + 2 + 2 x (9 + 2 +
+  // 4) = 56 values; 3 rows make 52.
+  const KernelPlan m2 = plan(
+      "{n: 1, c: 32, h: 56, w: 56, filter: 3, multiplier: 2, padding: same, epilogue: scale_shift}");
+  EXPECT_EQ(sched(m2.schedule), "rows 3 vector 4 threads 128");
+  EXPECT_EQ(m2.in_rows, 5);
+
+  // Multiplier 4: even 1 row of vector_width 4 makes 3 x 4 + 2 + 4 x (9 +
+  // 4) = 66; at vector_width 2 (2 outputs per lane), 2 rows make 4 x 2 + 2 +
+  // 4 x (9 + 2) = 54.
+  const KernelPlan m4 = plan("{n: 1, c: 32, h: 56, w: 56, filter: 3, multiplier: 4, padding: same}");
+  EXPECT_EQ(sched(m4.schedule), "rows 2 vector 2 threads 128");
+  EXPECT_EQ(m4.in_rows, 4);
+
+  // An output shorter than 4 rows: one band of all of them.
+  const KernelPlan short_plane = plan("{n: 1, c: 32, h: 2, w: 16, filter: 3, padding: same}");
+  EXPECT_EQ(sched(short_plane.schedule), "rows 2 vector 4 threads 128");
+  EXPECT_EQ(short_plane.bands, 1);
+  EXPECT_EQ(short_plane.in_rows, 4);
+}
+
+// Where the rows algorithm does not fit, the default is the tiles algorithm's.
+TEST(DefaultSchedule, TilesWhereRowsDoNotFit) {
+  struct Case {
+    std::string workload, schedule, why_not_rows;
+  };
+  for (const Case& c : std::vector<Case>{
+           // 130 columns: 4 does not divide them; 65 float2 lanes or 130
+           // scalar lanes are more than a warp.
+           {"{n: 1, c: 32, h: 64, w: 130, filter: 3, padding: same}",
+            "tile 32x32 threads 8x32 vthreads 1x1 input shared filter registers ch 1",
+            "vector_width 4 does not divide the input width 130"},
+           // 132 columns: 33 float4 lanes.
+           {"{n: 1, c: 32, h: 64, w: 132, filter: 3, padding: same}",
+            "tile 32x32 threads 8x32 vthreads 1x1 input shared filter registers ch 1",
+            "a row needs 33 lanes of vector_width 4"},
+           // 7x7, dilation 2: the window reaches 6 columns either side of a lane's own.
+           {"{n: 1, c: 32, h: 56, w: 56, filter: 7, dilation: 2, padding: same}",
+            "tile 32x32 threads 8x32 vthreads 1x1 input shared filter registers ch 1",
+            "the filter window reaches 6 columns past a lane's own 4"},
+           // Stride 3: no vector_width is a multiple of it.
+           {"{n: 1, c: 32, h: 64, w: 64, filter: 3, stride: 3, padding: valid}",
+            "tile 16x32 threads 8x32 vthreads 1x1 input global filter registers ch 1",
+            "vector_width 4 is not a multiple of the horizontal stride 3"},
+           // 7x7 at multiplier 4: 4 x (49 + 4) values before any input row.
+           {"{n: 1, c: 32, h: 64, w: 64, filter: 7, multiplier: 4, padding: same}",
+            "tile 32x32 threads 8x32 vthreads 1x1 input shared filter shared ch 1",
+            "each lane would keep 246 values in registers (7 input rows x vector_width 4"},
+           // 5x5, stride 2, dilation 2: vector_width 4 would keep 9 x 4 + 7 +
+           // 25 + 2 = 70 values; 2 is narrower than the window's reach.
+           {"{n: 1, c: 32, h: 64, w: 64, filter: 5, stride: 2, dilation: 2, padding: same}",
+            "tile 32x32 threads 8x32 vthreads 1x1 input global filter registers ch 1",
+            "each lane would keep 70 values in registers"},
+       }) {
+    SCOPED_TRACE(c.workload);
+    const Workload wl = workload(c.workload);
+    EXPECT_EQ(sched(default_schedule(wl)), c.schedule);
+    EXPECT_EQ(sched(plan_kernel(wl).schedule), c.schedule);
+    // Asked for, the rows algorithm says why it cannot run the workload.
+    Workload rows = wl;
+    rows.schedule.algorithm = Algorithm::kRows;
+    const std::vector<Diagnostic> errors = spec_errors([&] { plan_kernel(rows); });
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_EQ(errors[0].message.rfind(
+                  "the rows algorithm cannot run this workload with any vector_width, even at rows_per_thread 1:\n"
+                  "  vector_width 4: " + c.why_not_rows, 0),
+              0u)
+        << errors[0].message;
+    EXPECT_NE(errors[0].message.find("\n  use algorithm: tiles"), std::string::npos) << errors[0].message;
   }
 }
 
 TEST(DefaultSchedule, SmallerSharedMemoryLimitShrinksTheTile) {
   PlanOptions options;
   options.max_shared_bytes = 2048;
-  const KernelPlan p = plan("{n: 1, c: 256, h: 96, w: 96, filter: 3, padding: same}", options);
+  const KernelPlan p =
+      plan("{n: 1, c: 256, h: 96, w: 96, filter: 3, padding: same, schedule: {algorithm: tiles}}", options);
   EXPECT_EQ(sched(p.schedule), "tile 8x32 threads 2x32 vthreads 1x1 input shared filter registers ch 1");
   EXPECT_EQ(p.smem_bytes, 10 * 34 * 4);
 }
 
-// The rule's promises, over a spread of shapes: at most 256 threads per
-// block, a tile that splits evenly over the threads, staged data that fits,
-// channel groups that divide the channels, and a plan that passes its own
-// checks.
+// The rule's promises, over a spread of shapes.
+// The rows algorithm is the default exactly where it can run (asked for
+// elsewhere, it is refused), with 128 threads per block, the widest
+// vector_width and then the most rows per lane (up to 4) that fit: a row
+// within one warp, a halo within the neighbouring lanes, a lane's values
+// within 64 registers.
+// The tiles algorithm's default (algorithm: tiles) fits every shape: at most
+// 256 threads per block, a tile that splits evenly over the threads, staged
+// data that fits, channel groups that divide the channels, and a plan that
+// passes its own checks.
 TEST(DefaultSchedule, AlwaysFitsAcrossAGridOfShapes) {
   const PlanOptions options;
-  int checked = 0;
+  int checked = 0, rows_defaults = 0;
   std::vector<std::string> failures;
+  // Whether plan_kernel accepts the workload.
+  const auto plans = [&](const Workload& wl) {
+    try {
+      plan_kernel(wl, options);
+      return true;
+    } catch (const SpecError&) {
+      return false;
+    }
+  };
   for (int h : {1, 3, 7, 14, 56, 224, 513}) {
     for (int w : {1, 3, 7, 14, 56, 224, 513}) {
       for (int k : {1, 3, 5, 7, 11}) {
@@ -267,17 +489,64 @@ TEST(DefaultSchedule, AlwaysFitsAcrossAGridOfShapes) {
                 ++checked;
                 const Schedule s = default_schedule(wl, options);
                 std::string why;
-                if (s.threads_y * s.threads_x * s.channels_per_block > 256) why += " more than 256 threads;";
-                if (s.tile_h % (s.threads_y * s.vthreads_y) || s.tile_w % (s.threads_x * s.vthreads_x))
-                  why += " tile does not split;";
-                if (c % s.channels_per_block) why += " channels_per_block does not divide c;";
-                if (s.shared_input != (k > 1 && stride == 1)) why += " shared_input against the rule;";
+
+                Workload rows = wl;
+                rows.schedule.algorithm = Algorithm::kRows;
+                if (s.algorithm == Algorithm::kRows) {
+                  ++rows_defaults;
+                  try {
+                    const KernelPlan p = plan_kernel(wl, options);
+                    const int out_h = wl.out_h(), out_w = wl.out_w();
+                    const int lane_values =
+                        p.in_rows * s.vector_width + multiplier * (k * k + p.outputs_per_lane);
+                    if (p.schedule != s) why += " plan changed the default schedule;";
+                    if (s.threads_per_block != 128) why += " not 128 threads;";
+                    if (s.rows_per_thread < 1 || s.rows_per_thread > std::min(4, out_h)) why += " rows out of range;";
+                    if (w % s.vector_width != 0 || s.vector_width % stride != 0) why += " vector_width misfit;";
+                    if (p.group_lanes > 32 || (p.group_lanes & (p.group_lanes - 1)) != 0) why += " bad group;";
+                    if (p.group_lanes * s.vector_width < w || p.group_lanes * p.outputs_per_lane < out_w)
+                      why += " the group does not cover a row;";
+                    if (p.halo_left > s.vector_width || p.halo_right > s.vector_width) why += " halo past the next lane;";
+                    if (lane_values > 64) why += " over 64 values per lane;";
+                    if (p.bands * s.rows_per_thread < out_h || (p.bands - 1) * s.rows_per_thread >= out_h)
+                      why += " bands do not cover the output;";
+                    if (p.vector_store && out_w % p.outputs_per_lane != 0) why += " vector store off its alignment;";
+                    if (p.alignment < 4 * s.vector_width || p.alignment % 4 != 0) why += " alignment too small;";
+                    if (p.smem_bytes != 0) why += " shared memory;";
+                  } catch (const SpecError& e) {
+                    why += " plan_kernel refused it: " + e.diagnostics().front().message;
+                  }
+                  // Nothing wider, then nothing taller, fits.
+                  for (int wider = s.vector_width * 2; wider <= 4; wider *= 2) {
+                    Workload v = rows;
+                    v.schedule.vector_width = wider;
+                    if (plans(v)) why += " vector_width " + std::to_string(wider) + " fits too;";
+                  }
+                  if (s.rows_per_thread < std::min(4, wl.out_h())) {
+                    Workload taller = rows;
+                    taller.schedule.vector_width = s.vector_width;
+                    taller.schedule.rows_per_thread = s.rows_per_thread + 1;
+                    if (plans(taller)) why += " one more row fits too;";
+                  }
+                } else if (plans(rows)) {
+                  why += " tiles by default, but the rows algorithm fits;";
+                }
+
+                Workload tiles = wl;
+                tiles.schedule.algorithm = Algorithm::kTiles;
                 try {
-                  const KernelPlan p = plan_kernel(wl, options);
-                  if (p.schedule != s) why += " plan changed the default schedule;";
+                  const KernelPlan p = plan_kernel(tiles, options);
+                  const Schedule& t = p.schedule;
+                  if (t.algorithm != Algorithm::kTiles) why += " algorithm: tiles ignored;";
+                  if (s.algorithm == Algorithm::kTiles && t != s) why += " plan changed the default schedule;";
+                  if (t.threads_y * t.threads_x * t.channels_per_block > 256) why += " more than 256 threads;";
+                  if (t.tile_h % (t.threads_y * t.vthreads_y) || t.tile_w % (t.threads_x * t.vthreads_x))
+                    why += " tile does not split;";
+                  if (c % t.channels_per_block) why += " channels_per_block does not divide c;";
+                  if (t.shared_input != (k > 1 && stride == 1)) why += " shared_input against the rule;";
                   if (p.smem_bytes > options.max_shared_bytes) why += " shared memory over the limit;";
                 } catch (const SpecError& e) {
-                  why += " plan_kernel refused it: " + e.diagnostics().front().message;
+                  why += " plan_kernel refused algorithm: tiles: " + e.diagnostics().front().message;
                 }
                 if (!why.empty()) failures.push_back(what + " (" + sched(s) + "):" + why);
               }
@@ -288,6 +557,10 @@ TEST(DefaultSchedule, AlwaysFitsAcrossAGridOfShapes) {
     }
   }
   EXPECT_GT(checked, 10000);
+  // Both algorithms are the default on many shapes of the grid (rows on
+  // about 2000: the grid favours large strides and dilations).
+  EXPECT_GT(rows_defaults, 1000);
+  EXPECT_GT(checked - rows_defaults, 1000);
   std::string first;
   for (size_t i = 0; i < std::min<size_t>(failures.size(), 8); ++i) first += "  " + failures[i] + "\n";
   EXPECT_TRUE(failures.empty()) << failures.size() << " of " << checked << " default schedules break the rule, e.g.\n"
@@ -381,7 +654,7 @@ TEST(ScheduleOverride, ErrorsPointAtTheKeyAtFault) {
 // smaller tile (blaming a knob the spec never set for a 4096-thread block).
 TEST(ScheduleOverride, DefaultChannelsPerBlockFollowsRequestedThreadsAndTile) {
   const std::string base = "{n: 1, c: 64, h: 7, w: 7, filter: 3, padding: same, schedule: ";
-  EXPECT_EQ(default_schedule(workload(base + "{}}")).channels_per_block, 4);  // the rule's own choice
+  EXPECT_EQ(plan(base + "{algorithm: tiles}}").schedule.channels_per_block, 4);  // the tiles rule's own choice
   KernelPlan p;
   EXPECT_NO_THROW(p = plan(base + "{threads: [32, 32]}}"));
   EXPECT_EQ(p.block_threads, 1024);
@@ -389,15 +662,157 @@ TEST(ScheduleOverride, DefaultChannelsPerBlockFollowsRequestedThreadsAndTile) {
   EXPECT_EQ(plan(base + "{block_tile: [4, 4], threads: [4, 4]}}").schedule.channels_per_block, 1);
 }
 
+// The rows knobs a spec sets replace the default's.
+TEST(ScheduleOverride, RowsKnobs) {
+  const std::string base = "{n: 1, c: 32, h: 112, w: 112, filter: 3, padding: same, schedule: ";
+  // 7 rows per lane: 9 input rows x 4 + 2 halo + 9 taps + 4 accumulators = 51 values.
+  const KernelPlan tall = plan(base + "{rows_per_thread: 7}}");
+  EXPECT_EQ(sched(tall.schedule), "rows 7 vector 4 threads 128");
+  EXPECT_EQ(tall.bands, 16);
+  EXPECT_EQ(tall.in_rows, 9);
+
+  // Larger blocks: fewer of them per SM in the launch bounds (64 registers).
+  const KernelPlan block = plan(base + "{threads_per_block: 256}}");
+  EXPECT_EQ(sched(block.schedule), "rows 4 vector 4 threads 256");
+  EXPECT_EQ(block.threads, 256);
+  EXPECT_EQ(block.block_threads, 256);
+  EXPECT_EQ(block.min_blocks, 4);
+  EXPECT_EQ(plan(base + "{threads_per_block: 1024}}").min_blocks, 1);
+
+  // float2 loads on 56 columns: 28 lanes of 2 outputs each, stored as float2.
+  const KernelPlan narrow = plan("{n: 1, c: 32, h: 56, w: 56, filter: 3, padding: same, schedule: {vector_width: 2}}");
+  EXPECT_EQ(sched(narrow.schedule), "rows 4 vector 2 threads 128");
+  EXPECT_EQ(narrow.group_lanes, 32);
+  EXPECT_EQ(narrow.outputs_per_lane, 2);
+  EXPECT_EQ(narrow.halo_left, 1);
+  EXPECT_EQ(narrow.halo_right, 1);
+  EXPECT_TRUE(narrow.vector_store);
+  EXPECT_EQ(narrow.alignment, 8);
+
+  // All three.
+  const KernelPlan all = plan(
+      "{n: 1, c: 32, h: 28, w: 28, filter: 3, padding: same, "
+      "schedule: {rows_per_thread: 2, vector_width: 1, threads_per_block: 64}}");
+  EXPECT_EQ(sched(all.schedule), "rows 2 vector 1 threads 64");
+  EXPECT_EQ(all.group_lanes, 32);  // 28 lanes
+  EXPECT_EQ(all.bands, 14);
+  EXPECT_EQ(all.in_rows, 4);
+  EXPECT_EQ(all.outputs_per_lane, 1);
+  EXPECT_FALSE(all.vector_store);
+  EXPECT_EQ(all.alignment, 4);
+  EXPECT_EQ(all.min_blocks, 16);
+}
+
+// Rows knobs the spec leaves unset are the widest vector_width, then the most
+// rows (up to 4), that fit with the ones it sets.
+TEST(ScheduleOverride, UnsetRowsKnobsFitTheSetOnes) {
+  // Multiplier 3: 2 halo values and 3 x (9 taps + outputs) besides the input rows.
+  const std::string base = "{n: 1, c: 32, h: 28, w: 28, filter: 3, multiplier: 3, padding: same, schedule: ";
+  // float4 fits 1 row (3 x 4 + 2 + 3 x 13 = 53 values), not 2 (57).
+  EXPECT_EQ(sched(plan(base + "{}}").schedule), "rows 1 vector 4 threads 128");
+  // 4 rows: float4 does not fit (6 x 4 + 41 = 65), float2 does (6 x 2 + 2 + 3 x 11 = 47).
+  EXPECT_EQ(sched(plan(base + "{rows_per_thread: 4}}").schedule), "rows 4 vector 2 threads 128");
+  // Scalar loads: 4 rows fit (6 + 2 + 3 x 10 = 38).
+  EXPECT_EQ(sched(plan(base + "{vector_width: 1}}").schedule), "rows 4 vector 1 threads 128");
+  EXPECT_EQ(sched(plan(base + "{threads_per_block: 512}}").schedule), "rows 1 vector 4 threads 512");
+}
+
+// `algorithm` picks the algorithm; without it, the knobs a spec sets do;
+// without those, the default rule.
+TEST(ScheduleOverride, AlgorithmKey) {
+  const std::string base = "{n: 64, c: 32, h: 112, w: 112, filter: 3, padding: same";
+  EXPECT_EQ(sched(plan(base + "}").schedule), "rows 4 vector 4 threads 128");
+  EXPECT_EQ(sched(plan(base + ", schedule: {algorithm: rows}}").schedule), "rows 4 vector 4 threads 128");
+
+  // algorithm: tiles forces the tiles default on a shape whose default is rows.
+  const KernelPlan tiles = plan(base + ", schedule: {algorithm: tiles}}");
+  EXPECT_EQ(sched(tiles.schedule), "tile 32x32 threads 8x32 vthreads 1x1 input shared filter registers ch 1");
+  EXPECT_EQ(tiles.schedule.summary(),
+            "tiles: block_tile 32x32, threads 8x32, vthreads 1x1, input in shared memory, filter in registers");
+  EXPECT_EQ(tiles.smem_bytes, 34 * 34 * 4);
+  EXPECT_EQ(tiles.block_threads, 256);
+  EXPECT_EQ(tiles.alignment, 4);
+  EXPECT_EQ(tiles.group_lanes, 0);
+
+  // With knobs of their own algorithm.
+  EXPECT_EQ(sched(plan(base + ", schedule: {algorithm: tiles, threads: [8, 16]}}").schedule),
+            "tile 32x16 threads 8x16 vthreads 1x1 input shared filter registers ch 1");
+  EXPECT_EQ(sched(plan(base + ", schedule: {algorithm: rows, rows_per_thread: 2, vector_width: 4, "
+                              "threads_per_block: 256}}")
+                      .schedule),
+            "rows 2 vector 4 threads 256");
+
+  // Any tiles knob means tiles.
+  for (const char* knob : {"{block_tile: [32, 32]}", "{threads: [8, 32]}", "{vthreads: [1, 1]}", "{shared_input: true}",
+                           "{shared_filter: false}", "{channels_per_block: 1}"}) {
+    SCOPED_TRACE(knob);
+    EXPECT_EQ(plan(base + ", schedule: " + knob + "}").schedule.algorithm, Algorithm::kTiles);
+  }
+}
+
+// A knob of the other algorithm is an error at the first such key.
+TEST(ScheduleOverride, KnobsOfTheOtherAlgorithm) {
+  const Workload rows = workload(
+      "{n: 1, c: 8, h: 64, w: 64, filter: 3, padding: same, "
+      "schedule: {algorithm: rows, vector_width: 4, vthreads: [1, 2], threads: [8, 16]}}");
+  std::vector<Diagnostic> errors = spec_errors([&] { plan_kernel(rows); });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].str(),
+            "test.yaml:3:103: error: 'vthreads' is a knob of algorithm 'tiles'; this workload uses algorithm 'rows', "
+            "whose knobs are rows_per_thread, vector_width, threads_per_block");
+
+  // Without the algorithm key, a tiles knob means tiles, and a rows knob beside it is the error.
+  const Workload mixed = workload(
+      "{n: 1, c: 8, h: 64, w: 64, filter: 3, padding: same, schedule: {rows_per_thread: 2, threads: [8, 16]}}");
+  errors = spec_errors([&] { plan_kernel(mixed); });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].str(),
+            "test.yaml:3:69: error: 'rows_per_thread' is a knob of algorithm 'rows'; this workload uses algorithm "
+            "'tiles', whose knobs are block_tile, threads, vthreads, shared_input, shared_filter, channels_per_block");
+}
+
+TEST(ScheduleOverride, RowsErrorsPointAtTheKeyAtFault) {
+  // rows_per_thread more than the output rows: at rows_per_thread.
+  const Workload tall = workload("{n: 1, c: 8, h: 6, w: 16, filter: 3, padding: same, schedule: {rows_per_thread: 8}}");
+  std::vector<Diagnostic> errors = spec_errors([&] { plan_kernel(tall); });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].where.str(), tall.schedule.rows_where.str());
+  EXPECT_EQ(errors[0].message, "rows_per_thread 8 is more than the 6 output rows");
+
+  // A vector_width that does not fit: at vector_width.
+  const Workload wide = workload("{n: 1, c: 8, h: 16, w: 132, filter: 3, padding: same, schedule: {vector_width: 4}}");
+  errors = spec_errors([&] { plan_kernel(wide); });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].where.str(), wide.schedule.vector_where.str());
+  EXPECT_EQ(errors[0].message,
+            "the rows algorithm cannot run this workload: a row needs 33 lanes of vector_width 4; a row is owned by "
+            "one warp (32 lanes); use algorithm: tiles");
+
+  // Where another width would do, the message names it.
+  const Workload odd = workload("{n: 1, c: 8, h: 16, w: 54, filter: 3, padding: same, schedule: {vector_width: 4}}");
+  errors = spec_errors([&] { plan_kernel(odd); });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].message,
+            "the rows algorithm cannot run this workload: vector_width 4 does not divide the input width 54 (each "
+            "lane's load must start on a multiple of vector_width floats); use vector_width 2 or algorithm: tiles");
+
+  // Nothing set that could be at fault: at the schedule.
+  const Workload any = workload("{n: 1, c: 8, h: 16, w: 132, filter: 3, padding: same, schedule: {algorithm: rows}}");
+  errors = spec_errors([&] { plan_kernel(any); });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].where.str(), any.schedule.where.str());
+}
+
 // ---------------------------------------------------------------------------
 // Libraries.
 
+// The third workload states the default schedule (rows, 4 rows per lane).
 TEST(PlanLibrary, DuplicatesWithTheSameScheduleMerge) {
   const Spec spec = parse(R"(library: lib
 workloads:
   - {n: 1, c: 8, h: 16, w: 16, filter: 3, padding: same}
   - {n: 1, c: 8, h: 16, w: 16, filter: 3, padding: 1}
-  - {n: 1, c: 8, h: 16, w: 16, filter: [3, 3], padding: [1, 1, 1, 1], stride: 1, schedule: {threads: [8, 16]}}
+  - {n: 1, c: 8, h: 16, w: 16, filter: [3, 3], padding: [1, 1, 1, 1], stride: 1, schedule: {rows_per_thread: 4}}
   - {n: 1, c: 8, h: 16, w: 16, filter: 5, padding: same}
 )");
   const LibraryPlan lib = plan_library({spec}, "");

@@ -24,11 +24,16 @@ const KernelPlan& kernel_named(const LibraryPlan& lib, const std::string& name) 
   throw std::runtime_error("no kernel " + name);
 }
 
+// A kernel of each algorithm in the seeds library.
+const char* const kSeedTilesKernel = "dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m1";
+const char* const kSeedRowsKernel = "dw_f32_nchw_n1_c256_h21_w21_k3x3_s1_p1_m1";
+
 // A copy of the shipped templates in a temporary directory, to break on purpose.
 class TemplateCopy {
  public:
   TemplateCopy() {
-    for (const char* name : {"depthwise_nchw.cu.mustache", "registry.cu.mustache", "library.h.mustache"}) {
+    for (const char* name : {"depthwise_nchw.cu.mustache", "depthwise_nchw_rows.cu.mustache", "registry.cu.mustache",
+                             "library.h.mustache"}) {
       fs::copy_file(fs::path(CONVGEN_TEMPLATE_DIR) / name, tmp_ / name);
     }
   }
@@ -79,13 +84,21 @@ TEST(Render, ShippedSpecsRenderCompletely) {
       EXPECT_FALSE(files[i].text.empty());
     }
     for (size_t i = 0; i < lib.kernels.size(); ++i) {
+      const KernelPlan& k = lib.kernels[i];
       const std::string& text = files[i + 2].text;
-      EXPECT_EQ(text.rfind("// " + lib.kernels[i].name + "\n", 0), 0u);
+      EXPECT_EQ(text.rfind("// " + k.name + "\n", 0), 0u);
       EXPECT_NE(text.find("__global__"), std::string::npos);
-      EXPECT_NE(text.find("cudaError_t launch_" + lib.kernels[i].name + "("), std::string::npos);
-      EXPECT_EQ(text, render_kernel(t, lib, lib.kernels[i]));
-      // The registry declares and lists every kernel.
-      EXPECT_NE(files[1].text.find("&convgen_" + lib.name + "::launch_" + lib.kernels[i].name + "}"),
+      EXPECT_NE(text.find("cudaError_t launch_" + k.name + "("), std::string::npos);
+      EXPECT_EQ(text, render_kernel(t, lib, k));
+      // Each algorithm's own template.
+      const bool rows = k.schedule.algorithm == Algorithm::kRows;
+      EXPECT_EQ(text.find("constexpr int kLanes = ") != std::string::npos, rows);
+      EXPECT_EQ(text.find("constexpr int kTileH = ") != std::string::npos, !rows);
+      EXPECT_NE(text.find("// Schedule: " + k.schedule.summary() + "\n"), std::string::npos);
+      // The registry declares and lists every kernel, with its schedule and alignment.
+      EXPECT_NE(files[1].text.find("\"" + k.schedule.summary() + "\",\n"), std::string::npos);
+      EXPECT_NE(files[1].text.find("&convgen_" + lib.name + "::launch_" + k.name + ",\n     " +
+                                   std::to_string(k.alignment) + "}"),
                 std::string::npos);
     }
     EXPECT_NE(files[0].text.find("namespace " + lib.name + " {"), std::string::npos);
@@ -119,28 +132,96 @@ TEST(Render, KernelCarriesThePlanNumbers) {
     EXPECT_NE(text.find(expected), std::string::npos) << "missing: " << expected;
   }
   // Input and filter from global memory: no staging, no barrier.
-  const LibraryPlan mnv2 = shipped("mobilenet_v2.yaml");
-  const KernelPlan& strided = kernel_named(mnv2, "dw_f32_nchw_n1_c96_h112_w112_k3x3_s2_p1_m1_ssrelu6");
+  const LibraryPlan strided_lib = plan_library(
+      {parse("library: strided\nworkloads:\n  - {n: 1, c: 96, h: 112, w: 112, filter: 3, stride: 2, padding: same, "
+             "schedule: {algorithm: tiles}}\n")},
+      "");
+  const KernelPlan& strided = strided_lib.kernels.at(0);
   ASSERT_FALSE(strided.schedule.shared_input);
   ASSERT_FALSE(strided.schedule.shared_filter);
-  const std::string s2 = render_kernel(t, mnv2, strided);
+  const std::string s2 = render_kernel(t, strided_lib, strided);
   EXPECT_EQ(s2.find("kInTileH"), std::string::npos);
   EXPECT_EQ(s2.find("__syncthreads"), std::string::npos);
 }
 
+TEST(Render, RowsKernelCarriesThePlanNumbers) {
+  const Templates t = Templates::load(CONVGEN_TEMPLATE_DIR);
+  const LibraryPlan mnv2 = shipped("mobilenet_v2.yaml");
+  const KernelPlan& k = kernel_named(mnv2, "dw_f32_nchw_n64_c32_h112_w112_k3x3_s1_p1_m1_ssrelu6");
+  ASSERT_EQ(k.schedule.algorithm, Algorithm::kRows);
+  const std::string text = render_kernel(t, mnv2, k);
+  for (const std::string& expected : {
+           std::string("// Schedule: rows: rows_per_thread 4, vector_width 4, threads_per_block 128\n"),
+           std::string("constexpr int kChannels = 32;"),
+           std::string("constexpr int kOutH = 112;"),
+           std::string("constexpr int kOutW = 112;"),
+           std::string("constexpr int kThreads = 128;"),
+           std::string("constexpr int kLanes = 32;"),
+           std::string("constexpr int kRows = 4;"),
+           std::string("constexpr int kBands = 28;"),
+           std::string("constexpr int kInRows = 6;"),
+           std::string("constexpr int kVector = 4;"),
+           std::string("constexpr int kOutputs = 4;"),
+           std::string("constexpr int kHaloLeft = 1;"),
+           std::string("constexpr int kHaloRight = 1;"),
+           std::string("using InputVector = float4;"),
+           std::string("using OutputVector = float4;"),
+           std::string("__launch_bounds__(kThreads, 8)"),
+       }) {
+    EXPECT_NE(text.find(expected), std::string::npos) << "missing: " << expected;
+  }
+  // No shared memory, no barrier.
+  EXPECT_EQ(text.find("__shared__"), std::string::npos);
+  EXPECT_EQ(text.find("__syncthreads"), std::string::npos);
+
+  // float2 loads and one output per lane, stored alone.
+  const KernelPlan& s2 = kernel_named(mnv2, "dw_f32_nchw_n64_c576_h14_w14_k3x3_s2_p1_m1_ssrelu6");
+  ASSERT_EQ(s2.schedule.algorithm, Algorithm::kRows);
+  const std::string strided = render_kernel(t, mnv2, s2);
+  for (const std::string& expected : {
+           std::string("constexpr int kLanes = 8;"),
+           std::string("constexpr int kBands = 2;"),
+           std::string("constexpr int kInRows = 9;"),
+           std::string("constexpr int kVector = 2;"),
+           std::string("constexpr int kOutputs = 1;"),
+           std::string("constexpr int kHaloLeft = 1;"),
+           std::string("constexpr int kHaloRight = 0;"),
+           std::string("using InputVector = float2;"),
+       }) {
+    EXPECT_NE(strided.find(expected), std::string::npos) << "missing: " << expected;
+  }
+  EXPECT_EQ(strided.find("OutputVector"), std::string::npos);
+}
+
 // Strictness only covers the sections a rendering enters, and the shipped
 // specs never enter some (no shipped kernel stages its filter in shared
-// memory, for one). These workloads take every section of the kernel
-// template both ways.
+// memory, for one). These workloads take every section of the tiles kernel
+// template both ways (those whose default is rows pin algorithm: tiles).
+// Every section name of a template ({{#name}}) was rendered both true and
+// false, by the values `seen` recorded for it.
+void expect_every_section_taken_both_ways(const std::string& template_file,
+                                          std::map<std::string, std::set<bool>>& seen) {
+  const std::string text = read_file(fs::path(CONVGEN_TEMPLATE_DIR) / template_file);
+  std::set<std::string> sections;
+  for (size_t at = 0; (at = text.find("{{#", at)) != std::string::npos; ++at) {
+    sections.insert(text.substr(at + 3, text.find("}}", at) - at - 3));
+  }
+  EXPECT_FALSE(sections.empty()) << template_file;
+  for (const std::string& name : sections) {
+    EXPECT_EQ(seen[name], (std::set<bool>{false, true}))
+        << template_file << ": section {{#" << name << "}} not rendered both ways";
+  }
+}
+
 TEST(Render, EveryBranchOfTheKernelTemplateRendersStrictly) {
   const Spec spec = parse(R"(library: branches
 workloads:
   - {n: 1, c: 16, h: 32, w: 32, filter: 5, multiplier: 8, padding: same, epilogue: bias, activation: relu}
-  - {n: 2, c: 8, h: 21, w: 21, filter: 3, padding: same, epilogue: scale_shift, activation: relu6}
+  - {n: 2, c: 8, h: 21, w: 21, filter: 3, padding: same, epilogue: scale_shift, activation: relu6, schedule: {algorithm: tiles}}
   - {n: runtime, c: 8, h: 64, w: 64, filter: 1, padding: valid, schedule: {shared_input: true}}
-  - {n: 1, c: 8, h: 64, w: 64, filter: 1, padding: valid}
+  - {n: 1, c: 8, h: 64, w: 64, filter: 1, padding: valid, schedule: {algorithm: tiles}}
   - {n: 1, c: 8, h: 64, w: 64, filter: 3, stride: 2, padding: same, schedule: {shared_filter: true}}
-  - {n: 1, c: 960, h: 7, w: 7, filter: 3, padding: same}
+  - {n: 1, c: 960, h: 7, w: 7, filter: 3, padding: same, schedule: {algorithm: tiles}}
 )");
   const LibraryPlan lib = plan_library({spec}, "");
   const Templates t = Templates::load(CONVGEN_TEMPLATE_DIR);
@@ -149,6 +230,7 @@ workloads:
     SCOPED_TRACE(p.name);
     const Schedule& s = p.schedule;
     const Workload& wl = p.workload;
+    ASSERT_EQ(s.algorithm, Algorithm::kTiles);
     seen["shared_input"].insert(s.shared_input);
     seen["shared_filter"].insert(s.shared_filter);
     seen["needs_sync"].insert(s.shared_input || s.shared_filter);
@@ -162,16 +244,35 @@ workloads:
     ASSERT_NO_THROW(text = render_kernel(t, lib, p));
     EXPECT_EQ(text.find("{{"), std::string::npos);
   }
-  // Every section name of the template, taken both ways.
-  const std::string kernel_template = read_file(fs::path(CONVGEN_TEMPLATE_DIR) / "depthwise_nchw.cu.mustache");
-  std::set<std::string> sections;
-  for (size_t at = 0; (at = kernel_template.find("{{#", at)) != std::string::npos; ++at) {
-    sections.insert(kernel_template.substr(at + 3, kernel_template.find("}}", at) - at - 3));
+  expect_every_section_taken_both_ways("depthwise_nchw.cu.mustache", seen);
+}
+
+// The same for the rows template.
+TEST(Render, EveryBranchOfTheRowsTemplateRendersStrictly) {
+  const Spec spec = parse(R"(library: rows_branches
+workloads:
+  - {n: 1, c: 32, h: 112, w: 112, filter: 3, padding: same, epilogue: scale_shift, activation: relu6}
+  - {n: 2, c: 16, h: 7, w: 7, filter: 3, padding: same, multiplier: 2, epilogue: bias, activation: relu}
+  - {n: runtime, c: 8, h: 28, w: 28, filter: 3, stride: 2, padding: same, schedule: {vector_width: 2}}
+)");
+  const LibraryPlan lib = plan_library({spec}, "");
+  const Templates t = Templates::load(CONVGEN_TEMPLATE_DIR);
+  std::map<std::string, std::set<bool>> seen;
+  for (const KernelPlan& p : lib.kernels) {
+    SCOPED_TRACE(p.name);
+    const Workload& wl = p.workload;
+    ASSERT_EQ(p.schedule.algorithm, Algorithm::kRows);
+    seen["vector_store"].insert(p.vector_store);
+    seen["ragged_rows"].insert(p.out_h % p.schedule.rows_per_thread != 0);
+    seen["has_bias"].insert(wl.epilogue == Epilogue::kBias);
+    seen["has_scale_shift"].insert(wl.epilogue == Epilogue::kScaleShift);
+    seen["relu"].insert(wl.activation == Activation::kRelu);
+    seen["relu6"].insert(wl.activation == Activation::kRelu6);
+    std::string text;
+    ASSERT_NO_THROW(text = render_kernel(t, lib, p));
+    EXPECT_EQ(text.find("{{"), std::string::npos);
   }
-  EXPECT_FALSE(sections.empty());
-  for (const std::string& name : sections) {
-    EXPECT_EQ(seen[name], (std::set<bool>{false, true})) << "section {{#" << name << "}} not rendered both ways";
-  }
+  expect_every_section_taken_both_ways("depthwise_nchw_rows.cu.mustache", seen);
 }
 
 TEST(Render, SameSpecTwiceIsByteIdentical) {
@@ -216,9 +317,29 @@ TEST(StrictTemplates, UndefinedPlaceholderInTheKernelTemplate) {
   const LibraryPlan lib = shipped("seeds.yaml");
   const std::string expected =
       copy.path("depthwise_nchw.cu.mustache") + ":3: error: undefined placeholder 'no_such_thing'";
-  EXPECT_NE(template_error([&] { render_kernel(t, lib, lib.kernels[0]); }).find(expected), std::string::npos)
+  EXPECT_NE(template_error([&] { render_kernel(t, lib, kernel_named(lib, kSeedTilesKernel)); }).find(expected), std::string::npos)
       << expected;
   EXPECT_NE(template_error([&] { render_library(t, lib); }).find(expected), std::string::npos) << expected;
+}
+
+// A rows kernel renders the rows template; the tiles template is not read for it, nor the rows template for a
+// tiles kernel.
+TEST(StrictTemplates, UndefinedPlaceholderInTheRowsTemplate) {
+  TemplateCopy copy;
+  copy.insert_line("depthwise_nchw_rows.cu.mustache", 3, "// {{no_such_thing}}");
+  const Templates t = Templates::load(copy.dir());
+  const LibraryPlan lib = shipped("seeds.yaml");
+  const KernelPlan& rows = kernel_named(lib, kSeedRowsKernel);
+  ASSERT_EQ(rows.schedule.algorithm, Algorithm::kRows);
+  const std::string expected =
+      copy.path("depthwise_nchw_rows.cu.mustache") + ":3: error: undefined placeholder 'no_such_thing'";
+  EXPECT_NE(template_error([&] { render_kernel(t, lib, rows); }).find(expected), std::string::npos) << expected;
+  EXPECT_NE(template_error([&] { render_library(t, lib); }).find(expected), std::string::npos) << expected;
+  EXPECT_NO_THROW(render_kernel(t, lib, kernel_named(lib, kSeedTilesKernel)));
+
+  TemplateCopy tiles_broken;
+  tiles_broken.insert_line("depthwise_nchw.cu.mustache", 3, "// {{no_such_thing}}");
+  EXPECT_NO_THROW(render_kernel(Templates::load(tiles_broken.dir()), lib, rows));
 }
 
 TEST(StrictTemplates, UndefinedPlaceholderInTheHeaderAndInARegistrySection) {
@@ -253,15 +374,19 @@ TEST(StrictTemplates, MalformedTemplateNamesTheFile) {
   copy.replace("depthwise_nchw.cu.mustache", "{{/shared_input}}", "");
   const Templates t = Templates::load(copy.dir());
   const LibraryPlan lib = shipped("seeds.yaml");
-  const std::string what = template_error([&] { render_kernel(t, lib, lib.kernels[0]); });
+  const std::string what = template_error([&] { render_kernel(t, lib, kernel_named(lib, kSeedTilesKernel)); });
   EXPECT_EQ(what.rfind(copy.path("depthwise_nchw.cu.mustache") + ": ", 0), 0u) << what;
 }
 
 TEST(StrictTemplates, MissingTemplateFile) {
-  TemplateCopy copy;
-  fs::remove(copy.path("registry.cu.mustache"));
-  const std::string what = template_error([&] { Templates::load(copy.dir()); });
-  EXPECT_EQ(what, "cannot read template " + copy.path("registry.cu.mustache"));
+  for (const char* name : {"depthwise_nchw.cu.mustache", "depthwise_nchw_rows.cu.mustache", "registry.cu.mustache",
+                           "library.h.mustache"}) {
+    SCOPED_TRACE(name);
+    TemplateCopy copy;
+    fs::remove(copy.path(name));
+    const std::string what = template_error([&] { Templates::load(copy.dir()); });
+    EXPECT_EQ(what, "cannot read template " + copy.path(name));
+  }
 }
 
 // Regression: the line of an undefined placeholder was once found by
@@ -275,7 +400,7 @@ TEST(StrictTemplates, UndefinedPlaceholderLineIsTheTagsOwnLine) {
     TemplateCopy copy;
     copy.insert_line("depthwise_nchw.cu.mustache", 4, "// {{nam}}");  // line 1 is "// {{name}}"
     const std::string what =
-        template_error([&] { render_kernel(Templates::load(copy.dir()), lib, lib.kernels[0]); });
+        template_error([&] { render_kernel(Templates::load(copy.dir()), lib, kernel_named(lib, kSeedTilesKernel)); });
     EXPECT_NE(what.find(copy.path("depthwise_nchw.cu.mustache") + ":4: error: undefined placeholder 'nam'"),
               std::string::npos)
         << what;
@@ -284,7 +409,7 @@ TEST(StrictTemplates, UndefinedPlaceholderLineIsTheTagsOwnLine) {
     TemplateCopy copy;
     copy.insert_line("depthwise_nchw.cu.mustache", 4, "// {{ no_such_thing }}");
     const std::string what =
-        template_error([&] { render_kernel(Templates::load(copy.dir()), lib, lib.kernels[0]); });
+        template_error([&] { render_kernel(Templates::load(copy.dir()), lib, kernel_named(lib, kSeedTilesKernel)); });
     EXPECT_NE(what.find(copy.path("depthwise_nchw.cu.mustache") + ":4: error: undefined placeholder 'no_such_thing'"),
               std::string::npos)
         << what;

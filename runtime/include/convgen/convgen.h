@@ -79,7 +79,11 @@ struct DepthwiseProblem {
 // Device pointers. filter is [c*multiplier, 1, kh, kw]. For Epilogue::kBias,
 // `bias` holds c*multiplier values; for kScaleShift, `scale` and `shift` do.
 // Pointers the epilogue does not use must be null. All pointers must be
-// 4-byte aligned; input and output must not overlap.
+// 4-byte aligned; input and output must not overlap. A specialized kernel
+// may read and write with 8- or 16-byte vectors (KernelInfo::alignment):
+// input or output pointers aligned less than that run the generic kernel
+// (an error under Dispatch::kStrict). cudaMalloc's pointers are aligned to
+// 256 bytes.
 struct DepthwiseArgs {
   const float* input = nullptr;
   const float* filter = nullptr;
@@ -100,6 +104,7 @@ struct KernelInfo {
   DepthwiseProblem problem;  // n is the batch the spec declared (0: runtime)
   std::string schedule;  // human-readable schedule summary
   std::string spec_location;  // spec file:line the kernel came from
+  int alignment = 4;  // bytes the input and output pointers must be aligned to (vector loads and stores)
 };
 
 // Which kernel serves a problem, and why.
@@ -138,6 +143,7 @@ struct RegistryEntry {
   const char* schedule;
   const char* spec_location;
   Launcher launch;
+  int alignment;  // bytes input and output must be aligned to; others run the generic kernel
 };
 
 struct Registry {

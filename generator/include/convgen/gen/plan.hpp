@@ -11,18 +11,24 @@
 
 namespace convgen::gen {
 
-// A complete schedule: every knob has a value.
+// A complete schedule: every knob of its algorithm has a value.
 struct Schedule {
+  Algorithm algorithm = Algorithm::kTiles;
+  // The tiles algorithm.
   int tile_h = 0, tile_w = 0;        // outputs per block
   int threads_y = 0, threads_x = 0;  // threads per block
   int vthreads_y = 1, vthreads_x = 1;
   bool shared_input = true;
   bool shared_filter = false;
   int channels_per_block = 1;  // input channels per block, one per threadIdx.z
+  // The rows algorithm.
+  int rows_per_thread = 0;    // output rows per lane (per band)
+  int vector_width = 0;       // input columns per lane, loaded at once
+  int threads_per_block = 0;
 
   bool operator==(const Schedule& o) const;
   bool operator!=(const Schedule& o) const { return !(*this == o); }
-  std::string summary() const;  // one line, e.g. "block_tile 32x32, threads 8x16, vthreads 1x2, ..."
+  std::string summary() const;  // one line, e.g. "tiles: block_tile 32x32, threads 8x16, ..."
 };
 
 struct KernelPlan {
@@ -44,6 +50,14 @@ struct KernelPlan {
   int in_tile_h = 0, in_tile_w = 0;
   int loads_per_thread = 0;  // shared-memory staging: loads per thread, rounded up
   int smem_bytes = 0;
+  // The rows algorithm: a group of group_lanes lanes owns one band of
+  // rows_per_thread output rows of one channel; each lane loads in_rows rows
+  // of vector_width columns, takes halo_left/halo_right columns from its
+  // neighbours and computes outputs_per_lane columns per row.
+  int group_lanes = 0, bands = 0, in_rows = 0, outputs_per_lane = 0, halo_left = 0, halo_right = 0;
+  bool vector_store = false;  // outputs written with one store per row
+  int min_blocks = 0;         // __launch_bounds__ minimum blocks per SM (caps registers at 64)
+  int alignment = 4;          // bytes the input and output pointers must be aligned to
   // Cost at the declared batch (1 when the batch is runtime).
   int cost_batch = 1;
   long long bytes_read = 0, bytes_written = 0;

@@ -20,7 +20,8 @@ class TemplateError : public std::runtime_error {
 // The template files, read once from a directory.
 struct Templates {
   std::string dir;
-  std::string kernel;    // depthwise_nchw.cu.mustache
+  std::string kernel;       // depthwise_nchw.cu.mustache: the tiles algorithm
+  std::string kernel_rows;  // depthwise_nchw_rows.cu.mustache: the rows algorithm
   std::string registry;  // registry.cu.mustache
   std::string header;    // library.h.mustache
 

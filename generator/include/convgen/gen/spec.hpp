@@ -39,6 +39,13 @@ class SpecError : public std::runtime_error {
 };
 
 enum class Epilogue { kNone, kBias, kScaleShift };
+// How a kernel is built (see docs/performance.md):
+//   kTiles: TVM's schedule; a block stages a 2-D input tile with its halo in
+//           shared memory, threads and virtual threads split the output tile.
+//   kRows:  a group of warp lanes owns a band of output rows; each lane keeps
+//           its input columns in registers and trades the halo with its
+//           neighbours by warp shuffle; no shared memory, no barrier.
+enum class Algorithm { kTiles, kRows };
 enum class Activation { kNone, kRelu, kRelu6 };
 
 // Letters, digits and '_', not starting with a digit: a library name.
@@ -46,19 +53,29 @@ bool is_c_identifier(const std::string& s);
 
 const char* to_string(Epilogue e);
 const char* to_string(Activation a);
+const char* to_string(Algorithm a);
 
-// Schedule knobs, in the vocabulary of TVM's depthwise schedules. Each field
-// is optional in the spec; unset fields are filled by the default rule in
-// plan.cpp.
+// Schedule knobs. Those of the tiles algorithm use the vocabulary of TVM's
+// depthwise schedules. Each field is optional in the spec; unset fields are
+// filled by the default rule in plan.cpp.
 struct ScheduleRequest {
+  std::optional<Algorithm> algorithm;
   std::optional<int> tile_h, tile_w;          // block_tile: outputs per block (blocking_h, blocking_w)
   std::optional<int> threads_y, threads_x;    // threads: threads per block (num_thread_y, num_thread_x)
   std::optional<int> vthreads_y, vthreads_x;  // vthreads: virtual threads (num_vthread_y, num_vthread_x)
   std::optional<bool> shared_input;           // stage the input tile (with halo) in shared memory
   std::optional<bool> shared_filter;          // stage the filter in shared memory (else registers via the read-only cache)
   std::optional<int> channels_per_block;      // input channels one block computes (small planes: amortize block start-up)
-  SourceLocation where;                       // the `schedule:` node, or the workload if none
+  // The rows algorithm's knobs.
+  std::optional<int> rows_per_thread;    // output rows each lane computes (the band height)
+  std::optional<int> vector_width;       // input columns each lane loads at once: 1, 2 or 4
+  std::optional<int> threads_per_block;  // a multiple of 32
+  SourceLocation where;                  // the `schedule:` node, or the workload if none
   SourceLocation tile_where, threads_where, vthreads_where, channels_where;  // each key's value, for messages
+  SourceLocation algorithm_where, rows_where, vector_where, block_threads_where;
+  // The first key of each algorithm the spec sets ("" if none), and where.
+  std::string tiles_key, rows_key;
+  SourceLocation tiles_key_where, rows_key_where;
 };
 
 // One depthwise conv2d problem as the spec states it, with defaults applied.
