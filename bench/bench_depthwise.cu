@@ -6,6 +6,8 @@
 //   - the same convolution without epilogue through convgen, hot;
 //   - cuDNN's fastest fp32 (FMA, no TF32) algorithm for the convolution alone,
 //     hot and cold, and checks that its output matches convgen's;
+//   - a device-to-device copy of as many bytes as the row moves, cold: what
+//     any kernel of that size reaches;
 // and reports each against the floor set by the copy bandwidth measured at
 // start-up. See --help for the options and the timing method.
 #include "bench.h"  // generated from bench/depthwise_bench.yaml: namespace convgen::bench
@@ -121,6 +123,7 @@ Options parse_options(int argc, char** argv) {
       "floor_us = bytes the problem must move (input + filter + output + epilogue parameters) at the\n"
       "copy ceiling (1 GiB device-to-device copy, bytes read + written, measured in the same run);\n"
       "*_frac_ceiling = floor_us / cold time. The cuDNN columns time the convolution alone.\n"
+      "copy_cold_us: cudaMemcpyAsync of half the row's bytes (reads + writes = the row's), cold.\n"
       "Environment: CONVGEN_COMMIT is written to the JSON as 'commit'.");
   try {
     app.parse(argc, argv);
@@ -305,9 +308,12 @@ size_t epilogue_param_count(const convgen::DepthwiseProblem& p) {
 
 // The least time any kernel can take: everything it must read once and write
 // once, at the copy ceiling. tbps * 1e6 is bytes per microsecond.
+size_t bytes_moved(const convgen::DepthwiseProblem& p) {
+  return (input_count(p) + filter_count(p) + output_count(p) + epilogue_param_count(p)) * sizeof(float);
+}
+
 double floor_us(const convgen::DepthwiseProblem& p, double ceiling_tbps) {
-  const size_t floats = input_count(p) + filter_count(p) + output_count(p) + epilogue_param_count(p);
-  return double(floats * sizeof(float)) / (ceiling_tbps * 1e6);
+  return double(bytes_moved(p)) / (ceiling_tbps * 1e6);
 }
 
 std::string shape_text(const convgen::DepthwiseProblem& p) {
@@ -710,6 +716,9 @@ struct RowResult : Selected {
   double floor_us = kNaN;
   double convgen_hot_us = kNaN, convgen_cold_us = kNaN, convgen_noepilogue_hot_us = kNaN;
   double cudnn_hot_us = kNaN, cudnn_cold_us = kNaN;
+  // A device-to-device copy that reads and writes as many bytes as the row,
+  // cold: what any kernel of this size reaches, launch and ramp included.
+  double copy_cold_us = kNaN;
   std::string cudnn_algo;           // empty: cuDNN not run
   double max_rel_err = kNaN;        // convgen without epilogue vs cuDNN
   double fused_max_rel_err = kNaN;  // the row's kernel vs cuDNN + the epilogue on the host
@@ -718,6 +727,7 @@ struct RowResult : Selected {
   bool cudnn_ran() const { return !cudnn_algo.empty(); }
   double convgen_frac_ceiling() const { return floor_us / convgen_cold_us; }
   double cudnn_frac_ceiling() const { return floor_us / cudnn_cold_us; }
+  double copy_frac_ceiling() const { return floor_us / copy_cold_us; }
   double speedup_vs_cudnn() const { return cudnn_hot_us / convgen_hot_us; }
 };
 
@@ -774,6 +784,14 @@ RowResult measure_row(const Selected& selected, double ceiling_tbps, cudnnHandle
 
   row.convgen_hot_us = stopwatch.hot_us(fused, options.hot_launches, options.hot_replays);
   row.convgen_cold_us = stopwatch.cold_us(fused, options.trials);
+  {
+    const size_t half = bytes_moved(row.problem) / 2;
+    const DeviceBuffer from(half), to(half);
+    const Launch copy = [&](cudaStream_t stream) {
+      CUDA_CHECK(cudaMemcpyAsync(to.data(), from.data(), half, cudaMemcpyDeviceToDevice, stream));
+    };
+    row.copy_cold_us = stopwatch.cold_us(copy, options.trials);
+  }
   // Without an epilogue the plain problem is the row's own: measured once.
   row.convgen_noepilogue_hot_us = has_epilogue(row.problem)
                                       ? stopwatch.hot_us(plain, options.hot_launches, options.hot_replays)
@@ -870,6 +888,8 @@ Json row_json(const RowResult& r) {
   row["cudnn_algo"] = r.cudnn_ran() ? Json(r.cudnn_algo) : Json(nullptr);
   row["convgen_frac_ceiling"] = number(r.convgen_frac_ceiling(), 4);
   row["cudnn_frac_ceiling"] = number(r.cudnn_frac_ceiling(), 4);
+  row["copy_cold_us"] = number(r.copy_cold_us, 3);
+  row["copy_frac_ceiling"] = number(r.copy_frac_ceiling(), 4);
   row["speedup_vs_cudnn"] = number(r.speedup_vs_cudnn(), 3);
   row["max_rel_err"] = error_value(r.max_rel_err);
   row["fused_max_rel_err"] = error_value(r.fused_max_rel_err);
@@ -970,9 +990,9 @@ void print_results(const std::vector<RowResult>& rows, double ceiling_tbps, cons
   std::vector<std::vector<std::string>> cells = {{"suite", "NxCxHxW", "k", "s", "m", "epilogue", "kernel",
                                                   "served by", "floor us", "cg hot", "cg cold",
                                                   "cg plain hot", "cudnn hot", "cudnn cold", "cudnn algo",
-                                                  "cg %ceil", "cudnn %ceil", "speedup", "check"}};
+                                                  "cg %ceil", "cudnn %ceil", "copy %ceil", "speedup", "check"}};
   const std::vector<bool> left = {true,  true,  true,  false, false, true,  true,  true,  false, false,
-                                  false, false, false, false, true,  false, false, false, true};
+                                  false, false, false, false, true,  false, false, false, false, true};
   for (const RowResult& r : rows) {
     const convgen::DepthwiseProblem& p = r.problem;
     cells.push_back({r.bench.suite, shape_text(p), std::to_string(p.kh) + "x" + std::to_string(p.kw),
@@ -981,13 +1001,14 @@ void print_results(const std::vector<RowResult>& rows, double ceiling_tbps, cons
                      fixed(r.convgen_cold_us, 2), fixed(r.convgen_noepilogue_hot_us, 2),
                      fixed(r.cudnn_hot_us, 2), fixed(r.cudnn_cold_us, 2), r.cudnn_ran() ? r.cudnn_algo : "-",
                      fixed(100.0 * r.convgen_frac_ceiling(), 1), fixed(100.0 * r.cudnn_frac_ceiling(), 1),
-                     fixed(r.speedup_vs_cudnn(), 2, "x"),
+                     fixed(100.0 * r.copy_frac_ceiling(), 1), fixed(r.speedup_vs_cudnn(), 2, "x"),
                      r.cudnn_ran() ? (r.check_ok ? "ok" : "MISMATCH") : "-"});
   }
   std::cout << "GPU: " << gpu << "; copy ceiling " << fixed(ceiling_tbps, 2) << " TB/s\n"
             << "Times in microseconds. hot: CUDA graph replays, L2 warm; cold: L2 flushed. cg plain: convgen "
                "without epilogue; cuDNN runs the convolution alone.\n"
-            << "%ceil = floor / cold time; speedup = cuDNN hot / convgen hot.\n\n";
+            << "%ceil = floor / cold time; copy %ceil: a copy of the row's bytes, cold; speedup = cuDNN hot / "
+               "convgen hot.\n\n";
   print_table(cells, left);
 
   const auto generic =

@@ -3,7 +3,8 @@
 
 One column of panels per suite (in the order the suites first appear):
   top row     hot time per workload in µs, grouped bars: convgen, cuDNN, PyTorch
-  bottom row  fraction of the copy ceiling reached cold (floor_us / cold time)
+  bottom row  fraction of the copy ceiling reached cold (floor_us / cold time), with a
+              black tick for a device-to-device copy of the same bytes
               for convgen, cuDNN and PyTorch, where a cold time exists
 
 Input is the JSON written by bench/torch_compare.py (the plain benchmark JSON
@@ -146,6 +147,12 @@ def draw_ceiling_panel(ax, suite, rows, labels):
         ax.set_xticks([])
         return
     draw_bars(ax, labels, series)
+    # What a copy of the same bytes reaches cold: the most any kernel of this
+    # size can expect, launch and ramp included.
+    copy = [frac_ceiling(r, "copy_cold_us", "copy_frac_ceiling") for r in rows]
+    if any(v is not None for v in copy):
+        ax.scatter(range(len(rows)), [v if v is not None else float("nan") for v in copy], marker="_", s=400,
+                   linewidths=2, color="black", zorder=3, label="copy of the same bytes")
     top = max(v for _, _, vals in series for v in vals if v is not None)
     ax.set_ylim(0, max(1.05, top * 1.1))
     ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
