@@ -184,7 +184,13 @@ def plot(data, out_path, dpi=110):
         labels = short_labels(rows)
         draw_hot_panel(axes[0][col], suite, rows, labels)
         draw_ceiling_panel(axes[1][col], suite, rows, labels)
+    # One legend for the figure: the libraries, and the copy tick where a ceiling panel drew it.
     handles, names = axes[0][0].get_legend_handles_labels()
+    for ax in axes[1]:
+        for handle, name in zip(*ax.get_legend_handles_labels()):
+            if name not in names:
+                handles.append(handle)
+                names.append(name)
     fig.legend(handles, names, loc="upper right", ncol=len(names), fontsize=9)
     fig.suptitle(title_of(data), fontsize=11, x=0.01, ha="left")
     fig.tight_layout(rect=(0, 0, 1, 0.95))
