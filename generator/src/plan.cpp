@@ -144,13 +144,18 @@ std::string rows_register_misfit(const Workload& wl, int rows, int vector) {
          num(r.outputs) + " accumulators)); at most " + num(kMaxLaneValues) + " fit";
 }
 
-// The default rows schedule: the widest load that covers the row, 4 output
-// rows per lane (or fewer, down to 1, until the lane's values fit in
-// registers), 128 threads per block. None when no width or height fits.
-std::optional<Schedule> default_rows_schedule(const Workload& wl) {
+// The rows schedule with the widest load that covers the row, then the most
+// output rows per lane (4, or fewer down to 1) whose values fit in registers,
+// and 128 threads per block; knobs given are kept as they are. None when
+// nothing fits.
+std::optional<Schedule> fit_rows_schedule(const Workload& wl, std::optional<int> vector_width,
+                                          std::optional<int> rows_per_thread) {
   for (int vector : {4, 2, 1}) {
+    if (vector_width && vector != *vector_width) continue;
     if (!rows_vector_misfit(wl, vector).empty()) continue;
-    for (int rows = std::min(kDefaultRowsPerThread, wl.out_h()); rows >= 1; --rows) {
+    const int most_rows = rows_per_thread ? *rows_per_thread : std::min(kDefaultRowsPerThread, wl.out_h());
+    const int fewest_rows = rows_per_thread ? *rows_per_thread : 1;
+    for (int rows = most_rows; rows >= fewest_rows; --rows) {
       if (!rows_register_misfit(wl, rows, vector).empty()) continue;
       Schedule s;
       s.algorithm = Algorithm::kRows;
@@ -241,7 +246,7 @@ static Schedule default_tiles_schedule(const Workload& wl, const PlanOptions& op
 // against 59-79% for the tiles), else the tiles algorithm, which serves
 // every shape.
 Schedule default_schedule(const Workload& wl, const PlanOptions& options) {
-  if (std::optional<Schedule> rows = default_rows_schedule(wl)) return *rows;
+  if (std::optional<Schedule> rows = fit_rows_schedule(wl, std::nullopt, std::nullopt)) return *rows;
   return default_tiles_schedule(wl, options);
 }
 
@@ -334,28 +339,17 @@ static KernelPlan plan_rows(const Workload& wl) {
   const SourceLocation& rows_at = req.rows_where.line ? req.rows_where : req.where;
   // Unset knobs: the widest vector, then the most rows (up to 4), that fit
   // with the knobs the spec sets.
-  Schedule s;
+  const std::optional<Schedule> fit = fit_rows_schedule(wl, req.vector_width, req.rows_per_thread);
+  Schedule s = fit.value_or(Schedule{});
   s.algorithm = Algorithm::kRows;
-  s.vector_width = req.vector_width.value_or(4);
-  s.rows_per_thread = req.rows_per_thread.value_or(1);
-  bool found = false;
-  for (int vector : {4, 2, 1}) {
-    if (req.vector_width && vector != *req.vector_width) continue;
-    if (!rows_vector_misfit(wl, vector).empty()) continue;
-    const int most_rows = req.rows_per_thread ? *req.rows_per_thread : std::min(kDefaultRowsPerThread, wl.out_h());
-    const int fewest_rows = req.rows_per_thread ? *req.rows_per_thread : 1;
-    for (int rows = most_rows; rows >= fewest_rows && !found; --rows) {
-      if (!rows_register_misfit(wl, rows, vector).empty()) continue;
-      s.vector_width = vector;
-      s.rows_per_thread = rows;
-      found = true;
-    }
-    if (found) break;
+  if (!fit) {  // kept for the messages below
+    s.vector_width = req.vector_width.value_or(4);
+    s.rows_per_thread = req.rows_per_thread.value_or(1);
   }
   s.threads_per_block = req.threads_per_block.value_or(kDefaultThreadsPerBlock);
 
   std::vector<Diagnostic> errors;
-  if (!found && !req.vector_width) {
+  if (!fit && !req.vector_width) {
     // No width fits: say why for each.
     const int rows = req.rows_per_thread.value_or(1);
     std::string why;
