@@ -77,9 +77,16 @@ const std::vector<std::string> kTopKeys = {"library", "defaults", "workloads"};
 const std::vector<std::string> kWorkloadKeys = {
     "op",       "n",          "c",          "h",          "w",     "filter",   "stride", "padding",
     "dilation", "multiplier", "epilogue",   "activation", "dtype", "layout",   "schedule"};
-const std::vector<std::string> kScheduleKeys = {
-    "algorithm",          "block_tile",      "threads",      "vthreads",         "shared_input", "shared_filter",
-    "channels_per_block", "rows_per_thread", "vector_width", "threads_per_block"};
+// The knobs of each algorithm; a schedule may also name the algorithm.
+const std::vector<std::string> kTilesKeys = {"block_tile",   "threads",       "vthreads",
+                                             "shared_input", "shared_filter", "channels_per_block"};
+const std::vector<std::string> kRowsKeys = {"rows_per_thread", "vector_width", "threads_per_block"};
+const std::vector<std::string> kScheduleKeys = [] {
+  std::vector<std::string> keys = {"algorithm"};
+  keys.insert(keys.end(), kTilesKeys.begin(), kTilesKeys.end());
+  keys.insert(keys.end(), kRowsKeys.begin(), kRowsKeys.end());
+  return keys;
+}();
 
 std::string join(const std::vector<std::string>& items) {
   std::string text;
@@ -376,9 +383,8 @@ class Parser {
     // Remember the first key of each algorithm, to tell which one the spec means.
     for (const auto& entry : node) {
       const std::string key = entry.first.Scalar();
-      const bool rows_key = key == "rows_per_thread" || key == "vector_width" || key == "threads_per_block";
-      const bool tiles_key = key != "algorithm" && !rows_key &&
-                             std::find(kScheduleKeys.begin(), kScheduleKeys.end(), key) != kScheduleKeys.end();
+      const bool rows_key = std::find(kRowsKeys.begin(), kRowsKeys.end(), key) != kRowsKeys.end();
+      const bool tiles_key = std::find(kTilesKeys.begin(), kTilesKeys.end(), key) != kTilesKeys.end();
       if (rows_key && s.rows_key.empty()) {
         s.rows_key = key;
         s.rows_key_where = at(entry.first);
