@@ -93,6 +93,7 @@ struct Options {
   int trials = 30;
   bool no_cudnn = false;
   uint64_t seed = 2024;
+  std::string flush = "memset";  // how cold runs empty L2: memset (leaves it dirty) or read (leaves it clean)
 };
 
 Options parse_options(int argc, char** argv) {
@@ -116,10 +117,15 @@ Options parse_options(int argc, char** argv) {
       ->check(CLI::Range(1, 1000000000));
   app.add_option("--seed", options.seed, "seed of the random inputs")->capture_default_str();
   app.add_flag("--no-cudnn", options.no_cudnn, "time convgen only; skip cuDNN and the cross-check");
+  app.add_option("--flush", options.flush,
+                 "how cold runs flush L2: 'memset' writes the 256 MiB scratch buffer (L2 left full of dirty\n"
+                 "lines, as triton's do_bench does), 'read' reads it (L2 left clean)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"memset", "read"}));
   app.footer(
       "Timing: 'hot' = --hot-launches launches captured in one CUDA graph, replayed after a warm-up;\n"
       "median replay time / launches (L2 warm, no launch gaps). 'cold' = a 256 MiB memset flushes L2\n"
-      "before every run, cudaEvents around the kernel alone; median of --trials runs.\n"
+      "before every run (--flush read: a read of it), cudaEvents around the kernel alone; median of --trials runs.\n"
       "floor_us = bytes the problem must move (input + filter + output + epilogue parameters) at the\n"
       "copy ceiling (1 GiB device-to-device copy, bytes read + written, measured in the same run);\n"
       "*_frac_ceiling = floor_us / cold time. The cuDNN columns time the convolution alone.\n"
@@ -436,14 +442,27 @@ double median(std::vector<float> values) {
   return values.size() % 2 ? values[mid] : 0.5 * (double(values[mid - 1]) + values[mid]);
 }
 
+// Reads every word of `data`, so that L2 ends up holding clean lines of it.
+// The sum is stored only in a case that never happens, which keeps the loads.
+__global__ void read_every_word(const uint4* data, size_t count, unsigned* sink) {
+  unsigned sum = 0;
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count; i += size_t{gridDim.x} * blockDim.x) {
+    const uint4 v = data[i];
+    sum += v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (sum == 0x9e3779b9u) *sink = sum;
+}
+
 // Owns the stream everything runs on, a pair of events and the L2 scratch buffer.
 class Stopwatch {
  public:
-  Stopwatch() : l2_scratch_(kL2FlushBytes) {
+  explicit Stopwatch(bool flush_by_reading)
+      : l2_scratch_(kL2FlushBytes), sink_(sizeof(unsigned)), flush_by_reading_(flush_by_reading) {
     // Non-blocking: graph capture must not interact with the legacy default stream.
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     CUDA_CHECK(cudaEventCreate(&start_));
     CUDA_CHECK(cudaEventCreate(&stop_));
+    CUDA_CHECK(cudaMemsetAsync(l2_scratch_.data(), 0, l2_scratch_.bytes(), stream_));
   }
   ~Stopwatch() {
     CUDA_CHECK(cudaEventDestroy(stop_));
@@ -458,13 +477,13 @@ class Stopwatch {
   void synchronize() const { CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 
   // Times `launch` alone, `runs` times, in milliseconds. With flush_l2, a
-  // memset of the scratch buffer evicts L2 before each run; it is enqueued
-  // before the start event, so it is not timed, and it keeps the GPU busy
-  // while the launch is queued, so launch latency is not timed either.
+  // memset (or a read) of the scratch buffer evicts L2 before each run; it is
+  // enqueued before the start event, so it is not timed, and it keeps the GPU
+  // busy while the launch is queued, so launch latency is not timed either.
   std::vector<float> time_runs_ms(const Launch& launch, int runs, bool flush_l2) {
     std::vector<float> times;
     for (int run = 0; run < runs; ++run) {
-      if (flush_l2) CUDA_CHECK(cudaMemsetAsync(l2_scratch_.data(), run & 0xFF, l2_scratch_.bytes(), stream_));
+      if (flush_l2) flush(run);
       CUDA_CHECK(cudaEventRecord(start_, stream_));
       launch(stream_);
       CUDA_CHECK(cudaEventRecord(stop_, stream_));
@@ -508,7 +527,23 @@ class Stopwatch {
   }
 
  private:
+  // Writing the scratch buffer leaves L2 full of dirty lines, whose write-back
+  // the timed kernel then pays for as it allocates lines of its own; reading
+  // it leaves L2 clean.
+  void flush(int run) {
+    if (flush_by_reading_) {
+      const size_t words = l2_scratch_.bytes() / sizeof(uint4);
+      read_every_word<<<1024, 512, 0, stream_>>>(static_cast<const uint4*>(l2_scratch_.data()), words,
+                                                 static_cast<unsigned*>(sink_.data()));
+      CUDA_CHECK(cudaGetLastError());
+    } else {
+      CUDA_CHECK(cudaMemsetAsync(l2_scratch_.data(), run & 0xFF, l2_scratch_.bytes(), stream_));
+    }
+  }
+
   DeviceBuffer l2_scratch_;
+  DeviceBuffer sink_;
+  bool flush_by_reading_ = false;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
 };
@@ -914,6 +949,7 @@ Json results_document(const std::string& gpu, double ceiling_tbps, const Options
   document["hot_launches"] = options.hot_launches;
   document["hot_replays"] = options.hot_replays;
   document["trials"] = options.trials;
+  document["cold_flush"] = options.flush;
   document["rows"] = rows;
   return document;
 }
@@ -1048,7 +1084,7 @@ int main(int argc, char** argv) {
   warn_about_generic_kernels(selected);
 
   const std::string gpu = gpu_name();
-  Stopwatch stopwatch;
+  Stopwatch stopwatch(options.flush == "read");
   const double ceiling_tbps = measure_copy_ceiling_tbps(stopwatch);
   std::fprintf(stderr, "%s: copy ceiling %.2f TB/s\n", gpu.c_str(), ceiling_tbps);
 
