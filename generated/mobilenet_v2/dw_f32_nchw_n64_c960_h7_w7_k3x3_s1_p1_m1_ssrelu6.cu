@@ -9,17 +9,20 @@
 //   output  [N, 960, 7, 7]
 //   epilogue: relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)
 //
-// Schedule: rows: rows_per_thread 4, vector_width 1, threads_per_block 128
-//   A group of 8 lanes of a warp owns one band of 4 output rows of one
-//   channel. Each lane reads 1 adjacent input column(s) of every input row of the band
-//   with one 4-byte load, takes the 1 column(s) left and 1 right of them
-//   from its neighbours by warp shuffle, and computes 1 adjacent output(s) per row
-//   for each of the 1 output channel(s). No shared memory, no barrier: the loads
-//   of all 6 input rows are independent and in flight together.
+// Schedule: planes: warps_per_block 2
+//   Each lane of a warp owns one whole input plane (one channel of one image)
+//   and computes every output of its 1 output plane(s). The warp's 32 input
+//   planes are one contiguous run of memory: the warp copies it into shared
+//   memory with 16-byte loads, each lane computes its planes from there
+//   (the filter taps in registers, one input row at a time), and the warp copies
+//   its 32 output planes, again one contiguous run, back out with 16-byte stores.
+//   Only __syncwarp between the steps: warps never wait for each other.
 //
-// Launch: grid ceil(N * 960 * 2 / 16) (N x channels x bands of rows, 16 groups per block),
-//   block 128 threads; no shared memory.
-//   Pointers: input and output aligned to 4 bytes, the width of its loads and stores.
+// Launch: grid ceil(N * 960 / 64) (32 planes per warp, 2 warps per block),
+//   block 64 threads; shared memory 25088 bytes per block.
+//   Pointers: input and output aligned to 16 bytes, the width of the copies.
+//   Input loads: __ldg: the read-only cache, normal L2 priority.
+//   Output stores: plain stores, normal L2 priority.
 //
 // Cost at N = 64: reads 12084480 bytes, writes 12042240 bytes;
 //   floor 8.04 us at the copy bandwidth of 3.00 TB/s.
@@ -43,136 +46,123 @@ constexpr int kStrideW = 1;
 constexpr int kDilationH = 1;
 constexpr int kDilationW = 1;
 constexpr int kPadTop = 1;
+constexpr int kPadLeft = 1;
 
-// Schedule constants. A group of kLanes lanes owns one band of kRows output
-// rows of one channel; each lane loads kVector input columns of each of the
-// band's kInRows input rows, takes kHaloLeft and kHaloRight columns from the
-// lanes beside it, and computes kOutputs (= kVector / kStrideW) output columns.
-constexpr int kThreads = 128;
-constexpr int kLanes = 8;
-constexpr int kGroups = kThreads / kLanes;  // groups per block
-constexpr int kRows = 4;
-constexpr int kBands = 2;  // bands per output plane
-constexpr int kInRows = 6;
-constexpr int kVector = 1;
-constexpr int kOutputs = 1;
-constexpr int kHaloLeft = 1;
-constexpr int kHaloRight = 1;
-constexpr int kWindow = kHaloLeft + kVector + kHaloRight;
-
-using InputVector = float;  // kVector floats
+// Schedule constants. A lane's plane sits in shared memory at a stride of an
+// odd number of floats, so the 32 lanes reading the same position of their
+// planes hit 32 different banks.
+constexpr int kWarps = 2;
+constexpr int kInPlane = kInH * kInW;                            // floats of one input plane
+constexpr int kOutPlanes = kMultiplier * kOutH * kOutW;          // floats of a lane's output planes
+constexpr int kInStride = 49;                          // kInPlane, made odd
+constexpr int kOutStride = 49;                        // kOutPlanes, made odd
+constexpr int kInCopies = 13;                 // copy steps per lane, in
+constexpr int kOutCopies = 13;               // and out
 
 }  // namespace
 
-__global__ void __launch_bounds__(kThreads, 8)
+__global__ void __launch_bounds__(32 * kWarps)
 dw_f32_nchw_n64_c960_h7_w7_k3x3_s1_p1_m1_ssrelu6(const float* __restrict__ input, const float* __restrict__ filter,
     const float* __restrict__ epilogue_a, const float* __restrict__ epilogue_b,
-    float* __restrict__ output, int groups) {
-  const int lane = threadIdx.x % kLanes;
-  const int group = blockIdx.x * kGroups + threadIdx.x / kLanes;
-  // Idle groups of the last block still take part in the shuffles.
-  const bool live = group < groups;
-  const int g = live ? group : 0;
-  const int band = g % kBands;
-  const long long plane = g / kBands;  // n * kChannels + c
-  const int c = static_cast<int>(plane % kChannels);
-  const int in_row0 = band * kRows * kStrideH - kPadTop;
-  const bool lane_reads = live && lane * kVector < kInW;
-  const float* in_lane = input + plane * (kInH * kInW) + lane * kVector;
+    float* __restrict__ output, int planes) {
+  __shared__ alignas(16) float in_stage[kWarps][32 * kInStride];
+  __shared__ alignas(16) float out_stage[kWarps][32 * kOutStride];
+  const int warp = threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  const long long first = (static_cast<long long>(blockIdx.x) * kWarps + warp) * 32;  // the warp's first plane
+  if (first >= planes) return;  // the whole warp leaves together
+  const int count = static_cast<int>(planes - first < 32 ? planes - first : 32);  // planes this warp owns
+  float* const in_s = in_stage[warp];
+  float* const out_s = out_stage[warp];
 
-  // Every input row of the band, issued before any arithmetic; rows in the
-  // padding and lanes past the right edge read zeros.
-  float rows[kInRows][kVector];
+  // 1. Copy the warp's input planes (count * kInPlane floats, contiguous) in.
+  const float* const src = input + first * kInPlane;
+  const int in_vectors = count * kInPlane / 4;
 #pragma unroll
-  for (int r = 0; r < kInRows; ++r) {
-    const int y = in_row0 + r;
-    const InputVector v = lane_reads && y >= 0 && y < kInH
-                              ? __ldg(reinterpret_cast<const InputVector*>(in_lane + y * kInW))
-                              : InputVector{};
-#pragma unroll
-    for (int i = 0; i < kVector; ++i) rows[r][i] = reinterpret_cast<const float*>(&v)[i];
+  for (int k = 0; k < kInCopies; ++k) {
+    const int i = lane + 32 * k;
+    if (i < in_vectors) {
+      reinterpret_cast<float4*>(in_s)[i] = __ldg(reinterpret_cast<const float4*>(src) + i);
+    }
   }
+  // A partial last warp may leave up to 3 floats past the last whole vector.
+  if (lane < count * kInPlane - 4 * in_vectors) in_s[4 * in_vectors + lane] = __ldg(src + 4 * in_vectors + lane);
+  __syncwarp();
 
-  // The filter taps of the kMultiplier output channels that read channel c.
-  float taps[kMultiplier * kKH * kKW];
+  // 2. Each lane computes its own plane: c is its channel.
+  if (lane < count) {
+    const int c = static_cast<int>((first + lane) % kChannels);
+    float taps[kMultiplier * kKH * kKW];
 #pragma unroll
-  for (int i = 0; i < kMultiplier * kKH * kKW; ++i) taps[i] = __ldg(filter + c * (kMultiplier * kKH * kKW) + i);
-  // The epilogue's parameters, loaded here so that their latency hides
-  // behind the input loads instead of following the arithmetic.
-  float scale[kMultiplier];
-  float shift[kMultiplier];
+    for (int i = 0; i < kMultiplier * kKH * kKW; ++i) taps[i] = __ldg(filter + c * (kMultiplier * kKH * kKW) + i);
+    float scale[kMultiplier];
+    float shift[kMultiplier];
 #pragma unroll
-  for (int m = 0; m < kMultiplier; ++m) {
-    scale[m] = __ldg(epilogue_a + c * kMultiplier + m);
-    shift[m] = __ldg(epilogue_b + c * kMultiplier + m);
-  }
-
-  float* out_channels = output + plane * kMultiplier * (kOutH * kOutW);
-  const int out_col0 = lane * kOutputs;
+    for (int m = 0; m < kMultiplier; ++m) {
+      scale[m] = __ldg(epilogue_a + c * kMultiplier + m);
+      shift[m] = __ldg(epilogue_b + c * kMultiplier + m);
+    }
+    const float* const in_p = in_s + lane * kInStride;
+    float* const out_p = out_s + lane * kOutStride;
 #pragma unroll
-  for (int r = 0; r < kRows; ++r) {
-    float acc[kMultiplier][kOutputs] = {};
+    for (int oy = 0; oy < kOutH; ++oy) {
+      float acc[kMultiplier][kOutW] = {};
 #pragma unroll
-    for (int ky = 0; ky < kKH; ++ky) {
-      const float* row = rows[r * kStrideH + ky * kDilationH];
-      // The input columns this lane's outputs read: its own, and the halo
-      // from its neighbours (zero beyond the image: the padding).
-      float window[kWindow];
+      for (int ky = 0; ky < kKH; ++ky) {
+        const int iy = oy * kStrideH + ky * kDilationH - kPadTop;
+        if (iy < 0 || iy >= kInH) continue;  // padding rows: known at compile time
+        float row[kInW];
 #pragma unroll
-      for (int i = 0; i < kHaloLeft; ++i) {
-        const float left = __shfl_up_sync(0xffffffffu, row[kVector - kHaloLeft + i], 1, kLanes);
-        window[i] = lane > 0 ? left : 0.0f;
-      }
+        for (int x = 0; x < kInW; ++x) row[x] = in_p[iy * kInW + x];
 #pragma unroll
-      for (int i = 0; i < kVector; ++i) window[kHaloLeft + i] = row[i];
+        for (int m = 0; m < kMultiplier; ++m) {
 #pragma unroll
-      for (int i = 0; i < kHaloRight; ++i) {
-        const float right = __shfl_down_sync(0xffffffffu, row[i], 1, kLanes);
-        window[kHaloLeft + kVector + i] = (lane + 1) * kVector + i < kInW ? right : 0.0f;
-      }
+          for (int ox = 0; ox < kOutW; ++ox) {
 #pragma unroll
-      for (int m = 0; m < kMultiplier; ++m) {
-#pragma unroll
-        for (int o = 0; o < kOutputs; ++o) {
-#pragma unroll
-          for (int kx = 0; kx < kKW; ++kx) {
-            acc[m][o] = fmaf(window[o * kStrideW + kx * kDilationW], taps[(m * kKH + ky) * kKW + kx], acc[m][o]);
+            for (int kx = 0; kx < kKW; ++kx) {
+              const int ix = ox * kStrideW + kx * kDilationW - kPadLeft;
+              if (ix < 0 || ix >= kInW) continue;  // padding columns: known at compile time
+              acc[m][ox] = fmaf(row[ix], taps[(m * kKH + ky) * kKW + kx], acc[m][ox]);
+            }
           }
         }
       }
-    }
-
-    const int oy = band * kRows + r;
-    if (oy >= kOutH) continue;
-    if (!live || out_col0 >= kOutW) continue;
-    // Epilogue (relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)), then the single write of each output.
+      // Epilogue (relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)), then the output into shared memory.
 #pragma unroll
-    for (int m = 0; m < kMultiplier; ++m) {
-      alignas(4 * kOutputs) float result[kOutputs];
+      for (int m = 0; m < kMultiplier; ++m) {
 #pragma unroll
-      for (int o = 0; o < kOutputs; ++o) {
-        float value = acc[m][o];
-        value = fmaf(value, scale[m], shift[m]);
-        value = fminf(fmaxf(value, 0.0f), 6.0f);
-        result[o] = value;
-      }
-      float* out_row = out_channels + m * (kOutH * kOutW) + oy * kOutW + out_col0;
-#pragma unroll
-      for (int o = 0; o < kOutputs; ++o) {
-        if (out_col0 + o < kOutW) out_row[o] = result[o];
+        for (int ox = 0; ox < kOutW; ++ox) {
+          float value = acc[m][ox];
+          value = fmaf(value, scale[m], shift[m]);
+          value = fminf(fmaxf(value, 0.0f), 6.0f);
+          out_p[(m * kOutH + oy) * kOutW + ox] = value;
+        }
       }
     }
   }
+  __syncwarp();
+
+  // 3. Copy the warp's output planes (count * kOutPlanes floats, contiguous) out.
+  float* const dst = output + first * kOutPlanes;
+  const int out_vectors = count * kOutPlanes / 4;
+#pragma unroll
+  for (int k = 0; k < kOutCopies; ++k) {
+    const int i = lane + 32 * k;
+    if (i < out_vectors) {
+      __stwb(reinterpret_cast<float4*>(dst) + i, reinterpret_cast<const float4*>(out_s)[i]);
+    }
+  }
+  if (lane < count * kOutPlanes - 4 * out_vectors) dst[4 * out_vectors + lane] = out_s[4 * out_vectors + lane];
 }
 
 // Launches the kernel for `batch` images on `stream`. Unused epilogue
 // pointers are ignored.
 cudaError_t launch_dw_f32_nchw_n64_c960_h7_w7_k3x3_s1_p1_m1_ssrelu6(const float* input, const float* filter, const float* epilogue_a,
     const float* epilogue_b, float* output, int batch, cudaStream_t stream) {
-  const long long groups = static_cast<long long>(batch) * kChannels * kBands;
-  if (groups > 0x7fffffffLL) return cudaErrorInvalidConfiguration;  // group index must fit an int
-  const int blocks = static_cast<int>((groups + kGroups - 1) / kGroups);
-  dw_f32_nchw_n64_c960_h7_w7_k3x3_s1_p1_m1_ssrelu6<<<blocks, kThreads, 0, stream>>>(input, filter, epilogue_a, epilogue_b, output, static_cast<int>(groups));
+  const long long planes = static_cast<long long>(batch) * kChannels;
+  if (planes > 0x7fffffffLL) return cudaErrorInvalidConfiguration;  // plane index must fit an int
+  const int blocks = static_cast<int>((planes + 32 * kWarps - 1) / (32 * kWarps));
+  dw_f32_nchw_n64_c960_h7_w7_k3x3_s1_p1_m1_ssrelu6<<<blocks, 32 * kWarps, 0, stream>>>(input, filter, epilogue_a, epilogue_b, output, static_cast<int>(planes));
   return cudaGetLastError();
 }
 

@@ -20,6 +20,8 @@
 // Launch: grid ceil(N * 256 * 6 / 4) (N x channels x bands of rows, 4 groups per block),
 //   block 128 threads; no shared memory.
 //   Pointers: input and output aligned to 4 bytes, the width of its loads and stores.
+//   Input loads: __ldg: the read-only cache, normal L2 priority.
+//   Output stores: plain stores, normal L2 priority.
 //
 // Cost at N = 1: reads 460800 bytes, writes 451584 bytes;
 //   floor 0.30 us at the copy bandwidth of 3.00 TB/s.
@@ -100,6 +102,10 @@ dw_f32_nchw_n1_c256_h21_w21_k3x3_s1_p1_m1(const float* __restrict__ input, const
 
   float* out_channels = output + plane * kMultiplier * (kOutH * kOutW);
   const int out_col0 = lane * kOutputs;
+  // A row needs fewer than kLanes lanes, so lane kLanes - 1 reads nothing and
+  // holds zeros: the left halo taken from lane - 1 modulo kLanes, and the right
+  // halo of the last lane that reads, are then the zero padding, no select needed.
+  const int left_lane = (lane + kLanes - 1) % kLanes;
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
     float acc[kMultiplier][kOutputs] = {};
@@ -111,15 +117,13 @@ dw_f32_nchw_n1_c256_h21_w21_k3x3_s1_p1_m1(const float* __restrict__ input, const
       float window[kWindow];
 #pragma unroll
       for (int i = 0; i < kHaloLeft; ++i) {
-        const float left = __shfl_up_sync(0xffffffffu, row[kVector - kHaloLeft + i], 1, kLanes);
-        window[i] = lane > 0 ? left : 0.0f;
+        window[i] = __shfl_sync(0xffffffffu, row[kVector - kHaloLeft + i], left_lane, kLanes);
       }
 #pragma unroll
       for (int i = 0; i < kVector; ++i) window[kHaloLeft + i] = row[i];
 #pragma unroll
       for (int i = 0; i < kHaloRight; ++i) {
-        const float right = __shfl_down_sync(0xffffffffu, row[i], 1, kLanes);
-        window[kHaloLeft + kVector + i] = (lane + 1) * kVector + i < kInW ? right : 0.0f;
+        window[kHaloLeft + kVector + i] = __shfl_down_sync(0xffffffffu, row[i], 1, kLanes);
       }
 #pragma unroll
       for (int m = 0; m < kMultiplier; ++m) {
@@ -139,7 +143,7 @@ dw_f32_nchw_n1_c256_h21_w21_k3x3_s1_p1_m1(const float* __restrict__ input, const
     // Epilogue (none), then the single write of each output.
 #pragma unroll
     for (int m = 0; m < kMultiplier; ++m) {
-      alignas(4 * kOutputs) float result[kOutputs];
+      float result[kOutputs];
 #pragma unroll
       for (int o = 0; o < kOutputs; ++o) {
         float value = acc[m][o];

@@ -14,6 +14,8 @@
 //
 // Launch: grid (9, 256, N) = (tiles 3x3, input channels / 1, batch), block (16, 8, 1) = 128 threads
 //   shared memory 4624 bytes per block (input tile 34x34 floats)
+//   Input loads: __ldg: the read-only cache, normal L2 priority.
+//   Output stores: plain stores, normal L2 priority.
 //
 // Cost at N = 1: reads 9455616 bytes, writes 18874368 bytes;
 //   floor 9.44 us at the copy bandwidth of 3.00 TB/s.

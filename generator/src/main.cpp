@@ -112,6 +112,19 @@ nlohmann::json schedule_json(const KernelPlan& p) {
                       std::to_string(s.threads_per_block / p.group_lanes) + ")"}},
         {"smem_bytes", 0},
         {"alignment", p.alignment},
+        {"input_cache", to_string(s.input_cache)},
+        {"output_cache", to_string(s.output_cache)},
+    };
+  }
+  if (s.algorithm == Algorithm::kPlanes) {
+    return {
+        {"algorithm", "planes"},
+        {"warps_per_block", s.warps_per_block},
+        {"grid", {"ceil(N*" + std::to_string(p.workload.c) + "/" + std::to_string(32 * s.warps_per_block) + ")"}},
+        {"smem_bytes", p.smem_bytes},
+        {"alignment", p.alignment},
+        {"input_cache", to_string(s.input_cache)},
+        {"output_cache", to_string(s.output_cache)},
     };
   }
   return {
@@ -125,6 +138,8 @@ nlohmann::json schedule_json(const KernelPlan& p) {
       {"grid", {p.tiles_y * p.tiles_x, p.workload.c / s.channels_per_block, "N"}},
       {"smem_bytes", p.smem_bytes},
       {"alignment", p.alignment},
+      {"input_cache", to_string(s.input_cache)},
+      {"output_cache", to_string(s.output_cache)},
   };
 }
 
@@ -160,28 +175,31 @@ void print_table(const LibraryPlan& lib) {
 }
 
 void print_csv(const LibraryPlan& lib) {
-  // One row per kernel; the knobs of the other algorithm are empty.
+  // One row per kernel; the knobs of the other algorithms are empty.
   std::printf("name,spec,n,c,h,w,kh,kw,stride_h,stride_w,padding,dilation_h,dilation_w,multiplier,epilogue,"
               "activation,algorithm,tile_h,tile_w,threads_y,threads_x,vthreads_y,vthreads_x,shared_input,"
-              "shared_filter,channels_per_block,rows_per_thread,vector_width,threads_per_block,smem_bytes,"
-              "alignment,bytes_read,bytes_written,floor_us\n");
+              "shared_filter,channels_per_block,rows_per_thread,vector_width,threads_per_block,warps_per_block,"
+              "smem_bytes,alignment,input_cache,output_cache,bytes_read,bytes_written,floor_us\n");
   for (const KernelPlan& p : lib.kernels) {
     const Workload& wl = p.workload;
     const Schedule& s = p.schedule;
     char tiles[128] = ",,,,,,,,";
     char rows[64] = ",,";
+    char planes[16] = "";
     if (s.algorithm == Algorithm::kRows) {
       std::snprintf(rows, sizeof rows, "%d,%d,%d", s.rows_per_thread, s.vector_width, s.threads_per_block);
+    } else if (s.algorithm == Algorithm::kPlanes) {
+      std::snprintf(planes, sizeof planes, "%d", s.warps_per_block);
     } else {
       std::snprintf(tiles, sizeof tiles, "%d,%d,%d,%d,%d,%d,%d,%d,%d", s.tile_h, s.tile_w, s.threads_y,
                     s.threads_x, s.vthreads_y, s.vthreads_x, s.shared_input, s.shared_filter, s.channels_per_block);
     }
-    std::printf("%s,%s:%d,%s,%d,%d,%d,%d,%d,%d,%d,\"%s\",%d,%d,%d,%s,%s,%s,%s,%s,%d,%d,%lld,%lld,%.3f\n",
+    std::printf("%s,%s:%d,%s,%d,%d,%d,%d,%d,%d,%d,\"%s\",%d,%d,%d,%s,%s,%s,%s,%s,%s,%d,%d,%s,%s,%lld,%lld,%.3f\n",
                 p.name.c_str(), wl.where.file.c_str(), wl.where.line,
                 wl.n == 0 ? "runtime" : std::to_string(wl.n).c_str(), wl.c, wl.h, wl.w, wl.kh, wl.kw, wl.stride_h,
                 wl.stride_w, padding_text(wl).c_str(), wl.dilation_h, wl.dilation_w, wl.multiplier,
-                to_string(wl.epilogue), to_string(wl.activation), to_string(s.algorithm), tiles, rows,
-                p.smem_bytes, p.alignment, p.bytes_read, p.bytes_written, p.floor_us);
+                to_string(wl.epilogue), to_string(wl.activation), to_string(s.algorithm), tiles, rows, planes,
+                p.smem_bytes, p.alignment, to_string(s.input_cache), to_string(s.output_cache), p.bytes_read, p.bytes_written, p.floor_us);
   }
 }
 

@@ -79,6 +79,10 @@ int default_channels_per_block(const Workload& wl, const Schedule& s, const Plan
 constexpr int kMaxLaneValues = 54;
 constexpr int kDefaultRowsPerThread = 4;
 constexpr int kDefaultThreadsPerBlock = 128;
+constexpr int kDefaultWarpsPerBlock = 2;
+constexpr int kPlanesMaxPlane = 64;      // input values per plane
+constexpr int kPlanesMinWarpsPerSm = 4;
+constexpr int kH100Sms = 132;
 
 // Parameters the epilogue reads per output channel.
 int epilogue_params(const Workload& wl) {
@@ -168,26 +172,85 @@ std::optional<Schedule> fit_rows_schedule(const Workload& wl, std::optional<int>
   return std::nullopt;
 }
 
+// The derived shape of a planes schedule.
+struct PlanesShape {
+  int in_stride = 0;      // floats between two lanes' input planes in shared memory (odd)
+  int out_stride = 0;     // and between their output planes
+  int warp_bytes = 0;     // shared memory one warp stages: 32 input and 32 output planes
+  int lane_values = 0;    // values a lane keeps live: one input row, taps, epilogue parameters, one output row
+};
+
+PlanesShape planes_shape(const Workload& wl) {
+  PlanesShape r;
+  const int in_plane = wl.h * wl.w;
+  const int out_planes = wl.multiplier * wl.out_h() * wl.out_w();
+  r.in_stride = in_plane | 1;
+  r.out_stride = out_planes | 1;
+  r.warp_bytes = 32 * 4 * (r.in_stride + r.out_stride);
+  r.lane_values = wl.w + wl.multiplier * (wl.kh * wl.kw + epilogue_params(wl) + wl.out_w());
+  return r;
+}
+
+// Why `warps` warps of the planes algorithm cannot run this workload; "" if they can.
+std::string planes_misfit(const Workload& wl, int warps, const PlanOptions& options) {
+  const PlanesShape r = planes_shape(wl);
+  if (static_cast<long long>(r.warp_bytes) * warps > options.max_shared_bytes) {
+    return num(warps) + " warp(s) of 32 planes (" + num(wl.h) + "x" + num(wl.w) + " in, " +
+           num(wl.multiplier) + " x " + num(wl.out_h()) + "x" + num(wl.out_w()) + " out) stage " +
+           num(r.warp_bytes * warps) + " bytes of shared memory; at most " + num(options.max_shared_bytes) + " fit";
+  }
+  if (r.lane_values > kMaxLaneValues) {
+    return "each lane would keep " + num(r.lane_values) + " values in registers (an input row of " + num(wl.w) +
+           ", " + num(wl.multiplier) + " x (" + num(wl.kh * wl.kw) + " taps, " + num(epilogue_params(wl)) +
+           " epilogue parameters and an output row of " + num(wl.out_w()) + ")); at most " + num(kMaxLaneValues) +
+           " fit";
+  }
+  return "";
+}
+
+// The planes schedule with the most warps per block (up to 2) whose shared
+// memory fits; the given knob is kept as it is. None when nothing fits.
+std::optional<Schedule> fit_planes_schedule(const Workload& wl, std::optional<int> warps_per_block,
+                                            const PlanOptions& options) {
+  for (int warps = warps_per_block.value_or(kDefaultWarpsPerBlock); warps >= 1; --warps) {
+    if (!planes_misfit(wl, warps, options).empty()) {
+      if (warps_per_block) break;
+      continue;
+    }
+    Schedule s;
+    s.algorithm = Algorithm::kPlanes;
+    s.warps_per_block = warps;
+    return s;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 bool Schedule::operator==(const Schedule& o) const {
   return std::tie(algorithm, tile_h, tile_w, threads_y, threads_x, vthreads_y, vthreads_x, shared_input,
-                  shared_filter, channels_per_block, rows_per_thread, vector_width, threads_per_block) ==
+                  shared_filter, channels_per_block, rows_per_thread, vector_width, threads_per_block,
+                  warps_per_block, input_cache, output_cache) ==
          std::tie(o.algorithm, o.tile_h, o.tile_w, o.threads_y, o.threads_x, o.vthreads_y, o.vthreads_x,
                   o.shared_input, o.shared_filter, o.channels_per_block, o.rows_per_thread, o.vector_width,
-                  o.threads_per_block);
+                  o.threads_per_block, o.warps_per_block, o.input_cache, o.output_cache);
 }
 
 std::string Schedule::summary() const {
+  // The cache knobs are named only where they differ from the default.
+  std::string caches;
+  if (input_cache != CachePolicy::kNormal) caches += std::string(", input_cache ") + to_string(input_cache);
+  if (output_cache != CachePolicy::kNormal) caches += std::string(", output_cache ") + to_string(output_cache);
   if (algorithm == Algorithm::kRows) {
     return "rows: rows_per_thread " + num(rows_per_thread) + ", vector_width " + num(vector_width) +
-           ", threads_per_block " + num(threads_per_block);
+           ", threads_per_block " + num(threads_per_block) + caches;
   }
+  if (algorithm == Algorithm::kPlanes) return "planes: warps_per_block " + num(warps_per_block) + caches;
   return "tiles: block_tile " + num(tile_h) + "x" + num(tile_w) + ", threads " + num(threads_y) + "x" + num(threads_x) +
          ", vthreads " + num(vthreads_y) + "x" + num(vthreads_x) + ", input " +
          (shared_input ? "in shared memory" : "from global memory") + ", filter " +
          (shared_filter ? "in shared memory" : "in registers") +
-         (channels_per_block > 1 ? ", " + num(channels_per_block) + " channels per block" : "");
+         (channels_per_block > 1 ? ", " + num(channels_per_block) + " channels per block" : "") + caches;
 }
 
 std::string kernel_name(const Workload& wl) {
@@ -240,14 +303,34 @@ static Schedule default_tiles_schedule(const Workload& wl, const PlanOptions& op
   return s;
 }
 
-// The default rule: the rows algorithm wherever a row fits one warp's lanes
-// and a band's values fit in registers (measured on the H100: 85-97% of the
-// copy bandwidth on MobileNetV2's 56x56 and 112x112 layers at batch 64,
-// against 59-79% for the tiles), else the tiles algorithm, which serves
-// every shape.
+// The default L2 priority of the input loads: normal. Evict-first loads
+// measured no faster cold on any MobileNetV2 layer at batch 64 and slowed the
+// large ones (docs/performance.md); the knob stays for a tuner.
+static CachePolicy default_input_cache(const Workload&) { return CachePolicy::kNormal; }
+
+// Whether the default rule gives this workload the planes algorithm: planes
+// of at most kPlanesMaxPlane values, where one lane's serial work stays
+// short, and at the declared batch enough planes to give every SM of an H100
+// kPlanesMinWarpsPerSm warps (at batch 1 the rows algorithm spreads a few
+// planes over many more lanes and wins).
+static bool default_is_planes(const Workload& wl, const PlanOptions& options) {
+  const long long planes = static_cast<long long>(wl.n == 0 ? 1 : wl.n) * wl.c;
+  return wl.h * wl.w <= kPlanesMaxPlane && planes >= 32LL * kPlanesMinWarpsPerSm * kH100Sms &&
+         fit_planes_schedule(wl, std::nullopt, options).has_value();
+}
+
+// The default rule: the planes algorithm for many small planes (above); else
+// the rows algorithm wherever a row fits one warp's lanes and a band's values
+// fit in registers (measured on the H100: 85-97% of the copy bandwidth on
+// MobileNetV2's 56x56 and 112x112 layers at batch 64, against 59-79% for the
+// tiles); else the tiles algorithm, which serves every shape.
 Schedule default_schedule(const Workload& wl, const PlanOptions& options) {
-  if (std::optional<Schedule> rows = fit_rows_schedule(wl, std::nullopt, std::nullopt)) return *rows;
-  return default_tiles_schedule(wl, options);
+  std::optional<Schedule> s;
+  if (default_is_planes(wl, options)) s = fit_planes_schedule(wl, std::nullopt, options);
+  if (!s) s = fit_rows_schedule(wl, std::nullopt, std::nullopt);
+  if (!s) s = default_tiles_schedule(wl, options);
+  s->input_cache = default_input_cache(wl);
+  return *s;
 }
 
 static KernelPlan plan_tiles(const Workload& wl, const PlanOptions& options) {
@@ -403,29 +486,67 @@ static KernelPlan plan_rows(const Workload& wl) {
   return p;
 }
 
+static KernelPlan plan_planes(const Workload& wl, const PlanOptions& options) {
+  const ScheduleRequest& req = wl.schedule;
+  const std::optional<Schedule> fit = fit_planes_schedule(wl, req.warps_per_block, options);
+  if (!fit) {
+    const SourceLocation& at = req.warps_where.line ? req.warps_where : req.where;
+    throw SpecError({{at, "the planes algorithm cannot run this workload: " +
+                              planes_misfit(wl, req.warps_per_block.value_or(1), options) +
+                              "; use algorithm: rows or tiles"}});
+  }
+  const PlanesShape shape = planes_shape(wl);
+  KernelPlan p;
+  p.schedule = *fit;
+  p.in_stride = shape.in_stride;
+  p.out_stride = shape.out_stride;
+  p.vector_copy_in = shape.in_stride == wl.h * wl.w;
+  p.vector_copy_out = shape.out_stride == wl.multiplier * wl.out_h() * wl.out_w();
+  p.smem_bytes = shape.warp_bytes * fit->warps_per_block;
+  p.alignment = p.vector_copy_in || p.vector_copy_out ? 16 : 4;
+  p.threads = 32 * fit->warps_per_block;
+  p.block_threads = p.threads;
+  return p;
+}
+
 // Fills unset knobs with defaults, checks the schedule and derives the plan.
 KernelPlan plan_kernel(const Workload& wl, const PlanOptions& options) {
   const ScheduleRequest& req = wl.schedule;
+  struct KnobSet {
+    Algorithm algorithm;
+    const std::string& key;  // the first knob of this algorithm the spec sets, or ""
+    const SourceLocation& where;
+    const char* knobs;
+  };
+  const KnobSet knob_sets[] = {
+      {Algorithm::kTiles, req.tiles_key, req.tiles_key_where,
+       "block_tile, threads, vthreads, shared_input, shared_filter, channels_per_block"},
+      {Algorithm::kRows, req.rows_key, req.rows_key_where, "rows_per_thread, vector_width, threads_per_block"},
+      {Algorithm::kPlanes, req.planes_key, req.planes_key_where, "warps_per_block"},
+  };
   // The algorithm: as the spec says; else the one whose knobs the spec sets;
   // else the default rule's.
-  const Algorithm algorithm = req.algorithm          ? *req.algorithm
-                              : !req.tiles_key.empty() ? Algorithm::kTiles
-                              : !req.rows_key.empty()  ? Algorithm::kRows
-                                                       : default_schedule(wl, options).algorithm;
-  std::vector<Diagnostic> errors;
-  if (algorithm == Algorithm::kRows && !req.tiles_key.empty()) {
-    errors.push_back({req.tiles_key_where, "'" + req.tiles_key + "' is a knob of algorithm 'tiles'; this workload "
-                                           "uses algorithm 'rows', whose knobs are rows_per_thread, vector_width, "
-                                           "threads_per_block"});
+  std::optional<Algorithm> algorithm = req.algorithm;
+  for (const KnobSet& set : knob_sets) {
+    if (!algorithm && !set.key.empty()) algorithm = set.algorithm;
   }
-  if (algorithm == Algorithm::kTiles && !req.rows_key.empty()) {
-    errors.push_back({req.rows_key_where, "'" + req.rows_key + "' is a knob of algorithm 'rows'; this workload "
-                                          "uses algorithm 'tiles', whose knobs are block_tile, threads, vthreads, "
-                                          "shared_input, shared_filter, channels_per_block"});
+  if (!algorithm) algorithm = default_schedule(wl, options).algorithm;
+  std::vector<Diagnostic> errors;
+  for (const KnobSet& set : knob_sets) {
+    if (set.key.empty() || set.algorithm == *algorithm) continue;
+    const KnobSet& used = *std::find_if(std::begin(knob_sets), std::end(knob_sets),
+                                        [&](const KnobSet& k) { return k.algorithm == *algorithm; });
+    errors.push_back({set.where, "'" + set.key + "' is a knob of algorithm '" + to_string(set.algorithm) +
+                                     "'; this workload uses algorithm '" + to_string(*algorithm) +
+                                     "', whose knobs are " + used.knobs});
   }
   if (!errors.empty()) throw SpecError(std::move(errors));
 
-  KernelPlan p = algorithm == Algorithm::kRows ? plan_rows(wl) : plan_tiles(wl, options);
+  KernelPlan p = *algorithm == Algorithm::kRows     ? plan_rows(wl)
+                 : *algorithm == Algorithm::kPlanes ? plan_planes(wl, options)
+                                                    : plan_tiles(wl, options);
+  p.schedule.input_cache = req.input_cache.value_or(default_input_cache(wl));
+  p.schedule.output_cache = req.output_cache.value_or(CachePolicy::kNormal);
   p.name = kernel_name(wl);
   p.workload = wl;
   p.out_h = wl.out_h();

@@ -190,6 +190,15 @@ ms::data kernel_data(const LibraryPlan& lib, const KernelPlan& p, const RenderOp
   set("problem_initializer", problem_initializer(wl));
 
   set("schedule_summary", s.summary());
+  const bool input_evict_first = s.input_cache == CachePolicy::kEvictFirst;
+  set("input_load", input_evict_first ? "__ldcs" : "__ldg");
+  set("input_cache_description", input_evict_first
+                                     ? "__ldcs: evict first in L1 and L2 (read once, so its lines are reused first)"
+                                     : "__ldg: the read-only cache, normal L2 priority");
+  set_bool("output_evict_first", s.output_cache == CachePolicy::kEvictFirst);
+  set("output_cache_description", s.output_cache == CachePolicy::kEvictFirst
+                                      ? "__stcs: evict first (written once, so its lines are reused first)"
+                                      : "plain stores, normal L2 priority");
   set_int("alignment", p.alignment);
   if (s.algorithm == Algorithm::kRows) {
     static const char* const kVectorTypes[] = {"", "float", "float2", "", "float4"};
@@ -199,6 +208,8 @@ ms::data kernel_data(const LibraryPlan& lib, const KernelPlan& p, const RenderOp
     set_int("vector_width_bytes", 4 * s.vector_width);
     set("input_vector_type", kVectorTypes[s.vector_width]);
     set_int("group_lanes", p.group_lanes);
+    // Some lane of the group reads no input: its zeros serve as the padding.
+    set_bool("idle_edge_lane", (wl.w + s.vector_width - 1) / s.vector_width < p.group_lanes);
     set_int("groups_per_block", s.threads_per_block / p.group_lanes);
     set_int("bands", p.bands);
     set_int("in_rows", p.in_rows);
@@ -207,8 +218,26 @@ ms::data kernel_data(const LibraryPlan& lib, const KernelPlan& p, const RenderOp
     set_int("halo_right", p.halo_right);
     set_bool("vector_store", p.vector_store);
     set("output_vector_type", p.vector_store ? kVectorTypes[p.outputs_per_lane] : "");
+    set("make_output_vector", p.outputs_per_lane == 4   ? "make_float4(result[0], result[1], result[2], result[3])"
+                              : p.outputs_per_lane == 2 ? "make_float2(result[0], result[1])"
+                                                        : "");
     set_int("min_blocks", p.min_blocks);
     set_bool("ragged_rows", p.out_h % s.rows_per_thread != 0);
+  } else if (s.algorithm == Algorithm::kPlanes) {
+    set_int("warps_per_block", s.warps_per_block);
+    set_int("threads_per_block", 32 * s.warps_per_block);
+    set_int("planes_per_block", 32 * s.warps_per_block);
+    set_int("in_stride", p.in_stride);
+    set_int("out_stride", p.out_stride);
+    set_bool("vector_copy_in", p.vector_copy_in);
+    set_bool("vector_copy_out", p.vector_copy_out);
+    const int in_plane = wl.h * wl.w;
+    const int out_planes = wl.multiplier * p.out_h * p.out_w;
+    set_int("in_copies_per_lane", p.vector_copy_in ? (in_plane + 3) / 4 : in_plane);
+    set_int("out_copies_per_lane", p.vector_copy_out ? (out_planes + 3) / 4 : out_planes);
+    set("copy_in_description", p.vector_copy_in ? "16-byte loads" : "4-byte loads (the planes are padded to an odd stride)");
+    set("copy_out_description", p.vector_copy_out ? "16-byte stores" : "4-byte stores (the planes are padded to an odd stride)");
+    set_int("smem_bytes", p.smem_bytes);
   } else {
     set_int("tile_h", s.tile_h);
     set_int("tile_w", s.tile_w);
@@ -265,6 +294,7 @@ Templates Templates::load(const std::string& dir) {
   t.dir = dir;
   t.kernel = read_file(dir + "/depthwise_nchw.cu.mustache");
   t.kernel_rows = read_file(dir + "/depthwise_nchw_rows.cu.mustache");
+  t.kernel_planes = read_file(dir + "/depthwise_nchw_planes.cu.mustache");
   t.registry = read_file(dir + "/registry.cu.mustache");
   t.header = read_file(dir + "/library.h.mustache");
   return t;
@@ -280,6 +310,10 @@ std::string render_kernel(const Templates& t, const LibraryPlan& lib, const Kern
                           const RenderOptions& options) {
   if (plan.schedule.algorithm == Algorithm::kRows) {
     return render_strict(t.kernel_rows, t.dir + "/depthwise_nchw_rows.cu.mustache", kernel_data(lib, plan, options));
+  }
+  if (plan.schedule.algorithm == Algorithm::kPlanes) {
+    return render_strict(t.kernel_planes, t.dir + "/depthwise_nchw_planes.cu.mustache",
+                         kernel_data(lib, plan, options));
   }
   return render_strict(t.kernel, t.dir + "/depthwise_nchw.cu.mustache", kernel_data(lib, plan, options));
 }

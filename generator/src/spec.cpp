@@ -58,7 +58,15 @@ const char* to_string(Activation a) {
   return "?";
 }
 
-const char* to_string(Algorithm a) { return a == Algorithm::kRows ? "rows" : "tiles"; }
+const char* to_string(Algorithm a) {
+  switch (a) {
+    case Algorithm::kTiles: return "tiles";
+    case Algorithm::kRows: return "rows";
+    case Algorithm::kPlanes: return "planes";
+  }
+  return "";
+}
+const char* to_string(CachePolicy c) { return c == CachePolicy::kEvictFirst ? "evict_first" : "normal"; }
 
 namespace {
 
@@ -81,10 +89,15 @@ const std::vector<std::string> kWorkloadKeys = {
 const std::vector<std::string> kTilesKeys = {"block_tile",   "threads",       "vthreads",
                                              "shared_input", "shared_filter", "channels_per_block"};
 const std::vector<std::string> kRowsKeys = {"rows_per_thread", "vector_width", "threads_per_block"};
+const std::vector<std::string> kPlanesKeys = {"warps_per_block"};
+// Knobs that mean the same under either algorithm.
+const std::vector<std::string> kCommonKeys = {"input_cache", "output_cache"};
 const std::vector<std::string> kScheduleKeys = [] {
   std::vector<std::string> keys = {"algorithm"};
+  keys.insert(keys.end(), kCommonKeys.begin(), kCommonKeys.end());
   keys.insert(keys.end(), kTilesKeys.begin(), kTilesKeys.end());
   keys.insert(keys.end(), kRowsKeys.begin(), kRowsKeys.end());
+  keys.insert(keys.end(), kPlanesKeys.begin(), kPlanesKeys.end());
   return keys;
 }();
 
@@ -256,6 +269,12 @@ class Parser {
     return std::nullopt;
   }
 
+  std::optional<CachePolicy> cache_policy(const YAML::Node& node, const std::string& what) {
+    const std::optional<std::string> name = word(node, what, {"normal", "evict_first"});
+    if (!name) return std::nullopt;
+    return *name == "evict_first" ? CachePolicy::kEvictFirst : CachePolicy::kNormal;
+  }
+
   // Returns the workload only if every key of it was valid.
   std::optional<Workload> parse_workload(const YAML::Node& item, const YAML::Node& defaults) {
     const size_t errors_before = diagnostics_.size();
@@ -385,6 +404,11 @@ class Parser {
       const std::string key = entry.first.Scalar();
       const bool rows_key = std::find(kRowsKeys.begin(), kRowsKeys.end(), key) != kRowsKeys.end();
       const bool tiles_key = std::find(kTilesKeys.begin(), kTilesKeys.end(), key) != kTilesKeys.end();
+      const bool planes_key = std::find(kPlanesKeys.begin(), kPlanesKeys.end(), key) != kPlanesKeys.end();
+      if (planes_key && s.planes_key.empty()) {
+        s.planes_key = key;
+        s.planes_key_where = at(entry.first);
+      }
       if (rows_key && s.rows_key.empty()) {
         s.rows_key = key;
         s.rows_key_where = at(entry.first);
@@ -401,9 +425,17 @@ class Parser {
         s.algorithm = Algorithm::kTiles;
       } else if (name == "rows") {
         s.algorithm = Algorithm::kRows;
+      } else if (name == "planes") {
+        s.algorithm = Algorithm::kPlanes;
       } else {
-        error(v, "'algorithm' must be 'tiles' or 'rows', got '" + name + "'");
+        error(v, "'algorithm' must be 'tiles', 'rows' or 'planes', got '" + name + "'");
       }
+    }
+    if (YAML::Node v = node["input_cache"]) s.input_cache = cache_policy(v, "input_cache");
+    if (YAML::Node v = node["output_cache"]) s.output_cache = cache_policy(v, "output_cache");
+    if (YAML::Node v = node["warps_per_block"]) {
+      s.warps_where = at(v);
+      s.warps_per_block = integer(v, "warps_per_block", 1, 32);
     }
     if (YAML::Node v = node["rows_per_thread"]) {
       s.rows_where = at(v);

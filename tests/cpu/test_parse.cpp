@@ -256,6 +256,27 @@ TEST(Parse, RowsScheduleKeys) {
             32);
 }
 
+TEST(Parse, PlanesAndCacheKeys) {
+  const Workload wl = workload(
+      "{n: 64, c: 8, h: 7, w: 7, filter: 3, padding: same, schedule: {algorithm: planes, warps_per_block: 3, "
+      "input_cache: evict_first, output_cache: normal}}");
+  const ScheduleRequest& s = wl.schedule;
+  EXPECT_EQ(s.algorithm, Algorithm::kPlanes);
+  EXPECT_EQ(s.warps_per_block, 3);
+  EXPECT_EQ(s.planes_key, "warps_per_block");
+  EXPECT_EQ(s.rows_key, "");
+  EXPECT_EQ(s.tiles_key, "");
+  EXPECT_EQ(s.input_cache, CachePolicy::kEvictFirst);
+  EXPECT_EQ(s.output_cache, CachePolicy::kNormal);
+
+  // The cache knobs belong to no algorithm.
+  const Workload caches =
+      workload("{n: 1, c: 8, h: 64, w: 64, filter: 3, padding: same, schedule: {output_cache: evict_first}}");
+  EXPECT_EQ(caches.schedule.output_cache, CachePolicy::kEvictFirst);
+  EXPECT_FALSE(caches.schedule.input_cache.has_value());
+  EXPECT_EQ(caches.schedule.rows_key + caches.schedule.tiles_key + caches.schedule.planes_key, "");
+}
+
 // The first key of each algorithm, in the spec's order, is what an error
 // about mixing them points at.
 TEST(Parse, FirstKeyOfEachAlgorithm) {

@@ -159,13 +159,18 @@ TEST(Plan, ShippedSeedsSpec) {
 }
 
 // The shipped MobileNetV2 spec leaves every schedule to the default rule:
-// every layer runs the rows algorithm.
+// every layer runs the rows algorithm but the 7x7 one at batch 64 (61,440
+// planes of 49 values), which runs the planes algorithm.
 TEST(Plan, ShippedMobileNetV2SpecRunsTheRowsAlgorithm) {
   const LibraryPlan lib =
       plan_library({parse_spec_file(std::string(CONVGEN_SOURCE_DIR) + "/specs/mobilenet_v2.yaml")}, "");
   ASSERT_EQ(lib.kernels.size(), 20u);
   for (const KernelPlan& p : lib.kernels) {
     SCOPED_TRACE(p.name);
+    if (p.name == "dw_f32_nchw_n64_c960_h7_w7_k3x3_s1_p1_m1_ssrelu6") {
+      EXPECT_EQ(p.schedule.algorithm, Algorithm::kPlanes);
+      continue;
+    }
     EXPECT_EQ(p.schedule.algorithm, Algorithm::kRows);
     EXPECT_EQ(p.schedule.rows_per_thread, 4);
     EXPECT_EQ(p.schedule.threads_per_block, 128);
@@ -303,8 +308,8 @@ TEST(DefaultSchedule, RowsOnMobileNetV2Layers) {
            {"{n: 64, c: 576, h: 14, w: 14, filter: 3, padding: same}", 2, 8, 4, 6, 2, 1, 1, true, 8},
            // Stride 2 with float2 loads: one output per lane, stored alone.
            {"{n: 64, c: 576, h: 14, w: 14, filter: 3, stride: 2, padding: same}", 2, 8, 2, 9, 1, 1, 0, false, 8},
-           // 7 columns: scalar loads, 7 lanes in a group of 8.
-           {"{n: 64, c: 960, h: 7, w: 7, filter: 3, padding: same}", 1, 8, 2, 6, 1, 1, 1, false, 4},
+           // 7 columns: scalar loads, 7 lanes in a group of 8 (batch 1: at 64, planes).
+           {"{n: 1, c: 960, h: 7, w: 7, filter: 3, padding: same}", 1, 8, 2, 6, 1, 1, 1, false, 4},
        }) {
     SCOPED_TRACE(c.workload);
     const Workload wl = workload(c.workload);
@@ -323,6 +328,110 @@ TEST(DefaultSchedule, RowsOnMobileNetV2Layers) {
     EXPECT_EQ(p.threads, 128);
     EXPECT_EQ(p.block_threads, 128);
     EXPECT_EQ(p.smem_bytes, 0);
+  }
+}
+
+// Many small planes get the planes algorithm: a lane per plane.
+TEST(DefaultSchedule, PlanesForManySmallPlanes) {
+  const KernelPlan p = plan("{n: 64, c: 960, h: 7, w: 7, filter: 3, padding: same, epilogue: scale_shift}");
+  EXPECT_EQ(p.schedule.algorithm, Algorithm::kPlanes);
+  EXPECT_EQ(p.schedule.summary(), "planes: warps_per_block 2");
+  EXPECT_EQ(p.schedule.warps_per_block, 2);
+  EXPECT_EQ(p.in_stride, 49);  // odd already: no padding, 16-byte copies
+  EXPECT_EQ(p.out_stride, 49);
+  EXPECT_TRUE(p.vector_copy_in);
+  EXPECT_TRUE(p.vector_copy_out);
+  EXPECT_EQ(p.smem_bytes, 2 * 32 * 4 * (49 + 49));
+  EXPECT_EQ(p.alignment, 16);
+  EXPECT_EQ(p.threads, 64);
+  EXPECT_EQ(p.block_threads, 64);
+
+  // Even planes are padded to an odd stride and copied a float at a time.
+  const KernelPlan even = plan("{n: 64, c: 384, h: 8, w: 8, filter: 3, stride: 2, padding: same}");
+  EXPECT_EQ(even.schedule.algorithm, Algorithm::kPlanes);
+  EXPECT_EQ(even.in_stride, 65);
+  EXPECT_EQ(even.out_stride, 17);
+  EXPECT_FALSE(even.vector_copy_in);
+  EXPECT_FALSE(even.vector_copy_out);
+  EXPECT_EQ(even.alignment, 4);
+
+  // Too few planes to fill the GPU (32 x 4 warps x 132 SMs = 16896), or planes
+  // over 64 values: rows.
+  EXPECT_EQ(plan("{n: 1, c: 960, h: 7, w: 7, filter: 3, padding: same}").schedule.algorithm, Algorithm::kRows);
+  EXPECT_EQ(plan("{n: runtime, c: 960, h: 7, w: 7, filter: 3, padding: same}").schedule.algorithm, Algorithm::kRows);
+  EXPECT_EQ(plan("{n: 33, c: 512, h: 7, w: 7, filter: 3, padding: same}").schedule.algorithm, Algorithm::kPlanes);
+  EXPECT_EQ(plan("{n: 32, c: 512, h: 7, w: 7, filter: 3, padding: same}").schedule.algorithm, Algorithm::kRows);
+  EXPECT_EQ(plan("{n: 64, c: 960, h: 9, w: 9, filter: 3, padding: same}").schedule.algorithm, Algorithm::kRows);
+}
+
+TEST(ScheduleOverride, PlanesKnobs) {
+  const std::string base = "{n: 64, c: 960, h: 7, w: 7, filter: 3, padding: same";
+  const KernelPlan three = plan(base + ", schedule: {warps_per_block: 3}}");
+  EXPECT_EQ(three.schedule.algorithm, Algorithm::kPlanes);
+  EXPECT_EQ(three.smem_bytes, 3 * 12544);
+  EXPECT_EQ(three.threads, 96);
+
+  // Four warps stage more than 48 KiB: at warps_per_block.
+  const Workload four = workload(base + ", schedule: {warps_per_block: 4}}");
+  std::vector<Diagnostic> errors = spec_errors([&] { plan_kernel(four); });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].where.str(), four.schedule.warps_where.str());
+  EXPECT_EQ(errors[0].message,
+            "the planes algorithm cannot run this workload: 4 warp(s) of 32 planes (7x7 in, 1 x 7x7 out) stage "
+            "50176 bytes of shared memory; at most 49152 fit; use algorithm: rows or tiles");
+
+  // A large plane: at the schedule, whatever the warps.
+  const Workload large = workload("{n: 1, c: 8, h: 56, w: 56, filter: 3, padding: same, schedule: {algorithm: planes}}");
+  errors = spec_errors([&] { plan_kernel(large); });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].where.str(), large.schedule.where.str());
+  EXPECT_EQ(errors[0].message,
+            "the planes algorithm cannot run this workload: 1 warp(s) of 32 planes (56x56 in, 1 x 56x56 out) stage "
+            "803072 bytes of shared memory; at most 49152 fit; use algorithm: rows or tiles");
+
+  // A lane's registers: an input row, taps, epilogue parameters and an output row.
+  const Workload wide =
+      workload("{n: 1, c: 8, h: 1, w: 40, filter: [1, 5], multiplier: 2, padding: same, schedule: {algorithm: planes}}");
+  errors = spec_errors([&] { plan_kernel(wide); });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].message,
+            "the planes algorithm cannot run this workload: each lane would keep 130 values in registers (an input row "
+            "of 40, 2 x (5 taps, 0 epilogue parameters and an output row of 40)); at most 54 fit; use algorithm: rows "
+            "or tiles");
+
+  // A knob of another algorithm beside a planes knob: without the algorithm
+  // key, tiles knobs win over rows knobs, and rows knobs over planes knobs.
+  const Workload mixed = workload(base + ", schedule: {warps_per_block: 2, vector_width: 4}}");
+  errors = spec_errors([&] { plan_kernel(mixed); });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].message,
+            "'warps_per_block' is a knob of algorithm 'planes'; this workload uses algorithm 'rows', whose knobs are "
+            "rows_per_thread, vector_width, threads_per_block");
+  const Workload named = workload(base + ", schedule: {algorithm: planes, vector_width: 4}}");
+  errors = spec_errors([&] { plan_kernel(named); });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].message,
+            "'vector_width' is a knob of algorithm 'rows'; this workload uses algorithm 'planes', whose knobs are "
+            "warps_per_block");
+}
+
+// The cache knobs apply to every algorithm; their default is normal.
+TEST(ScheduleOverride, CacheKnobs) {
+  for (const std::string& wl : {std::string("{n: 64, c: 32, h: 112, w: 112, filter: 3, padding: same"),
+                                std::string("{n: 1, c: 8, h: 21, w: 21, filter: 5, multiplier: 8, padding: same"),
+                                std::string("{n: 64, c: 960, h: 7, w: 7, filter: 3, padding: same")}) {
+    SCOPED_TRACE(wl);
+    const KernelPlan plain = plan(wl + "}");
+    EXPECT_EQ(plain.schedule.input_cache, CachePolicy::kNormal);
+    EXPECT_EQ(plain.schedule.output_cache, CachePolicy::kNormal);
+    EXPECT_EQ(plain.schedule.summary().find("cache"), std::string::npos);
+    const KernelPlan hinted = plan(wl + ", schedule: {input_cache: evict_first, output_cache: evict_first}}");
+    EXPECT_EQ(hinted.schedule.algorithm, plain.schedule.algorithm);
+    EXPECT_EQ(hinted.schedule.input_cache, CachePolicy::kEvictFirst);
+    EXPECT_EQ(hinted.schedule.output_cache, CachePolicy::kEvictFirst);
+    EXPECT_EQ(hinted.schedule.summary(),
+              plain.schedule.summary() + ", input_cache evict_first, output_cache evict_first");
+    EXPECT_NE(hinted.schedule, plain.schedule);
   }
 }
 

@@ -32,8 +32,8 @@ const char* const kSeedRowsKernel = "dw_f32_nchw_n1_c256_h21_w21_k3x3_s1_p1_m1";
 class TemplateCopy {
  public:
   TemplateCopy() {
-    for (const char* name : {"depthwise_nchw.cu.mustache", "depthwise_nchw_rows.cu.mustache", "registry.cu.mustache",
-                             "library.h.mustache"}) {
+    for (const char* name : {"depthwise_nchw.cu.mustache", "depthwise_nchw_rows.cu.mustache",
+                             "depthwise_nchw_planes.cu.mustache", "registry.cu.mustache", "library.h.mustache"}) {
       fs::copy_file(fs::path(CONVGEN_TEMPLATE_DIR) / name, tmp_ / name);
     }
   }
@@ -91,9 +91,10 @@ TEST(Render, ShippedSpecsRenderCompletely) {
       EXPECT_NE(text.find("cudaError_t launch_" + k.name + "("), std::string::npos);
       EXPECT_EQ(text, render_kernel(t, lib, k));
       // Each algorithm's own template.
-      const bool rows = k.schedule.algorithm == Algorithm::kRows;
-      EXPECT_EQ(text.find("constexpr int kLanes = ") != std::string::npos, rows);
-      EXPECT_EQ(text.find("constexpr int kTileH = ") != std::string::npos, !rows);
+      const Algorithm algorithm = k.schedule.algorithm;
+      EXPECT_EQ(text.find("constexpr int kLanes = ") != std::string::npos, algorithm == Algorithm::kRows);
+      EXPECT_EQ(text.find("constexpr int kTileH = ") != std::string::npos, algorithm == Algorithm::kTiles);
+      EXPECT_EQ(text.find("constexpr int kInStride = ") != std::string::npos, algorithm == Algorithm::kPlanes);
       EXPECT_NE(text.find("// Schedule: " + k.schedule.summary() + "\n"), std::string::npos);
       // The registry declares and lists every kernel, with its schedule and alignment.
       EXPECT_NE(files[1].text.find("\"" + k.schedule.summary() + "\",\n"), std::string::npos);
@@ -213,6 +214,23 @@ void expect_every_section_taken_both_ways(const std::string& template_file,
   }
 }
 
+// The epilogue's sections, as a kernel of `wl` takes them.
+void record_epilogue_sections(const Workload& wl, std::map<std::string, std::set<bool>>& seen) {
+  seen["has_bias"].insert(wl.epilogue == Epilogue::kBias);
+  seen["has_scale_shift"].insert(wl.epilogue == Epilogue::kScaleShift);
+  seen["relu"].insert(wl.activation == Activation::kRelu);
+  seen["relu6"].insert(wl.activation == Activation::kRelu6);
+}
+
+// The kernel renders with every placeholder filled, and reads its input with
+// the intrinsic of its input_cache.
+void expect_strict_rendering(const Templates& t, const LibraryPlan& lib, const KernelPlan& p) {
+  std::string text;
+  ASSERT_NO_THROW(text = render_kernel(t, lib, p));
+  EXPECT_EQ(text.find("{{"), std::string::npos);
+  EXPECT_EQ(text.find("__ldcs(") != std::string::npos, p.schedule.input_cache == CachePolicy::kEvictFirst);
+}
+
 TEST(Render, EveryBranchOfTheKernelTemplateRendersStrictly) {
   const Spec spec = parse(R"(library: branches
 workloads:
@@ -221,7 +239,7 @@ workloads:
   - {n: runtime, c: 8, h: 64, w: 64, filter: 1, padding: valid, schedule: {shared_input: true}}
   - {n: 1, c: 8, h: 64, w: 64, filter: 1, padding: valid, schedule: {algorithm: tiles}}
   - {n: 1, c: 8, h: 64, w: 64, filter: 3, stride: 2, padding: same, schedule: {shared_filter: true}}
-  - {n: 1, c: 960, h: 7, w: 7, filter: 3, padding: same, schedule: {algorithm: tiles}}
+  - {n: 1, c: 960, h: 7, w: 7, filter: 3, padding: same, schedule: {algorithm: tiles, output_cache: evict_first}}
 )");
   const LibraryPlan lib = plan_library({spec}, "");
   const Templates t = Templates::load(CONVGEN_TEMPLATE_DIR);
@@ -236,13 +254,9 @@ workloads:
     seen["needs_sync"].insert(s.shared_input || s.shared_filter);
     if (s.shared_input) seen["ragged_loads"].insert(p.in_tile_h * p.in_tile_w % p.threads != 0);
     seen["ragged"].insert(p.out_h % s.tile_h != 0 || p.out_w % s.tile_w != 0);
-    seen["has_bias"].insert(wl.epilogue == Epilogue::kBias);
-    seen["has_scale_shift"].insert(wl.epilogue == Epilogue::kScaleShift);
-    seen["relu"].insert(wl.activation == Activation::kRelu);
-    seen["relu6"].insert(wl.activation == Activation::kRelu6);
-    std::string text;
-    ASSERT_NO_THROW(text = render_kernel(t, lib, p));
-    EXPECT_EQ(text.find("{{"), std::string::npos);
+    record_epilogue_sections(wl, seen);
+    seen["output_evict_first"].insert(s.output_cache == CachePolicy::kEvictFirst);
+    expect_strict_rendering(t, lib, p);
   }
   expect_every_section_taken_both_ways("depthwise_nchw.cu.mustache", seen);
 }
@@ -254,6 +268,7 @@ workloads:
   - {n: 1, c: 32, h: 112, w: 112, filter: 3, padding: same, epilogue: scale_shift, activation: relu6}
   - {n: 2, c: 16, h: 7, w: 7, filter: 3, padding: same, multiplier: 2, epilogue: bias, activation: relu}
   - {n: runtime, c: 8, h: 28, w: 28, filter: 3, stride: 2, padding: same, schedule: {vector_width: 2}}
+  - {n: 1, c: 8, h: 32, w: 32, filter: 3, padding: same, schedule: {input_cache: evict_first, output_cache: evict_first}}
 )");
   const LibraryPlan lib = plan_library({spec}, "");
   const Templates t = Templates::load(CONVGEN_TEMPLATE_DIR);
@@ -264,15 +279,42 @@ workloads:
     ASSERT_EQ(p.schedule.algorithm, Algorithm::kRows);
     seen["vector_store"].insert(p.vector_store);
     seen["ragged_rows"].insert(p.out_h % p.schedule.rows_per_thread != 0);
-    seen["has_bias"].insert(wl.epilogue == Epilogue::kBias);
-    seen["has_scale_shift"].insert(wl.epilogue == Epilogue::kScaleShift);
-    seen["relu"].insert(wl.activation == Activation::kRelu);
-    seen["relu6"].insert(wl.activation == Activation::kRelu6);
-    std::string text;
-    ASSERT_NO_THROW(text = render_kernel(t, lib, p));
-    EXPECT_EQ(text.find("{{"), std::string::npos);
+    record_epilogue_sections(wl, seen);
+    // 32 columns of float4 fill all 8 lanes of a group: no idle lane.
+    seen["idle_edge_lane"].insert(wl.w != 32);
+    seen["output_evict_first"].insert(p.schedule.output_cache == CachePolicy::kEvictFirst);
+    expect_strict_rendering(t, lib, p);
   }
   expect_every_section_taken_both_ways("depthwise_nchw_rows.cu.mustache", seen);
+}
+
+// The same for the planes template: odd planes are copied with 16-byte
+// vectors, even ones (padded to an odd stride in shared memory) with floats.
+TEST(Render, EveryBranchOfThePlanesTemplateRendersStrictly) {
+  const Spec spec = parse(R"(library: planes_branches
+defaults: {schedule: {algorithm: planes}}
+workloads:
+  - {n: 64, c: 960, h: 7, w: 7, filter: 3, padding: same, epilogue: scale_shift, activation: relu6}
+  - {n: 2, c: 16, h: 8, w: 8, filter: 3, stride: 2, padding: same, multiplier: 2, epilogue: bias, activation: relu}
+  - {n: 3, c: 5, h: 7, w: 7, filter: 3, padding: same, multiplier: 2, schedule: {algorithm: planes, output_cache: evict_first}}
+  - {n: runtime, c: 8, h: 10, w: 10, filter: [3, 5], stride: 2, dilation: [1, 2], padding: same}
+)");
+  const LibraryPlan lib = plan_library({spec}, "");
+  const Templates t = Templates::load(CONVGEN_TEMPLATE_DIR);
+  std::map<std::string, std::set<bool>> seen;
+  for (const KernelPlan& p : lib.kernels) {
+    SCOPED_TRACE(p.name);
+    const Workload& wl = p.workload;
+    ASSERT_EQ(p.schedule.algorithm, Algorithm::kPlanes);
+    EXPECT_EQ(p.vector_copy_in, wl.h * wl.w % 2 == 1);
+    EXPECT_EQ(p.vector_copy_out, wl.multiplier * p.out_h * p.out_w % 2 == 1);
+    seen["vector_copy_in"].insert(p.vector_copy_in);
+    seen["vector_copy_out"].insert(p.vector_copy_out);
+    record_epilogue_sections(wl, seen);
+    seen["output_evict_first"].insert(p.schedule.output_cache == CachePolicy::kEvictFirst);
+    expect_strict_rendering(t, lib, p);
+  }
+  expect_every_section_taken_both_ways("depthwise_nchw_planes.cu.mustache", seen);
 }
 
 TEST(Render, SameSpecTwiceIsByteIdentical) {
@@ -379,8 +421,8 @@ TEST(StrictTemplates, MalformedTemplateNamesTheFile) {
 }
 
 TEST(StrictTemplates, MissingTemplateFile) {
-  for (const char* name : {"depthwise_nchw.cu.mustache", "depthwise_nchw_rows.cu.mustache", "registry.cu.mustache",
-                           "library.h.mustache"}) {
+  for (const char* name : {"depthwise_nchw.cu.mustache", "depthwise_nchw_rows.cu.mustache",
+                           "depthwise_nchw_planes.cu.mustache", "registry.cu.mustache", "library.h.mustache"}) {
     SCOPED_TRACE(name);
     TemplateCopy copy;
     fs::remove(copy.path(name));

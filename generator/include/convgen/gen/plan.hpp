@@ -25,6 +25,11 @@ struct Schedule {
   int rows_per_thread = 0;    // output rows per lane (per band)
   int vector_width = 0;       // input columns per lane, loaded at once
   int threads_per_block = 0;
+  // The planes algorithm.
+  int warps_per_block = 0;  // warps per block, 32 planes each
+  // Every algorithm.
+  CachePolicy input_cache = CachePolicy::kNormal;
+  CachePolicy output_cache = CachePolicy::kNormal;
 
   bool operator==(const Schedule& o) const;
   bool operator!=(const Schedule& o) const { return !(*this == o); }
@@ -56,6 +61,11 @@ struct KernelPlan {
   // neighbours and computes outputs_per_lane columns per row.
   int group_lanes = 0, bands = 0, in_rows = 0, outputs_per_lane = 0, halo_left = 0, halo_right = 0;
   bool vector_store = false;  // outputs written with one store per row
+  // The planes algorithm: a lane's input and output planes sit in shared
+  // memory at strides made odd (conflict-free); the copies in and out use
+  // 16-byte vectors when the plane needs no such padding.
+  int in_stride = 0, out_stride = 0;
+  bool vector_copy_in = false, vector_copy_out = false;
   int min_blocks = 0;         // __launch_bounds__ minimum blocks per SM (caps registers at 64)
   int alignment = 4;          // bytes the input and output pointers must be aligned to
   // Cost at the declared batch (1 when the batch is runtime).

@@ -22,6 +22,7 @@ struct Templates {
   std::string dir;
   std::string kernel;       // depthwise_nchw.cu.mustache: the tiles algorithm
   std::string kernel_rows;  // depthwise_nchw_rows.cu.mustache: the rows algorithm
+  std::string kernel_planes;  // depthwise_nchw_planes.cu.mustache: the planes algorithm
   std::string registry;  // registry.cu.mustache
   std::string header;    // library.h.mustache
 

@@ -45,8 +45,18 @@ enum class Epilogue { kNone, kBias, kScaleShift };
 //   kRows:  a group of warp lanes owns a band of output rows; each lane keeps
 //           its input columns in registers and trades the halo with its
 //           neighbours by warp shuffle; no shared memory, no barrier.
-enum class Algorithm { kTiles, kRows };
+//   kPlanes: small planes; each lane owns a whole plane. A warp copies its 32
+//           planes (one contiguous run) into shared memory, each lane computes
+//           its plane from there, and the warp copies the outputs out.
+enum class Algorithm { kTiles, kRows, kPlanes };
 enum class Activation { kNone, kRelu, kRelu6 };
+// The L2 eviction priority of a kernel's input loads or output stores:
+//   kNormal:     the default (loads through the read-only cache, __ldg).
+//   kEvictFirst: data used once (__ldcs / __stcs): its lines are the first
+//                the cache reuses, so a read-once stream does not push out
+//                lines that other data still needs, nor force the write-back
+//                of dirty lines left by earlier work.
+enum class CachePolicy { kNormal, kEvictFirst };
 
 // Letters, digits and '_', not starting with a digit: a library name.
 bool is_c_identifier(const std::string& s);
@@ -54,6 +64,7 @@ bool is_c_identifier(const std::string& s);
 const char* to_string(Epilogue e);
 const char* to_string(Activation a);
 const char* to_string(Algorithm a);
+const char* to_string(CachePolicy c);
 
 // Schedule knobs. Those of the tiles algorithm use the vocabulary of TVM's
 // depthwise schedules. Each field is optional in the spec; unset fields are
@@ -70,12 +81,17 @@ struct ScheduleRequest {
   std::optional<int> rows_per_thread;    // output rows each lane computes (the band height)
   std::optional<int> vector_width;       // input columns each lane loads at once: 1, 2 or 4
   std::optional<int> threads_per_block;  // a multiple of 32
+  // The planes algorithm's knob.
+  std::optional<int> warps_per_block;  // warps of 32 planes each per block
+  // Knobs of both algorithms.
+  std::optional<CachePolicy> input_cache;   // L2 priority of the input loads
+  std::optional<CachePolicy> output_cache;  // L2 priority of the output stores
   SourceLocation where;                  // the `schedule:` node, or the workload if none
   SourceLocation tile_where, threads_where, vthreads_where, channels_where;  // each key's value, for messages
-  SourceLocation algorithm_where, rows_where, vector_where, block_threads_where;
+  SourceLocation algorithm_where, rows_where, vector_where, block_threads_where, warps_where;
   // The first key of each algorithm the spec sets ("" if none), and where.
-  std::string tiles_key, rows_key;
-  SourceLocation tiles_key_where, rows_key_where;
+  std::string tiles_key, rows_key, planes_key;
+  SourceLocation tiles_key_where, rows_key_where, planes_key_where;
 };
 
 // One depthwise conv2d problem as the spec states it, with defaults applied.
