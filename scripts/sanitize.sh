@@ -16,10 +16,11 @@ for tool in memcheck racecheck initcheck; do
   echo "== compute-sanitizer --tool $tool"
   compute-sanitizer --tool "$tool" --error-exitcode 99 --print-limit 20 "$exe" >"$log" 2>&1
   rc=$?
-  errors=$(grep -Eo 'ERROR SUMMARY: [0-9]+' "$log" | tail -1 | grep -Eo '[0-9]+' || echo "?")
+  # racecheck reports "RACECHECK SUMMARY: N hazards displayed", the others "ERROR SUMMARY: N errors".
+  errors=$(grep -Eo '(ERROR|RACECHECK) SUMMARY: [0-9]+' "$log" | tail -1 | grep -Eo '[0-9]+' || echo "?")
   kernels=$(grep -c '^ok ' "$log" || true)
   tail -3 "$log"
-  summary+=("$tool: $kernels kernels run, ${errors} errors, exit $rc")
+  summary+=("$tool: $kernels kernels run, ${errors} errors or hazards, exit $rc")
   [ "$rc" -eq 0 ] || status=1
 done
 echo "== machine code: local memory and loops over taps"
