@@ -9,15 +9,15 @@
 //   output  [N, 576, 14, 14]
 //   epilogue: relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)
 //
-// Schedule: rows: rows_per_thread 4, vector_width 2, threads_per_block 128
-//   A group of 8 lanes of a warp owns one band of 4 output rows of one
+// Schedule: rows: rows_per_thread 2, vector_width 2, threads_per_block 128
+//   A group of 8 lanes of a warp owns one band of 2 output rows of one
 //   channel. Each lane reads 2 adjacent input column(s) of every input row of the band
 //   with one 8-byte load, takes the 1 column(s) left and 1 right of them
 //   from its neighbours by warp shuffle, and computes 2 adjacent output(s) per row
 //   for each of the 1 output channel(s). No shared memory, no barrier: the loads
-//   of all 6 input rows are independent and in flight together.
+//   of all 4 input rows are independent and in flight together.
 //
-// Launch: grid ceil(N * 576 * 4 / 16) (N x channels x bands of rows, 16 groups per block),
+// Launch: grid ceil(N * 576 * 7 / 16) (N x channels x bands of rows, 16 groups per block),
 //   block 128 threads; no shared memory.
 //   Pointers: input and output aligned to 8 bytes, the width of its loads and stores.
 //   Input loads: __ldg: the read-only cache, normal L2 priority.
@@ -53,9 +53,9 @@ constexpr int kPadTop = 1;
 constexpr int kThreads = 128;
 constexpr int kLanes = 8;
 constexpr int kGroups = kThreads / kLanes;  // groups per block
-constexpr int kRows = 4;
-constexpr int kBands = 4;  // bands per output plane
-constexpr int kInRows = 6;
+constexpr int kRows = 2;
+constexpr int kBands = 7;  // bands per output plane
+constexpr int kInRows = 4;
 constexpr int kVector = 2;
 constexpr int kOutputs = 2;
 constexpr int kHaloLeft = 1;
@@ -148,7 +148,6 @@ dw_f32_nchw_n1_c576_h14_w14_k3x3_s1_p1_m1_ssrelu6(const float* __restrict__ inpu
     }
 
     const int oy = band * kRows + r;
-    if (oy >= kOutH) continue;
     if (!live || out_col0 >= kOutW) continue;
     // Epilogue (relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)), then the single write of each output.
 #pragma unroll

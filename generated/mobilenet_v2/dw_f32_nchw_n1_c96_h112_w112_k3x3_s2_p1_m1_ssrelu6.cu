@@ -9,15 +9,15 @@
 //   output  [N, 96, 56, 56]
 //   epilogue: relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)
 //
-// Schedule: rows: rows_per_thread 4, vector_width 4, threads_per_block 128
-//   A group of 32 lanes of a warp owns one band of 4 output rows of one
+// Schedule: rows: rows_per_thread 2, vector_width 4, threads_per_block 128
+//   A group of 32 lanes of a warp owns one band of 2 output rows of one
 //   channel. Each lane reads 4 adjacent input column(s) of every input row of the band
 //   with one 16-byte load, takes the 1 column(s) left and 0 right of them
 //   from its neighbours by warp shuffle, and computes 2 adjacent output(s) per row
 //   for each of the 1 output channel(s). No shared memory, no barrier: the loads
-//   of all 9 input rows are independent and in flight together.
+//   of all 5 input rows are independent and in flight together.
 //
-// Launch: grid ceil(N * 96 * 14 / 4) (N x channels x bands of rows, 4 groups per block),
+// Launch: grid ceil(N * 96 * 28 / 4) (N x channels x bands of rows, 4 groups per block),
 //   block 128 threads; no shared memory.
 //   Pointers: input and output aligned to 16 bytes, the width of its loads and stores.
 //   Input loads: __ldg: the read-only cache, normal L2 priority.
@@ -53,9 +53,9 @@ constexpr int kPadTop = 1;
 constexpr int kThreads = 128;
 constexpr int kLanes = 32;
 constexpr int kGroups = kThreads / kLanes;  // groups per block
-constexpr int kRows = 4;
-constexpr int kBands = 14;  // bands per output plane
-constexpr int kInRows = 9;
+constexpr int kRows = 2;
+constexpr int kBands = 28;  // bands per output plane
+constexpr int kInRows = 5;
 constexpr int kVector = 4;
 constexpr int kOutputs = 2;
 constexpr int kHaloLeft = 1;

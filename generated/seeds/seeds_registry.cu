@@ -27,7 +27,7 @@ namespace {
 constexpr detail::RegistryEntry kEntries[] = {
     { {1, 256, 21, 21, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, Epilogue::kNone, Activation::kNone},
      "dw_f32_nchw_n1_c256_h21_w21_k3x3_s1_p1_m1",
-     "rows: rows_per_thread 4, vector_width 1, threads_per_block 128",
+     "rows: rows_per_thread 2, vector_width 1, threads_per_block 128",
      "specs/seeds.yaml:20",
      &convgen_seeds::launch_dw_f32_nchw_n1_c256_h21_w21_k3x3_s1_p1_m1,
      4},

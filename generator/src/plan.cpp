@@ -82,6 +82,7 @@ constexpr int kDefaultThreadsPerBlock = 128;
 constexpr int kDefaultWarpsPerBlock = 2;
 constexpr int kPlanesMaxPlane = 64;      // input values per plane
 constexpr int kPlanesMinWarpsPerSm = 4;
+constexpr int kRowsMinWarpsPerSm = 16;
 constexpr int kH100Sms = 132;
 
 // Parameters the epilogue reads per output channel.
@@ -148,6 +149,22 @@ std::string rows_register_misfit(const Workload& wl, int rows, int vector) {
          num(r.outputs) + " accumulators)); at most " + num(kMaxLaneValues) + " fit";
 }
 
+// Output rows per lane by default: 4, so that a lane's input rows serve
+// several output rows; but 2 when 4 would leave fewer than
+// kRowsMinWarpsPerSm warps per SM of an H100 at the declared batch. Such a
+// grid is one short wave, whose time is each lane's serial chain of
+// instructions after its loads arrive; halving that chain and doubling the
+// warps measured 5-11% faster at batch 1 on MobileNetV2's stride-2 and
+// 28x28 layers (docs/performance.md), and made their fused epilogue cheap.
+int default_rows_per_thread(const Workload& wl, int vector) {
+  const RowsShape shape = rows_shape(wl, kDefaultRowsPerThread, vector);
+  const long long lanes_per_band = pow2_at_least(shape.lanes);
+  const long long warps = static_cast<long long>(wl.n == 0 ? 1 : wl.n) * wl.c *
+                          ceil_div(wl.out_h(), kDefaultRowsPerThread) * lanes_per_band / 32;
+  const int rows = warps < static_cast<long long>(kRowsMinWarpsPerSm) * kH100Sms ? 2 : kDefaultRowsPerThread;
+  return std::min(rows, wl.out_h());
+}
+
 // The rows schedule with the widest load that covers the row, then the most
 // output rows per lane (4, or fewer down to 1) whose values fit in registers,
 // and 128 threads per block; knobs given are kept as they are. None when
@@ -157,7 +174,7 @@ std::optional<Schedule> fit_rows_schedule(const Workload& wl, std::optional<int>
   for (int vector : {4, 2, 1}) {
     if (vector_width && vector != *vector_width) continue;
     if (!rows_vector_misfit(wl, vector).empty()) continue;
-    const int most_rows = rows_per_thread ? *rows_per_thread : std::min(kDefaultRowsPerThread, wl.out_h());
+    const int most_rows = rows_per_thread ? *rows_per_thread : default_rows_per_thread(wl, vector);
     const int fewest_rows = rows_per_thread ? *rows_per_thread : 1;
     for (int rows = most_rows; rows >= fewest_rows; --rows) {
       if (!rows_register_misfit(wl, rows, vector).empty()) continue;

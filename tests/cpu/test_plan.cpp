@@ -150,17 +150,19 @@ TEST(Plan, ShippedSeedsSpec) {
 
   // The one workload left to the default rule that the rows algorithm takes:
   // 21 columns (neither 4 nor 2 divides them) in 21 scalar lanes of a group of
-  // 32; 21 rows in 6 bands of 4, the last one ragged.
+  // 32; 21 rows in 11 bands of 2 (4 rows a lane would make 1,536 warps, under
+  // 16 per SM), the last one ragged.
   const KernelPlan& k21 = find("dw_f32_nchw_n1_c256_h21_w21_k3x3_s1_p1_m1");
-  EXPECT_EQ(sched(k21.schedule), "rows 4 vector 1 threads 128");
+  EXPECT_EQ(sched(k21.schedule), "rows 2 vector 1 threads 128");
   EXPECT_EQ(k21.group_lanes, 32);
-  EXPECT_EQ(k21.bands, 6);
+  EXPECT_EQ(k21.bands, 11);
   EXPECT_EQ(k21.alignment, 4);
 }
 
 // The shipped MobileNetV2 spec leaves every schedule to the default rule:
 // every layer runs the rows algorithm but the 7x7 one at batch 64 (61,440
-// planes of 49 values), which runs the planes algorithm.
+// planes of 49 values), which runs the planes algorithm; 4 rows a lane at
+// batch 64, 2 at batch 1 (where 4 would leave under 16 warps per SM).
 TEST(Plan, ShippedMobileNetV2SpecRunsTheRowsAlgorithm) {
   const LibraryPlan lib =
       plan_library({parse_spec_file(std::string(CONVGEN_SOURCE_DIR) + "/specs/mobilenet_v2.yaml")}, "");
@@ -172,7 +174,7 @@ TEST(Plan, ShippedMobileNetV2SpecRunsTheRowsAlgorithm) {
       continue;
     }
     EXPECT_EQ(p.schedule.algorithm, Algorithm::kRows);
-    EXPECT_EQ(p.schedule.rows_per_thread, 4);
+    EXPECT_EQ(p.schedule.rows_per_thread, p.workload.n == 64 ? 4 : 2);
     EXPECT_EQ(p.schedule.threads_per_block, 128);
   }
 }
@@ -308,8 +310,8 @@ TEST(DefaultSchedule, RowsOnMobileNetV2Layers) {
            {"{n: 64, c: 576, h: 14, w: 14, filter: 3, padding: same}", 2, 8, 4, 6, 2, 1, 1, true, 8},
            // Stride 2 with float2 loads: one output per lane, stored alone.
            {"{n: 64, c: 576, h: 14, w: 14, filter: 3, stride: 2, padding: same}", 2, 8, 2, 9, 1, 1, 0, false, 8},
-           // 7 columns: scalar loads, 7 lanes in a group of 8 (batch 1: at 64, planes).
-           {"{n: 1, c: 960, h: 7, w: 7, filter: 3, padding: same}", 1, 8, 2, 6, 1, 1, 1, false, 4},
+           // 7 columns: scalar loads, 7 lanes in a group of 8 (at batch 64, planes).
+           {"{n: 8, c: 960, h: 7, w: 7, filter: 3, padding: same}", 1, 8, 2, 6, 1, 1, 1, false, 4},
        }) {
     SCOPED_TRACE(c.workload);
     const Workload wl = workload(c.workload);
@@ -473,7 +475,8 @@ TEST(DefaultSchedule, RowsPlanOfTheFirstMobileNetV2Layer) {
 TEST(DefaultSchedule, RowsPerThreadShrinkUntilTheLaneFitsItsRegisters) {
   // 5x5: 4 rows read 8 input rows, 8 x 4 + 4 + 25 + 4 = 65 values; 3 rows
   // 61, 2 rows 57, 1 row 5 x 4 + 4 + 29 = 53.
-  const KernelPlan wide = plan("{n: 1, c: 32, h: 64, w: 64, filter: 5, padding: same}");
+  // (Batch 64: enough warps for 4 rows a lane to be the starting point.)
+  const KernelPlan wide = plan("{n: 64, c: 32, h: 64, w: 64, filter: 5, padding: same}");
   EXPECT_EQ(sched(wide.schedule), "rows 1 vector 4 threads 128");
   EXPECT_EQ(wide.in_rows, 5);
   EXPECT_EQ(wide.bands, 64);
@@ -485,14 +488,14 @@ TEST(DefaultSchedule, RowsPerThreadShrinkUntilTheLaneFitsItsRegisters) {
   // Multiplier 2 with scale and shift: 4 rows make 6 x 4 + 2 + 2 x (9 + 2 +
   // 4) = 56 values; 3 rows make 52.
   const KernelPlan m2 = plan(
-      "{n: 1, c: 32, h: 56, w: 56, filter: 3, multiplier: 2, padding: same, epilogue: scale_shift}");
+      "{n: 64, c: 32, h: 56, w: 56, filter: 3, multiplier: 2, padding: same, epilogue: scale_shift}");
   EXPECT_EQ(sched(m2.schedule), "rows 3 vector 4 threads 128");
   EXPECT_EQ(m2.in_rows, 5);
 
   // Multiplier 4: even 1 row of vector_width 4 makes 3 x 4 + 2 + 4 x (9 +
   // 4) = 66; at vector_width 2 (2 outputs per lane), 2 rows make 4 x 2 + 2 +
   // 4 x (9 + 2) = 54.
-  const KernelPlan m4 = plan("{n: 1, c: 32, h: 56, w: 56, filter: 3, multiplier: 4, padding: same}");
+  const KernelPlan m4 = plan("{n: 64, c: 32, h: 56, w: 56, filter: 3, multiplier: 4, padding: same}");
   EXPECT_EQ(sched(m4.schedule), "rows 2 vector 2 threads 128");
   EXPECT_EQ(m4.in_rows, 4);
 
@@ -501,6 +504,23 @@ TEST(DefaultSchedule, RowsPerThreadShrinkUntilTheLaneFitsItsRegisters) {
   EXPECT_EQ(sched(short_plane.schedule), "rows 2 vector 4 threads 128");
   EXPECT_EQ(short_plane.bands, 1);
   EXPECT_EQ(short_plane.in_rows, 4);
+}
+
+// 4 rows a lane by default; 2 where 4 would leave fewer than 16 warps per SM
+// of an H100 (2,112 warps) at the declared batch.
+TEST(DefaultSchedule, TwoRowsPerLaneForSmallGrids) {
+  // 112x112: 28 bands of 4 rows, 32 lanes each: one warp per band.
+  // 2,112 / 28 = 75.4 planes.
+  EXPECT_EQ(plan("{n: 1, c: 76, h: 112, w: 112, filter: 3, padding: same}").schedule.rows_per_thread, 4);
+  EXPECT_EQ(plan("{n: 1, c: 75, h: 112, w: 112, filter: 3, padding: same}").schedule.rows_per_thread, 2);
+  EXPECT_EQ(plan("{n: 3, c: 25, h: 112, w: 112, filter: 3, padding: same}").schedule.rows_per_thread, 2);
+  EXPECT_EQ(plan("{n: 3, c: 26, h: 112, w: 112, filter: 3, padding: same}").schedule.rows_per_thread, 4);
+  // A runtime batch counts as 1.
+  EXPECT_EQ(plan("{n: runtime, c: 32, h: 112, w: 112, filter: 3, padding: same}").schedule.rows_per_thread, 2);
+  // A knob the spec sets is kept.
+  EXPECT_EQ(plan("{n: 1, c: 32, h: 112, w: 112, filter: 3, padding: same, schedule: {rows_per_thread: 4}}")
+                .schedule.rows_per_thread,
+            4);
 }
 
 // Where the rows algorithm does not fit, the default is the tiles algorithm's.
@@ -566,7 +586,8 @@ TEST(DefaultSchedule, SmallerSharedMemoryLimitShrinksTheTile) {
 // The rule's promises, over a spread of shapes.
 // The rows algorithm is the default exactly where it can run (asked for
 // elsewhere, it is refused), with 128 threads per block, the widest
-// vector_width and then the most rows per lane (up to 4) that fit: a row
+// vector_width and then the most rows per lane (up to 4, or 2 for grids of
+// under 16 warps per SM) that fit: a row
 // within one warp, a halo within the neighbouring lanes, a lane's values
 // within 64 registers.
 // The tiles algorithm's default (algorithm: tiles) fits every shape: at most
@@ -631,7 +652,12 @@ TEST(DefaultSchedule, AlwaysFitsAcrossAGridOfShapes) {
                     v.schedule.vector_width = wider;
                     if (plans(v)) why += " vector_width " + std::to_string(wider) + " fits too;";
                   }
-                  if (s.rows_per_thread < std::min(4, wl.out_h())) {
+                  // The most rows the rule starts from: 4, or 2 where 4 rows a
+                  // lane would make fewer than 2,112 warps (16 per SM of 132).
+                  const long long warps_at_4 = static_cast<long long>(wl.n) * c *
+                                               ((wl.out_h() + 3) / 4) * plan_kernel(wl, options).group_lanes / 32;
+                  const int most_rows = std::min(warps_at_4 < 2112 ? 2 : 4, wl.out_h());
+                  if (s.rows_per_thread < most_rows) {
                     Workload taller = rows;
                     taller.schedule.vector_width = s.vector_width;
                     taller.schedule.rows_per_thread = s.rows_per_thread + 1;
@@ -781,8 +807,9 @@ TEST(ScheduleOverride, RowsKnobs) {
   EXPECT_EQ(tall.in_rows, 9);
 
   // Larger blocks: fewer of them per SM in the launch bounds (64 registers).
+  // (Batch 1 and 32 channels are under 16 warps per SM: 2 rows a lane.)
   const KernelPlan block = plan(base + "{threads_per_block: 256}}");
-  EXPECT_EQ(sched(block.schedule), "rows 4 vector 4 threads 256");
+  EXPECT_EQ(sched(block.schedule), "rows 2 vector 4 threads 256");
   EXPECT_EQ(block.threads, 256);
   EXPECT_EQ(block.block_threads, 256);
   EXPECT_EQ(block.min_blocks, 4);
@@ -790,7 +817,7 @@ TEST(ScheduleOverride, RowsKnobs) {
 
   // float2 loads on 56 columns: 28 lanes of 2 outputs each, stored as float2.
   const KernelPlan narrow = plan("{n: 1, c: 32, h: 56, w: 56, filter: 3, padding: same, schedule: {vector_width: 2}}");
-  EXPECT_EQ(sched(narrow.schedule), "rows 4 vector 2 threads 128");
+  EXPECT_EQ(sched(narrow.schedule), "rows 2 vector 2 threads 128");
   EXPECT_EQ(narrow.group_lanes, 32);
   EXPECT_EQ(narrow.outputs_per_lane, 2);
   EXPECT_EQ(narrow.halo_left, 1);
@@ -815,8 +842,9 @@ TEST(ScheduleOverride, RowsKnobs) {
 // Rows knobs the spec leaves unset are the widest vector_width, then the most
 // rows (up to 4), that fit with the ones it sets.
 TEST(ScheduleOverride, UnsetRowsKnobsFitTheSetOnes) {
-  // Multiplier 3: 2 halo values and 3 x (9 taps + outputs) besides the input rows.
-  const std::string base = "{n: 1, c: 32, h: 28, w: 28, filter: 3, multiplier: 3, padding: same, schedule: ";
+  // Multiplier 3: 2 halo values and 3 x (9 taps + outputs) besides the input
+  // rows. (Batch 64: enough warps for 4 rows a lane to be the starting point.)
+  const std::string base = "{n: 64, c: 32, h: 28, w: 28, filter: 3, multiplier: 3, padding: same, schedule: ";
   // float4 fits 1 row (3 x 4 + 2 + 3 x 13 = 53 values), not 2 (57).
   EXPECT_EQ(sched(plan(base + "{}}").schedule), "rows 1 vector 4 threads 128");
   // 4 rows: float4 does not fit (6 x 4 + 41 = 65), float2 does (6 x 2 + 2 + 3 x 11 = 47).
@@ -915,13 +943,13 @@ TEST(ScheduleOverride, RowsErrorsPointAtTheKeyAtFault) {
 // ---------------------------------------------------------------------------
 // Libraries.
 
-// The third workload states the default schedule (rows, 4 rows per lane).
+// The third workload states the default schedule (rows, 2 rows per lane at batch 1).
 TEST(PlanLibrary, DuplicatesWithTheSameScheduleMerge) {
   const Spec spec = parse(R"(library: lib
 workloads:
   - {n: 1, c: 8, h: 16, w: 16, filter: 3, padding: same}
   - {n: 1, c: 8, h: 16, w: 16, filter: 3, padding: 1}
-  - {n: 1, c: 8, h: 16, w: 16, filter: [3, 3], padding: [1, 1, 1, 1], stride: 1, schedule: {rows_per_thread: 4}}
+  - {n: 1, c: 8, h: 16, w: 16, filter: [3, 3], padding: [1, 1, 1, 1], stride: 1, schedule: {rows_per_thread: 2}}
   - {n: 1, c: 8, h: 16, w: 16, filter: 5, padding: same}
 )");
   const LibraryPlan lib = plan_library({spec}, "");
