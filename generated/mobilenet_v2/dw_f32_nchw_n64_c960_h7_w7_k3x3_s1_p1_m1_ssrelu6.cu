@@ -13,7 +13,7 @@
 //   Each lane of a warp owns one whole input plane (one channel of one image)
 //   and computes every output of its 1 output plane(s). The warp's 32 input
 //   planes are one contiguous run of memory: the warp copies it into shared
-//   memory with 16-byte loads, each lane computes its planes from there
+//   memory with 16-byte loads, each lane computes its plane from there
 //   (the filter taps in registers, one input row at a time), and the warp copies
 //   its 32 output planes, again one contiguous run, back out with 16-byte stores.
 //   Only __syncwarp between the steps: warps never wait for each other.
@@ -52,12 +52,12 @@ constexpr int kPadLeft = 1;
 // odd number of floats, so the 32 lanes reading the same position of their
 // planes hit 32 different banks.
 constexpr int kWarps = 2;
-constexpr int kInPlane = kInH * kInW;                            // floats of one input plane
-constexpr int kOutPlanes = kMultiplier * kOutH * kOutW;          // floats of a lane's output planes
-constexpr int kInStride = 49;                          // kInPlane, made odd
-constexpr int kOutStride = 49;                        // kOutPlanes, made odd
-constexpr int kInCopies = 13;                 // copy steps per lane, in
-constexpr int kOutCopies = 13;               // and out
+constexpr int kInPlane = kInH * kInW;                    // floats of one input plane
+constexpr int kOutPlanes = kMultiplier * kOutH * kOutW;  // floats of a lane's output planes
+constexpr int kInStride = 49;  // kInPlane, made odd
+constexpr int kOutStride = 49;  // kOutPlanes, made odd
+constexpr int kInCopies = 13;  // copy steps per lane, in
+constexpr int kOutCopies = 13;  // and out
 
 }  // namespace
 

@@ -199,7 +199,8 @@ void print_csv(const LibraryPlan& lib) {
                 wl.n == 0 ? "runtime" : std::to_string(wl.n).c_str(), wl.c, wl.h, wl.w, wl.kh, wl.kw, wl.stride_h,
                 wl.stride_w, padding_text(wl).c_str(), wl.dilation_h, wl.dilation_w, wl.multiplier,
                 to_string(wl.epilogue), to_string(wl.activation), to_string(s.algorithm), tiles, rows, planes,
-                p.smem_bytes, p.alignment, to_string(s.input_cache), to_string(s.output_cache), p.bytes_read, p.bytes_written, p.floor_us);
+                p.smem_bytes, p.alignment, to_string(s.input_cache), to_string(s.output_cache), p.bytes_read,
+                p.bytes_written, p.floor_us);
   }
 }
 

@@ -320,11 +320,6 @@ static Schedule default_tiles_schedule(const Workload& wl, const PlanOptions& op
   return s;
 }
 
-// The default L2 priority of the input loads: normal. Evict-first loads
-// measured no faster cold on any MobileNetV2 layer at batch 64 and slowed the
-// large ones (docs/performance.md); the knob stays for a tuner.
-static CachePolicy default_input_cache(const Workload&) { return CachePolicy::kNormal; }
-
 // Whether the default rule gives this workload the planes algorithm: planes
 // of at most kPlanesMaxPlane values, where one lane's serial work stays
 // short, and at the declared batch enough planes to give every SM of an H100
@@ -346,7 +341,6 @@ Schedule default_schedule(const Workload& wl, const PlanOptions& options) {
   if (default_is_planes(wl, options)) s = fit_planes_schedule(wl, std::nullopt, options);
   if (!s) s = fit_rows_schedule(wl, std::nullopt, std::nullopt);
   if (!s) s = default_tiles_schedule(wl, options);
-  s->input_cache = default_input_cache(wl);
   return *s;
 }
 
@@ -562,7 +556,10 @@ KernelPlan plan_kernel(const Workload& wl, const PlanOptions& options) {
   KernelPlan p = *algorithm == Algorithm::kRows     ? plan_rows(wl)
                  : *algorithm == Algorithm::kPlanes ? plan_planes(wl, options)
                                                     : plan_tiles(wl, options);
-  p.schedule.input_cache = req.input_cache.value_or(default_input_cache(wl));
+  // Normal L2 priority unless the spec asks: evict-first loads measured no
+  // faster cold on any MobileNetV2 layer at batch 64 and slowed the large
+  // ones (docs/performance.md); the knobs stay for a tuner.
+  p.schedule.input_cache = req.input_cache.value_or(CachePolicy::kNormal);
   p.schedule.output_cache = req.output_cache.value_or(CachePolicy::kNormal);
   p.name = kernel_name(wl);
   p.workload = wl;

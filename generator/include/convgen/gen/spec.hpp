@@ -53,9 +53,8 @@ enum class Activation { kNone, kRelu, kRelu6 };
 // The L2 eviction priority of a kernel's input loads or output stores:
 //   kNormal:     the default (loads through the read-only cache, __ldg).
 //   kEvictFirst: data used once (__ldcs / __stcs): its lines are the first
-//                the cache reuses, so a read-once stream does not push out
-//                lines that other data still needs, nor force the write-back
-//                of dirty lines left by earlier work.
+//                the cache reuses, so that a read-once stream pushes out as
+//                few as possible of the lines other data still needs.
 enum class CachePolicy { kNormal, kEvictFirst };
 
 // Letters, digits and '_', not starting with a digit: a library name.
@@ -83,7 +82,7 @@ struct ScheduleRequest {
   std::optional<int> threads_per_block;  // a multiple of 32
   // The planes algorithm's knob.
   std::optional<int> warps_per_block;  // warps of 32 planes each per block
-  // Knobs of both algorithms.
+  // Knobs of every algorithm.
   std::optional<CachePolicy> input_cache;   // L2 priority of the input loads
   std::optional<CachePolicy> output_cache;  // L2 priority of the output stores
   SourceLocation where;                  // the `schedule:` node, or the workload if none
