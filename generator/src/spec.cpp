@@ -90,7 +90,7 @@ const std::vector<std::string> kTilesKeys = {"block_tile",   "threads",       "v
                                              "shared_input", "shared_filter", "channels_per_block"};
 const std::vector<std::string> kRowsKeys = {"rows_per_thread", "vector_width", "threads_per_block"};
 const std::vector<std::string> kPlanesKeys = {"warps_per_block"};
-// Knobs that mean the same under either algorithm.
+// Knobs that mean the same under every algorithm.
 const std::vector<std::string> kCommonKeys = {"input_cache", "output_cache"};
 const std::vector<std::string> kScheduleKeys = [] {
   std::vector<std::string> keys = {"algorithm"};
@@ -400,22 +400,21 @@ class Parser {
     }
     check_keys(node, kScheduleKeys, "in 'schedule'");
     // Remember the first key of each algorithm, to tell which one the spec means.
+    struct FirstKey {
+      const std::vector<std::string>& keys;
+      std::string& key;
+      SourceLocation& where;
+    };
+    const FirstKey first_keys[] = {{kTilesKeys, s.tiles_key, s.tiles_key_where},
+                                   {kRowsKeys, s.rows_key, s.rows_key_where},
+                                   {kPlanesKeys, s.planes_key, s.planes_key_where}};
     for (const auto& entry : node) {
       const std::string key = entry.first.Scalar();
-      const bool rows_key = std::find(kRowsKeys.begin(), kRowsKeys.end(), key) != kRowsKeys.end();
-      const bool tiles_key = std::find(kTilesKeys.begin(), kTilesKeys.end(), key) != kTilesKeys.end();
-      const bool planes_key = std::find(kPlanesKeys.begin(), kPlanesKeys.end(), key) != kPlanesKeys.end();
-      if (planes_key && s.planes_key.empty()) {
-        s.planes_key = key;
-        s.planes_key_where = at(entry.first);
-      }
-      if (rows_key && s.rows_key.empty()) {
-        s.rows_key = key;
-        s.rows_key_where = at(entry.first);
-      }
-      if (tiles_key && s.tiles_key.empty()) {
-        s.tiles_key = key;
-        s.tiles_key_where = at(entry.first);
+      for (const FirstKey& first : first_keys) {
+        if (first.key.empty() && std::find(first.keys.begin(), first.keys.end(), key) != first.keys.end()) {
+          first.key = key;
+          first.where = at(entry.first);
+        }
       }
     }
     if (YAML::Node v = node["algorithm"]) {
