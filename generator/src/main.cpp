@@ -98,49 +98,28 @@ std::string padding_text(const Workload& wl) {
          "," + std::to_string(wl.pad_right);
 }
 
+// A knob's value as JSON: a number, true/false, a word, or a pair.
+nlohmann::json knob_json(const Knob& k, const Schedule& s) {
+  if (k.values.size() == 2) return {s.at(k.values[0]), s.at(k.values[1])};
+  const int v = s.at(k.values.front());
+  if (k.kind == Knob::Kind::kBool) return v != 0;
+  if (k.kind == Knob::Kind::kChoice) return k.word(v);
+  return v;
+}
+
 nlohmann::json schedule_json(const KernelPlan& p) {
   const Schedule& s = p.schedule;
-  if (s.algorithm == Algorithm::kRows) {
-    return {
-        {"algorithm", "rows"},
-        {"rows_per_thread", s.rows_per_thread},
-        {"vector_width", s.vector_width},
-        {"threads_per_block", s.threads_per_block},
-        {"group_lanes", p.group_lanes},
-        {"bands", p.bands},
-        {"grid", {"ceil(N*" + std::to_string(p.workload.c * p.bands) + "/" +
-                      std::to_string(s.threads_per_block / p.group_lanes) + ")"}},
-        {"smem_bytes", 0},
-        {"alignment", p.alignment},
-        {"input_cache", to_string(s.input_cache)},
-        {"output_cache", to_string(s.output_cache)},
-    };
+  nlohmann::json j = {{"algorithm", s.algorithm_name()}};
+  for (const Knob& k : s.algorithm->knobs) j[k.key] = knob_json(k, s);
+  j["block_threads"] = p.block_threads;
+  j["smem_bytes"] = p.smem_bytes;
+  j["alignment"] = p.alignment;
+  for (const Knob& k : s.algorithm->op->common_knobs) j[k.key] = knob_json(k, s);
+  // The numbers the algorithm derives (group_lanes, tiles_y, ...).
+  for (const auto& [name, value] : p.values) {
+    if (const auto* n = std::get_if<long long>(&value)) j[name] = *n;
   }
-  if (s.algorithm == Algorithm::kPlanes) {
-    return {
-        {"algorithm", "planes"},
-        {"warps_per_block", s.warps_per_block},
-        {"grid", {"ceil(N*" + std::to_string(p.workload.c) + "/" + std::to_string(32 * s.warps_per_block) + ")"}},
-        {"smem_bytes", p.smem_bytes},
-        {"alignment", p.alignment},
-        {"input_cache", to_string(s.input_cache)},
-        {"output_cache", to_string(s.output_cache)},
-    };
-  }
-  return {
-      {"algorithm", "tiles"},
-      {"block_tile", {s.tile_h, s.tile_w}},
-      {"threads", {s.threads_y, s.threads_x}},
-      {"vthreads", {s.vthreads_y, s.vthreads_x}},
-      {"shared_input", s.shared_input},
-      {"shared_filter", s.shared_filter},
-      {"channels_per_block", s.channels_per_block},
-      {"grid", {p.tiles_y * p.tiles_x, p.workload.c / s.channels_per_block, "N"}},
-      {"smem_bytes", p.smem_bytes},
-      {"alignment", p.alignment},
-      {"input_cache", to_string(s.input_cache)},
-      {"output_cache", to_string(s.output_cache)},
-  };
+  return j;
 }
 
 nlohmann::json kernel_json(const KernelPlan& p) {
@@ -174,32 +153,66 @@ void print_table(const LibraryPlan& lib) {
   }
 }
 
+// Every knob of every algorithm, in the registry's order (value names), so
+// that one CSV holds kernels of any algorithm; the common knobs of each
+// operator come after the per-algorithm columns.
+std::vector<const Knob*> csv_knobs(bool common) {
+  std::vector<const Knob*> knobs;
+  std::vector<std::string> seen;
+  auto add = [&](const Knob& k) {
+    if (std::find(seen.begin(), seen.end(), k.key) != seen.end()) return;
+    seen.push_back(k.key);
+    knobs.push_back(&k);
+  };
+  for (const Operator* op : operators()) {
+    if (common) {
+      for (const Knob& k : op->common_knobs) add(k);
+    } else {
+      for (const Algorithm* a : op->algorithms) {
+        for (const Knob& k : a->knobs) add(k);
+      }
+    }
+  }
+  return knobs;
+}
+
+// The CSV cells of `knobs` for one schedule; empty where its algorithm has no such knob.
+std::string csv_cells(const std::vector<const Knob*>& knobs, const Schedule& s) {
+  std::string cells;
+  for (const Knob* k : knobs) {
+    for (const std::string& name : k->values) {
+      const auto it = s.values.find(name);
+      cells += ",";
+      if (it != s.values.end()) cells += k->kind == Knob::Kind::kChoice ? k->word(it->second) : std::to_string(it->second);
+    }
+  }
+  return cells;
+}
+
+std::string csv_header(const std::vector<const Knob*>& knobs) {
+  std::string header;
+  for (const Knob* k : knobs) {
+    for (const std::string& name : k->values) header += "," + name;
+  }
+  return header;
+}
+
 void print_csv(const LibraryPlan& lib) {
   // One row per kernel; the knobs of the other algorithms are empty.
+  const std::vector<const Knob*> knobs = csv_knobs(false);
+  const std::vector<const Knob*> common = csv_knobs(true);
   std::printf("name,spec,n,c,h,w,kh,kw,stride_h,stride_w,padding,dilation_h,dilation_w,multiplier,epilogue,"
-              "activation,algorithm,tile_h,tile_w,threads_y,threads_x,vthreads_y,vthreads_x,shared_input,"
-              "shared_filter,channels_per_block,rows_per_thread,vector_width,threads_per_block,warps_per_block,"
-              "smem_bytes,alignment,input_cache,output_cache,bytes_read,bytes_written,floor_us\n");
+              "activation,algorithm%s,smem_bytes,alignment%s,bytes_read,bytes_written,floor_us\n",
+              csv_header(knobs).c_str(), csv_header(common).c_str());
   for (const KernelPlan& p : lib.kernels) {
     const Workload& wl = p.workload;
     const Schedule& s = p.schedule;
-    char tiles[128] = ",,,,,,,,";
-    char rows[64] = ",,";
-    char planes[16] = "";
-    if (s.algorithm == Algorithm::kRows) {
-      std::snprintf(rows, sizeof rows, "%d,%d,%d", s.rows_per_thread, s.vector_width, s.threads_per_block);
-    } else if (s.algorithm == Algorithm::kPlanes) {
-      std::snprintf(planes, sizeof planes, "%d", s.warps_per_block);
-    } else {
-      std::snprintf(tiles, sizeof tiles, "%d,%d,%d,%d,%d,%d,%d,%d,%d", s.tile_h, s.tile_w, s.threads_y,
-                    s.threads_x, s.vthreads_y, s.vthreads_x, s.shared_input, s.shared_filter, s.channels_per_block);
-    }
-    std::printf("%s,%s:%d,%s,%d,%d,%d,%d,%d,%d,%d,\"%s\",%d,%d,%d,%s,%s,%s,%s,%s,%s,%d,%d,%s,%s,%lld,%lld,%.3f\n",
+    std::printf("%s,%s:%d,%s,%d,%d,%d,%d,%d,%d,%d,\"%s\",%d,%d,%d,%s,%s,%s%s,%d,%d%s,%lld,%lld,%.3f\n",
                 p.name.c_str(), wl.where.file.c_str(), wl.where.line,
                 wl.n == 0 ? "runtime" : std::to_string(wl.n).c_str(), wl.c, wl.h, wl.w, wl.kh, wl.kw, wl.stride_h,
                 wl.stride_w, padding_text(wl).c_str(), wl.dilation_h, wl.dilation_w, wl.multiplier,
-                to_string(wl.epilogue), to_string(wl.activation), to_string(s.algorithm), tiles, rows, planes,
-                p.smem_bytes, p.alignment, to_string(s.input_cache), to_string(s.output_cache), p.bytes_read,
+                to_string(wl.epilogue), to_string(wl.activation), s.algorithm_name().c_str(),
+                csv_cells(knobs, s).c_str(), p.smem_bytes, p.alignment, csv_cells(common, s).c_str(), p.bytes_read,
                 p.bytes_written, p.floor_us);
   }
 }

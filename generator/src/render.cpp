@@ -123,156 +123,67 @@ std::string join_files(const std::vector<std::string>& files) {
   return text;
 }
 
-const char* epilogue_enum(Epilogue e) {
-  switch (e) {
-    case Epilogue::kNone: return "Epilogue::kNone";
-    case Epilogue::kBias: return "Epilogue::kBias";
-    case Epilogue::kScaleShift: return "Epilogue::kScaleShift";
-  }
-  return "?";
-}
-
-const char* activation_enum(Activation a) {
-  switch (a) {
-    case Activation::kNone: return "Activation::kNone";
-    case Activation::kRelu: return "Activation::kRelu";
-    case Activation::kRelu6: return "Activation::kRelu6";
-  }
-  return "?";
-}
-
-std::string problem_initializer(const Workload& wl) {
-  std::string s = "{";
-  for (int v : {wl.n, wl.c, wl.h, wl.w, wl.kh, wl.kw, wl.stride_h, wl.stride_w, wl.pad_top, wl.pad_bottom,
-                wl.pad_left, wl.pad_right, wl.dilation_h, wl.dilation_w, wl.multiplier}) {
-    s += std::to_string(v) + ", ";
-  }
-  return s + epilogue_enum(wl.epilogue) + ", " + activation_enum(wl.activation) + "}";
-}
-
 ms::data bool_data(bool value) { return value ? ms::data::type::bool_true : ms::data::type::bool_false; }
 
+// Every value a kernel template may print: the workload's, the schedule's
+// knobs, the algorithm's derived numbers and the operator's own.
 ms::data kernel_data(const LibraryPlan& lib, const KernelPlan& p, const RenderOptions& options) {
   const Workload& wl = p.workload;
-  const Schedule& s = p.schedule;
-  ms::data d;
-  auto set = [&d](const std::string& key, const std::string& value) { d.set(key, value); };
-  auto set_int = [&d](const std::string& key, long long value) { d.set(key, std::to_string(value)); };
-  auto set_bool = [&d](const std::string& key, bool value) { d.set(key, bool_data(value)); };
-
-  set("name", p.name);
-  set("library", lib.name);
-  set("spec_location", spec_location(wl));
-  set("batch_note", wl.n == 0 ? "  (N given at launch)" : "  (N given at launch; the spec declares N = " +
-                                                             std::to_string(wl.n) + ")");
-  set_int("c", wl.c);
-  set_int("h", wl.h);
-  set_int("w", wl.w);
-  set_int("kh", wl.kh);
-  set_int("kw", wl.kw);
-  set_int("stride_h", wl.stride_h);
-  set_int("stride_w", wl.stride_w);
-  set_int("dilation_h", wl.dilation_h);
-  set_int("dilation_w", wl.dilation_w);
-  set_int("pad_top", wl.pad_top);
-  set_int("pad_bottom", wl.pad_bottom);
-  set_int("pad_left", wl.pad_left);
-  set_int("pad_right", wl.pad_right);
-  set_int("multiplier", wl.multiplier);
-  set_int("out_channels", p.out_channels);
-  set_int("out_h", p.out_h);
-  set_int("out_w", p.out_w);
-  set("epilogue_description", epilogue_description(wl));
-  set_bool("has_bias", wl.epilogue == Epilogue::kBias);
-  set_bool("has_scale_shift", wl.epilogue == Epilogue::kScaleShift);
-  set_bool("relu", wl.activation == Activation::kRelu);
-  set_bool("relu6", wl.activation == Activation::kRelu6);
-  set("problem_initializer", problem_initializer(wl));
-
-  set("schedule_summary", s.summary());
-  const bool input_evict_first = s.input_cache == CachePolicy::kEvictFirst;
-  set("input_load", input_evict_first ? "__ldcs" : "__ldg");
-  set("input_cache_description", input_evict_first
-                                     ? "__ldcs: evict first in L1 and L2 (read once, so its lines are reused first)"
-                                     : "__ldg: the read-only cache, normal L2 priority");
-  set_bool("output_evict_first", s.output_cache == CachePolicy::kEvictFirst);
-  set("output_cache_description", s.output_cache == CachePolicy::kEvictFirst
-                                      ? "__stcs: evict first (written once, so its lines are reused first)"
-                                      : "plain stores, normal L2 priority");
-  set_int("alignment", p.alignment);
-  if (s.algorithm == Algorithm::kRows) {
-    static const char* const kVectorTypes[] = {"", "float", "float2", "", "float4"};
-    set_int("threads_per_block", s.threads_per_block);
-    set_int("rows_per_thread", s.rows_per_thread);
-    set_int("vector_width", s.vector_width);
-    set_int("vector_width_bytes", 4 * s.vector_width);
-    set("input_vector_type", kVectorTypes[s.vector_width]);
-    set_int("group_lanes", p.group_lanes);
-    // Some lane of the group reads no input: its zeros serve as the padding.
-    set_bool("idle_edge_lane", (wl.w + s.vector_width - 1) / s.vector_width < p.group_lanes);
-    set_int("groups_per_block", s.threads_per_block / p.group_lanes);
-    set_int("bands", p.bands);
-    set_int("in_rows", p.in_rows);
-    set_int("outputs_per_lane", p.outputs_per_lane);
-    set_int("halo_left", p.halo_left);
-    set_int("halo_right", p.halo_right);
-    set_bool("vector_store", p.vector_store);
-    set("output_vector_type", p.vector_store ? kVectorTypes[p.outputs_per_lane] : "");
-    set("make_output_vector", p.outputs_per_lane == 4   ? "make_float4(result[0], result[1], result[2], result[3])"
-                              : p.outputs_per_lane == 2 ? "make_float2(result[0], result[1])"
-                                                        : "");
-    set_int("min_blocks", p.min_blocks);
-    set_bool("ragged_rows", p.out_h % s.rows_per_thread != 0);
-  } else if (s.algorithm == Algorithm::kPlanes) {
-    set_int("warps_per_block", s.warps_per_block);
-    set_int("threads_per_block", 32 * s.warps_per_block);
-    set_int("planes_per_block", 32 * s.warps_per_block);
-    set_int("in_stride", p.in_stride);
-    set_int("out_stride", p.out_stride);
-    set_bool("vector_copy_in", p.vector_copy_in);
-    set_bool("vector_copy_out", p.vector_copy_out);
-    const int in_plane = wl.h * wl.w;
-    const int out_planes = wl.multiplier * p.out_h * p.out_w;
-    set_int("in_copies_per_lane", p.vector_copy_in ? (in_plane + 3) / 4 : in_plane);
-    set_int("out_copies_per_lane", p.vector_copy_out ? (out_planes + 3) / 4 : out_planes);
-    set("copy_in_description", p.vector_copy_in ? "16-byte loads" : "4-byte loads (the planes are padded to an odd stride)");
-    set("copy_out_description", p.vector_copy_out ? "16-byte stores" : "4-byte stores (the planes are padded to an odd stride)");
-    set_int("smem_bytes", p.smem_bytes);
-  } else {
-    set_int("tile_h", s.tile_h);
-    set_int("tile_w", s.tile_w);
-    set_int("threads_y", s.threads_y);
-    set_int("threads_x", s.threads_x);
-    set_int("vthreads_y", s.vthreads_y);
-    set_int("vthreads_x", s.vthreads_x);
-    set_bool("shared_input", s.shared_input);
-    set_bool("shared_filter", s.shared_filter);
-    set_bool("needs_sync", s.shared_input || s.shared_filter);
-    set_int("rows_per_thread", p.rows_per_thread);
-    set_int("cols_per_thread", p.cols_per_thread);
-    set_int("block_threads", p.block_threads);
-    set_int("channels_per_block", s.channels_per_block);
-    set_int("channel_blocks", wl.c / s.channels_per_block);
-    set_int("tiles_y", p.tiles_y);
-    set_int("tiles_x", p.tiles_x);
-    set_int("grid_x", static_cast<long long>(p.tiles_y) * p.tiles_x);
-    set_int("in_tile_h", p.in_tile_h);
-    set_int("in_tile_w", p.in_tile_w);
-    set_int("loads_per_thread", p.loads_per_thread);
-    set_bool("ragged_loads", p.in_tile_h * p.in_tile_w % p.threads != 0);
-    // Output bounds checks are emitted only where the tiles overhang the output.
-    set_bool("ragged", p.out_h % s.tile_h != 0 || p.out_w % s.tile_w != 0);
-    set_int("smem_bytes", p.smem_bytes);
-    set("smem_note", s.shared_input ? " (input tile " + std::to_string(p.in_tile_h) + "x" +
-                                          std::to_string(p.in_tile_w) + " floats" +
-                                          (s.shared_filter ? ", plus the filter)" : ")")
-                                    : (s.shared_filter ? " (the filter)" : ""));
+  TemplateValues v;
+  v["name"] = p.name;
+  v["library"] = lib.name;
+  v["spec_location"] = spec_location(wl);
+  v["batch_note"] = std::string(wl.n == 0 ? "  (N given at launch)"
+                                          : "  (N given at launch; the spec declares N = " + std::to_string(wl.n) + ")");
+  for (const auto& [key, value] : {std::pair<const char*, int>{"c", wl.c}, {"h", wl.h}, {"w", wl.w}, {"kh", wl.kh},
+                                   {"kw", wl.kw}, {"stride_h", wl.stride_h}, {"stride_w", wl.stride_w},
+                                   {"dilation_h", wl.dilation_h}, {"dilation_w", wl.dilation_w},
+                                   {"pad_top", wl.pad_top}, {"pad_bottom", wl.pad_bottom}, {"pad_left", wl.pad_left},
+                                   {"pad_right", wl.pad_right}, {"out_channels", p.out_channels},
+                                   {"out_h", p.out_h}, {"out_w", p.out_w}}) {
+    v[key] = static_cast<long long>(value);
   }
-  set_int("cost_batch", p.cost_batch);
-  set_int("bytes_read", p.bytes_read);
-  set_int("bytes_written", p.bytes_written);
-  set("floor_us", fixed(p.floor_us, 2));
-  set("copy_bandwidth_tbps", fixed(options.copy_bandwidth_tbps, 2));
+  v["epilogue_description"] = epilogue_description(wl);
+  v["has_bias"] = wl.epilogue == Epilogue::kBias;
+  v["has_scale_shift"] = wl.epilogue == Epilogue::kScaleShift;
+  v["relu"] = wl.activation == Activation::kRelu;
+  v["relu6"] = wl.activation == Activation::kRelu6;
+  v["schedule_summary"] = p.schedule.summary();
+  v["alignment"] = static_cast<long long>(p.alignment);
+  v["smem_bytes"] = static_cast<long long>(p.smem_bytes);
+  v["block_threads"] = static_cast<long long>(p.block_threads);
+  // The knobs, by value name: flags as sections, the others as numbers.
+  const Operator& op = wl.op_or_default();
+  for (const std::vector<Knob>* knobs : {&p.schedule.algorithm->knobs, &op.common_knobs}) {
+    for (const Knob& k : *knobs) {
+      for (const std::string& name : k.values) {
+        const int value = p.schedule.at(name);
+        if (k.kind == Knob::Kind::kBool) {
+          v[name] = value != 0;
+        } else {
+          v[name] = static_cast<long long>(value);
+        }
+      }
+    }
+  }
+  for (const auto& [key, value] : p.values) v[key] = value;
+  op.template_values(p, v);
+  v["cost_batch"] = static_cast<long long>(p.cost_batch);
+  v["bytes_read"] = p.bytes_read;
+  v["bytes_written"] = p.bytes_written;
+  v["floor_us"] = fixed(p.floor_us, 2);
+  v["copy_bandwidth_tbps"] = fixed(options.copy_bandwidth_tbps, 2);
+
+  ms::data d;
+  for (const auto& [key, value] : v) {
+    if (const auto* n = std::get_if<long long>(&value)) {
+      d.set(key, std::to_string(*n));
+    } else if (const auto* b = std::get_if<bool>(&value)) {
+      d.set(key, bool_data(*b));
+    } else {
+      d.set(key, std::get<std::string>(value));
+    }
+  }
   return d;
 }
 
@@ -292,9 +203,11 @@ ms::data library_data(const LibraryPlan& lib, const RenderOptions& options) {
 Templates Templates::load(const std::string& dir) {
   Templates t;
   t.dir = dir;
-  t.kernel = read_file(dir + "/depthwise_nchw.cu.mustache");
-  t.kernel_rows = read_file(dir + "/depthwise_nchw_rows.cu.mustache");
-  t.kernel_planes = read_file(dir + "/depthwise_nchw_planes.cu.mustache");
+  for (const Operator* op : operators()) {
+    for (const Algorithm* a : op->algorithms) {
+      if (!t.kernels.count(a->template_file)) t.kernels[a->template_file] = read_file(dir + "/" + a->template_file);
+    }
+  }
   t.registry = read_file(dir + "/registry.cu.mustache");
   t.header = read_file(dir + "/library.h.mustache");
   return t;
@@ -308,14 +221,8 @@ std::vector<std::string> output_names(const LibraryPlan& lib) {
 
 std::string render_kernel(const Templates& t, const LibraryPlan& lib, const KernelPlan& plan,
                           const RenderOptions& options) {
-  if (plan.schedule.algorithm == Algorithm::kRows) {
-    return render_strict(t.kernel_rows, t.dir + "/depthwise_nchw_rows.cu.mustache", kernel_data(lib, plan, options));
-  }
-  if (plan.schedule.algorithm == Algorithm::kPlanes) {
-    return render_strict(t.kernel_planes, t.dir + "/depthwise_nchw_planes.cu.mustache",
-                         kernel_data(lib, plan, options));
-  }
-  return render_strict(t.kernel, t.dir + "/depthwise_nchw.cu.mustache", kernel_data(lib, plan, options));
+  const std::string& file = plan.schedule.algorithm->template_file;
+  return render_strict(t.kernels.at(file), t.dir + "/" + file, kernel_data(lib, plan, options));
 }
 
 std::vector<OutputFile> render_library(const Templates& t, const LibraryPlan& lib, const RenderOptions& options) {

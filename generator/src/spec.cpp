@@ -2,6 +2,8 @@
 // every mistake with its file:line:col, what is wrong and what is allowed.
 #include "convgen/gen/spec.hpp"
 
+#include "convgen/gen/operator.hpp"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -58,16 +60,6 @@ const char* to_string(Activation a) {
   return "?";
 }
 
-const char* to_string(Algorithm a) {
-  switch (a) {
-    case Algorithm::kTiles: return "tiles";
-    case Algorithm::kRows: return "rows";
-    case Algorithm::kPlanes: return "planes";
-  }
-  return "";
-}
-const char* to_string(CachePolicy c) { return c == CachePolicy::kEvictFirst ? "evict_first" : "normal"; }
-
 namespace {
 
 // Limits of what the generated kernels support. Each is stated in the error
@@ -82,28 +74,52 @@ constexpr long long kMaxPlane = 1LL << 28;  // elements of one channel plane, 32
 constexpr int kMaxBatch = 65535;     // grid.z
 
 const std::vector<std::string> kTopKeys = {"library", "defaults", "workloads"};
-const std::vector<std::string> kWorkloadKeys = {
-    "op",       "n",          "c",          "h",          "w",     "filter",   "stride", "padding",
-    "dilation", "multiplier", "epilogue",   "activation", "dtype", "layout",   "schedule"};
-// The knobs of each algorithm; a schedule may also name the algorithm.
-const std::vector<std::string> kTilesKeys = {"block_tile",   "threads",       "vthreads",
-                                             "shared_input", "shared_filter", "channels_per_block"};
-const std::vector<std::string> kRowsKeys = {"rows_per_thread", "vector_width", "threads_per_block"};
-const std::vector<std::string> kPlanesKeys = {"warps_per_block"};
-// Knobs that mean the same under every algorithm.
-const std::vector<std::string> kCommonKeys = {"input_cache", "output_cache"};
-const std::vector<std::string> kScheduleKeys = [] {
-  std::vector<std::string> keys = {"algorithm"};
-  keys.insert(keys.end(), kCommonKeys.begin(), kCommonKeys.end());
-  keys.insert(keys.end(), kTilesKeys.begin(), kTilesKeys.end());
-  keys.insert(keys.end(), kRowsKeys.begin(), kRowsKeys.end());
-  keys.insert(keys.end(), kPlanesKeys.begin(), kPlanesKeys.end());
+// Keys any operator's workload may set, for messages about `defaults`.
+const std::vector<std::string>& all_workload_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> all;
+    for (const Operator* op : operators()) {
+      for (const std::string& key : op->workload_keys) {
+        if (std::find(all.begin(), all.end(), key) == all.end()) all.push_back(key);
+      }
+    }
+    return all;
+  }();
   return keys;
-}();
+}
+
+// The keys a schedule of the operator may set: `algorithm`, the knobs of
+// every algorithm, and those of all its algorithms.
+std::vector<std::string> schedule_keys(const Operator& op) {
+  std::vector<std::string> keys = {"algorithm"};
+  for (const Knob& k : op.common_knobs) keys.push_back(k.key);
+  for (const Algorithm* a : op.algorithms) {
+    for (const Knob& k : a->knobs) keys.push_back(k.key);
+  }
+  return keys;
+}
+
+// The knob a schedule key names, in any algorithm of the operator; null if none.
+const Knob* find_knob(const Operator& op, const std::string& key) {
+  for (const Knob& k : op.common_knobs) {
+    if (k.key == key) return &k;
+  }
+  for (const Algorithm* a : op.algorithms) {
+    if (const Knob* k = op.knob(*a, key)) return k;
+  }
+  return nullptr;
+}
 
 std::string join(const std::vector<std::string>& items) {
   std::string text;
   for (size_t i = 0; i < items.size(); ++i) text += (i ? ", " : "") + items[i];
+  return text;
+}
+
+// "a, b or c"
+std::string join_or(const std::vector<std::string>& items) {
+  std::string text;
+  for (size_t i = 0; i < items.size(); ++i) text += (i == 0 ? "" : i + 1 == items.size() ? " or " : ", ") + items[i];
   return text;
 }
 
@@ -131,10 +147,10 @@ class Parser {
     }
     YAML::Node defaults = root["defaults"];
     if (defaults && !defaults.IsMap()) {
-      error(defaults, "'defaults' must be a mapping of workload keys (" + join(kWorkloadKeys) + ")");
+      error(defaults, "'defaults' must be a mapping of workload keys (" + join(all_workload_keys()) + ")");
       defaults = YAML::Node();
     } else if (defaults) {
-      check_keys(defaults, kWorkloadKeys, "in 'defaults'");
+      check_keys(defaults, all_workload_keys(), "in 'defaults'");
     }
     const YAML::Node workloads = root["workloads"];
     if (!workloads) {
@@ -148,10 +164,11 @@ class Parser {
     for (const YAML::Node& item : workloads) {
       const size_t errors_before = diagnostics_.size();
       if (!item.IsMap()) {
-        error(item, "each workload must be a mapping with the keys " + join(kWorkloadKeys));
+        error(item, "each workload must be a mapping with the keys " + join(all_workload_keys()));
       } else {
-        check_keys(item, kWorkloadKeys, "in a workload");
-        std::optional<Workload> workload = parse_workload(item, defaults);
+        const Operator& op = operator_of(item, defaults);
+        check_keys(item, op.workload_keys, "in a workload");
+        std::optional<Workload> workload = parse_workload(item, defaults, op);
         if (workload && diagnostics_.size() == errors_before) spec.workloads.push_back(*workload);
       }
       if (on_invalid_ == OnInvalidWorkload::kSkip) {
@@ -197,6 +214,14 @@ class Parser {
         error(entry.first, "unknown key '" + key + "' " + where + "; allowed keys: " + join(allowed));
       }
     }
+  }
+
+  // The operator a workload names (an unknown name is reported when the
+  // workload is parsed; its keys are checked as the first operator's).
+  static const Operator& operator_of(const YAML::Node& item, const YAML::Node& defaults) {
+    const YAML::Node op = lookup(item, defaults, "op");
+    const Operator* found = op && op.IsScalar() ? find_operator(op.Scalar()) : nullptr;
+    return found != nullptr ? *found : *operators().front();
   }
 
   // A key's node from the workload, else from the defaults; empty if neither.
@@ -269,16 +294,12 @@ class Parser {
     return std::nullopt;
   }
 
-  std::optional<CachePolicy> cache_policy(const YAML::Node& node, const std::string& what) {
-    const std::optional<std::string> name = word(node, what, {"normal", "evict_first"});
-    if (!name) return std::nullopt;
-    return *name == "evict_first" ? CachePolicy::kEvictFirst : CachePolicy::kNormal;
-  }
 
   // Returns the workload only if every key of it was valid.
-  std::optional<Workload> parse_workload(const YAML::Node& item, const YAML::Node& defaults) {
+  std::optional<Workload> parse_workload(const YAML::Node& item, const YAML::Node& defaults, const Operator& op) {
     const size_t errors_before = diagnostics_.size();
     Workload wl;
+    wl.op = &op;
     wl.where = at(item);
     auto get = [&](const char* key) { return lookup(item, defaults, key); };
     auto required = [&](const char* key, const char* meaning) {
@@ -287,7 +308,11 @@ class Parser {
       return node;
     };
 
-    if (YAML::Node op = get("op")) word(op, "op", {"depthwise_conv2d"});
+    if (YAML::Node op_node = get("op")) {
+      std::vector<std::string> names;
+      for (const Operator* known : operators()) names.push_back(known->name);
+      word(op_node, "op", names);
+    }
     if (YAML::Node dtype = get("dtype")) word(dtype, "dtype", {"float32"});
     if (YAML::Node layout = get("layout")) word(layout, "layout", {"NCHW"});
 
@@ -334,7 +359,7 @@ class Parser {
       parse_padding(padding, wl);
     }
     if (YAML::Node schedule = get("schedule")) {
-      parse_schedule(schedule, wl.schedule);
+      parse_schedule(schedule, op, wl.schedule);
     } else {
       wl.schedule.where = wl.where;
     }
@@ -392,100 +417,70 @@ class Parser {
     }
   }
 
-  void parse_schedule(const YAML::Node& node, ScheduleRequest& s) {
+  void parse_schedule(const YAML::Node& node, const Operator& op, ScheduleRequest& s) {
     s.where = at(node);
+    const std::vector<std::string> keys = schedule_keys(op);
     if (!node.IsMap()) {
-      error(node, "'schedule' must be a mapping with the keys " + join(kScheduleKeys));
+      error(node, "'schedule' must be a mapping with the keys " + join(keys));
       return;
     }
-    check_keys(node, kScheduleKeys, "in 'schedule'");
-    // Remember the first key of each algorithm, to tell which one the spec means.
-    struct FirstKey {
-      const std::vector<std::string>& keys;
-      std::string& key;
-      SourceLocation& where;
-    };
-    const FirstKey first_keys[] = {{kTilesKeys, s.tiles_key, s.tiles_key_where},
-                                   {kRowsKeys, s.rows_key, s.rows_key_where},
-                                   {kPlanesKeys, s.planes_key, s.planes_key_where}};
+    check_keys(node, keys, "in 'schedule'");
     for (const auto& entry : node) {
       const std::string key = entry.first.Scalar();
-      for (const FirstKey& first : first_keys) {
-        if (first.key.empty() && std::find(first.keys.begin(), first.keys.end(), key) != first.keys.end()) {
-          first.key = key;
-          first.where = at(entry.first);
-        }
-      }
-    }
-    if (YAML::Node v = node["algorithm"]) {
-      s.algorithm_where = at(v);
-      const std::string name = v.IsScalar() ? v.Scalar() : text_of(v);
-      if (name == "tiles") {
-        s.algorithm = Algorithm::kTiles;
-      } else if (name == "rows") {
-        s.algorithm = Algorithm::kRows;
-      } else if (name == "planes") {
-        s.algorithm = Algorithm::kPlanes;
-      } else {
-        error(v, "'algorithm' must be 'tiles', 'rows' or 'planes', got '" + name + "'");
-      }
-    }
-    if (YAML::Node v = node["input_cache"]) s.input_cache = cache_policy(v, "input_cache");
-    if (YAML::Node v = node["output_cache"]) s.output_cache = cache_policy(v, "output_cache");
-    if (YAML::Node v = node["warps_per_block"]) {
-      s.warps_where = at(v);
-      s.warps_per_block = integer(v, "warps_per_block", 1, 32);
-    }
-    if (YAML::Node v = node["rows_per_thread"]) {
-      s.rows_where = at(v);
-      s.rows_per_thread = integer(v, "rows_per_thread", 1, 16);
-    }
-    if (YAML::Node v = node["vector_width"]) {
-      s.vector_where = at(v);
-      if (auto width = integer(v, "vector_width", 1, 4)) {
-        if (*width == 3) {
-          error(v, "'vector_width' must be 1, 2 or 4 (floats per load), got 3");
+      const YAML::Node& value = entry.second;
+      if (key == "algorithm") {
+        s.algorithm_where = at(value);
+        const std::string name = value.IsScalar() ? value.Scalar() : text_of(value);
+        if (op.algorithm(name) != nullptr) {
+          s.algorithm = name;
         } else {
-          s.vector_width = width;
+          std::vector<std::string> names;
+          for (const Algorithm* a : op.algorithms) names.push_back("'" + a->name + "'");
+          error(value, "'algorithm' must be " + join_or(names) + ", got '" + name + "'");
         }
+        continue;
       }
+      const Knob* knob = find_knob(op, key);
+      if (knob == nullptr) continue;  // reported by check_keys
+      s.keys.push_back({key, at(entry.first), at(value)});
+      parse_knob(value, *knob, s);
     }
-    if (YAML::Node v = node["threads_per_block"]) {
-      s.block_threads_where = at(v);
-      if (auto threads = integer(v, "threads_per_block", 32, 1024)) {
-        if (*threads % 32 != 0) {
-          error(v, "'threads_per_block' must be a multiple of 32 (whole warps), got " + std::to_string(*threads));
-        } else {
-          s.threads_per_block = threads;
+  }
+
+  // One knob's value(s), checked against the knob's range and rules.
+  void parse_knob(const YAML::Node& node, const Knob& knob, ScheduleRequest& s) {
+    switch (knob.kind) {
+      case Knob::Kind::kBool:
+        if (auto v = boolean(node, knob.key)) s.values[knob.key] = *v;
+        return;
+      case Knob::Kind::kChoice:
+        if (auto v = word(node, knob.key, knob.choices)) {
+          s.values[knob.key] =
+              static_cast<int>(std::find(knob.choices.begin(), knob.choices.end(), *v) - knob.choices.begin());
         }
-      }
+        return;
+      case Knob::Kind::kInt:
+        break;
     }
-    if (YAML::Node tile = node["block_tile"]) {
-      s.tile_where = at(tile);
-      if (auto v = integers(tile, "block_tile", 2, "[blocking_h, blocking_w]", 1, 256)) {
-        s.tile_h = (*v)[0];
-        s.tile_w = (*v)[1];
+    if (knob.values.size() == 2) {
+      if (auto v = integers(node, knob.key, 2, knob.pair_names, knob.lo, knob.hi)) {
+        s.values[knob.values[0]] = (*v)[0];
+        s.values[knob.values[1]] = (*v)[1];
       }
+      return;
     }
-    if (YAML::Node threads = node["threads"]) {
-      s.threads_where = at(threads);
-      if (auto v = integers(threads, "threads", 2, "[num_thread_y, num_thread_x]", 1, 1024)) {
-        s.threads_y = (*v)[0];
-        s.threads_x = (*v)[1];
-      }
-    }
-    if (YAML::Node vthreads = node["vthreads"]) {
-      s.vthreads_where = at(vthreads);
-      if (auto v = integers(vthreads, "vthreads", 2, "[num_vthread_y, num_vthread_x]", 1, 16)) {
-        s.vthreads_y = (*v)[0];
-        s.vthreads_x = (*v)[1];
-      }
-    }
-    if (YAML::Node v = node["shared_input"]) s.shared_input = boolean(v, "shared_input");
-    if (YAML::Node v = node["shared_filter"]) s.shared_filter = boolean(v, "shared_filter");
-    if (YAML::Node v = node["channels_per_block"]) {
-      s.channels_where = at(v);
-      s.channels_per_block = integer(v, "channels_per_block", 1, 32);
+    const std::optional<int> v = integer(node, knob.key, knob.lo, knob.hi);
+    if (!v) return;
+    if (!knob.allowed.empty() && std::find(knob.allowed.begin(), knob.allowed.end(), *v) == knob.allowed.end()) {
+      std::vector<std::string> allowed;
+      for (int a : knob.allowed) allowed.push_back(std::to_string(a));
+      error(node, "'" + knob.key + "' must be " + join_or(allowed) + " " + knob.rule_note + ", got " +
+                      std::to_string(*v));
+    } else if (*v % knob.multiple_of != 0) {
+      error(node, "'" + knob.key + "' must be a multiple of " + std::to_string(knob.multiple_of) + " " +
+                      knob.rule_note + ", got " + std::to_string(*v));
+    } else {
+      s.values[knob.key] = *v;
     }
   }
 

@@ -61,18 +61,17 @@ TEST(Parse, BuiltInDefaults) {
   EXPECT_EQ(wl.multiplier, 1);
   EXPECT_EQ(wl.epilogue, Epilogue::kNone);
   EXPECT_EQ(wl.activation, Activation::kNone);
-  EXPECT_FALSE(wl.schedule.tile_h.has_value());
-  EXPECT_FALSE(wl.schedule.threads_y.has_value());
-  EXPECT_FALSE(wl.schedule.vthreads_y.has_value());
-  EXPECT_FALSE(wl.schedule.shared_input.has_value());
-  EXPECT_FALSE(wl.schedule.shared_filter.has_value());
-  EXPECT_FALSE(wl.schedule.channels_per_block.has_value());
+  EXPECT_FALSE(wl.schedule.has("tile_h"));
+  EXPECT_FALSE(wl.schedule.has("threads_y"));
+  EXPECT_FALSE(wl.schedule.has("vthreads_y"));
+  EXPECT_FALSE(wl.schedule.has("shared_input"));
+  EXPECT_FALSE(wl.schedule.has("shared_filter"));
+  EXPECT_FALSE(wl.schedule.has("channels_per_block"));
   EXPECT_FALSE(wl.schedule.algorithm.has_value());
-  EXPECT_FALSE(wl.schedule.rows_per_thread.has_value());
-  EXPECT_FALSE(wl.schedule.vector_width.has_value());
-  EXPECT_FALSE(wl.schedule.threads_per_block.has_value());
-  EXPECT_EQ(wl.schedule.tiles_key, "");
-  EXPECT_EQ(wl.schedule.rows_key, "");
+  EXPECT_FALSE(wl.schedule.has("rows_per_thread"));
+  EXPECT_FALSE(wl.schedule.has("vector_width"));
+  EXPECT_FALSE(wl.schedule.has("threads_per_block"));
+  EXPECT_TRUE(wl.schedule.keys.empty());
 }
 
 TEST(Parse, RuntimeBatchIsZero) {
@@ -208,25 +207,25 @@ TEST(Parse, ScheduleKeys) {
       "{n: 1, c: 8, h: 64, w: 64, filter: 3, padding: same, schedule: {block_tile: [16, 32], threads: [4, 16], "
       "vthreads: [2, 1], shared_input: false, shared_filter: true, channels_per_block: 2}}");
   const ScheduleRequest& s = wl.schedule;
-  EXPECT_EQ(s.tile_h, 16);
-  EXPECT_EQ(s.tile_w, 32);
-  EXPECT_EQ(s.threads_y, 4);
-  EXPECT_EQ(s.threads_x, 16);
-  EXPECT_EQ(s.vthreads_y, 2);
-  EXPECT_EQ(s.vthreads_x, 1);
-  EXPECT_EQ(s.shared_input, false);
-  EXPECT_EQ(s.shared_filter, true);
-  EXPECT_EQ(s.channels_per_block, 2);
+  EXPECT_EQ(s.value("tile_h"), 16);
+  EXPECT_EQ(s.value("tile_w"), 32);
+  EXPECT_EQ(s.value("threads_y"), 4);
+  EXPECT_EQ(s.value("threads_x"), 16);
+  EXPECT_EQ(s.value("vthreads_y"), 2);
+  EXPECT_EQ(s.value("vthreads_x"), 1);
+  EXPECT_EQ(s.value("shared_input"), false);
+  EXPECT_EQ(s.value("shared_filter"), true);
+  EXPECT_EQ(s.value("channels_per_block"), 2);
 
   const Workload square = workload(
       "{n: 1, c: 8, h: 64, w: 64, filter: 3, padding: same, schedule: {block_tile: 16, threads: 8, vthreads: 2}}");
-  EXPECT_EQ(square.schedule.tile_h, 16);
-  EXPECT_EQ(square.schedule.tile_w, 16);
-  EXPECT_EQ(square.schedule.threads_y, 8);
-  EXPECT_EQ(square.schedule.threads_x, 8);
-  EXPECT_EQ(square.schedule.vthreads_y, 2);
-  EXPECT_EQ(square.schedule.vthreads_x, 2);
-  EXPECT_FALSE(square.schedule.shared_input.has_value());
+  EXPECT_EQ(square.schedule.value("tile_h"), 16);
+  EXPECT_EQ(square.schedule.value("tile_w"), 16);
+  EXPECT_EQ(square.schedule.value("threads_y"), 8);
+  EXPECT_EQ(square.schedule.value("threads_x"), 8);
+  EXPECT_EQ(square.schedule.value("vthreads_y"), 2);
+  EXPECT_EQ(square.schedule.value("vthreads_x"), 2);
+  EXPECT_FALSE(square.schedule.has("shared_input"));
 }
 
 TEST(Parse, RowsScheduleKeys) {
@@ -234,25 +233,24 @@ TEST(Parse, RowsScheduleKeys) {
       "{n: 1, c: 8, h: 64, w: 64, filter: 3, padding: same, schedule: {algorithm: rows, rows_per_thread: 16, "
       "vector_width: 2, threads_per_block: 1024}}");
   const ScheduleRequest& s = wl.schedule;
-  EXPECT_EQ(s.algorithm, Algorithm::kRows);
-  EXPECT_EQ(s.rows_per_thread, 16);
-  EXPECT_EQ(s.vector_width, 2);
-  EXPECT_EQ(s.threads_per_block, 1024);
-  EXPECT_EQ(s.rows_key, "rows_per_thread");
-  EXPECT_EQ(s.tiles_key, "");
-  EXPECT_FALSE(s.tile_h.has_value());
+  EXPECT_EQ(s.algorithm, "rows");
+  EXPECT_EQ(s.value("rows_per_thread"), 16);
+  EXPECT_EQ(s.value("vector_width"), 2);
+  EXPECT_EQ(s.value("threads_per_block"), 1024);
+  EXPECT_EQ(keys_of(s), "rows_per_thread vector_width threads_per_block");
+  EXPECT_FALSE(s.has("tile_h"));
 
   EXPECT_EQ(workload("{n: 1, c: 8, h: 64, w: 64, filter: 3, padding: same, schedule: {algorithm: tiles}}")
                 .schedule.algorithm,
-            Algorithm::kTiles);
+            "tiles");
   for (int width : {1, 2, 4}) {
     EXPECT_EQ(workload("{n: 1, c: 8, h: 64, w: 64, filter: 3, padding: same, schedule: {vector_width: " +
                        std::to_string(width) + "}}")
-                  .schedule.vector_width,
+                  .schedule.value("vector_width"),
               width);
   }
   EXPECT_EQ(workload("{n: 1, c: 8, h: 64, w: 64, filter: 3, padding: same, schedule: {threads_per_block: 32}}")
-                .schedule.threads_per_block,
+                .schedule.value("threads_per_block"),
             32);
 }
 
@@ -261,33 +259,31 @@ TEST(Parse, PlanesAndCacheKeys) {
       "{n: 64, c: 8, h: 7, w: 7, filter: 3, padding: same, schedule: {algorithm: planes, warps_per_block: 3, "
       "input_cache: evict_first, output_cache: normal}}");
   const ScheduleRequest& s = wl.schedule;
-  EXPECT_EQ(s.algorithm, Algorithm::kPlanes);
-  EXPECT_EQ(s.warps_per_block, 3);
-  EXPECT_EQ(s.planes_key, "warps_per_block");
-  EXPECT_EQ(s.rows_key, "");
-  EXPECT_EQ(s.tiles_key, "");
-  EXPECT_EQ(s.input_cache, CachePolicy::kEvictFirst);
-  EXPECT_EQ(s.output_cache, CachePolicy::kNormal);
+  EXPECT_EQ(s.algorithm, "planes");
+  EXPECT_EQ(s.value("warps_per_block"), 3);
+  EXPECT_EQ(keys_of(s), "warps_per_block input_cache output_cache");
+  EXPECT_EQ(s.value("input_cache"), 1);
+  EXPECT_EQ(s.value("output_cache"), 0);
 
   // The cache knobs belong to no algorithm.
   const Workload caches =
       workload("{n: 1, c: 8, h: 64, w: 64, filter: 3, padding: same, schedule: {output_cache: evict_first}}");
-  EXPECT_EQ(caches.schedule.output_cache, CachePolicy::kEvictFirst);
-  EXPECT_FALSE(caches.schedule.input_cache.has_value());
-  EXPECT_EQ(caches.schedule.rows_key + caches.schedule.tiles_key + caches.schedule.planes_key, "");
+  EXPECT_EQ(caches.schedule.value("output_cache"), 1);
+  EXPECT_FALSE(caches.schedule.has("input_cache"));
+  EXPECT_EQ(keys_of(caches.schedule), "output_cache");
 }
 
-// The first key of each algorithm, in the spec's order, is what an error
-// about mixing them points at.
-TEST(Parse, FirstKeyOfEachAlgorithm) {
+// The knobs set, in the spec's order, with where each key and value is: an
+// error about mixing algorithms points at the first key of each.
+TEST(Parse, KnobKeysInTheSpecsOrder) {
   const Workload wl = workload(
       "{n: 1, c: 8, h: 64, w: 64, filter: 3, padding: same, schedule: {algorithm: rows, vector_width: 2, "
       "threads: [8, 16], rows_per_thread: 4, block_tile: 16}}");
   const ScheduleRequest& s = wl.schedule;
-  EXPECT_EQ(s.rows_key, "vector_width");
-  EXPECT_EQ(s.rows_key_where.str(), "test.yaml:3:86");
-  EXPECT_EQ(s.tiles_key, "threads");
-  EXPECT_EQ(s.tiles_key_where.str(), "test.yaml:3:103");
+  EXPECT_EQ(keys_of(s), "vector_width threads rows_per_thread block_tile");
+  EXPECT_EQ(s.keys[0].key_where.str(), "test.yaml:3:86");
+  EXPECT_EQ(s.keys[1].key_where.str(), "test.yaml:3:103");
+  EXPECT_EQ(s.keys[1].value_where.str(), "test.yaml:3:112");
 }
 
 TEST(Parse, ScheduleInDefaultsIsInherited) {
@@ -299,10 +295,10 @@ workloads:
   - {n: 1, c: 8, h: 64, w: 64, filter: 5, padding: same, schedule: {threads: [8, 16]}}
 )");
   ASSERT_EQ(spec.workloads.size(), 2u);
-  EXPECT_EQ(spec.workloads[0].schedule.threads_y, 4);
-  EXPECT_EQ(spec.workloads[0].schedule.threads_x, 32);
-  EXPECT_EQ(spec.workloads[1].schedule.threads_y, 8);
-  EXPECT_EQ(spec.workloads[1].schedule.threads_x, 16);
+  EXPECT_EQ(spec.workloads[0].schedule.value("threads_y"), 4);
+  EXPECT_EQ(spec.workloads[0].schedule.value("threads_x"), 32);
+  EXPECT_EQ(spec.workloads[1].schedule.value("threads_y"), 8);
+  EXPECT_EQ(spec.workloads[1].schedule.value("threads_x"), 16);
 }
 
 TEST(Parse, LocationsOfWorkloadsAndScheduleKeys) {
@@ -334,12 +330,14 @@ workloads:
   EXPECT_EQ(spec.workloads[0].schedule.where.str(), "dir/my.yaml:4:5");
   const ScheduleRequest& s = spec.workloads[1].schedule;
   EXPECT_EQ(s.where.str(), "dir/my.yaml:12:7");
-  EXPECT_EQ(s.tile_where.str(), "dir/my.yaml:12:19");
-  EXPECT_EQ(s.threads_where.str(), "dir/my.yaml:13:16");
-  EXPECT_EQ(s.vthreads_where.str(), "dir/my.yaml:14:17");
-  EXPECT_EQ(s.channels_where.str(), "dir/my.yaml:15:27");
-  EXPECT_EQ(s.tiles_key, "block_tile");
-  EXPECT_EQ(s.tiles_key_where.str(), "dir/my.yaml:12:7");
+  EXPECT_EQ(s.at("block_tile").str(), "dir/my.yaml:12:19");
+  EXPECT_EQ(s.at("threads").str(), "dir/my.yaml:13:16");
+  EXPECT_EQ(s.at("vthreads").str(), "dir/my.yaml:14:17");
+  EXPECT_EQ(s.at("channels_per_block").str(), "dir/my.yaml:15:27");
+  EXPECT_EQ(s.keys.front().key, "block_tile");
+  EXPECT_EQ(s.keys.front().key_where.str(), "dir/my.yaml:12:7");
+  // A knob the spec does not set is blamed on the schedule.
+  EXPECT_EQ(s.at("shared_input").str(), "dir/my.yaml:12:7");
 }
 
 TEST(Parse, LocationsOfRowsScheduleKeys) {
@@ -362,11 +360,11 @@ workloads:
   const ScheduleRequest& s = spec.workloads[0].schedule;
   EXPECT_EQ(s.where.str(), "dir/my.yaml:10:7");
   EXPECT_EQ(s.algorithm_where.str(), "dir/my.yaml:10:18");
-  EXPECT_EQ(s.block_threads_where.str(), "dir/my.yaml:11:26");
-  EXPECT_EQ(s.rows_where.str(), "dir/my.yaml:12:24");
-  EXPECT_EQ(s.vector_where.str(), "dir/my.yaml:13:21");
-  EXPECT_EQ(s.rows_key, "threads_per_block");
-  EXPECT_EQ(s.rows_key_where.str(), "dir/my.yaml:11:7");
+  EXPECT_EQ(s.at("threads_per_block").str(), "dir/my.yaml:11:26");
+  EXPECT_EQ(s.at("rows_per_thread").str(), "dir/my.yaml:12:24");
+  EXPECT_EQ(s.at("vector_width").str(), "dir/my.yaml:13:21");
+  EXPECT_EQ(s.keys.front().key, "threads_per_block");
+  EXPECT_EQ(s.keys.front().key_where.str(), "dir/my.yaml:11:7");
 }
 
 TEST(Parse, LibraryKeyIsOptional) {

@@ -13,15 +13,15 @@ namespace {
 
 // A schedule in one comparable line: the knobs of its algorithm.
 std::string sched(const Schedule& s) {
-  if (s.algorithm == Algorithm::kRows) {
-    return "rows " + std::to_string(s.rows_per_thread) + " vector " + std::to_string(s.vector_width) + " threads " +
-           std::to_string(s.threads_per_block);
+  if (s.algorithm_name() == "rows") {
+    return "rows " + std::to_string(s.at("rows_per_thread")) + " vector " + std::to_string(s.at("vector_width")) + " threads " +
+           std::to_string(s.at("threads_per_block"));
   }
-  return "tile " + std::to_string(s.tile_h) + "x" + std::to_string(s.tile_w) + " threads " +
-         std::to_string(s.threads_y) + "x" + std::to_string(s.threads_x) + " vthreads " +
-         std::to_string(s.vthreads_y) + "x" + std::to_string(s.vthreads_x) + " input " +
-         (s.shared_input ? "shared" : "global") + " filter " + (s.shared_filter ? "shared" : "registers") + " ch " +
-         std::to_string(s.channels_per_block);
+  return "tile " + std::to_string(s.at("tile_h")) + "x" + std::to_string(s.at("tile_w")) + " threads " +
+         std::to_string(s.at("threads_y")) + "x" + std::to_string(s.at("threads_x")) + " vthreads " +
+         std::to_string(s.at("vthreads_y")) + "x" + std::to_string(s.at("vthreads_x")) + " input " +
+         (s.at("shared_input") ? "shared" : "global") + " filter " + (s.at("shared_filter") ? "shared" : "registers") + " ch " +
+         std::to_string(s.at("channels_per_block"));
 }
 
 // A workload built directly (no YAML), with `same` padding.
@@ -83,15 +83,15 @@ TEST(Plan, SeedWorkloadWithTheTilesDefaultSchedule) {
   EXPECT_EQ(p.out_h, 96);
   EXPECT_EQ(p.out_w, 96);
   EXPECT_EQ(p.out_channels, 256);
-  EXPECT_EQ(p.rows_per_thread, 4);
-  EXPECT_EQ(p.cols_per_thread, 1);
+  EXPECT_EQ(p.number("rows_per_thread"), 4);
+  EXPECT_EQ(p.number("cols_per_thread"), 1);
   EXPECT_EQ(p.threads, 256);
   EXPECT_EQ(p.block_threads, 256);
-  EXPECT_EQ(p.tiles_y, 3);
-  EXPECT_EQ(p.tiles_x, 3);
-  EXPECT_EQ(p.in_tile_h, 34);
-  EXPECT_EQ(p.in_tile_w, 34);
-  EXPECT_EQ(p.loads_per_thread, 5);  // ceil(34*34 / 256)
+  EXPECT_EQ(p.number("tiles_y"), 3);
+  EXPECT_EQ(p.number("tiles_x"), 3);
+  EXPECT_EQ(p.number("in_tile_h"), 34);
+  EXPECT_EQ(p.number("in_tile_w"), 34);
+  EXPECT_EQ(p.number("loads_per_thread"), 5);  // ceil(34*34 / 256)
   EXPECT_EQ(p.smem_bytes, 34 * 34 * 4);
   EXPECT_EQ(p.alignment, 4);  // scalar loads and stores
   EXPECT_EQ(p.cost_batch, 1);
@@ -115,13 +115,13 @@ TEST(Plan, ShippedSeedsSpec) {
 
   const KernelPlan& k3 = find("dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m1");
   EXPECT_EQ(sched(k3.schedule), "tile 32x32 threads 8x16 vthreads 1x2 input shared filter registers ch 1");
-  EXPECT_EQ(k3.rows_per_thread, 4);
-  EXPECT_EQ(k3.cols_per_thread, 1);
+  EXPECT_EQ(k3.number("rows_per_thread"), 4);
+  EXPECT_EQ(k3.number("cols_per_thread"), 1);
   EXPECT_EQ(k3.threads, 128);
-  EXPECT_EQ(k3.tiles_y * k3.tiles_x, 9);
-  EXPECT_EQ(k3.in_tile_h, 34);
-  EXPECT_EQ(k3.in_tile_w, 34);
-  EXPECT_EQ(k3.loads_per_thread, 10);  // ceil(1156 / 128)
+  EXPECT_EQ(k3.number("tiles_y") * k3.number("tiles_x"), 9);
+  EXPECT_EQ(k3.number("in_tile_h"), 34);
+  EXPECT_EQ(k3.number("in_tile_w"), 34);
+  EXPECT_EQ(k3.number("loads_per_thread"), 10);  // ceil(1156 / 128)
   EXPECT_EQ(k3.smem_bytes, 4624);
   EXPECT_EQ(k3.bytes_read, 4LL * (256 * 96 * 96 + 256 * 9));
   EXPECT_EQ(k3.bytes_written, 4LL * 256 * 96 * 96);
@@ -129,7 +129,7 @@ TEST(Plan, ShippedSeedsSpec) {
 
   const KernelPlan& k5m2 = find("dw_f32_nchw_n1_c256_h96_w96_k5x5_s1_p2_m2");
   EXPECT_EQ(k5m2.out_channels, 512);
-  EXPECT_EQ(k5m2.in_tile_h, 36);
+  EXPECT_EQ(k5m2.number("in_tile_h"), 36);
   EXPECT_EQ(k5m2.smem_bytes, 36 * 36 * 4);
   EXPECT_EQ(k5m2.bytes_read, 4LL * (256 * 96 * 96 + 512 * 25));
   EXPECT_EQ(k5m2.bytes_written, 4LL * 512 * 96 * 96);
@@ -141,8 +141,8 @@ TEST(Plan, ShippedSeedsSpec) {
   // The T4 study: 3x4x16x32, 7x7, default schedule.
   const KernelPlan& t4 = find("dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1");
   EXPECT_EQ(sched(t4.schedule), "tile 16x32 threads 8x32 vthreads 1x1 input shared filter registers ch 1");
-  EXPECT_EQ(t4.in_tile_h, 22);
-  EXPECT_EQ(t4.in_tile_w, 38);
+  EXPECT_EQ(t4.number("in_tile_h"), 22);
+  EXPECT_EQ(t4.number("in_tile_w"), 38);
   EXPECT_EQ(t4.smem_bytes, 22 * 38 * 4);
   EXPECT_EQ(t4.cost_batch, 3);
   EXPECT_EQ(t4.bytes_read, 4LL * (3 * 4 * 16 * 32 + 4 * 49));
@@ -154,8 +154,8 @@ TEST(Plan, ShippedSeedsSpec) {
   // 16 per SM), the last one ragged.
   const KernelPlan& k21 = find("dw_f32_nchw_n1_c256_h21_w21_k3x3_s1_p1_m1");
   EXPECT_EQ(sched(k21.schedule), "rows 2 vector 1 threads 128");
-  EXPECT_EQ(k21.group_lanes, 32);
-  EXPECT_EQ(k21.bands, 11);
+  EXPECT_EQ(k21.number("group_lanes"), 32);
+  EXPECT_EQ(k21.number("bands"), 11);
   EXPECT_EQ(k21.alignment, 4);
 }
 
@@ -170,12 +170,12 @@ TEST(Plan, ShippedMobileNetV2SpecRunsTheRowsAlgorithm) {
   for (const KernelPlan& p : lib.kernels) {
     SCOPED_TRACE(p.name);
     if (p.name == "dw_f32_nchw_n64_c960_h7_w7_k3x3_s1_p1_m1_ssrelu6") {
-      EXPECT_EQ(p.schedule.algorithm, Algorithm::kPlanes);
+      EXPECT_EQ(p.schedule.algorithm_name(), "planes");
       continue;
     }
-    EXPECT_EQ(p.schedule.algorithm, Algorithm::kRows);
-    EXPECT_EQ(p.schedule.rows_per_thread, p.workload.n == 64 ? 4 : 2);
-    EXPECT_EQ(p.schedule.threads_per_block, 128);
+    EXPECT_EQ(p.schedule.algorithm_name(), "rows");
+    EXPECT_EQ(p.schedule.at("rows_per_thread"), p.workload.n == 64 ? 4 : 2);
+    EXPECT_EQ(p.schedule.at("threads_per_block"), 128);
   }
 }
 
@@ -212,14 +212,14 @@ TEST(Plan, HaloOfStridedAndDilatedTiles) {
       "{n: 1, c: 8, h: 64, w: 64, filter: 5, stride: 2, dilation: 2, padding: same, "
       "schedule: {block_tile: [8, 16], threads: [8, 16], shared_input: true}}");
   EXPECT_EQ(p.out_h, 32);
-  EXPECT_EQ(p.in_tile_h, 7 * 2 + 4 * 2 + 1);   // (tile-1)*stride + (k-1)*dilation + 1
-  EXPECT_EQ(p.in_tile_w, 15 * 2 + 4 * 2 + 1);
+  EXPECT_EQ(p.number("in_tile_h"), 7 * 2 + 4 * 2 + 1);   // (tile-1)*stride + (k-1)*dilation + 1
+  EXPECT_EQ(p.number("in_tile_w"), 15 * 2 + 4 * 2 + 1);
   EXPECT_EQ(p.smem_bytes, 23 * 39 * 4);
-  EXPECT_EQ(p.loads_per_thread, 8);  // ceil(897 / 128)
-  EXPECT_EQ(p.tiles_y, 4);
-  EXPECT_EQ(p.tiles_x, 2);
-  EXPECT_EQ(p.rows_per_thread, 1);
-  EXPECT_EQ(p.cols_per_thread, 1);
+  EXPECT_EQ(p.number("loads_per_thread"), 8);  // ceil(897 / 128)
+  EXPECT_EQ(p.number("tiles_y"), 4);
+  EXPECT_EQ(p.number("tiles_x"), 2);
+  EXPECT_EQ(p.number("rows_per_thread"), 1);
+  EXPECT_EQ(p.number("cols_per_thread"), 1);
 }
 
 // ---------------------------------------------------------------------------
@@ -318,15 +318,15 @@ TEST(DefaultSchedule, RowsOnMobileNetV2Layers) {
     const KernelPlan p = plan_kernel(wl);
     EXPECT_EQ(sched(default_schedule(wl)), sched(p.schedule));
     EXPECT_EQ(sched(p.schedule), "rows 4 vector " + std::to_string(c.vector_width) + " threads 128");
-    EXPECT_EQ(p.group_lanes, c.group_lanes);
-    EXPECT_EQ(p.bands, c.bands);
-    EXPECT_EQ(p.in_rows, c.in_rows);
-    EXPECT_EQ(p.outputs_per_lane, c.outputs_per_lane);
-    EXPECT_EQ(p.halo_left, c.halo_left);
-    EXPECT_EQ(p.halo_right, c.halo_right);
-    EXPECT_EQ(p.vector_store, c.vector_store);
+    EXPECT_EQ(p.number("group_lanes"), c.group_lanes);
+    EXPECT_EQ(p.number("bands"), c.bands);
+    EXPECT_EQ(p.number("in_rows"), c.in_rows);
+    EXPECT_EQ(p.number("outputs_per_lane"), c.outputs_per_lane);
+    EXPECT_EQ(p.number("halo_left"), c.halo_left);
+    EXPECT_EQ(p.number("halo_right"), c.halo_right);
+    EXPECT_EQ(p.flag("vector_store"), c.vector_store);
     EXPECT_EQ(p.alignment, c.alignment);
-    EXPECT_EQ(p.min_blocks, 8);  // 8 blocks of 128 threads: 64 registers per thread
+    EXPECT_EQ(p.number("min_blocks"), 8);  // 8 blocks of 128 threads: 64 registers per thread
     EXPECT_EQ(p.threads, 128);
     EXPECT_EQ(p.block_threads, 128);
     EXPECT_EQ(p.smem_bytes, 0);
@@ -336,13 +336,13 @@ TEST(DefaultSchedule, RowsOnMobileNetV2Layers) {
 // Many small planes get the planes algorithm: a lane per plane.
 TEST(DefaultSchedule, PlanesForManySmallPlanes) {
   const KernelPlan p = plan("{n: 64, c: 960, h: 7, w: 7, filter: 3, padding: same, epilogue: scale_shift}");
-  EXPECT_EQ(p.schedule.algorithm, Algorithm::kPlanes);
+  EXPECT_EQ(p.schedule.algorithm_name(), "planes");
   EXPECT_EQ(p.schedule.summary(), "planes: warps_per_block 2");
-  EXPECT_EQ(p.schedule.warps_per_block, 2);
-  EXPECT_EQ(p.in_stride, 49);  // odd already: no padding, 16-byte copies
-  EXPECT_EQ(p.out_stride, 49);
-  EXPECT_TRUE(p.vector_copy_in);
-  EXPECT_TRUE(p.vector_copy_out);
+  EXPECT_EQ(p.schedule.at("warps_per_block"), 2);
+  EXPECT_EQ(p.number("in_stride"), 49);  // odd already: no padding, 16-byte copies
+  EXPECT_EQ(p.number("out_stride"), 49);
+  EXPECT_TRUE(p.flag("vector_copy_in"));
+  EXPECT_TRUE(p.flag("vector_copy_out"));
   EXPECT_EQ(p.smem_bytes, 2 * 32 * 4 * (49 + 49));
   EXPECT_EQ(p.alignment, 16);
   EXPECT_EQ(p.threads, 64);
@@ -350,26 +350,26 @@ TEST(DefaultSchedule, PlanesForManySmallPlanes) {
 
   // Even planes are padded to an odd stride and copied a float at a time.
   const KernelPlan even = plan("{n: 64, c: 384, h: 8, w: 8, filter: 3, stride: 2, padding: same}");
-  EXPECT_EQ(even.schedule.algorithm, Algorithm::kPlanes);
-  EXPECT_EQ(even.in_stride, 65);
-  EXPECT_EQ(even.out_stride, 17);
-  EXPECT_FALSE(even.vector_copy_in);
-  EXPECT_FALSE(even.vector_copy_out);
+  EXPECT_EQ(even.schedule.algorithm_name(), "planes");
+  EXPECT_EQ(even.number("in_stride"), 65);
+  EXPECT_EQ(even.number("out_stride"), 17);
+  EXPECT_FALSE(even.flag("vector_copy_in"));
+  EXPECT_FALSE(even.flag("vector_copy_out"));
   EXPECT_EQ(even.alignment, 4);
 
   // Too few planes to fill the GPU (32 x 4 warps x 132 SMs = 16896), or planes
   // over 64 values: rows.
-  EXPECT_EQ(plan("{n: 1, c: 960, h: 7, w: 7, filter: 3, padding: same}").schedule.algorithm, Algorithm::kRows);
-  EXPECT_EQ(plan("{n: runtime, c: 960, h: 7, w: 7, filter: 3, padding: same}").schedule.algorithm, Algorithm::kRows);
-  EXPECT_EQ(plan("{n: 33, c: 512, h: 7, w: 7, filter: 3, padding: same}").schedule.algorithm, Algorithm::kPlanes);
-  EXPECT_EQ(plan("{n: 32, c: 512, h: 7, w: 7, filter: 3, padding: same}").schedule.algorithm, Algorithm::kRows);
-  EXPECT_EQ(plan("{n: 64, c: 960, h: 9, w: 9, filter: 3, padding: same}").schedule.algorithm, Algorithm::kRows);
+  EXPECT_EQ(plan("{n: 1, c: 960, h: 7, w: 7, filter: 3, padding: same}").schedule.algorithm_name(), "rows");
+  EXPECT_EQ(plan("{n: runtime, c: 960, h: 7, w: 7, filter: 3, padding: same}").schedule.algorithm_name(), "rows");
+  EXPECT_EQ(plan("{n: 33, c: 512, h: 7, w: 7, filter: 3, padding: same}").schedule.algorithm_name(), "planes");
+  EXPECT_EQ(plan("{n: 32, c: 512, h: 7, w: 7, filter: 3, padding: same}").schedule.algorithm_name(), "rows");
+  EXPECT_EQ(plan("{n: 64, c: 960, h: 9, w: 9, filter: 3, padding: same}").schedule.algorithm_name(), "rows");
 }
 
 TEST(ScheduleOverride, PlanesKnobs) {
   const std::string base = "{n: 64, c: 960, h: 7, w: 7, filter: 3, padding: same";
   const KernelPlan three = plan(base + ", schedule: {warps_per_block: 3}}");
-  EXPECT_EQ(three.schedule.algorithm, Algorithm::kPlanes);
+  EXPECT_EQ(three.schedule.algorithm_name(), "planes");
   EXPECT_EQ(three.smem_bytes, 3 * 12544);
   EXPECT_EQ(three.threads, 96);
 
@@ -377,7 +377,7 @@ TEST(ScheduleOverride, PlanesKnobs) {
   const Workload four = workload(base + ", schedule: {warps_per_block: 4}}");
   std::vector<Diagnostic> errors = spec_errors([&] { plan_kernel(four); });
   ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0].where.str(), four.schedule.warps_where.str());
+  EXPECT_EQ(errors[0].where.str(), four.schedule.at("warps_per_block").str());
   EXPECT_EQ(errors[0].message,
             "the planes algorithm cannot run this workload: 4 warp(s) of 32 planes (7x7 in, 1 x 7x7 out) stage "
             "50176 bytes of shared memory; at most 49152 fit; use algorithm: rows or tiles");
@@ -424,13 +424,13 @@ TEST(ScheduleOverride, CacheKnobs) {
                                 std::string("{n: 64, c: 960, h: 7, w: 7, filter: 3, padding: same")}) {
     SCOPED_TRACE(wl);
     const KernelPlan plain = plan(wl + "}");
-    EXPECT_EQ(plain.schedule.input_cache, CachePolicy::kNormal);
-    EXPECT_EQ(plain.schedule.output_cache, CachePolicy::kNormal);
+    EXPECT_EQ(plain.schedule.at("input_cache"), 0);
+    EXPECT_EQ(plain.schedule.at("output_cache"), 0);
     EXPECT_EQ(plain.schedule.summary().find("cache"), std::string::npos);
     const KernelPlan hinted = plan(wl + ", schedule: {input_cache: evict_first, output_cache: evict_first}}");
-    EXPECT_EQ(hinted.schedule.algorithm, plain.schedule.algorithm);
-    EXPECT_EQ(hinted.schedule.input_cache, CachePolicy::kEvictFirst);
-    EXPECT_EQ(hinted.schedule.output_cache, CachePolicy::kEvictFirst);
+    EXPECT_EQ(hinted.schedule.algorithm_name(), plain.schedule.algorithm_name());
+    EXPECT_EQ(hinted.schedule.at("input_cache"), 1);
+    EXPECT_EQ(hinted.schedule.at("output_cache"), 1);
     EXPECT_EQ(hinted.schedule.summary(),
               plain.schedule.summary() + ", input_cache evict_first, output_cache evict_first");
     EXPECT_NE(hinted.schedule, plain.schedule);
@@ -441,28 +441,27 @@ TEST(ScheduleOverride, CacheKnobs) {
 TEST(DefaultSchedule, RowsPlanOfTheFirstMobileNetV2Layer) {
   const KernelPlan p =
       plan("{n: 64, c: 32, h: 112, w: 112, filter: 3, padding: same, epilogue: scale_shift, activation: relu6}");
-  EXPECT_EQ(p.schedule.algorithm, Algorithm::kRows);
-  EXPECT_EQ(p.schedule.rows_per_thread, 4);
-  EXPECT_EQ(p.schedule.vector_width, 4);
-  EXPECT_EQ(p.schedule.threads_per_block, 128);
+  EXPECT_EQ(p.schedule.algorithm_name(), "rows");
+  EXPECT_EQ(p.schedule.at("rows_per_thread"), 4);
+  EXPECT_EQ(p.schedule.at("vector_width"), 4);
+  EXPECT_EQ(p.schedule.at("threads_per_block"), 128);
   EXPECT_EQ(p.schedule.summary(), "rows: rows_per_thread 4, vector_width 4, threads_per_block 128");
   EXPECT_EQ(p.out_h, 112);
   EXPECT_EQ(p.out_w, 112);
-  EXPECT_EQ(p.group_lanes, 32);  // 28 lanes of 4 columns
-  EXPECT_EQ(p.bands, 28);        // 112 rows / 4
-  EXPECT_EQ(p.in_rows, 6);       // 4 rows + the filter's 2
-  EXPECT_EQ(p.outputs_per_lane, 4);
-  EXPECT_EQ(p.halo_left, 1);
-  EXPECT_EQ(p.halo_right, 1);
-  EXPECT_TRUE(p.vector_store);
-  EXPECT_EQ(p.min_blocks, 8);
+  EXPECT_EQ(p.number("group_lanes"), 32);  // 28 lanes of 4 columns
+  EXPECT_EQ(p.number("bands"), 28);        // 112 rows / 4
+  EXPECT_EQ(p.number("in_rows"), 6);       // 4 rows + the filter's 2
+  EXPECT_EQ(p.number("outputs_per_lane"), 4);
+  EXPECT_EQ(p.number("halo_left"), 1);
+  EXPECT_EQ(p.number("halo_right"), 1);
+  EXPECT_TRUE(p.flag("vector_store"));
+  EXPECT_EQ(p.number("min_blocks"), 8);
   EXPECT_EQ(p.alignment, 16);
   EXPECT_EQ(p.threads, 128);
   EXPECT_EQ(p.block_threads, 128);
   EXPECT_EQ(p.smem_bytes, 0);
-  // The tiles numbers stay unset.
-  EXPECT_EQ(p.tiles_y * p.tiles_x, 0);
-  EXPECT_EQ(p.in_tile_h * p.in_tile_w, 0);
+  // The plan holds no numbers of the tiles algorithm.
+  EXPECT_EQ(p.values.count("tiles_y") + p.values.count("in_tile_h"), 0u);
   // The cost does not depend on the algorithm.
   EXPECT_EQ(p.cost_batch, 64);
   EXPECT_EQ(p.bytes_read, 4LL * (64 * 32 * 112 * 112 + 32 * 9 + 2 * 32));
@@ -478,32 +477,32 @@ TEST(DefaultSchedule, RowsPerThreadShrinkUntilTheLaneFitsItsRegisters) {
   // (Batch 64: enough warps for 4 rows a lane to be the starting point.)
   const KernelPlan wide = plan("{n: 64, c: 32, h: 64, w: 64, filter: 5, padding: same}");
   EXPECT_EQ(sched(wide.schedule), "rows 1 vector 4 threads 128");
-  EXPECT_EQ(wide.in_rows, 5);
-  EXPECT_EQ(wide.bands, 64);
-  EXPECT_EQ(wide.outputs_per_lane, 4);
-  EXPECT_EQ(wide.halo_left, 2);
-  EXPECT_EQ(wide.halo_right, 2);
-  EXPECT_EQ(wide.group_lanes, 16);
+  EXPECT_EQ(wide.number("in_rows"), 5);
+  EXPECT_EQ(wide.number("bands"), 64);
+  EXPECT_EQ(wide.number("outputs_per_lane"), 4);
+  EXPECT_EQ(wide.number("halo_left"), 2);
+  EXPECT_EQ(wide.number("halo_right"), 2);
+  EXPECT_EQ(wide.number("group_lanes"), 16);
 
   // Multiplier 2 with scale and shift: 4 rows make 6 x 4 + 2 + 2 x (9 + 2 +
   // 4) = 56 values; 3 rows make 52.
   const KernelPlan m2 = plan(
       "{n: 64, c: 32, h: 56, w: 56, filter: 3, multiplier: 2, padding: same, epilogue: scale_shift}");
   EXPECT_EQ(sched(m2.schedule), "rows 3 vector 4 threads 128");
-  EXPECT_EQ(m2.in_rows, 5);
+  EXPECT_EQ(m2.number("in_rows"), 5);
 
   // Multiplier 4: even 1 row of vector_width 4 makes 3 x 4 + 2 + 4 x (9 +
   // 4) = 66; at vector_width 2 (2 outputs per lane), 2 rows make 4 x 2 + 2 +
   // 4 x (9 + 2) = 54.
   const KernelPlan m4 = plan("{n: 64, c: 32, h: 56, w: 56, filter: 3, multiplier: 4, padding: same}");
   EXPECT_EQ(sched(m4.schedule), "rows 2 vector 2 threads 128");
-  EXPECT_EQ(m4.in_rows, 4);
+  EXPECT_EQ(m4.number("in_rows"), 4);
 
   // An output shorter than 4 rows: one band of all of them.
   const KernelPlan short_plane = plan("{n: 1, c: 32, h: 2, w: 16, filter: 3, padding: same}");
   EXPECT_EQ(sched(short_plane.schedule), "rows 2 vector 4 threads 128");
-  EXPECT_EQ(short_plane.bands, 1);
-  EXPECT_EQ(short_plane.in_rows, 4);
+  EXPECT_EQ(short_plane.number("bands"), 1);
+  EXPECT_EQ(short_plane.number("in_rows"), 4);
 }
 
 // 4 rows a lane by default; 2 where 4 would leave fewer than 16 warps per SM
@@ -511,15 +510,15 @@ TEST(DefaultSchedule, RowsPerThreadShrinkUntilTheLaneFitsItsRegisters) {
 TEST(DefaultSchedule, TwoRowsPerLaneForSmallGrids) {
   // 112x112: 28 bands of 4 rows, 32 lanes each: one warp per band.
   // 2,112 / 28 = 75.4 planes.
-  EXPECT_EQ(plan("{n: 1, c: 76, h: 112, w: 112, filter: 3, padding: same}").schedule.rows_per_thread, 4);
-  EXPECT_EQ(plan("{n: 1, c: 75, h: 112, w: 112, filter: 3, padding: same}").schedule.rows_per_thread, 2);
-  EXPECT_EQ(plan("{n: 3, c: 25, h: 112, w: 112, filter: 3, padding: same}").schedule.rows_per_thread, 2);
-  EXPECT_EQ(plan("{n: 3, c: 26, h: 112, w: 112, filter: 3, padding: same}").schedule.rows_per_thread, 4);
+  EXPECT_EQ(plan("{n: 1, c: 76, h: 112, w: 112, filter: 3, padding: same}").schedule.at("rows_per_thread"), 4);
+  EXPECT_EQ(plan("{n: 1, c: 75, h: 112, w: 112, filter: 3, padding: same}").schedule.at("rows_per_thread"), 2);
+  EXPECT_EQ(plan("{n: 3, c: 25, h: 112, w: 112, filter: 3, padding: same}").schedule.at("rows_per_thread"), 2);
+  EXPECT_EQ(plan("{n: 3, c: 26, h: 112, w: 112, filter: 3, padding: same}").schedule.at("rows_per_thread"), 4);
   // A runtime batch counts as 1.
-  EXPECT_EQ(plan("{n: runtime, c: 32, h: 112, w: 112, filter: 3, padding: same}").schedule.rows_per_thread, 2);
+  EXPECT_EQ(plan("{n: runtime, c: 32, h: 112, w: 112, filter: 3, padding: same}").schedule.at("rows_per_thread"), 2);
   // A knob the spec sets is kept.
   EXPECT_EQ(plan("{n: 1, c: 32, h: 112, w: 112, filter: 3, padding: same, schedule: {rows_per_thread: 4}}")
-                .schedule.rows_per_thread,
+                .schedule.at("rows_per_thread"),
             4);
 }
 
@@ -562,7 +561,7 @@ TEST(DefaultSchedule, TilesWhereRowsDoNotFit) {
     EXPECT_EQ(sched(plan_kernel(wl).schedule), c.schedule);
     // Asked for, the rows algorithm says why it cannot run the workload.
     Workload rows = wl;
-    rows.schedule.algorithm = Algorithm::kRows;
+    rows.schedule.algorithm = "rows";
     const std::vector<Diagnostic> errors = spec_errors([&] { plan_kernel(rows); });
     ASSERT_EQ(errors.size(), 1u);
     EXPECT_EQ(errors[0].message.rfind(
@@ -621,46 +620,46 @@ TEST(DefaultSchedule, AlwaysFitsAcrossAGridOfShapes) {
                 std::string why;
 
                 Workload rows = wl;
-                rows.schedule.algorithm = Algorithm::kRows;
-                if (s.algorithm == Algorithm::kRows) {
+                rows.schedule.algorithm = "rows";
+                if (s.algorithm_name() == "rows") {
                   ++rows_defaults;
                   try {
                     const KernelPlan p = plan_kernel(wl, options);
                     const int out_h = wl.out_h(), out_w = wl.out_w();
                     const int lane_values =
-                        p.in_rows * s.vector_width + multiplier * (k * k + p.outputs_per_lane);
+                        p.number("in_rows") * s.at("vector_width") + multiplier * (k * k + p.number("outputs_per_lane"));
                     if (p.schedule != s) why += " plan changed the default schedule;";
-                    if (s.threads_per_block != 128) why += " not 128 threads;";
-                    if (s.rows_per_thread < 1 || s.rows_per_thread > std::min(4, out_h)) why += " rows out of range;";
-                    if (w % s.vector_width != 0 || s.vector_width % stride != 0) why += " vector_width misfit;";
-                    if (p.group_lanes > 32 || (p.group_lanes & (p.group_lanes - 1)) != 0) why += " bad group;";
-                    if (p.group_lanes * s.vector_width < w || p.group_lanes * p.outputs_per_lane < out_w)
+                    if (s.at("threads_per_block") != 128) why += " not 128 threads;";
+                    if (s.at("rows_per_thread") < 1 || s.at("rows_per_thread") > std::min(4, out_h)) why += " rows out of range;";
+                    if (w % s.at("vector_width") != 0 || s.at("vector_width") % stride != 0) why += " vector_width misfit;";
+                    if (p.number("group_lanes") > 32 || (p.number("group_lanes") & (p.number("group_lanes") - 1)) != 0) why += " bad group;";
+                    if (p.number("group_lanes") * s.at("vector_width") < w || p.number("group_lanes") * p.number("outputs_per_lane") < out_w)
                       why += " the group does not cover a row;";
-                    if (p.halo_left > s.vector_width || p.halo_right > s.vector_width) why += " halo past the next lane;";
+                    if (p.number("halo_left") > s.at("vector_width") || p.number("halo_right") > s.at("vector_width")) why += " halo past the next lane;";
                     if (lane_values > 64) why += " over 64 values per lane;";
-                    if (p.bands * s.rows_per_thread < out_h || (p.bands - 1) * s.rows_per_thread >= out_h)
+                    if (p.number("bands") * s.at("rows_per_thread") < out_h || (p.number("bands") - 1) * s.at("rows_per_thread") >= out_h)
                       why += " bands do not cover the output;";
-                    if (p.vector_store && out_w % p.outputs_per_lane != 0) why += " vector store off its alignment;";
-                    if (p.alignment < 4 * s.vector_width || p.alignment % 4 != 0) why += " alignment too small;";
+                    if (p.flag("vector_store") && out_w % p.number("outputs_per_lane") != 0) why += " vector store off its alignment;";
+                    if (p.alignment < 4 * s.at("vector_width") || p.alignment % 4 != 0) why += " alignment too small;";
                     if (p.smem_bytes != 0) why += " shared memory;";
                   } catch (const SpecError& e) {
                     why += " plan_kernel refused it: " + e.diagnostics().front().message;
                   }
                   // Nothing wider, then nothing taller, fits.
-                  for (int wider = s.vector_width * 2; wider <= 4; wider *= 2) {
+                  for (int wider = s.at("vector_width") * 2; wider <= 4; wider *= 2) {
                     Workload v = rows;
-                    v.schedule.vector_width = wider;
+                    v.schedule.values["vector_width"] = wider;
                     if (plans(v)) why += " vector_width " + std::to_string(wider) + " fits too;";
                   }
                   // The most rows the rule starts from: 4, or 2 where 4 rows a
                   // lane would make fewer than 2,112 warps (16 per SM of 132).
                   const long long warps_at_4 = static_cast<long long>(wl.n) * c *
-                                               ((wl.out_h() + 3) / 4) * plan_kernel(wl, options).group_lanes / 32;
+                                               ((wl.out_h() + 3) / 4) * plan_kernel(wl, options).number("group_lanes") / 32;
                   const int most_rows = std::min(warps_at_4 < 2112 ? 2 : 4, wl.out_h());
-                  if (s.rows_per_thread < most_rows) {
+                  if (s.at("rows_per_thread") < most_rows) {
                     Workload taller = rows;
-                    taller.schedule.vector_width = s.vector_width;
-                    taller.schedule.rows_per_thread = s.rows_per_thread + 1;
+                    taller.schedule.values["vector_width"] = s.at("vector_width");
+                    taller.schedule.values["rows_per_thread"] = s.at("rows_per_thread") + 1;
                     if (plans(taller)) why += " one more row fits too;";
                   }
                 } else if (plans(rows)) {
@@ -668,17 +667,17 @@ TEST(DefaultSchedule, AlwaysFitsAcrossAGridOfShapes) {
                 }
 
                 Workload tiles = wl;
-                tiles.schedule.algorithm = Algorithm::kTiles;
+                tiles.schedule.algorithm = "tiles";
                 try {
                   const KernelPlan p = plan_kernel(tiles, options);
                   const Schedule& t = p.schedule;
-                  if (t.algorithm != Algorithm::kTiles) why += " algorithm: tiles ignored;";
-                  if (s.algorithm == Algorithm::kTiles && t != s) why += " plan changed the default schedule;";
-                  if (t.threads_y * t.threads_x * t.channels_per_block > 256) why += " more than 256 threads;";
-                  if (t.tile_h % (t.threads_y * t.vthreads_y) || t.tile_w % (t.threads_x * t.vthreads_x))
+                  if (t.algorithm_name() != "tiles") why += " algorithm: tiles ignored;";
+                  if (s.algorithm_name() == "tiles" && t != s) why += " plan changed the default schedule;";
+                  if (t.at("threads_y") * t.at("threads_x") * t.at("channels_per_block") > 256) why += " more than 256 threads;";
+                  if (t.at("tile_h") % (t.at("threads_y") * t.at("vthreads_y")) || t.at("tile_w") % (t.at("threads_x") * t.at("vthreads_x")))
                     why += " tile does not split;";
-                  if (c % t.channels_per_block) why += " channels_per_block does not divide c;";
-                  if (t.shared_input != (k > 1 && stride == 1)) why += " shared_input against the rule;";
+                  if (c % t.at("channels_per_block")) why += " channels_per_block does not divide c;";
+                  if (t.at("shared_input") != (k > 1 && stride == 1)) why += " shared_input against the rule;";
                   if (p.smem_bytes > options.max_shared_bytes) why += " shared memory over the limit;";
                 } catch (const SpecError& e) {
                   why += " plan_kernel refused algorithm: tiles: " + e.diagnostics().front().message;
@@ -711,8 +710,8 @@ TEST(DefaultSchedule, AlwaysFitsAcrossAGridOfShapes) {
 TEST(DefaultSchedule, ChannelGroupsFitSharedMemory) {
   const Workload wl = workload("{n: 1, c: 64, h: 8, w: 8, filter: 5, dilation: 8, padding: same}");
   const Schedule s = default_schedule(wl);
-  EXPECT_EQ(s.threads_y * s.threads_x, 32);
-  EXPECT_EQ(s.channels_per_block, 4);
+  EXPECT_EQ(s.at("threads_y") * s.at("threads_x"), 32);
+  EXPECT_EQ(s.at("channels_per_block"), 4);
   KernelPlan p;
   ASSERT_NO_THROW(p = plan_kernel(wl));
   EXPECT_LE(p.smem_bytes, 48 * 1024);
@@ -726,38 +725,38 @@ TEST(ScheduleOverride, ThreadsAloneCarryTheTile) {
   const KernelPlan a = plan("{n: 1, c: 256, h: 96, w: 96, filter: 3, padding: same, schedule: {threads: [4, 16]}}");
   EXPECT_EQ(sched(a.schedule), "tile 16x16 threads 4x16 vthreads 1x1 input shared filter registers ch 1");
   EXPECT_EQ(a.threads, 64);
-  EXPECT_EQ(a.rows_per_thread, 4);
-  EXPECT_EQ(a.tiles_y, 6);
+  EXPECT_EQ(a.number("rows_per_thread"), 4);
+  EXPECT_EQ(a.number("tiles_y"), 6);
 
   const KernelPlan b = plan(
       "{n: 1, c: 256, h: 96, w: 96, filter: 3, padding: same, schedule: {threads: [4, 16], vthreads: [2, 1]}}");
   EXPECT_EQ(sched(b.schedule), "tile 32x16 threads 4x16 vthreads 2x1 input shared filter registers ch 1");
-  EXPECT_EQ(b.rows_per_thread, 4);
-  EXPECT_EQ(b.cols_per_thread, 1);
+  EXPECT_EQ(b.number("rows_per_thread"), 4);
+  EXPECT_EQ(b.number("cols_per_thread"), 1);
 }
 
 TEST(ScheduleOverride, BlockTileSharedInputSharedFilterChannels) {
   const std::string base = "{n: 1, c: 256, h: 96, w: 96, filter: 3, padding: same, schedule: ";
   const KernelPlan tile = plan(base + "{block_tile: [16, 64]}}");
   EXPECT_EQ(sched(tile.schedule), "tile 16x64 threads 8x32 vthreads 1x1 input shared filter registers ch 1");
-  EXPECT_EQ(tile.rows_per_thread, 2);
-  EXPECT_EQ(tile.cols_per_thread, 2);
-  EXPECT_EQ(tile.tiles_y, 6);
-  EXPECT_EQ(tile.tiles_x, 2);
-  EXPECT_EQ(tile.in_tile_h, 18);
-  EXPECT_EQ(tile.in_tile_w, 66);
+  EXPECT_EQ(tile.number("rows_per_thread"), 2);
+  EXPECT_EQ(tile.number("cols_per_thread"), 2);
+  EXPECT_EQ(tile.number("tiles_y"), 6);
+  EXPECT_EQ(tile.number("tiles_x"), 2);
+  EXPECT_EQ(tile.number("in_tile_h"), 18);
+  EXPECT_EQ(tile.number("in_tile_w"), 66);
 
   const KernelPlan global = plan(base + "{shared_input: false}}");
-  EXPECT_FALSE(global.schedule.shared_input);
+  EXPECT_FALSE(global.schedule.at("shared_input"));
   EXPECT_EQ(global.smem_bytes, 0);
-  EXPECT_EQ(global.in_tile_h, 34);  // still the input a block reads
+  EXPECT_EQ(global.number("in_tile_h"), 34);  // still the input a block reads
 
   const KernelPlan filter = plan(base + "{shared_filter: true}}");
-  EXPECT_TRUE(filter.schedule.shared_filter);
+  EXPECT_TRUE(filter.schedule.at("shared_filter"));
   EXPECT_EQ(filter.smem_bytes, 34 * 34 * 4 + 9 * 4);
 
   const KernelPlan channels = plan(base + "{channels_per_block: 2}}");
-  EXPECT_EQ(channels.schedule.channels_per_block, 2);
+  EXPECT_EQ(channels.schedule.at("channels_per_block"), 2);
   EXPECT_EQ(channels.block_threads, 512);
   EXPECT_EQ(channels.smem_bytes, 2 * 34 * 34 * 4);
 
@@ -768,7 +767,7 @@ TEST(ScheduleOverride, BlockTileSharedInputSharedFilterChannels) {
   // Stride 2 may still stage its input when the spec asks.
   const KernelPlan staged =
       plan("{n: 1, c: 8, h: 64, w: 64, filter: 3, stride: 2, padding: same, schedule: {shared_input: true}}");
-  EXPECT_TRUE(staged.schedule.shared_input);
+  EXPECT_TRUE(staged.schedule.at("shared_input"));
   EXPECT_EQ(staged.smem_bytes, (31 * 2 + 3) * (31 * 2 + 3) * 4);
 }
 
@@ -777,7 +776,7 @@ TEST(ScheduleOverride, ErrorsPointAtTheKeyAtFault) {
       "{n: 1, c: 8, h: 64, w: 64, filter: 3, padding: same, schedule: {block_tile: [32, 32], threads: [8, 12]}}");
   const std::vector<Diagnostic> errors = spec_errors([&] { plan_kernel(wl); });
   ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0].where.str(), wl.schedule.tile_where.str());
+  EXPECT_EQ(errors[0].where.str(), wl.schedule.at("block_tile").str());
   EXPECT_EQ(errors[0].message,
             "block_tile 32x32 does not split evenly over threads x vthreads = 8x12; each tile side must be a multiple "
             "of its split");
@@ -789,12 +788,12 @@ TEST(ScheduleOverride, ErrorsPointAtTheKeyAtFault) {
 // smaller tile (blaming a knob the spec never set for a 4096-thread block).
 TEST(ScheduleOverride, DefaultChannelsPerBlockFollowsRequestedThreadsAndTile) {
   const std::string base = "{n: 1, c: 64, h: 7, w: 7, filter: 3, padding: same, schedule: ";
-  EXPECT_EQ(plan(base + "{algorithm: tiles}}").schedule.channels_per_block, 4);  // the tiles rule's own choice
+  EXPECT_EQ(plan(base + "{algorithm: tiles}}").schedule.at("channels_per_block"), 4);  // the tiles rule's own choice
   KernelPlan p;
   EXPECT_NO_THROW(p = plan(base + "{threads: [32, 32]}}"));
   EXPECT_EQ(p.block_threads, 1024);
   EXPECT_EQ(plan(base + "{threads: [16, 16]}}").block_threads, 256);
-  EXPECT_EQ(plan(base + "{block_tile: [4, 4], threads: [4, 4]}}").schedule.channels_per_block, 1);
+  EXPECT_EQ(plan(base + "{block_tile: [4, 4], threads: [4, 4]}}").schedule.at("channels_per_block"), 1);
 }
 
 // The rows knobs a spec sets replace the default's.
@@ -803,8 +802,8 @@ TEST(ScheduleOverride, RowsKnobs) {
   // 7 rows per lane: 9 input rows x 4 + 2 halo + 9 taps + 4 accumulators = 51 values.
   const KernelPlan tall = plan(base + "{rows_per_thread: 7}}");
   EXPECT_EQ(sched(tall.schedule), "rows 7 vector 4 threads 128");
-  EXPECT_EQ(tall.bands, 16);
-  EXPECT_EQ(tall.in_rows, 9);
+  EXPECT_EQ(tall.number("bands"), 16);
+  EXPECT_EQ(tall.number("in_rows"), 9);
 
   // Larger blocks: fewer of them per SM in the launch bounds (64 registers).
   // (Batch 1 and 32 channels are under 16 warps per SM: 2 rows a lane.)
@@ -812,17 +811,17 @@ TEST(ScheduleOverride, RowsKnobs) {
   EXPECT_EQ(sched(block.schedule), "rows 2 vector 4 threads 256");
   EXPECT_EQ(block.threads, 256);
   EXPECT_EQ(block.block_threads, 256);
-  EXPECT_EQ(block.min_blocks, 4);
-  EXPECT_EQ(plan(base + "{threads_per_block: 1024}}").min_blocks, 1);
+  EXPECT_EQ(block.number("min_blocks"), 4);
+  EXPECT_EQ(plan(base + "{threads_per_block: 1024}}").number("min_blocks"), 1);
 
   // float2 loads on 56 columns: 28 lanes of 2 outputs each, stored as float2.
   const KernelPlan narrow = plan("{n: 1, c: 32, h: 56, w: 56, filter: 3, padding: same, schedule: {vector_width: 2}}");
   EXPECT_EQ(sched(narrow.schedule), "rows 2 vector 2 threads 128");
-  EXPECT_EQ(narrow.group_lanes, 32);
-  EXPECT_EQ(narrow.outputs_per_lane, 2);
-  EXPECT_EQ(narrow.halo_left, 1);
-  EXPECT_EQ(narrow.halo_right, 1);
-  EXPECT_TRUE(narrow.vector_store);
+  EXPECT_EQ(narrow.number("group_lanes"), 32);
+  EXPECT_EQ(narrow.number("outputs_per_lane"), 2);
+  EXPECT_EQ(narrow.number("halo_left"), 1);
+  EXPECT_EQ(narrow.number("halo_right"), 1);
+  EXPECT_TRUE(narrow.flag("vector_store"));
   EXPECT_EQ(narrow.alignment, 8);
 
   // All three.
@@ -830,13 +829,13 @@ TEST(ScheduleOverride, RowsKnobs) {
       "{n: 1, c: 32, h: 28, w: 28, filter: 3, padding: same, "
       "schedule: {rows_per_thread: 2, vector_width: 1, threads_per_block: 64}}");
   EXPECT_EQ(sched(all.schedule), "rows 2 vector 1 threads 64");
-  EXPECT_EQ(all.group_lanes, 32);  // 28 lanes
-  EXPECT_EQ(all.bands, 14);
-  EXPECT_EQ(all.in_rows, 4);
-  EXPECT_EQ(all.outputs_per_lane, 1);
-  EXPECT_FALSE(all.vector_store);
+  EXPECT_EQ(all.number("group_lanes"), 32);  // 28 lanes
+  EXPECT_EQ(all.number("bands"), 14);
+  EXPECT_EQ(all.number("in_rows"), 4);
+  EXPECT_EQ(all.number("outputs_per_lane"), 1);
+  EXPECT_FALSE(all.flag("vector_store"));
   EXPECT_EQ(all.alignment, 4);
-  EXPECT_EQ(all.min_blocks, 16);
+  EXPECT_EQ(all.number("min_blocks"), 16);
 }
 
 // Rows knobs the spec leaves unset are the widest vector_width, then the most
@@ -869,7 +868,7 @@ TEST(ScheduleOverride, AlgorithmKey) {
   EXPECT_EQ(tiles.smem_bytes, 34 * 34 * 4);
   EXPECT_EQ(tiles.block_threads, 256);
   EXPECT_EQ(tiles.alignment, 4);
-  EXPECT_EQ(tiles.group_lanes, 0);
+  EXPECT_EQ(tiles.values.count("group_lanes"), 0u);
 
   // With knobs of their own algorithm.
   EXPECT_EQ(sched(plan(base + ", schedule: {algorithm: tiles, threads: [8, 16]}}").schedule),
@@ -883,7 +882,7 @@ TEST(ScheduleOverride, AlgorithmKey) {
   for (const char* knob : {"{block_tile: [32, 32]}", "{threads: [8, 32]}", "{vthreads: [1, 1]}", "{shared_input: true}",
                            "{shared_filter: false}", "{channels_per_block: 1}"}) {
     SCOPED_TRACE(knob);
-    EXPECT_EQ(plan(base + ", schedule: " + knob + "}").schedule.algorithm, Algorithm::kTiles);
+    EXPECT_EQ(plan(base + ", schedule: " + knob + "}").schedule.algorithm_name(), "tiles");
   }
 }
 
@@ -913,14 +912,14 @@ TEST(ScheduleOverride, RowsErrorsPointAtTheKeyAtFault) {
   const Workload tall = workload("{n: 1, c: 8, h: 6, w: 16, filter: 3, padding: same, schedule: {rows_per_thread: 8}}");
   std::vector<Diagnostic> errors = spec_errors([&] { plan_kernel(tall); });
   ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0].where.str(), tall.schedule.rows_where.str());
+  EXPECT_EQ(errors[0].where.str(), tall.schedule.at("rows_per_thread").str());
   EXPECT_EQ(errors[0].message, "rows_per_thread 8 is more than the 6 output rows");
 
   // A vector_width that does not fit: at vector_width.
   const Workload wide = workload("{n: 1, c: 8, h: 16, w: 132, filter: 3, padding: same, schedule: {vector_width: 4}}");
   errors = spec_errors([&] { plan_kernel(wide); });
   ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0].where.str(), wide.schedule.vector_where.str());
+  EXPECT_EQ(errors[0].where.str(), wide.schedule.at("vector_width").str());
   EXPECT_EQ(errors[0].message,
             "the rows algorithm cannot run this workload: a row needs 33 lanes of vector_width 4; a row is owned by "
             "one warp (32 lanes); use algorithm: tiles");

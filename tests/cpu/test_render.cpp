@@ -91,10 +91,10 @@ TEST(Render, ShippedSpecsRenderCompletely) {
       EXPECT_NE(text.find("cudaError_t launch_" + k.name + "("), std::string::npos);
       EXPECT_EQ(text, render_kernel(t, lib, k));
       // Each algorithm's own template.
-      const Algorithm algorithm = k.schedule.algorithm;
-      EXPECT_EQ(text.find("constexpr int kLanes = ") != std::string::npos, algorithm == Algorithm::kRows);
-      EXPECT_EQ(text.find("constexpr int kTileH = ") != std::string::npos, algorithm == Algorithm::kTiles);
-      EXPECT_EQ(text.find("constexpr int kInStride = ") != std::string::npos, algorithm == Algorithm::kPlanes);
+      const std::string algorithm = k.schedule.algorithm_name();
+      EXPECT_EQ(text.find("constexpr int kLanes = ") != std::string::npos, algorithm == "rows");
+      EXPECT_EQ(text.find("constexpr int kTileH = ") != std::string::npos, algorithm == "tiles");
+      EXPECT_EQ(text.find("constexpr int kInStride = ") != std::string::npos, algorithm == "planes");
       EXPECT_NE(text.find("// Schedule: " + k.schedule.summary() + "\n"), std::string::npos);
       // The registry declares and lists every kernel, with its schedule and alignment.
       EXPECT_NE(files[1].text.find("\"" + k.schedule.summary() + "\",\n"), std::string::npos);
@@ -138,8 +138,8 @@ TEST(Render, KernelCarriesThePlanNumbers) {
              "schedule: {algorithm: tiles}}\n")},
       "");
   const KernelPlan& strided = strided_lib.kernels.at(0);
-  ASSERT_FALSE(strided.schedule.shared_input);
-  ASSERT_FALSE(strided.schedule.shared_filter);
+  ASSERT_FALSE(strided.schedule.at("shared_input"));
+  ASSERT_FALSE(strided.schedule.at("shared_filter"));
   const std::string s2 = render_kernel(t, strided_lib, strided);
   EXPECT_EQ(s2.find("kInTileH"), std::string::npos);
   EXPECT_EQ(s2.find("__syncthreads"), std::string::npos);
@@ -149,7 +149,7 @@ TEST(Render, RowsKernelCarriesThePlanNumbers) {
   const Templates t = Templates::load(CONVGEN_TEMPLATE_DIR);
   const LibraryPlan mnv2 = shipped("mobilenet_v2.yaml");
   const KernelPlan& k = kernel_named(mnv2, "dw_f32_nchw_n64_c32_h112_w112_k3x3_s1_p1_m1_ssrelu6");
-  ASSERT_EQ(k.schedule.algorithm, Algorithm::kRows);
+  ASSERT_EQ(k.schedule.algorithm_name(), "rows");
   const std::string text = render_kernel(t, mnv2, k);
   for (const std::string& expected : {
            std::string("// Schedule: rows: rows_per_thread 4, vector_width 4, threads_per_block 128\n"),
@@ -177,7 +177,7 @@ TEST(Render, RowsKernelCarriesThePlanNumbers) {
 
   // float2 loads and one output per lane, stored alone.
   const KernelPlan& s2 = kernel_named(mnv2, "dw_f32_nchw_n64_c576_h14_w14_k3x3_s2_p1_m1_ssrelu6");
-  ASSERT_EQ(s2.schedule.algorithm, Algorithm::kRows);
+  ASSERT_EQ(s2.schedule.algorithm_name(), "rows");
   const std::string strided = render_kernel(t, mnv2, s2);
   for (const std::string& expected : {
            std::string("constexpr int kLanes = 8;"),
@@ -228,7 +228,7 @@ void expect_strict_rendering(const Templates& t, const LibraryPlan& lib, const K
   std::string text;
   ASSERT_NO_THROW(text = render_kernel(t, lib, p));
   EXPECT_EQ(text.find("{{"), std::string::npos);
-  EXPECT_EQ(text.find("__ldcs(") != std::string::npos, p.schedule.input_cache == CachePolicy::kEvictFirst);
+  EXPECT_EQ(text.find("__ldcs(") != std::string::npos, p.schedule.at("input_cache") == 1);
 }
 
 TEST(Render, EveryBranchOfTheKernelTemplateRendersStrictly) {
@@ -248,14 +248,14 @@ workloads:
     SCOPED_TRACE(p.name);
     const Schedule& s = p.schedule;
     const Workload& wl = p.workload;
-    ASSERT_EQ(s.algorithm, Algorithm::kTiles);
-    seen["shared_input"].insert(s.shared_input);
-    seen["shared_filter"].insert(s.shared_filter);
-    seen["needs_sync"].insert(s.shared_input || s.shared_filter);
-    if (s.shared_input) seen["ragged_loads"].insert(p.in_tile_h * p.in_tile_w % p.threads != 0);
-    seen["ragged"].insert(p.out_h % s.tile_h != 0 || p.out_w % s.tile_w != 0);
+    ASSERT_EQ(s.algorithm_name(), "tiles");
+    seen["shared_input"].insert(s.at("shared_input"));
+    seen["shared_filter"].insert(s.at("shared_filter"));
+    seen["needs_sync"].insert(s.at("shared_input") || s.at("shared_filter"));
+    if (s.at("shared_input")) seen["ragged_loads"].insert(p.number("in_tile_h") * p.number("in_tile_w") % p.threads != 0);
+    seen["ragged"].insert(p.out_h % s.at("tile_h") != 0 || p.out_w % s.at("tile_w") != 0);
     record_epilogue_sections(wl, seen);
-    seen["output_evict_first"].insert(s.output_cache == CachePolicy::kEvictFirst);
+    seen["output_evict_first"].insert(s.at("output_cache") == 1);
     expect_strict_rendering(t, lib, p);
   }
   expect_every_section_taken_both_ways("depthwise_nchw.cu.mustache", seen);
@@ -276,13 +276,13 @@ workloads:
   for (const KernelPlan& p : lib.kernels) {
     SCOPED_TRACE(p.name);
     const Workload& wl = p.workload;
-    ASSERT_EQ(p.schedule.algorithm, Algorithm::kRows);
-    seen["vector_store"].insert(p.vector_store);
-    seen["ragged_rows"].insert(p.out_h % p.schedule.rows_per_thread != 0);
+    ASSERT_EQ(p.schedule.algorithm_name(), "rows");
+    seen["vector_store"].insert(p.flag("vector_store"));
+    seen["ragged_rows"].insert(p.out_h % p.schedule.at("rows_per_thread") != 0);
     record_epilogue_sections(wl, seen);
     // 32 columns of float4 fill all 8 lanes of a group: no idle lane.
     seen["idle_edge_lane"].insert(wl.w != 32);
-    seen["output_evict_first"].insert(p.schedule.output_cache == CachePolicy::kEvictFirst);
+    seen["output_evict_first"].insert(p.schedule.at("output_cache") == 1);
     expect_strict_rendering(t, lib, p);
   }
   expect_every_section_taken_both_ways("depthwise_nchw_rows.cu.mustache", seen);
@@ -305,13 +305,13 @@ workloads:
   for (const KernelPlan& p : lib.kernels) {
     SCOPED_TRACE(p.name);
     const Workload& wl = p.workload;
-    ASSERT_EQ(p.schedule.algorithm, Algorithm::kPlanes);
-    EXPECT_EQ(p.vector_copy_in, wl.h * wl.w % 2 == 1);
-    EXPECT_EQ(p.vector_copy_out, wl.multiplier * p.out_h * p.out_w % 2 == 1);
-    seen["vector_copy_in"].insert(p.vector_copy_in);
-    seen["vector_copy_out"].insert(p.vector_copy_out);
+    ASSERT_EQ(p.schedule.algorithm_name(), "planes");
+    EXPECT_EQ(p.flag("vector_copy_in"), wl.h * wl.w % 2 == 1);
+    EXPECT_EQ(p.flag("vector_copy_out"), wl.multiplier * p.out_h * p.out_w % 2 == 1);
+    seen["vector_copy_in"].insert(p.flag("vector_copy_in"));
+    seen["vector_copy_out"].insert(p.flag("vector_copy_out"));
     record_epilogue_sections(wl, seen);
-    seen["output_evict_first"].insert(p.schedule.output_cache == CachePolicy::kEvictFirst);
+    seen["output_evict_first"].insert(p.schedule.at("output_cache") == 1);
     expect_strict_rendering(t, lib, p);
   }
   expect_every_section_taken_both_ways("depthwise_nchw_planes.cu.mustache", seen);
@@ -372,7 +372,7 @@ TEST(StrictTemplates, UndefinedPlaceholderInTheRowsTemplate) {
   const Templates t = Templates::load(copy.dir());
   const LibraryPlan lib = shipped("seeds.yaml");
   const KernelPlan& rows = kernel_named(lib, kSeedRowsKernel);
-  ASSERT_EQ(rows.schedule.algorithm, Algorithm::kRows);
+  ASSERT_EQ(rows.schedule.algorithm_name(), "rows");
   const std::string expected =
       copy.path("depthwise_nchw_rows.cu.mustache") + ":3: error: undefined placeholder 'no_such_thing'";
   EXPECT_NE(template_error([&] { render_kernel(t, lib, rows); }).find(expected), std::string::npos) << expected;

@@ -96,6 +96,13 @@ std::vector<Diagnostic> spec_errors(F&& f) {
   return {};
 }
 
+// The schedule keys a spec sets, in its order, separated by spaces.
+inline std::string keys_of(const ScheduleRequest& s) {
+  std::string text;
+  for (const ScheduleRequest::Key& k : s.keys) text += (text.empty() ? "" : " ") + k.key;
+  return text;
+}
+
 inline std::string quote(const std::string& s) { return "'" + s + "'"; }
 
 struct CommandResult {

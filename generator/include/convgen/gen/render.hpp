@@ -20,9 +20,7 @@ class TemplateError : public std::runtime_error {
 // The template files, read once from a directory.
 struct Templates {
   std::string dir;
-  std::string kernel;       // depthwise_nchw.cu.mustache: the tiles algorithm
-  std::string kernel_rows;  // depthwise_nchw_rows.cu.mustache: the rows algorithm
-  std::string kernel_planes;  // depthwise_nchw_planes.cu.mustache: the planes algorithm
+  std::map<std::string, std::string> kernels;  // by file name: each algorithm's template (Algorithm::template_file)
   std::string registry;  // registry.cu.mustache
   std::string header;    // library.h.mustache
 

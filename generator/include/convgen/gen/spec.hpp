@@ -4,6 +4,7 @@
 // report errors against the spec a person wrote.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -39,62 +40,47 @@ class SpecError : public std::runtime_error {
 };
 
 enum class Epilogue { kNone, kBias, kScaleShift };
-// How a kernel is built (see docs/performance.md):
-//   kTiles: TVM's schedule; a block stages a 2-D input tile with its halo in
-//           shared memory, threads and virtual threads split the output tile.
-//   kRows:  a group of warp lanes owns a band of output rows; each lane keeps
-//           its input columns in registers and trades the halo with its
-//           neighbours by warp shuffle; no shared memory, no barrier.
-//   kPlanes: small planes; each lane owns a whole plane. A warp copies its 32
-//           planes (one contiguous run) into shared memory, each lane computes
-//           its plane from there, and the warp copies the outputs out.
-enum class Algorithm { kTiles, kRows, kPlanes };
 enum class Activation { kNone, kRelu, kRelu6 };
-// The L2 eviction priority of a kernel's input loads or output stores:
-//   kNormal:     the default (loads through the read-only cache, __ldg).
-//   kEvictFirst: data used once (__ldcs / __stcs): its lines are the first
-//                the cache reuses, so that a read-once stream pushes out as
-//                few as possible of the lines other data still needs.
-enum class CachePolicy { kNormal, kEvictFirst };
 
 // Letters, digits and '_', not starting with a digit: a library name.
 bool is_c_identifier(const std::string& s);
 
 const char* to_string(Epilogue e);
 const char* to_string(Activation a);
-const char* to_string(Algorithm a);
-const char* to_string(CachePolicy c);
 
-// Schedule knobs. Those of the tiles algorithm use the vocabulary of TVM's
-// depthwise schedules. Each field is optional in the spec; unset fields are
-// filled by the default rule in plan.cpp.
+struct Operator;  // operator.hpp: what an operator is and which algorithms serve it
+
+// The schedule keys a workload's spec sets, as written. Which keys exist,
+// their ranges and what they mean belong to each algorithm (operator.hpp);
+// the parser checks every value against its knob's range. Unset knobs are
+// filled by the default rule when the workload is planned.
 struct ScheduleRequest {
-  std::optional<Algorithm> algorithm;
-  std::optional<int> tile_h, tile_w;          // block_tile: outputs per block (blocking_h, blocking_w)
-  std::optional<int> threads_y, threads_x;    // threads: threads per block (num_thread_y, num_thread_x)
-  std::optional<int> vthreads_y, vthreads_x;  // vthreads: virtual threads (num_vthread_y, num_vthread_x)
-  std::optional<bool> shared_input;           // stage the input tile (with halo) in shared memory
-  std::optional<bool> shared_filter;          // stage the filter in shared memory (else registers via the read-only cache)
-  std::optional<int> channels_per_block;      // input channels one block computes (small planes: amortize block start-up)
-  // The rows algorithm's knobs.
-  std::optional<int> rows_per_thread;    // output rows each lane computes (the band height)
-  std::optional<int> vector_width;       // input columns each lane loads at once: 1, 2 or 4
-  std::optional<int> threads_per_block;  // a multiple of 32
-  // The planes algorithm's knob.
-  std::optional<int> warps_per_block;  // warps of 32 planes each per block
-  // Knobs of every algorithm.
-  std::optional<CachePolicy> input_cache;   // L2 priority of the input loads
-  std::optional<CachePolicy> output_cache;  // L2 priority of the output stores
-  SourceLocation where;                  // the `schedule:` node, or the workload if none
-  SourceLocation tile_where, threads_where, vthreads_where, channels_where;  // each key's value, for messages
-  SourceLocation algorithm_where, rows_where, vector_where, block_threads_where, warps_where;
-  // The first key of each algorithm the spec sets ("" if none), and where.
-  std::string tiles_key, rows_key, planes_key;
-  SourceLocation tiles_key_where, rows_key_where, planes_key_where;
+  std::optional<std::string> algorithm;  // `algorithm: <name>`, checked against the operator's algorithms
+  SourceLocation algorithm_where;
+  // Values by value name: a knob of two values (block_tile: [32, 16]) sets
+  // two names (tile_h, tile_w); booleans are 0 or 1, choices the index of
+  // the word among the knob's choices.
+  std::map<std::string, int> values;
+  // The knobs set, by spec key, in the order the spec writes them.
+  struct Key {
+    std::string key;
+    SourceLocation key_where, value_where;
+  };
+  std::vector<Key> keys;
+  SourceLocation where;  // the `schedule:` node, or the workload if none
+
+  bool has(const std::string& value_name) const { return values.count(value_name) != 0; }
+  std::optional<int> value(const std::string& value_name) const;
+  // Where the spec sets `key`, else where the schedule (or workload) is.
+  const SourceLocation& at(const std::string& key) const;
 };
 
-// One depthwise conv2d problem as the spec states it, with defaults applied.
+// One convolution problem as the spec states it, with defaults applied. The
+// same description serves every operator (as cuDNN's one convolution
+// descriptor does): a depthwise convolution is the one whose every input
+// channel is its own group.
 struct Workload {
+  const Operator* op = nullptr;  // null means depthwise_conv2d, the first operator
   SourceLocation where;  // the workload's list item
   int n = 1;             // declared batch; 0 means `runtime`
   int c = 0, h = 0, w = 0;
@@ -102,11 +88,12 @@ struct Workload {
   int stride_h = 1, stride_w = 1;
   int pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
   int dilation_h = 1, dilation_w = 1;
-  int multiplier = 1;
+  int multiplier = 1;      // depthwise_conv2d: output channels per input channel
   Epilogue epilogue = Epilogue::kNone;
   Activation activation = Activation::kNone;
   ScheduleRequest schedule;
 
+  const Operator& op_or_default() const;
   int out_channels() const { return c * multiplier; }
   int out_h() const { return (h + pad_top + pad_bottom - dilation_h * (kh - 1) - 1) / stride_h + 1; }
   int out_w() const { return (w + pad_left + pad_right - dilation_w * (kw - 1) - 1) / stride_w + 1; }

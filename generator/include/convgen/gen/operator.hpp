@@ -1,0 +1,109 @@
+// What an operator is to the core, and the one list of operators.
+//
+// An operator (depthwise_conv2d, ...) is a family of kernels served by one
+// or more algorithms. Each algorithm is one unit (generator/src/ops/): its
+// knobs and their ranges, the check that a schedule fits a workload, the
+// default rule's choice of its knobs, the numbers it derives for its
+// template, and the template itself. The core (parse, plan, render, the
+// CLI) knows nothing of any one operator: it iterates operators() and each
+// operator's algorithms.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "convgen/gen/spec.hpp"
+
+namespace convgen::gen {
+
+struct KernelPlan;
+struct PlanOptions;
+
+// One schedule key of an algorithm (or of every algorithm of an operator).
+struct Knob {
+  enum class Kind { kInt, kBool, kChoice };
+  std::string key;                  // the spec key, e.g. "block_tile"
+  std::vector<std::string> values;  // value names: {"tile_h", "tile_w"} for a pair, else {key}
+  Kind kind = Kind::kInt;
+  int lo = 0, hi = 0;               // kInt: the range
+  std::vector<int> allowed;         // kInt: when not empty, the only values in the range allowed
+  int multiple_of = 1;              // kInt: values must be multiples of this
+  std::string rule_note;            // why `allowed` or `multiple_of`, e.g. "(whole warps)"
+  std::string pair_names;           // a pair's names in messages, e.g. "[blocking_h, blocking_w]"
+  std::vector<std::string> choices;  // kChoice: the words; the value is the word's index
+  int default_value = 0;            // a knob of every algorithm: the value a summary leaves unsaid
+  std::string meaning;              // one line: what the knob does
+
+  // Knobs of each kind, with one value name unless said.
+  static Knob integer(std::string key, int lo, int hi, std::string meaning);
+  static Knob pair(std::string key, std::string first, std::string second, int lo, int hi, std::string names,
+                   std::string meaning);
+  static Knob flag(std::string key, std::string meaning);
+  static Knob choice(std::string key, std::vector<std::string> words, std::string meaning);
+
+  // Every value the knob may take, in order (the tuner's space).
+  std::vector<int> domain() const;
+  // The spec's word for a value: the number, true/false, or the choice.
+  std::string word(int value) const;
+};
+
+// A complete schedule: every knob of its algorithm (and of its operator) has
+// a value, by value name.
+struct Algorithm;
+struct Schedule {
+  const Algorithm* algorithm = nullptr;
+  std::map<std::string, int> values;
+
+  int at(const std::string& value_name) const;  // throws std::out_of_range naming the value
+  const std::string& algorithm_name() const;
+  bool operator==(const Schedule& o) const { return algorithm == o.algorithm && values == o.values; }
+  bool operator!=(const Schedule& o) const { return !(*this == o); }
+  // One line, e.g. "rows: rows_per_thread 4, vector_width 4, threads_per_block 128".
+  std::string summary() const;
+};
+
+// A value a kernel template prints: a number, a flag (a mustache section)
+// or a piece of text.
+using TemplateValue = std::variant<long long, bool, std::string>;
+using TemplateValues = std::map<std::string, TemplateValue>;
+
+// One algorithm of one operator.
+struct Algorithm {
+  std::string name;                // the spec's `algorithm:` word
+  const Operator* op = nullptr;
+  std::vector<Knob> knobs;         // its own knobs (the operator adds its common ones)
+  std::string template_file;       // under templates/
+  // Fills unset knobs, checks that the schedule fits (throwing SpecError at
+  // the spec key to blame) and derives the plan's numbers: the common ones
+  // of KernelPlan and the template's own in KernelPlan::values.
+  void (*plan)(const Workload& wl, const PlanOptions& options, KernelPlan& plan) = nullptr;
+  // The knob part of the one-line summary, e.g. "rows_per_thread 4, ...".
+  std::string (*describe)(const Schedule& s) = nullptr;
+};
+
+struct Operator {
+  std::string name;                         // the spec's `op:` word
+  std::vector<std::string> workload_keys;   // the spec keys a workload of it may set
+  std::vector<Knob> common_knobs;           // knobs every algorithm of it has
+  std::vector<const Algorithm*> algorithms;  // in the order messages list them
+  // The algorithm the default rule picks for a workload (spec sets none).
+  const Algorithm& (*default_algorithm)(const Workload& wl, const PlanOptions& options) = nullptr;
+  // The kernel's one name: file, symbol, registry key, CLI filter, bench row.
+  std::string (*kernel_name)(const Workload& wl) = nullptr;
+  // Bytes moved and the template values every kernel of the operator prints.
+  void (*finish_plan)(const Workload& wl, const PlanOptions& options, KernelPlan& plan) = nullptr;
+  void (*template_values)(const KernelPlan& plan, TemplateValues& values) = nullptr;
+
+  const Algorithm* algorithm(const std::string& name) const;  // null if it has none of that name
+  // The knob a spec key names, in `algorithm` or among the common knobs; null if none.
+  const Knob* knob(const Algorithm& algorithm, const std::string& key) const;
+};
+
+// The one list of operators, in the order messages name them.
+const std::vector<const Operator*>& operators();
+const Operator* find_operator(const std::string& name);  // null if none
+
+}  // namespace convgen::gen

@@ -1,0 +1,43 @@
+// What the depthwise_conv2d algorithms share: the operator they belong to,
+// the register budget of a lane, and small arithmetic helpers. Internal to
+// the generator (generator/src/ops/).
+#pragma once
+
+#include <string>
+
+#include "convgen/gen/operator.hpp"
+#include "convgen/gen/plan.hpp"
+
+namespace convgen::gen::depthwise {
+
+extern const Operator kOperator;
+extern const Algorithm kTiles;   // depthwise_tiles.cpp
+extern const Algorithm kRows;    // depthwise_rows.cpp
+extern const Algorithm kPlanes;  // depthwise_planes.cpp
+
+// The rows and planes algorithms keep a lane's values in registers. Their
+// launch bounds allow 64 registers a lane and indices and pointers take
+// about 10 of them. ptxas over the default schedules of 1x1 to 7x7 filters,
+// multipliers 1 to 8, strides 1 and 2, with and without epilogue: none
+// spills at this limit; the first spill is at 56 values (1x1, multiplier 8).
+constexpr int kMaxLaneValues = 54;
+// The default rule counts the SMs of the GPU it was measured on.
+constexpr int kH100Sms = 132;
+
+inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
+inline int pow2_at_least(int x) {
+  int p = 1;
+  while (p < x) p *= 2;
+  return p;
+}
+inline std::string num(long long v) { return std::to_string(v); }
+
+// Parameters the epilogue reads per output channel.
+int epilogue_params(const Workload& wl);
+
+// Whether the default rule gives the workload the planes or the rows
+// algorithm (each true only where that algorithm fits).
+bool default_is_planes(const Workload& wl, const PlanOptions& options);
+bool rows_fits_by_default(const Workload& wl);
+
+}  // namespace convgen::gen::depthwise
