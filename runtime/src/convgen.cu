@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <sstream>
+#include <tuple>
 
 namespace convgen {
 
@@ -45,6 +46,16 @@ std::string describe(const DepthwiseProblem& p) {
   return s.str();
 }
 
+std::string describe(const Conv2dProblem& p) {
+  std::ostringstream s;
+  s << "conv2d f32 NCHW n" << p.n << " c" << p.c << " c_out " << p.c_out << " h" << p.h << " w" << p.w << " k" << p.kh
+    << "x" << p.kw << " stride " << p.stride_h << "x" << p.stride_w << " pad " << p.pad_top << "," << p.pad_bottom
+    << "," << p.pad_left << "," << p.pad_right << " dilation " << p.dilation_h << "x" << p.dilation_w << " groups "
+    << p.groups << " epilogue " << to_string(p.epilogue) << (p.residual ? " + residual" : "") << " activation "
+    << to_string(p.activation);
+  return s.str();
+}
+
 namespace {
 
 Status error(StatusCode code, const std::string& message) { return {code, message}; }
@@ -58,7 +69,7 @@ Status check_pointer(const void* p, const char* name, bool wanted) {
   if (wanted && p == nullptr) return error(StatusCode::kInvalidPointer, std::string(name) + " is null");
   if (!wanted && p != nullptr) {
     return error(StatusCode::kInvalidPointer,
-                 std::string(name) + " is set but the problem's epilogue does not use it; pass null");
+                 std::string(name) + " is set but the problem does not use it; pass null");
   }
   if (p != nullptr && misaligned(p)) {
     return error(StatusCode::kInvalidPointer, std::string(name) + " is not 4-byte aligned");
@@ -68,7 +79,12 @@ Status check_pointer(const void* p, const char* name, bool wanted) {
 
 }  // namespace
 
-Status validate(const DepthwiseProblem& p) {
+namespace {
+
+// What every convolution problem must satisfy: one window geometry, one
+// data type and layout. `out_channels` is the problem's output channel count.
+template <class Problem>
+Status validate_geometry(const Problem& p, long long out_channels) {
   auto bad = [&](const std::string& what) {
     return error(StatusCode::kInvalidProblem, what + " (" + describe(p) + ")");
   };
@@ -80,15 +96,38 @@ Status validate(const DepthwiseProblem& p) {
   if (p.stride_h < 1 || p.stride_w < 1) return bad("strides must be at least 1");
   if (p.dilation_h < 1 || p.dilation_w < 1) return bad("dilations must be at least 1");
   if (p.pad_top < 0 || p.pad_bottom < 0 || p.pad_left < 0 || p.pad_right < 0) return bad("padding must be >= 0");
-  if (p.multiplier < 1) return bad("the channel multiplier must be at least 1");
   if (p.h + p.pad_top + p.pad_bottom < p.dilation_h * (p.kh - 1) + 1 ||
       p.w + p.pad_left + p.pad_right < p.dilation_w * (p.kw - 1) + 1) {
     return bad("the dilated filter is larger than the padded input: the output would be empty");
   }
   const long long in_elems = 1LL * p.n * p.c * p.h * p.w;
-  const long long out_elems = 1LL * p.n * p.out_channels() * p.out_h() * p.out_w();
+  const long long out_elems = 1LL * p.n * out_channels * p.out_h() * p.out_w();
   if (in_elems > (1LL << 40) || out_elems > (1LL << 40)) return bad("the tensors are too large");
   return Status::Ok();
+}
+
+bool overlap(const void* a, long long a_floats, const void* b, long long b_floats) {
+  const auto a0 = reinterpret_cast<std::uintptr_t>(a);
+  const auto b0 = reinterpret_cast<std::uintptr_t>(b);
+  return a0 < b0 + sizeof(float) * b_floats && b0 < a0 + sizeof(float) * a_floats;
+}
+
+}  // namespace
+
+Status validate(const DepthwiseProblem& p) {
+  if (p.multiplier < 1) {
+    return error(StatusCode::kInvalidProblem, "the channel multiplier must be at least 1 (" + describe(p) + ")");
+  }
+  return validate_geometry(p, 1LL * p.c * p.multiplier);
+}
+
+Status validate(const Conv2dProblem& p) {
+  auto bad = [&](const std::string& what) {
+    return error(StatusCode::kInvalidProblem, what + " (" + describe(p) + ")");
+  };
+  if (p.c_out < 1) return bad("c_out must be at least 1");
+  if (p.groups != 1) return bad("only groups = 1 (dense convolution) is supported; use depthwise_conv2d for groups = c");
+  return validate_geometry(p, p.c_out);
 }
 
 Status validate(const DepthwiseProblem& p, const DepthwiseArgs& a) {
@@ -101,12 +140,29 @@ Status validate(const DepthwiseProblem& p, const DepthwiseArgs& a) {
                        check_pointer(a.scale, "scale", scale_shift), check_pointer(a.shift, "shift", scale_shift)}) {
     if (!check.ok()) return check;
   }
-  const auto in_begin = reinterpret_cast<std::uintptr_t>(a.input);
-  const auto in_end = in_begin + sizeof(float) * p.n * p.c * p.h * p.w;
-  const auto out_begin = reinterpret_cast<std::uintptr_t>(a.output);
-  const auto out_end = out_begin + sizeof(float) * p.n * p.out_channels() * p.out_h() * p.out_w();
-  if (in_begin < out_end && out_begin < in_end) {
+  if (overlap(a.input, 1LL * p.n * p.c * p.h * p.w, a.output, 1LL * p.n * p.out_channels() * p.out_h() * p.out_w())) {
     return error(StatusCode::kInvalidPointer, "input and output overlap; the convolution is not in place");
+  }
+  return Status::Ok();
+}
+
+Status validate(const Conv2dProblem& p, const Conv2dArgs& a) {
+  Status s = validate(p);
+  if (!s.ok()) return s;
+  const bool bias = p.epilogue == Epilogue::kBias;
+  const bool scale_shift = p.epilogue == Epilogue::kScaleShift;
+  for (Status check : {check_pointer(a.input, "input", true), check_pointer(a.filter, "filter", true),
+                       check_pointer(a.output, "output", true), check_pointer(a.bias, "bias", bias),
+                       check_pointer(a.scale, "scale", scale_shift), check_pointer(a.shift, "shift", scale_shift),
+                       check_pointer(a.residual, "residual", p.residual)}) {
+    if (!check.ok()) return check;
+  }
+  const long long out_floats = 1LL * p.n * p.c_out * p.out_h() * p.out_w();
+  if (overlap(a.input, 1LL * p.n * p.c * p.h * p.w, a.output, out_floats)) {
+    return error(StatusCode::kInvalidPointer, "input and output overlap; the convolution is not in place");
+  }
+  if (a.residual != nullptr && overlap(a.residual, out_floats, a.output, out_floats)) {
+    return error(StatusCode::kInvalidPointer, "residual and output overlap; pass a separate output buffer");
   }
   return Status::Ok();
 }
@@ -149,7 +205,105 @@ __global__ void generic_depthwise_f32_nchw(DepthwiseProblem p, const float* __re
   }
 }
 
-const float* epilogue_a(const DepthwiseProblem& p, const DepthwiseArgs& a) {
+// The generic dense kernel: an implicit GEMM, out[c_out x pixels] =
+// filter[c_out x (c*kh*kw)] x im2col(input)[(c*kh*kw) x pixels], with the
+// pixels of every image of the batch side by side. A block computes a
+// kGenericTileM x kGenericTileN tile of it, staging kGenericTileK-deep slices
+// of both operands in shared memory; each thread keeps a 4 x 4 register tile
+// whose rows and columns are kGenericThreadsM and kGenericThreadsN apart, so
+// that a warp reads consecutive shared-memory words. Correct for every valid
+// problem and reasonably quick (it reuses each staged value 4 times from
+// registers); the specialized kernels unroll the taps instead.
+constexpr int kGenericTileM = 64;    // output channels per block
+constexpr int kGenericTileN = 64;    // output pixels per block
+constexpr int kGenericTileK = 16;    // reduction (input channel x tap) per step
+constexpr int kGenericThreadsN = 16;  // threads along the pixels
+constexpr int kGenericThreads = 256;
+constexpr int kGenericThreadsM = kGenericThreads / kGenericThreadsN;
+
+__global__ void __launch_bounds__(kGenericThreads, 1)
+generic_conv2d_f32_nchw(Conv2dProblem p, const float* __restrict__ input, const float* __restrict__ filter,
+                        const float* __restrict__ epilogue_a, const float* __restrict__ epilogue_b,
+                        const float* __restrict__ residual, float* __restrict__ output) {
+  __shared__ float a_tile[kGenericTileK][kGenericTileM];  // filter slice, [k][co]
+  __shared__ float b_tile[kGenericTileK][kGenericTileN];  // im2col slice, [k][pixel]
+  const int out_h = p.out_h(), out_w = p.out_w();
+  const int taps = p.kh * p.kw;
+  const int reduction = p.c * taps;
+  const long long plane = 1LL * out_h * out_w;
+  const long long pixels = p.n * plane;
+  const int co0 = blockIdx.y * kGenericTileM;
+  const long long pixel0 = blockIdx.x * 1LL * kGenericTileN;
+  const int tid = threadIdx.x;
+  const int tx = tid % kGenericThreadsN, ty = tid / kGenericThreadsN;
+
+  // The pixel this thread stages im2col values for (the same at every step).
+  const int load_pixel = tid % kGenericTileN;
+  const long long gp = pixel0 + load_pixel;
+  const bool pixel_valid = gp < pixels;
+  const long long image = pixel_valid ? gp / plane : 0;
+  const int oy = pixel_valid ? static_cast<int>((gp % plane) / out_w) : 0;
+  const int ox = pixel_valid ? static_cast<int>(gp % out_w) : 0;
+  const float* in_image = input + image * p.c * p.h * p.w;
+  const int iy0 = oy * p.stride_h - p.pad_top;
+  const int ix0 = ox * p.stride_w - p.pad_left;
+
+  float acc[4][4] = {};
+  for (int k0 = 0; k0 < reduction; k0 += kGenericTileK) {
+    for (int e = tid; e < kGenericTileK * kGenericTileM; e += kGenericThreads) {
+      const int m = e / kGenericTileK, k = e % kGenericTileK;
+      const bool inside = co0 + m < p.c_out && k0 + k < reduction;
+      a_tile[k][m] = inside ? filter[1LL * (co0 + m) * reduction + k0 + k] : 0.0f;
+    }
+    for (int k = tid / kGenericTileN; k < kGenericTileK; k += kGenericThreads / kGenericTileN) {
+      float value = 0.0f;
+      const int kk = k0 + k;
+      if (pixel_valid && kk < reduction) {
+        const int ci = kk / taps, tap = kk % taps;
+        const int y = iy0 + (tap / p.kw) * p.dilation_h;
+        const int x = ix0 + (tap % p.kw) * p.dilation_w;
+        if (y >= 0 && y < p.h && x >= 0 && x < p.w) value = in_image[(1LL * ci * p.h + y) * p.w + x];
+      }
+      b_tile[k][load_pixel] = value;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < kGenericTileK; ++k) {
+      float a[4], b[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) a[i] = a_tile[k][ty + i * kGenericThreadsM];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) b[j] = b_tile[k][tx + j * kGenericThreadsN];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+      }
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int co = co0 + ty + i * kGenericThreadsM;
+    if (co >= p.c_out) continue;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const long long pixel = pixel0 + tx + j * kGenericThreadsN;
+      if (pixel >= pixels) continue;
+      const long long index = ((pixel / plane) * p.c_out + co) * plane + pixel % plane;
+      float v = acc[i][j];
+      if (p.epilogue == Epilogue::kBias) v += epilogue_a[co];
+      if (p.epilogue == Epilogue::kScaleShift) v = fmaf(v, epilogue_a[co], epilogue_b[co]);
+      if (p.residual) v += residual[index];
+      if (p.activation == Activation::kRelu) v = fmaxf(v, 0.0f);
+      if (p.activation == Activation::kRelu6) v = fminf(fmaxf(v, 0.0f), 6.0f);
+      output[index] = v;
+    }
+  }
+}
+
+template <class Problem, class Args>
+const float* epilogue_a(const Problem& p, const Args& a) {
   return p.epilogue == Epilogue::kBias ? a.bias : a.scale;
 }
 
@@ -160,24 +314,28 @@ Status launched(cudaError_t e, const char* kernel) {
   return Status::Ok();
 }
 
-// Everything but the batch must match: kernels take the batch at launch.
-bool same_shape(const DepthwiseProblem& a, const DepthwiseProblem& b) {
-  return a.c == b.c && a.h == b.h && a.w == b.w && a.kh == b.kh && a.kw == b.kw && a.stride_h == b.stride_h &&
-         a.stride_w == b.stride_w && a.pad_top == b.pad_top && a.pad_bottom == b.pad_bottom &&
-         a.pad_left == b.pad_left && a.pad_right == b.pad_right && a.dilation_h == b.dilation_h &&
-         a.dilation_w == b.dilation_w && a.multiplier == b.multiplier && a.epilogue == b.epilogue &&
-         a.activation == b.activation && a.dtype == b.dtype && a.layout == b.layout;
+// The fields two problems share when one kernel serves both: all but the
+// batch, which kernels take at launch.
+auto shape_of(const DepthwiseProblem& p) {
+  return std::tie(p.c, p.h, p.w, p.kh, p.kw, p.stride_h, p.stride_w, p.pad_top, p.pad_bottom, p.pad_left,
+                  p.pad_right, p.dilation_h, p.dilation_w, p.multiplier, p.epilogue, p.activation, p.dtype, p.layout);
+}
+auto shape_of(const Conv2dProblem& p) {
+  return std::tie(p.c, p.c_out, p.h, p.w, p.kh, p.kw, p.stride_h, p.stride_w, p.pad_top, p.pad_bottom, p.pad_left,
+                  p.pad_right, p.dilation_h, p.dilation_w, p.groups, p.epilogue, p.residual, p.activation, p.dtype,
+                  p.layout);
 }
 
 // Two levels, as in CUTLASS's operation table: kernels made for the same
 // problem up to the batch, then a preference among them: the kernel made for
 // this batch, else the one made for a runtime batch, else the first.
-const detail::RegistryEntry* lookup(const detail::Registry& r, const DepthwiseProblem& p) {
-  const detail::RegistryEntry* runtime_batch = nullptr;
-  const detail::RegistryEntry* other_batch = nullptr;
+template <class Problem>
+const detail::RegistryEntryFor<Problem>* lookup(const detail::RegistryFor<Problem>& r, const Problem& p) {
+  const detail::RegistryEntryFor<Problem>* runtime_batch = nullptr;
+  const detail::RegistryEntryFor<Problem>* other_batch = nullptr;
   for (int i = 0; i < r.count; ++i) {
-    const detail::RegistryEntry& e = r.entries[i];
-    if (!same_shape(e.problem, p)) continue;
+    const detail::RegistryEntryFor<Problem>& e = r.entries[i];
+    if (shape_of(e.problem) != shape_of(p)) continue;
     if (e.problem.n == p.n) return &e;
     if (e.problem.n == 0 && runtime_batch == nullptr) runtime_batch = &e;
     if (other_batch == nullptr) other_batch = &e;
@@ -185,31 +343,31 @@ const detail::RegistryEntry* lookup(const detail::Registry& r, const DepthwisePr
   return runtime_batch != nullptr ? runtime_batch : other_batch;
 }
 
-constexpr const char* kGenericName = "generic_depthwise_f32_nchw";
-
-}  // namespace
-
-Status generic_depthwise_conv2d(const DepthwiseProblem& p, const DepthwiseArgs& a, cudaStream_t stream) {
-  Status s = validate(p, a);
-  if (!s.ok()) return s;
-  const long long total = 1LL * p.n * p.out_channels() * p.out_h() * p.out_w();
-  const int threads = 256;
-  const long long blocks = (total + threads - 1) / threads;
-  const int grid = static_cast<int>(blocks < (1LL << 20) ? blocks : (1LL << 20));
-  generic_depthwise_f32_nchw<<<grid, threads, 0, stream>>>(p, a.input, a.filter, epilogue_a(p, a), a.shift,
-                                                           a.output);
-  return launched(cudaGetLastError(), kGenericName);
+constexpr const char* kGenericDepthwiseName = "generic_depthwise_f32_nchw";
+constexpr const char* kGenericConv2dName = "generic_conv2d_f32_nchw";
+const char* generic_name(const DepthwiseProblem&) { return kGenericDepthwiseName; }
+const char* generic_name(const Conv2dProblem&) { return kGenericConv2dName; }
+Status run_generic(const DepthwiseProblem& p, const DepthwiseArgs& a, cudaStream_t s) {
+  return generic_depthwise_conv2d(p, a, s);
+}
+Status run_generic(const Conv2dProblem& p, const Conv2dArgs& a, cudaStream_t s) { return generic_conv2d(p, a, s); }
+cudaError_t launch(const detail::RegistryEntry& e, const DepthwiseProblem& p, const DepthwiseArgs& a,
+                   cudaStream_t s) {
+  return e.launch(a.input, a.filter, epilogue_a(p, a), a.shift, a.output, p.n, s);
+}
+cudaError_t launch(const detail::Conv2dRegistryEntry& e, const Conv2dProblem& p, const Conv2dArgs& a,
+                   cudaStream_t s) {
+  return e.launch(a.input, a.filter, epilogue_a(p, a), a.shift, a.residual, a.output, p.n, s);
 }
 
-namespace detail {
-
-KernelChoice find(const Registry& r, const DepthwiseProblem& p) {
+template <class Problem>
+KernelChoice find_in(const detail::RegistryFor<Problem>& r, const Problem& p) {
   KernelChoice choice;
   choice.status = validate(p);
   if (!choice.status.ok()) return choice;
-  const RegistryEntry* e = lookup(r, p);
+  const auto* e = lookup(r, p);
   if (e == nullptr) {
-    choice.kernel = kGenericName;
+    choice.kernel = generic_name(p);
     choice.reason = std::string("library ") + r.library + " has no kernel for " + describe(p) +
                     "; the generic kernel serves it";
     return choice;
@@ -230,17 +388,18 @@ KernelChoice find(const Registry& r, const DepthwiseProblem& p) {
   return choice;
 }
 
-Status run(const Registry& r, const DepthwiseProblem& p, const DepthwiseArgs& a, cudaStream_t stream,
-           Dispatch dispatch) {
+template <class Problem, class Args>
+Status run_in(const detail::RegistryFor<Problem>& r, const Problem& p, const Args& a, cudaStream_t stream,
+              Dispatch dispatch) {
   Status s = validate(p, a);
   if (!s.ok()) return s;
-  const RegistryEntry* e = lookup(r, p);
+  const auto* e = lookup(r, p);
   if (e == nullptr) {
     if (dispatch == Dispatch::kStrict) {
       return error(StatusCode::kNoSpecializedKernel,
                    std::string("library ") + r.library + " has no kernel for " + describe(p));
     }
-    return generic_depthwise_conv2d(p, a, stream);
+    return run_generic(p, a, stream);
   }
   // An entry that records no alignment (0) needs only a float's.
   const std::uintptr_t alignment = e->alignment > 4 ? static_cast<std::uintptr_t>(e->alignment) : 4;
@@ -250,19 +409,63 @@ Status run(const Registry& r, const DepthwiseProblem& p, const DepthwiseArgs& a,
       return error(StatusCode::kInvalidPointer, std::string("kernel ") + e->name + " needs input and output aligned to " +
                                                     std::to_string(alignment) + " bytes");
     }
-    return generic_depthwise_conv2d(p, a, stream);
+    return run_generic(p, a, stream);
   }
-  return launched(e->launch(a.input, a.filter, epilogue_a(p, a), a.shift, a.output, p.n, stream), e->name);
+  return launched(launch(*e, p, a, stream), e->name);
 }
 
-std::vector<KernelInfo> list(const Registry& r) {
-  std::vector<KernelInfo> infos;
+template <class Problem>
+std::vector<KernelInfoFor<Problem>> list_of(const detail::RegistryFor<Problem>& r) {
+  std::vector<KernelInfoFor<Problem>> infos;
   for (int i = 0; i < r.count; ++i) {
-    const RegistryEntry& e = r.entries[i];
+    const auto& e = r.entries[i];
     infos.push_back({e.name, e.problem, e.schedule, e.spec_location, e.alignment});
   }
   return infos;
 }
+
+}  // namespace
+
+Status generic_depthwise_conv2d(const DepthwiseProblem& p, const DepthwiseArgs& a, cudaStream_t stream) {
+  Status s = validate(p, a);
+  if (!s.ok()) return s;
+  const long long total = 1LL * p.n * p.out_channels() * p.out_h() * p.out_w();
+  const int threads = 256;
+  const long long blocks = (total + threads - 1) / threads;
+  const int grid = static_cast<int>(blocks < (1LL << 20) ? blocks : (1LL << 20));
+  generic_depthwise_f32_nchw<<<grid, threads, 0, stream>>>(p, a.input, a.filter, epilogue_a(p, a), a.shift,
+                                                           a.output);
+  return launched(cudaGetLastError(), kGenericDepthwiseName);
+}
+
+Status generic_conv2d(const Conv2dProblem& p, const Conv2dArgs& a, cudaStream_t stream) {
+  Status s = validate(p, a);
+  if (!s.ok()) return s;
+  const long long pixels = 1LL * p.n * p.out_h() * p.out_w();
+  const dim3 grid(static_cast<unsigned>((pixels + kGenericTileN - 1) / kGenericTileN),
+                  static_cast<unsigned>((p.c_out + kGenericTileM - 1) / kGenericTileM));
+  if (grid.x > 0x7fffffffu || grid.y > 65535u) {
+    return error(StatusCode::kInvalidProblem, "the problem needs more blocks than one launch has (" + describe(p) + ")");
+  }
+  generic_conv2d_f32_nchw<<<grid, kGenericThreads, 0, stream>>>(p, a.input, a.filter, epilogue_a(p, a), a.shift,
+                                                                a.residual, a.output);
+  return launched(cudaGetLastError(), kGenericConv2dName);
+}
+
+namespace detail {
+
+KernelChoice find(const Registry& r, const DepthwiseProblem& p) { return find_in(r, p); }
+KernelChoice find(const Conv2dRegistry& r, const Conv2dProblem& p) { return find_in(r, p); }
+Status run(const Registry& r, const DepthwiseProblem& p, const DepthwiseArgs& a, cudaStream_t stream,
+           Dispatch dispatch) {
+  return run_in(r, p, a, stream, dispatch);
+}
+Status run(const Conv2dRegistry& r, const Conv2dProblem& p, const Conv2dArgs& a, cudaStream_t stream,
+           Dispatch dispatch) {
+  return run_in(r, p, a, stream, dispatch);
+}
+std::vector<KernelInfo> list(const Registry& r) { return list_of(r); }
+std::vector<Conv2dKernelInfo> list(const Conv2dRegistry& r) { return list_of(r); }
 
 }  // namespace detail
 }  // namespace convgen

@@ -1,13 +1,21 @@
 // convgen runtime: the types every generated library speaks, and the generic
-// depthwise kernel that serves problems no specialized kernel was made for.
+// kernels that serve problems no specialized kernel was made for.
 //
-// A generated library `<name>` adds a header `<name>.h` with three calls in
-// namespace convgen::<name>:
+// Each operator has a problem, an argument (pointer) struct and a generic
+// kernel here. A generated library `<name>` adds a header `<name>.h` with,
+// in namespace convgen::<name>, for depthwise conv2d:
 //
 //   Status depthwise_conv2d(const DepthwiseProblem&, const DepthwiseArgs&,
 //                           cudaStream_t, Dispatch = Dispatch::kAllowGeneric);
 //   KernelChoice find(const DepthwiseProblem&);
 //   const std::vector<KernelInfo>& kernels();
+//
+// and for dense conv2d:
+//
+//   Status conv2d(const Conv2dProblem&, const Conv2dArgs&, cudaStream_t,
+//                 Dispatch = Dispatch::kAllowGeneric);
+//   KernelChoice find(const Conv2dProblem&);
+//   const std::vector<Conv2dKernelInfo>& conv2d_kernels();
 //
 // All calls validate the problem and the pointers first; a bad call returns a
 // status with a message and launches nothing.
@@ -93,19 +101,62 @@ struct DepthwiseArgs {
   float* output = nullptr;
 };
 
+// One dense (groups = 1) convolution, weights OIHW as PyTorch stores them:
+//   output[n, co, oy, ox] = act(affine(sum_{ci,ky,kx}
+//       input[n, ci, oy*stride_h - pad_top + ky*dilation_h, ox*stride_w - pad_left + kx*dilation_w]
+//       * filter[co, ci, ky, kx]) + residual[n, co, oy, ox])
+// where positions outside the input read as zero, affine is the epilogue
+// (none, + bias[co], or * scale[co] + shift[co]) and the residual term is
+// present only when `residual` is true.
+struct Conv2dProblem {
+  int n = 1, c = 1, h = 1, w = 1;  // input shape, NCHW
+  int c_out = 1;                   // output channels
+  int kh = 3, kw = 3;              // filter window
+  int stride_h = 1, stride_w = 1;
+  int pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
+  int dilation_h = 1, dilation_w = 1;
+  int groups = 1;                  // only 1 (dense) so far
+  Epilogue epilogue = Epilogue::kNone;
+  bool residual = false;           // add a tensor shaped like the output before the activation
+  Activation activation = Activation::kNone;
+  DataType dtype = DataType::kFloat32;
+  Layout layout = Layout::kNCHW;
+
+  CONVGEN_HOST_DEVICE int out_h() const { return (h + pad_top + pad_bottom - dilation_h * (kh - 1) - 1) / stride_h + 1; }
+  CONVGEN_HOST_DEVICE int out_w() const { return (w + pad_left + pad_right - dilation_w * (kw - 1) - 1) / stride_w + 1; }
+};
+
+// Device pointers. filter is [c_out, c, kh, kw]; bias, scale and shift hold
+// c_out values as the epilogue needs; residual is [n, c_out, out_h, out_w]
+// when the problem has one. Pointers the problem does not use must be null.
+// Alignment and overlap rules are those of DepthwiseArgs; the residual may
+// not overlap the output either.
+struct Conv2dArgs {
+  const float* input = nullptr;
+  const float* filter = nullptr;
+  const float* bias = nullptr;
+  const float* scale = nullptr;
+  const float* shift = nullptr;
+  const float* residual = nullptr;
+  float* output = nullptr;
+};
+
 enum class Dispatch {
   kAllowGeneric,  // run the generic kernel when no specialized kernel matches
   kStrict,        // a problem with no specialized kernel is an error
 };
 
-// Describes one generated kernel.
-struct KernelInfo {
+// Describes one generated kernel of an operator.
+template <class Problem>
+struct KernelInfoFor {
   std::string name;     // e.g. dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m1
-  DepthwiseProblem problem;  // n is the batch the spec declared (0: runtime)
+  Problem problem;      // n is the batch the spec declared (0: runtime)
   std::string schedule;  // human-readable schedule summary
   std::string spec_location;  // spec file:line the kernel came from
   int alignment = 4;  // bytes the input and output pointers must be aligned to (vector loads and stores)
 };
+using KernelInfo = KernelInfoFor<DepthwiseProblem>;
+using Conv2dKernelInfo = KernelInfoFor<Conv2dProblem>;
 
 // Which kernel serves a problem, and why.
 struct KernelChoice {
@@ -117,45 +168,72 @@ struct KernelChoice {
 
 // Checks a problem's shape and parameters without touching memory.
 Status validate(const DepthwiseProblem& problem);
+Status validate(const Conv2dProblem& problem);
 // Checks a problem and its pointers (null, alignment, which epilogue
 // pointers are present).
 Status validate(const DepthwiseProblem& problem, const DepthwiseArgs& args);
+Status validate(const Conv2dProblem& problem, const Conv2dArgs& args);
 
-// The generic kernel: correct for every valid problem, not fast. Exposed so
-// that tests and benchmarks can call it directly.
+// The generic kernels: correct for every valid problem. Exposed so that
+// tests and benchmarks can call them directly.
 Status generic_depthwise_conv2d(const DepthwiseProblem& problem, const DepthwiseArgs& args,
                                 cudaStream_t stream);
+Status generic_conv2d(const Conv2dProblem& problem, const Conv2dArgs& args, cudaStream_t stream);
 
 // A stable, readable rendering of a problem, used in messages and by `find`.
 std::string describe(const DepthwiseProblem& problem);
+std::string describe(const Conv2dProblem& problem);
 
 namespace detail {
 
-// The signature of every generated launcher: plain types only, so that the
-// emitted .cu files need nothing but the CUDA runtime header.
-using Launcher = cudaError_t (*)(const float* input, const float* filter, const float* epilogue_a,
-                                 const float* epilogue_b, float* output, int batch,
-                                 cudaStream_t stream);
+// The signature of every generated launcher of an operator: plain types
+// only, so that the emitted .cu files need nothing but the CUDA runtime
+// header. epilogue_a is the bias or the scale, epilogue_b the shift.
+template <class Problem>
+struct LauncherOf;
+template <>
+struct LauncherOf<DepthwiseProblem> {
+  using type = cudaError_t (*)(const float* input, const float* filter, const float* epilogue_a,
+                               const float* epilogue_b, float* output, int batch, cudaStream_t stream);
+};
+template <>
+struct LauncherOf<Conv2dProblem> {
+  using type = cudaError_t (*)(const float* input, const float* filter, const float* epilogue_a,
+                               const float* epilogue_b, const float* residual, float* output, int batch,
+                               cudaStream_t stream);
+};
 
-struct RegistryEntry {
-  DepthwiseProblem problem;  // problem.n: the batch the spec declared, 0 if runtime
+template <class Problem>
+struct RegistryEntryFor {
+  Problem problem;  // problem.n: the batch the spec declared, 0 if runtime
   const char* name;
   const char* schedule;
   const char* spec_location;
-  Launcher launch;
+  typename LauncherOf<Problem>::type launch;
   int alignment;  // bytes input and output must be aligned to; others run the generic kernel
 };
 
-struct Registry {
+template <class Problem>
+struct RegistryFor {
   const char* library;
-  const RegistryEntry* entries;
+  const RegistryEntryFor<Problem>* entries;
   int count;
 };
 
+using Launcher = LauncherOf<DepthwiseProblem>::type;
+using RegistryEntry = RegistryEntryFor<DepthwiseProblem>;
+using Registry = RegistryFor<DepthwiseProblem>;
+using Conv2dRegistryEntry = RegistryEntryFor<Conv2dProblem>;
+using Conv2dRegistry = RegistryFor<Conv2dProblem>;
+
 KernelChoice find(const Registry& registry, const DepthwiseProblem& problem);
+KernelChoice find(const Conv2dRegistry& registry, const Conv2dProblem& problem);
 Status run(const Registry& registry, const DepthwiseProblem& problem, const DepthwiseArgs& args,
            cudaStream_t stream, Dispatch dispatch);
+Status run(const Conv2dRegistry& registry, const Conv2dProblem& problem, const Conv2dArgs& args,
+           cudaStream_t stream, Dispatch dispatch);
 std::vector<KernelInfo> list(const Registry& registry);
+std::vector<Conv2dKernelInfo> list(const Conv2dRegistry& registry);
 
 }  // namespace detail
 }  // namespace convgen
