@@ -100,7 +100,11 @@ std::string padding_text(const Workload& wl) {
 
 // A knob's value as JSON: a number, true/false, a word, or a pair.
 nlohmann::json knob_json(const Knob& k, const Schedule& s) {
-  if (k.values.size() == 2) return {s.at(k.values[0]), s.at(k.values[1])};
+  if (k.values.size() > 1) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const std::string& name : k.values) list.push_back(s.at(name));
+    return list;
+  }
   const int v = s.at(k.values.front());
   if (k.kind == Knob::Kind::kBool) return v != 0;
   if (k.kind == Knob::Kind::kChoice) return k.word(v);
@@ -132,7 +136,10 @@ nlohmann::json kernel_json(const KernelPlan& p) {
       {"stride", {wl.stride_h, wl.stride_w}},
       {"padding", {wl.pad_top, wl.pad_bottom, wl.pad_left, wl.pad_right}},
       {"dilation", {wl.dilation_h, wl.dilation_w}},
+      {"op", wl.op_or_default().name},
       {"multiplier", wl.multiplier},
+      {"c_out", wl.out_channels()},
+      {"residual", wl.residual},
       {"epilogue", to_string(wl.epilogue)},
       {"activation", to_string(wl.activation)},
       {"out_h", p.out_h}, {"out_w", p.out_w},
@@ -140,29 +147,34 @@ nlohmann::json kernel_json(const KernelPlan& p) {
       {"bytes_read", p.bytes_read},
       {"bytes_written", p.bytes_written},
       {"floor_us", p.floor_us},
+      {"flops", p.flops},
+      {"compute_floor_us", p.compute_floor_us},
   };
 }
 
 void print_table(const LibraryPlan& lib) {
   std::printf("library %s: %zu kernels from %zu spec file(s)\n\n", lib.name.c_str(), lib.kernels.size(),
               lib.spec_files.size());
+  // The floor: the longer of moving the bytes at the copy bandwidth and
+  // doing the arithmetic at the fp32 peak.
   std::printf("%-58s %9s  %-74s  %s\n", "kernel", "floor_us", "schedule", "spec");
   for (const KernelPlan& p : lib.kernels) {
-    std::printf("%-58s %9.2f  %-74s  %s:%d\n", p.name.c_str(), p.floor_us, p.schedule.summary().c_str(),
+    std::printf("%-58s %9.2f  %-74s  %s:%d\n", p.name.c_str(), std::max(p.floor_us, p.compute_floor_us),
+                p.schedule.summary().c_str(),
                 p.workload.where.file.c_str(), p.workload.where.line);
   }
 }
 
-// Every knob of every algorithm, in the registry's order (value names), so
-// that one CSV holds kernels of any algorithm; the common knobs of each
-// operator come after the per-algorithm columns.
-std::vector<const Knob*> csv_knobs(bool common) {
-  std::vector<const Knob*> knobs;
-  std::vector<std::string> seen;
+// Every knob value of every algorithm, by value name in the registry's order,
+// so that one CSV holds kernels of any operator and algorithm; the common
+// knobs of each operator come after the per-algorithm columns.
+std::vector<std::pair<const Knob*, std::string>> csv_columns(bool common) {
+  std::vector<std::pair<const Knob*, std::string>> columns;
   auto add = [&](const Knob& k) {
-    if (std::find(seen.begin(), seen.end(), k.key) != seen.end()) return;
-    seen.push_back(k.key);
-    knobs.push_back(&k);
+    for (const std::string& name : k.values) {
+      const bool seen = std::any_of(columns.begin(), columns.end(), [&](const auto& c) { return c.second == name; });
+      if (!seen) columns.emplace_back(&k, name);
+    }
   };
   for (const Operator* op : operators()) {
     if (common) {
@@ -173,47 +185,47 @@ std::vector<const Knob*> csv_knobs(bool common) {
       }
     }
   }
-  return knobs;
+  return columns;
 }
 
-// The CSV cells of `knobs` for one schedule; empty where its algorithm has no such knob.
-std::string csv_cells(const std::vector<const Knob*>& knobs, const Schedule& s) {
+// The CSV cells of `columns` for one schedule; empty where its algorithm has no such value.
+std::string csv_cells(const std::vector<std::pair<const Knob*, std::string>>& columns, const Schedule& s) {
   std::string cells;
-  for (const Knob* k : knobs) {
-    for (const std::string& name : k->values) {
-      const auto it = s.values.find(name);
-      cells += ",";
-      if (it != s.values.end()) cells += k->kind == Knob::Kind::kChoice ? k->word(it->second) : std::to_string(it->second);
-    }
+  for (const auto& [knob, name] : columns) {
+    const auto it = s.values.find(name);
+    cells += ",";
+    if (it == s.values.end()) continue;
+    cells += knob->kind == Knob::Kind::kChoice ? knob->word(it->second) : std::to_string(it->second);
   }
   return cells;
 }
 
-std::string csv_header(const std::vector<const Knob*>& knobs) {
+std::string csv_header(const std::vector<std::pair<const Knob*, std::string>>& columns) {
   std::string header;
-  for (const Knob* k : knobs) {
-    for (const std::string& name : k->values) header += "," + name;
-  }
+  for (const auto& column : columns) header += "," + column.second;
   return header;
 }
 
 void print_csv(const LibraryPlan& lib) {
   // One row per kernel; the knobs of the other algorithms are empty.
-  const std::vector<const Knob*> knobs = csv_knobs(false);
-  const std::vector<const Knob*> common = csv_knobs(true);
-  std::printf("name,spec,n,c,h,w,kh,kw,stride_h,stride_w,padding,dilation_h,dilation_w,multiplier,epilogue,"
-              "activation,algorithm%s,smem_bytes,alignment%s,bytes_read,bytes_written,floor_us\n",
+  const auto knobs = csv_columns(false);
+  const auto common = csv_columns(true);
+  std::printf("name,op,spec,n,c,c_out,h,w,kh,kw,stride_h,stride_w,padding,dilation_h,dilation_w,multiplier,epilogue,"
+              "residual,activation,algorithm%s,smem_bytes,alignment%s,bytes_read,bytes_written,floor_us,flops,"
+              "compute_floor_us\n",
               csv_header(knobs).c_str(), csv_header(common).c_str());
   for (const KernelPlan& p : lib.kernels) {
     const Workload& wl = p.workload;
     const Schedule& s = p.schedule;
-    std::printf("%s,%s:%d,%s,%d,%d,%d,%d,%d,%d,%d,\"%s\",%d,%d,%d,%s,%s,%s%s,%d,%d%s,%lld,%lld,%.3f\n",
-                p.name.c_str(), wl.where.file.c_str(), wl.where.line,
-                wl.n == 0 ? "runtime" : std::to_string(wl.n).c_str(), wl.c, wl.h, wl.w, wl.kh, wl.kw, wl.stride_h,
-                wl.stride_w, padding_text(wl).c_str(), wl.dilation_h, wl.dilation_w, wl.multiplier,
-                to_string(wl.epilogue), to_string(wl.activation), s.algorithm_name().c_str(),
-                csv_cells(knobs, s).c_str(), p.smem_bytes, p.alignment, csv_cells(common, s).c_str(), p.bytes_read,
-                p.bytes_written, p.floor_us);
+    std::printf("%s,%s,%s:%d,%s,%d,%d,%d,%d,%d,%d,%d,%d,\"%s\",%d,%d,%d,%s,%d,%s,%s%s,%d,%d%s,%lld,%lld,%.3f,%lld,"
+                "%.3f\n",
+                p.name.c_str(), wl.op_or_default().name.c_str(), wl.where.file.c_str(), wl.where.line,
+                wl.n == 0 ? "runtime" : std::to_string(wl.n).c_str(), wl.c, wl.out_channels(), wl.h, wl.w, wl.kh,
+                wl.kw, wl.stride_h, wl.stride_w, padding_text(wl).c_str(), wl.dilation_h, wl.dilation_w,
+                wl.multiplier, to_string(wl.epilogue), wl.residual ? 1 : 0, to_string(wl.activation),
+                s.algorithm_name().c_str(), csv_cells(knobs, s).c_str(), p.smem_bytes, p.alignment,
+                csv_cells(common, s).c_str(), p.bytes_read, p.bytes_written, p.floor_us, p.flops,
+                p.compute_floor_us);
   }
 }
 
@@ -236,7 +248,7 @@ const KernelPlan& pick_kernel(const LibraryPlan& lib, const std::string& wanted)
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"convgen: generates specialized CUDA depthwise convolution kernels from YAML specs"};
+  CLI::App app{"convgen: generates specialized CUDA convolution kernels (depthwise_conv2d, conv2d) from YAML specs"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("convgen 0.1.0"));
 

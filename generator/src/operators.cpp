@@ -5,12 +5,13 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "ops/conv2d.hpp"
 #include "ops/depthwise.hpp"
 
 namespace convgen::gen {
 
 const std::vector<const Operator*>& operators() {
-  static const std::vector<const Operator*> list = {&depthwise::kOperator};
+  static const std::vector<const Operator*> list = {&depthwise::kOperator, &conv2d::kOperator};
   return list;
 }
 
@@ -46,11 +47,11 @@ Knob Knob::integer(std::string key, int lo, int hi, std::string meaning) {
   return k;
 }
 
-Knob Knob::pair(std::string key, std::string first, std::string second, int lo, int hi, std::string names,
-                std::string meaning) {
+Knob Knob::tuple(std::string key, std::vector<std::string> values, int lo, int hi, std::string names,
+                 std::string meaning) {
   Knob k = integer(std::move(key), lo, hi, std::move(meaning));
-  k.values = {std::move(first), std::move(second)};
-  k.pair_names = std::move(names);
+  k.values = std::move(values);
+  k.list_names = std::move(names);
   return k;
 }
 

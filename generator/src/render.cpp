@@ -104,17 +104,18 @@ std::string fixed(double value, int digits) {
 std::string spec_location(const Workload& wl) { return wl.where.file + ":" + std::to_string(wl.where.line); }
 
 std::string epilogue_description(const Workload& wl) {
-  std::string affine = wl.epilogue == Epilogue::kBias         ? "+ bias[co]"
-                       : wl.epilogue == Epilogue::kScaleShift ? "* scale[co] + shift[co]"
+  std::string affine = wl.epilogue == Epilogue::kBias         ? " + bias[co]"
+                       : wl.epilogue == Epilogue::kScaleShift ? " * scale[co] + shift[co]"
                                                               : "";
+  if (wl.residual) affine += " + residual[n, co, oy, ox]";
   std::string act = wl.activation == Activation::kRelu    ? "relu"
                     : wl.activation == Activation::kRelu6 ? "relu6"
                                                           : "";
   const std::string relu6_note = wl.activation == Activation::kRelu6 ? ", relu6(x) = min(max(x, 0), 6)" : "";
   if (affine.empty() && act.empty()) return "none";
-  if (act.empty()) return "conv " + affine;
+  if (act.empty()) return "conv" + affine;
   if (affine.empty()) return act + "(conv)" + relu6_note;
-  return act + "(conv " + affine + ")" + relu6_note;
+  return act + "(conv" + affine + ")" + relu6_note;
 }
 
 std::string join_files(const std::vector<std::string>& files) {
@@ -172,6 +173,8 @@ ms::data kernel_data(const LibraryPlan& lib, const KernelPlan& p, const RenderOp
   v["bytes_read"] = p.bytes_read;
   v["bytes_written"] = p.bytes_written;
   v["floor_us"] = fixed(p.floor_us, 2);
+  v["flops"] = p.flops;
+  v["compute_floor_us"] = fixed(p.compute_floor_us, 2);
   v["copy_bandwidth_tbps"] = fixed(options.copy_bandwidth_tbps, 2);
 
   ms::data d;
@@ -187,14 +190,43 @@ ms::data kernel_data(const LibraryPlan& lib, const KernelPlan& p, const RenderOp
   return d;
 }
 
+// The library's header and registry: every operator's call, table and
+// kernels (an operator without kernels still answers, with its generic
+// kernel).
 ms::data library_data(const LibraryPlan& lib, const RenderOptions& options) {
   ms::data d;
   d.set("library", lib.name);
   d.set("spec_files", join_files(lib.spec_files));
   d.set("kernel_count", std::to_string(lib.kernels.size()));
-  ms::data kernels{ms::data::type::list};
-  for (const KernelPlan& plan : lib.kernels) kernels.push_back(kernel_data(lib, plan, options));
-  d.set("kernels", kernels);
+  ms::data operators{ms::data::type::list};
+  for (const Operator* op : gen::operators()) {
+    const RuntimeApi& api = op->runtime;
+    ms::data o;
+    o.set("op", op->name);
+    for (const auto& [key, value] :
+         {std::pair<const char*, const std::string&>{"function", api.function}, {"description", api.description},
+          {"problem", api.problem}, {"args", api.args}, {"kernel_info", api.kernel_info},
+          {"registry", api.registry}, {"registry_entry", api.registry_entry},
+          {"kernels_function", api.kernels_function}, {"table", api.table},
+          {"launcher_params", api.launcher_params}, {"problem_fields", api.problem_fields}}) {
+      o.set(key, value);
+    }
+    // Aligns the header's continuation line under the first parameter.
+    o.set("function_indent", std::string(api.function.size() + 8, ' '));
+    ms::data kernels{ms::data::type::list};
+    size_t count = 0;
+    for (const KernelPlan& plan : lib.kernels) {
+      if (&plan.workload.op_or_default() != op) continue;
+      kernels.push_back(kernel_data(lib, plan, options));
+      ++count;
+    }
+    o.set("kernels", kernels);
+    o.set("kernel_count", std::to_string(count));
+    o.set("has_kernels", bool_data(count > 0));
+    o.set("entries", count > 0 ? "k" + api.table + "Entries" : std::string("nullptr"));
+    operators.push_back(o);
+  }
+  d.set("operators", operators);
   return d;
 }
 

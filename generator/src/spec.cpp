@@ -154,7 +154,7 @@ class Parser {
     }
     const YAML::Node workloads = root["workloads"];
     if (!workloads) {
-      error(root, "missing key 'workloads': a list of depthwise_conv2d workloads");
+      error(root, "missing key 'workloads': a list of convolution workloads");
       return spec;
     }
     if (!workloads.IsSequence() || workloads.size() == 0) {
@@ -301,7 +301,12 @@ class Parser {
     Workload wl;
     wl.op = &op;
     wl.where = at(item);
-    auto get = [&](const char* key) { return lookup(item, defaults, key); };
+    // Keys the operator does not take are reported by check_keys; one set in
+    // `defaults` for workloads of another operator is not inherited.
+    auto get = [&](const char* key) {
+      const bool takes = std::find(op.workload_keys.begin(), op.workload_keys.end(), key) != op.workload_keys.end();
+      return takes ? lookup(item, defaults, key) : YAML::Node(YAML::NodeType::Undefined);
+    };
     auto required = [&](const char* key, const char* meaning) {
       YAML::Node node = get(key);
       if (!node) error(item, std::string("missing key '") + key + "' (" + meaning + ") in a workload");
@@ -341,6 +346,16 @@ class Parser {
     }
     if (YAML::Node multiplier = get("multiplier"))
       wl.multiplier = integer(multiplier, "multiplier", 1, kMaxMultiplier).value_or(1);
+    if (std::find(op.workload_keys.begin(), op.workload_keys.end(), "c_out") != op.workload_keys.end()) {
+      if (YAML::Node c_out = required("c_out", "output channels")) wl.c_out = integer(c_out, "c_out", 1, kMaxChannels).value_or(0);
+    }
+    if (YAML::Node groups = get("groups")) {
+      if (auto v = integer(groups, "groups", 1, kMaxChannels); v && *v != 1) {
+        error(groups, "'groups' must be 1 (dense convolution), got " + std::to_string(*v) +
+                          "; for groups = c use op: depthwise_conv2d; other grouped convolutions are not supported");
+      }
+    }
+    if (YAML::Node residual = get("residual")) wl.residual = boolean(residual, "residual").value_or(false);
     if (YAML::Node epilogue = get("epilogue")) {
       if (auto v = word(epilogue, "epilogue", {"none", "bias", "scale_shift"}))
         wl.epilogue = *v == "bias" ? Epilogue::kBias : *v == "scale_shift" ? Epilogue::kScaleShift : Epilogue::kNone;
@@ -462,10 +477,9 @@ class Parser {
       case Knob::Kind::kInt:
         break;
     }
-    if (knob.values.size() == 2) {
-      if (auto v = integers(node, knob.key, 2, knob.pair_names, knob.lo, knob.hi)) {
-        s.values[knob.values[0]] = (*v)[0];
-        s.values[knob.values[1]] = (*v)[1];
+    if (knob.values.size() > 1) {
+      if (auto v = integers(node, knob.key, knob.values.size(), knob.list_names, knob.lo, knob.hi)) {
+        for (size_t i = 0; i < v->size(); ++i) s.values[knob.values[i]] = (*v)[i];
       }
       return;
     }

@@ -131,6 +131,11 @@ const Operator kOperator{
     &kernel_name,
     &finish_plan,
     &template_values,
+    {"depthwise_conv2d", "depthwise convolution", "DepthwiseProblem", "DepthwiseArgs", "KernelInfo", "Registry",
+     "RegistryEntry", "kernels", "Depthwise",
+     "const float*, const float*, const float*, const float*, float*, int, cudaStream_t",
+     "n (0: runtime), c, h, w, kh, kw, stride h/w, pad top/bottom/left/right, dilation h/w, multiplier, epilogue, "
+     "activation"},
 };
 
 }  // namespace convgen::gen::depthwise

@@ -217,9 +217,9 @@ std::string describe(const Schedule& s) {
 const Algorithm kTiles{
     "tiles",
     &kOperator,
-    {Knob::pair("block_tile", "tile_h", "tile_w", 1, 256, "[blocking_h, blocking_w]", "outputs per block"),
-     Knob::pair("threads", "threads_y", "threads_x", 1, 1024, "[num_thread_y, num_thread_x]", "threads per block"),
-     Knob::pair("vthreads", "vthreads_y", "vthreads_x", 1, 16, "[num_vthread_y, num_vthread_x]",
+    {Knob::tuple("block_tile", {"tile_h", "tile_w"}, 1, 256, "[blocking_h, blocking_w]", "outputs per block"),
+     Knob::tuple("threads", {"threads_y", "threads_x"}, 1, 1024, "[num_thread_y, num_thread_x]", "threads per block"),
+     Knob::tuple("vthreads", {"vthreads_y", "vthreads_x"}, 1, 16, "[num_vthread_y, num_vthread_x]",
           "virtual threads: each thread computes this many spread groups of outputs"),
      Knob::flag("shared_input", "stage the input tile and its halo in shared memory"),
      Knob::flag("shared_filter", "stage the filter in shared memory (else registers)"),

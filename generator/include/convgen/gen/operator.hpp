@@ -26,21 +26,21 @@ struct PlanOptions;
 struct Knob {
   enum class Kind { kInt, kBool, kChoice };
   std::string key;                  // the spec key, e.g. "block_tile"
-  std::vector<std::string> values;  // value names: {"tile_h", "tile_w"} for a pair, else {key}
+  std::vector<std::string> values;  // value names: {"tile_h", "tile_w"} for a list, else {key}
   Kind kind = Kind::kInt;
   int lo = 0, hi = 0;               // kInt: the range
   std::vector<int> allowed;         // kInt: when not empty, the only values in the range allowed
   int multiple_of = 1;              // kInt: values must be multiples of this
   std::string rule_note;            // why `allowed` or `multiple_of`, e.g. "(whole warps)"
-  std::string pair_names;           // a pair's names in messages, e.g. "[blocking_h, blocking_w]"
+  std::string list_names;           // a list's names in messages, e.g. "[blocking_h, blocking_w]"
   std::vector<std::string> choices;  // kChoice: the words; the value is the word's index
   int default_value = 0;            // a knob of every algorithm: the value a summary leaves unsaid
   std::string meaning;              // one line: what the knob does
 
   // Knobs of each kind, with one value name unless said.
   static Knob integer(std::string key, int lo, int hi, std::string meaning);
-  static Knob pair(std::string key, std::string first, std::string second, int lo, int hi, std::string names,
-                   std::string meaning);
+  static Knob tuple(std::string key, std::vector<std::string> values, int lo, int hi, std::string names,
+                    std::string meaning);
   static Knob flag(std::string key, std::string meaning);
   static Knob choice(std::string key, std::vector<std::string> words, std::string meaning);
 
@@ -84,6 +84,19 @@ struct Algorithm {
   std::string (*describe)(const Schedule& s) = nullptr;
 };
 
+// How the runtime (runtime/include/convgen/convgen.h) names an operator's
+// types, and how a generated library exposes it.
+struct RuntimeApi {
+  std::string function;          // the library's call, e.g. "depthwise_conv2d"
+  std::string description;       // e.g. "depthwise convolution", for the header's comment
+  std::string problem, args, kernel_info;  // the runtime's types
+  std::string registry, registry_entry;    // and its detail:: table types
+  std::string kernels_function;  // the library's list of kernels, e.g. "kernels"
+  std::string table;             // names the operator's table in the registry
+  std::string launcher_params;   // a launcher's parameter types
+  std::string problem_fields;    // the fields of the registry's problem initializer, for a comment
+};
+
 struct Operator {
   std::string name;                         // the spec's `op:` word
   std::vector<std::string> workload_keys;   // the spec keys a workload of it may set
@@ -96,6 +109,7 @@ struct Operator {
   // Bytes moved and the template values every kernel of the operator prints.
   void (*finish_plan)(const Workload& wl, const PlanOptions& options, KernelPlan& plan) = nullptr;
   void (*template_values)(const KernelPlan& plan, TemplateValues& values) = nullptr;
+  RuntimeApi runtime;
 
   const Algorithm* algorithm(const std::string& name) const;  // null if it has none of that name
   // The knob a spec key names, in `algorithm` or among the common knobs; null if none.

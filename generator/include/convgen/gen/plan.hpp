@@ -28,6 +28,8 @@ struct KernelPlan {
   int cost_batch = 1;
   long long bytes_read = 0, bytes_written = 0;
   double floor_us = 0;  // (bytes_read + bytes_written) / copy bandwidth
+  long long flops = 0;          // multiply-adds x 2, where the operator counts them (conv2d)
+  double compute_floor_us = 0;  // flops / fp32 peak
   // The algorithm's own derived numbers, by the names its template uses.
   TemplateValues values;
 
@@ -38,6 +40,9 @@ struct KernelPlan {
 struct PlanOptions {
   double copy_bandwidth_tbps = 3.0;  // used for the floor in the kernel headers
   int max_shared_bytes = 48 * 1024;  // static shared memory a block may use
+  // The fp32 rate (FMA, no TF32) used for the compute floor in the kernel
+  // headers: what an 8192^3 SGEMM reached on an H100.
+  double fp32_peak_tflops = 51.6;
 };
 
 // The name that encodes the problem, e.g. dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m1_ssrelu.

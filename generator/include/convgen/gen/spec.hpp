@@ -89,12 +89,14 @@ struct Workload {
   int pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
   int dilation_h = 1, dilation_w = 1;
   int multiplier = 1;      // depthwise_conv2d: output channels per input channel
+  int c_out = 0;           // conv2d: output channels (0 for depthwise_conv2d: c * multiplier)
   Epilogue epilogue = Epilogue::kNone;
+  bool residual = false;   // conv2d: add a tensor shaped like the output before the activation
   Activation activation = Activation::kNone;
   ScheduleRequest schedule;
 
   const Operator& op_or_default() const;
-  int out_channels() const { return c * multiplier; }
+  int out_channels() const { return c_out != 0 ? c_out : c * multiplier; }
   int out_h() const { return (h + pad_top + pad_bottom - dilation_h * (kh - 1) - 1) / stride_h + 1; }
   int out_w() const { return (w + pad_left + pad_right - dilation_w * (kw - 1) - 1) / stride_w + 1; }
 };

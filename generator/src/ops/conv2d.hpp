@@ -1,0 +1,34 @@
+// What the conv2d (dense) algorithms share. Internal to the generator.
+#pragma once
+
+#include <algorithm>
+#include <string>
+
+#include "convgen/gen/operator.hpp"
+#include "convgen/gen/plan.hpp"
+
+namespace convgen::gen::conv2d {
+
+extern const Operator kOperator;
+extern const Algorithm kDirect;  // conv2d_direct.cpp
+extern const Algorithm kGemm;    // conv2d_gemm.cpp
+
+// Static shared memory a block may use, and the most threads CUDA allows.
+constexpr int kMaxThreads = 1024;
+// Accumulators a thread may keep: beyond 64 a thread needs about 250
+// registers, and such schedules never won in the sweep.
+constexpr int kMaxAccumulators = 64;
+
+// The GEMM algorithm serves 1x1 convolutions with stride 1 and no padding:
+// per image, out[c_out x HW] = filter[c_out x c] x input[c x HW].
+bool is_pointwise(const Workload& wl);
+
+inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
+inline std::string num(long long v) { return std::to_string(v); }
+
+// Blocks per SM that __launch_bounds__ asks for: as many as the register
+// file holds when each thread has the registers it is estimated to need, so
+// that the compiler's cap (65536 / (threads x blocks)) stays above the need.
+inline int min_blocks(int threads, int registers) { return std::max(1, 65536 / (threads * registers)); }
+
+}  // namespace convgen::gen::conv2d

@@ -1,0 +1,177 @@
+// conv2d, algorithm `gemm`: 1x1 convolutions with stride 1 and no padding,
+// which in NCHW are, per image, the GEMM out[c_out x HW] = filter[c_out x c]
+// x input[c x HW]. The pixels of all images of the batch sit side by side
+// along N, so small planes still fill whole tiles. A block computes a
+// block_tile of output channels x pixels; the reduction runs over the input
+// channels in stages of k_step through double-buffered shared memory
+// (cp.async, 16-byte copies of the input where HW % 4 == 0). Each thread
+// owns vthreads groups of 4x4 outputs, spread a block's fraction apart so
+// that a warp's 16-byte shared-memory reads are conflict-free, and applies
+// the fused epilogue in registers before one 16-byte store per 4 outputs.
+#include <algorithm>
+
+#include "conv2d.hpp"
+
+namespace convgen::gen::conv2d {
+
+namespace {
+
+constexpr int kMaxSharedBytes = 48 * 1024;
+
+struct Gemm {
+  int block_co = 0, block_pixels = 0;  // output channels and pixels per block
+  int k_step = 0;                      // input channels per shared-memory stage
+  int vthreads_co = 1, vthreads_pixels = 1;  // 4x4 groups per thread along each
+};
+
+struct GemmShape {
+  int threads_m, threads_n, threads, m_blocks, k_steps, x_vec, x_cols, x_rows_per_pass, x_passes, w_loads, a_pitch;
+  int smem_bytes, accumulators;
+  int registers;  // a thread's estimated need: accumulators, two fragments, copy addresses and the epilogue
+};
+
+GemmShape gemm_shape(const Workload& wl, const Gemm& s) {
+  GemmShape g{};
+  g.threads_n = s.block_pixels / (4 * s.vthreads_pixels);
+  g.threads_m = s.block_co / (4 * s.vthreads_co);
+  g.threads = g.threads_m * g.threads_n;
+  g.m_blocks = ceil_div(wl.c_out, s.block_co);
+  g.k_steps = ceil_div(wl.c, s.k_step);
+  // Input columns are copied 4 at a time when every group of 4 pixels lies
+  // inside one image and is 16-byte aligned: HW % 4 == 0.
+  g.x_vec = (wl.h * wl.w) % 4 == 0 ? 4 : 1;
+  g.x_cols = s.block_pixels / g.x_vec;
+  g.x_rows_per_pass = g.threads > 0 ? g.threads / g.x_cols : 0;
+  g.x_passes = g.x_rows_per_pass > 0 ? ceil_div(s.k_step, g.x_rows_per_pass) : 0;
+  g.w_loads = g.threads > 0 ? ceil_div(s.block_co * s.k_step, g.threads) : 0;
+  // Weights are stored transposed, [k][m]; 4 floats of padding per row put
+  // the k-rows one warp's copies touch on different banks.
+  g.a_pitch = s.block_co + 4;
+  g.smem_bytes = 2 * (s.k_step * g.a_pitch + s.k_step * s.block_pixels) * 4;
+  g.accumulators = 16 * s.vthreads_co * s.vthreads_pixels;
+  g.registers = g.accumulators + 8 * (s.vthreads_co + s.vthreads_pixels) + 64;
+  return g;
+}
+
+// The default, from a sweep on the H100 of MobileNetV2's 1x1 layers at
+// batch 64 (docs/performance.md, "Dense convolution"): the fastest swept on
+// 5 of 9 rows, within 2% on 3 more, 9% off on 384->64.
+// 128 pixels a block; 16 input channels a stage where c is 16 or a multiple
+// of 16 from 128 up, else 8. Output channels: a block covers all of a few
+// (c_out <= 24: the input is read once); a wide tile for a single stage
+// (c <= 16); few outputs and a long reduction: 16 a block, for more blocks;
+// otherwise 32 (8x8 outputs a thread, 64 threads).
+Gemm default_gemm(const Workload& wl) {
+  Gemm s;
+  s.block_pixels = 128;
+  s.k_step = wl.c % 16 == 0 && (wl.c >= 128 || wl.c == 16) ? 16 : 8;
+  // Scalar copies of the input (H x W % 4 != 0) need a thread per pixel
+  // column of the tile.
+  s.vthreads_pixels = (wl.h * wl.w) % 4 == 0 ? 2 : 1;
+  if (wl.c_out <= 24) {
+    s.block_co = ceil_div(wl.c_out, 8) * 8, s.vthreads_co = 1;
+  } else if (wl.c <= 16) {
+    s.block_co = 64, s.vthreads_co = 2;
+  } else if (wl.c_out <= 64 && wl.c >= 128) {
+    s.block_co = 16, s.vthreads_co = 1;
+  } else {
+    s.block_co = 32, s.vthreads_co = 2;
+  }
+  return s;
+}
+
+void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
+  const ScheduleRequest& req = wl.schedule;
+  if (!is_pointwise(wl)) {
+    throw SpecError({{req.algorithm ? req.algorithm_where : req.where,
+                      "the gemm algorithm runs 1x1 convolutions with stride 1 and no padding; this one is " +
+                          num(wl.kh) + "x" + num(wl.kw) + " with stride " + num(wl.stride_h) + "x" +
+                          num(wl.stride_w) + " and padding " + num(wl.pad_top) + "," + num(wl.pad_bottom) + "," +
+                          num(wl.pad_left) + "," + num(wl.pad_right) + ": use algorithm: direct"}});
+  }
+  Gemm s = default_gemm(wl);
+  s.block_co = req.value("block_co").value_or(s.block_co);
+  s.block_pixels = req.value("block_pixels").value_or(s.block_pixels);
+  s.k_step = req.value("k_step").value_or(s.k_step);
+  s.vthreads_co = req.value("vthreads_co").value_or(s.vthreads_co);
+  s.vthreads_pixels = req.value("vthreads_pixels").value_or(s.vthreads_pixels);
+
+  std::vector<Diagnostic> errors;
+  const SourceLocation& tile_at = req.at("block_tile");
+  if (s.block_co % (4 * s.vthreads_co) != 0 || s.block_pixels % (4 * s.vthreads_pixels) != 0) {
+    errors.push_back({tile_at, "block_tile " + num(s.block_co) + "x" + num(s.block_pixels) +
+                                   " does not split into vthreads " + num(s.vthreads_co) + "x" +
+                                   num(s.vthreads_pixels) + " groups of 4x4 outputs per thread; each side must be "
+                                   "a multiple of 4 x its vthreads"});
+    throw SpecError(std::move(errors));
+  }
+  const GemmShape g = gemm_shape(wl, s);
+  if (g.threads > kMaxThreads) {
+    errors.push_back({tile_at, "block_tile " + num(s.block_co) + "x" + num(s.block_pixels) + " with vthreads " +
+                                   num(s.vthreads_co) + "x" + num(s.vthreads_pixels) + " needs " + num(g.threads) +
+                                   " threads per block; CUDA allows at most " + num(kMaxThreads)});
+  }
+  if (g.threads % g.x_cols != 0) {
+    errors.push_back({tile_at, "the block's " + num(g.threads) + " threads cannot copy rows of " + num(g.x_cols) +
+                                   " input vectors (" + num(s.block_pixels) + " pixels) in whole passes: the "
+                                   "thread count must be a multiple of block_pixels / " + num(g.x_vec)});
+  }
+  if (g.accumulators > kMaxAccumulators) {
+    errors.push_back({req.at("vthreads"), "each thread would keep " + num(g.accumulators) +
+                                              " outputs live (vthreads " + num(s.vthreads_co) + "x" +
+                                              num(s.vthreads_pixels) + " groups of 4x4); at most " +
+                                              num(kMaxAccumulators) + " fit in registers"});
+  }
+  const int smem_limit = std::min(options.max_shared_bytes, kMaxSharedBytes);
+  if (g.smem_bytes > smem_limit) {
+    errors.push_back({req.at("k_step"), "the schedule stages " + num(g.smem_bytes) +
+                                            " bytes of shared memory per block; the limit is " + num(smem_limit) +
+                                            ": use a smaller k_step or block_tile"});
+  }
+  if (!errors.empty()) throw SpecError(std::move(errors));
+
+  p.schedule.values = {{"block_co", s.block_co},
+                       {"block_pixels", s.block_pixels},
+                       {"k_step", s.k_step},
+                       {"vthreads_co", s.vthreads_co},
+                       {"vthreads_pixels", s.vthreads_pixels}};
+  p.threads = g.threads;
+  p.block_threads = g.threads;
+  p.smem_bytes = g.smem_bytes;
+  // 16-byte copies of the input and stores of the output.
+  p.alignment = g.x_vec == 4 ? 16 : 4;
+  auto n = [](int v) { return TemplateValue(static_cast<long long>(v)); };
+  p.values = {
+      {"threads_m", n(g.threads_m)},         {"threads_n", n(g.threads_n)},
+      {"m_blocks", n(g.m_blocks)},           {"k_steps", n(g.k_steps)},
+      {"x_vec", n(g.x_vec)},                 {"x_cols", n(g.x_cols)},
+      {"x_rows_per_pass", n(g.x_rows_per_pass)}, {"x_passes", n(g.x_passes)},
+      {"w_loads", n(g.w_loads)},             {"a_pitch", n(g.a_pitch)},
+      {"pixels", n(wl.h * wl.w)},            {"min_blocks", n(min_blocks(g.threads, g.registers))},
+      {"ragged_m", wl.c_out % s.block_co != 0},
+      {"ragged_k", wl.c % s.k_step != 0},
+  };
+}
+
+std::string describe(const Schedule& s) {
+  return "block_tile " + num(s.at("block_co")) + "x" + num(s.at("block_pixels")) + ", k_step " +
+         num(s.at("k_step")) + ", vthreads " + num(s.at("vthreads_co")) + "x" + num(s.at("vthreads_pixels")) +
+         " (4x4 outputs each)";
+}
+
+}  // namespace
+
+const Algorithm kGemm{
+    "gemm",
+    &kOperator,
+    {Knob::tuple("block_tile", {"block_co", "block_pixels"}, 4, 512, "[channels, pixels]",
+                 "output channels x pixels per block"),
+     Knob::integer("k_step", 1, 64, "input channels per shared-memory stage (the reduction split)"),
+     Knob::tuple("vthreads", {"vthreads_co", "vthreads_pixels"}, 1, 4, "[channels, pixels]",
+                 "groups of 4x4 outputs per thread, spread over the block tile (virtual threads)")},
+    "conv2d_nchw_gemm.cu.mustache",
+    &plan,
+    &describe,
+};
+
+}  // namespace convgen::gen::conv2d
