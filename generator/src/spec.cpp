@@ -500,7 +500,9 @@ class Parser {
 
   void check_output_size(const YAML::Node& item, const Workload& wl) {
     const auto explain = [](const char* axis, int in, int pad_a, int pad_b, int d, int k, int s) {
-      const int out = (in + pad_a + pad_b - d * (k - 1) - 1) / s + 1;
+      // Rounded down (C++ division rounds a negative span toward zero).
+      const int span = in + pad_a + pad_b - d * (k - 1) - 1;
+      const int out = (span >= 0 ? span / s : -((-span + s - 1) / s)) + 1;
       return std::string("output ") + axis + " would be (" + std::to_string(in) + " + " + std::to_string(pad_a) +
              " + " + std::to_string(pad_b) + " - " + std::to_string(d) + "*(" + std::to_string(k) + "-1) - 1) / " +
              std::to_string(s) + " + 1 = " + std::to_string(out) +

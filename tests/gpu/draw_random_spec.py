@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Draws a seeded random set of depthwise problems and writes them as a convgen spec.
+"""Draws a seeded random set of depthwise or dense problems and writes them as a convgen spec.
 
 The draw covers the whole space the generator claims: batch 1..8, channels
 1..300, height and width 1..130 (odd sizes included), filters 1..7 (square
@@ -11,6 +11,15 @@ generator must reject those with a clear message, and the test counts them.
 Options narrow the draw for one algorithm: --max-extent bounds height and
 width, --schedule gives every workload a schedule (e.g. "{algorithm: planes}"),
 --library names the library.
+
+--op conv2d draws dense (groups 1) problems instead: input and output
+channels 1..512 (skewed toward small ones, odd counts included), the same
+sizes, filters (a quarter of them 1x1), strides, paddings and dilations,
+and every combination of epilogue (none, bias, scale_shift), residual
+(false, true) and activation (none, relu, relu6) in turn. The float64
+reference that checks them runs on the CPU, so each problem is shrunk (height
+and width, or the batch) until it needs at most --max-macs multiply-adds
+(default 3e7); a shape that was valid stays valid.
 """
 import argparse
 import random
@@ -51,16 +60,138 @@ def draw_workload(rng, max_extent):
     return "  - {" + ", ".join("%s: %s" % (k, v) for k, v in fields.items()) + "}"
 
 
+def draw_channels(rng):
+    """1..512, skewed toward small counts; about half are odd."""
+    r = rng.random()
+    if r < 0.45:
+        return rng.randint(1, 16)
+    if r < 0.8:
+        return rng.randint(17, 128)
+    return rng.randint(129, 512)
+
+
+def parse_pair(text):
+    """'3' or '[3, 2]' -> (3, 3) or (3, 2)."""
+    values = [int(v) for v in text.strip("[]").split(",")]
+    return (values[0], values[-1])
+
+
+def pads_of(padding, window_h, window_w):
+    """(top, bottom, left, right) as the generator resolves them."""
+    if padding == "same":
+        return (window_h // 2, window_h - window_h // 2, window_w // 2, window_w - window_w // 2)
+    if padding == "valid":
+        return (0, 0, 0, 0)
+    values = [int(v) for v in padding.strip("[]").split(",")]
+    if len(values) == 1:
+        return (values[0],) * 4
+    if len(values) == 2:
+        return (values[0], values[0], values[1], values[1])
+    return tuple(values)
+
+
+def out_extent(extent, pad_a, pad_b, window, stride):
+    """The output height or width; 0 when the dilated filter does not fit."""
+    if extent + pad_a + pad_b < window + 1:
+        return 0
+    return (extent + pad_a + pad_b - window - 1) // stride + 1
+
+
+# Every (epilogue, residual, activation), taken in turn so that each appears
+# count / 18 times.
+EPILOGUE_COMBOS = [(e, r, a) for e in ("none", "bias", "scale_shift") for r in ("false", "true")
+                   for a in ("none", "relu", "relu6")]
+
+
+def draw_conv2d_workload(rng, index, max_extent, max_macs):
+    """One dense problem as a flow mapping, and whether the generator should accept it."""
+    if rng.random() < 0.25:
+        kh = kw = 1
+    else:
+        kh = rng.randint(1, 7)
+        kw = kh if rng.random() < 0.5 else rng.randint(1, 7)
+    stride = rng.randint(1, 3)
+    stride_text = str(stride) if rng.random() < 0.7 else "[%d, %d]" % (stride, rng.randint(1, 3))
+    dilation = 1 if rng.random() < 0.8 else 2
+    dilation_text = str(dilation) if rng.random() < 0.8 else "[%d, %d]" % (dilation, rng.randint(1, 2))
+    padding = draw_padding(rng, kh, kw)
+    n = rng.randint(1, 8)
+    c = draw_channels(rng)
+    c_out = draw_channels(rng)
+    h = rng.randint(1, max_extent)
+    w = rng.randint(1, max_extent)
+    epilogue, residual, activation = EPILOGUE_COMBOS[index % len(EPILOGUE_COMBOS)]
+
+    sh, sw = parse_pair(stride_text)
+    dh, dw = parse_pair(dilation_text)
+    window_h, window_w = dh * (kh - 1), dw * (kw - 1)
+    top, bottom, left, right = pads_of(padding, window_h, window_w)
+    pads_ok = max(top, bottom) <= window_h and max(left, right) <= window_w
+
+    def macs():
+        return (n * c_out * out_extent(h, top, bottom, window_h, sh) * out_extent(w, left, right, window_w, sw)
+                * c * kh * kw)
+
+    # Shrink the largest of height, width and 8 x batch by a tenth, never
+    # below the smallest extent that keeps an output row and column: at a
+    # 1x1 output the work is at most 512 * 512 * 49 = 1.3e7 multiply-adds.
+    min_h = max(1, window_h + 1 - top - bottom)
+    min_w = max(1, window_w + 1 - left - right)
+    while macs() > max_macs:
+        candidates = []
+        if h > min_h:
+            candidates.append((h, "h"))
+        if w > min_w:
+            candidates.append((w, "w"))
+        if n > 1:
+            candidates.append((8 * n, "n"))
+        if not candidates:
+            break
+        _, which = max(candidates)
+        if which == "h":
+            h = max(min_h, h - max(1, h // 10))
+        elif which == "w":
+            w = max(min_w, w - max(1, w // 10))
+        else:
+            n -= 1
+    fields = {
+        "n": n,
+        "c": c,
+        "c_out": c_out,
+        "h": h,
+        "w": w,
+        "filter": "[%d, %d]" % (kh, kw),
+        "stride": stride_text,
+        "dilation": dilation_text,
+        "padding": padding,
+        "groups": 1,
+        "epilogue": epilogue,
+        "residual": residual,
+        "activation": activation,
+    }
+    valid = pads_ok and macs() > 0
+    return "  - {" + ", ".join("%s: %s" % (k, v) for k, v in fields.items()) + "}", valid, macs()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=2026, help="random seed (default 2026)")
-    parser.add_argument("--count", type=int, default=580, help="problems to draw (default 580)")
+    parser.add_argument("--op", choices=["depthwise_conv2d", "conv2d"], default="depthwise_conv2d",
+                        help="operator to draw (default depthwise_conv2d)")
+    parser.add_argument("--count", type=int, help="problems to draw (default 580 depthwise, 360 conv2d)")
     parser.add_argument("--out", required=True, help="spec file to write")
     parser.add_argument("--max-extent", type=int, default=130, help="largest height and width (default 130)")
     parser.add_argument("--schedule", help="schedule of every workload, a YAML flow mapping")
     parser.add_argument("--library", default="random_draw", help="library name (default random_draw)")
+    parser.add_argument("--max-macs", type=float, default=3e7,
+                        help="conv2d: most multiply-adds per problem, batch included (default 3e7)")
     args = parser.parse_args()
     rng = random.Random(args.seed)
+    if args.op == "conv2d":
+        draw_conv2d(args, rng)
+        return
+    if args.count is None:
+        args.count = 580
     lines = [
         "# %d depthwise problems drawn by tests/gpu/draw_random_spec.py --seed %d. Do not edit." % (args.count, args.seed),
         "library: %s" % args.library,
@@ -72,6 +203,26 @@ def main():
     with open(args.out, "w") as f:
         f.write("\n".join(lines) + "\n")
     print("drew %d problems (seed %d) into %s" % (args.count, args.seed, args.out))
+
+
+def draw_conv2d(args, rng):
+    count = 360 if args.count is None else args.count
+    drawn = [draw_conv2d_workload(rng, i, args.max_extent, args.max_macs) for i in range(count)]
+    lines = [
+        "# %d dense conv2d problems drawn by tests/gpu/draw_random_spec.py --op conv2d --seed %d. Do not edit."
+        % (count, args.seed),
+        "library: %s" % args.library,
+        "defaults: {op: conv2d, dtype: float32, layout: NCHW%s}"
+        % (", schedule: " + args.schedule if args.schedule else ""),
+        "workloads:",
+    ]
+    lines += [text for text, _, _ in drawn]
+    with open(args.out, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    valid = sum(1 for _, ok, _ in drawn if ok)
+    macs = sum(m for _, ok, m in drawn if ok)
+    print("drew %d dense problems (seed %d) into %s: %d the generator should accept, %.2g multiply-adds in all"
+          % (count, args.seed, args.out, valid, macs))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
-// GPU test harness: runs a depthwise convolution on fresh random inputs with
-// the output poisoned (NaN) before launch, and checks every element against a
-// float64 CPU reference.
+// GPU test harness: runs a depthwise or dense convolution on fresh random
+// inputs with the output poisoned (NaN) before launch and guarded by words on
+// both sides, and checks every element against a float64 CPU reference.
 #pragma once
 
 #include <convgen/convgen.h>
@@ -16,6 +16,8 @@ bool gpu_available(std::string* why);
 
 // Runs a problem: a library's depthwise_conv2d, or the generic kernel.
 using Runner = std::function<Status(const DepthwiseProblem&, const DepthwiseArgs&, cudaStream_t)>;
+// Runs a dense problem: a library's conv2d, or generic_conv2d.
+using Conv2dRunner = std::function<Status(const Conv2dProblem&, const Conv2dArgs&, cudaStream_t)>;
 
 struct CheckResult {
   bool passed = false;
@@ -31,6 +33,14 @@ struct CheckResult {
 // Rounding in an fp32 sum of `taps` products cannot exceed it; a wrong index
 // or a missed tap exceeds it at once, since inputs are random in [-1, 1].
 CheckResult check_problem(const DepthwiseProblem& problem, const Runner& run, std::uint64_t seed);
+
+// The same for a dense convolution: S sums the c*kh*kw products (|x*w|,
+// scaled by |scale|), |bias| or |shift|, and |residual| when the problem
+// adds one; the residual tensor is random too. Input and filter are random
+// multiples of 1/16, so that the convolution's fp32 sums are exact in any
+// order, and the bound is (sqrt(c*kh*kw) + 4) * 2^-23 * S + 1e-30: one
+// missed product exceeds it even in a sum of thousands.
+CheckResult check_problem(const Conv2dProblem& problem, const Conv2dRunner& run, std::uint64_t seed);
 
 // A fresh seed per run (printed by the caller so that a failure can be
 // replayed), or $CONVGEN_TEST_SEED when set.

@@ -1,4 +1,4 @@
-// Runs every kernel of the shipped specs once, on random data, for
+// Runs every kernel of the shipped specs once, depthwise and dense, on random data, for
 // compute-sanitizer (memcheck, racecheck, initcheck). Small batches keep the
 // instrumented runs short; every code path of a kernel runs at any batch.
 #include <cstdio>
@@ -10,6 +10,8 @@
 
 namespace {
 
+using convgen::Conv2dArgs;
+using convgen::Conv2dProblem;
 using convgen::DepthwiseArgs;
 using convgen::DepthwiseProblem;
 
@@ -55,6 +57,40 @@ int run_all(const char* library, const std::vector<convgen::KernelInfo>& kernels
   return failures;
 }
 
+template <typename Run>
+int run_all_conv2d(const char* library, const std::vector<convgen::Conv2dKernelInfo>& kernels, Run run) {
+  int failures = 0;
+  std::mt19937 rng(11);
+  for (const convgen::Conv2dKernelInfo& k : kernels) {
+    Conv2dProblem p = k.problem;
+    p.n = p.n == 0 || p.n > 2 ? 2 : p.n;
+    const size_t in = static_cast<size_t>(p.n) * p.c * p.h * p.w;
+    const size_t out = static_cast<size_t>(p.n) * p.c_out * p.out_h() * p.out_w();
+    Conv2dArgs a;
+    float* input = device_random(in, rng);
+    float* filter = device_random(static_cast<size_t>(p.c_out) * p.c * p.kh * p.kw, rng);
+    float* ep_a = device_random(p.c_out, rng);
+    float* ep_b = device_random(p.c_out, rng);
+    float* residual = p.residual ? device_random(out, rng) : nullptr;
+    float* output = nullptr;
+    cudaMalloc(&output, out * sizeof(float));
+    a.input = input;
+    a.filter = filter;
+    a.output = output;
+    if (p.epilogue == convgen::Epilogue::kBias) a.bias = ep_a;
+    if (p.epilogue == convgen::Epilogue::kScaleShift) a.scale = ep_a, a.shift = ep_b;
+    a.residual = residual;
+    const convgen::Status s = run(p, a);
+    const cudaError_t e = cudaDeviceSynchronize();
+    const bool ok = s.ok() && e == cudaSuccess;
+    failures += ok ? 0 : 1;
+    std::printf("%-4s %s/%s n=%d %s\n", ok ? "ok" : "FAIL", library, k.name.c_str(), p.n,
+                ok ? "" : (s.ok() ? cudaGetErrorString(e) : s.message.c_str()));
+    for (float* ptr : {input, filter, ep_a, ep_b, residual, output}) cudaFree(ptr);
+  }
+  return failures;
+}
+
 }  // namespace
 
 int main() {
@@ -67,7 +103,15 @@ int main() {
                       [&](const DepthwiseProblem& p, const DepthwiseArgs& a) {
                         return convgen::mobilenet_v2::depthwise_conv2d(p, a, nullptr, strict);
                       });
-  const size_t total = convgen::seeds::kernels().size() + convgen::mobilenet_v2::kernels().size();
+  failures += run_all_conv2d("seeds", convgen::seeds::conv2d_kernels(), [&](const Conv2dProblem& p, const Conv2dArgs& a) {
+    return convgen::seeds::conv2d(p, a, nullptr, strict);
+  });
+  failures += run_all_conv2d("mobilenet_v2", convgen::mobilenet_v2::conv2d_kernels(),
+                             [&](const Conv2dProblem& p, const Conv2dArgs& a) {
+                               return convgen::mobilenet_v2::conv2d(p, a, nullptr, strict);
+                             });
+  const size_t total = convgen::seeds::kernels().size() + convgen::mobilenet_v2::kernels().size() +
+                       convgen::seeds::conv2d_kernels().size() + convgen::mobilenet_v2::conv2d_kernels().size();
   std::printf("sanitize_shipped: %zu kernels run, %d failed\n", total, failures);
   return failures == 0 ? 0 : 1;
 }

@@ -1,0 +1,420 @@
+// Dense conv2d: a bad call returns a status with a message and launches
+// nothing (the poisoned output must stay as it was), strict dispatch refuses a
+// problem with no kernel, and `find` says which kernel serves a problem and
+// why. Runs against the shipped mobilenet_v2 library, on one of its dense
+// (pointwise) kernels.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "harness.h"
+#include "mobilenet_v2.h"
+
+namespace {
+
+using convgen::Conv2dArgs;
+using convgen::Conv2dKernelInfo;
+using convgen::Conv2dProblem;
+using convgen::Dispatch;
+using convgen::Epilogue;
+using convgen::Status;
+using convgen::StatusCode;
+
+// The dense kernel of mobilenet_v2 with the fewest output elements per
+// image, one made for batch 1 where there is a tie, or null when the library
+// has none.
+const Conv2dKernelInfo* pick_kernel() {
+  const Conv2dKernelInfo* best = nullptr;
+  auto key = [](const Conv2dProblem& p) {
+    return std::make_pair(1LL * p.c_out * p.out_h() * p.out_w(), p.n == 1 ? 0 : 1);
+  };
+  for (const Conv2dKernelInfo& k : convgen::mobilenet_v2::conv2d_kernels()) {
+    if (best == nullptr || key(k.problem) < key(best->problem)) best = &k;
+  }
+  return best;
+}
+
+// The kernel named `name`, or null.
+const Conv2dKernelInfo* kernel_named(const std::string& name) {
+  for (const Conv2dKernelInfo& k : convgen::mobilenet_v2::conv2d_kernels()) {
+    if (k.name == name) return &k;
+  }
+  return nullptr;
+}
+
+Conv2dProblem picked_problem() {
+  Conv2dProblem p = pick_kernel()->problem;
+  p.n = 1;
+  return p;
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// A problem of the same size as `p` (so that the fixture's buffers hold it)
+// that no kernel of the library was made for.
+Conv2dProblem unserved_like(const Conv2dProblem& p) {
+  Conv2dProblem q = p;
+  for (int c_out = p.c_out - 1; c_out >= 1; --c_out) {
+    q.c_out = c_out;
+    if (!convgen::mobilenet_v2::find(q).specialized) return q;
+  }
+  q = p;
+  q.activation = q.activation == convgen::Activation::kRelu ? convgen::Activation::kRelu6 : convgen::Activation::kRelu;
+  return q;
+}
+
+class BadConv2dCall : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!convgen::testing::gpu_available(&why)) GTEST_SKIP() << "no GPU, GPU tests skipped: " << why;
+    ASSERT_NE(pick_kernel(), nullptr) << "mobilenet_v2 has no dense (conv2d) kernels";
+    p_ = picked_problem();
+    in_count_ = static_cast<size_t>(p_.n) * p_.c * p_.h * p_.w;
+    out_count_ = static_cast<size_t>(p_.n) * p_.c_out * p_.out_h() * p_.out_w();
+    filter_count_ = static_cast<size_t>(p_.c_out) * p_.c * p_.kh * p_.kw;
+    // kSlack more floats than the problem needs, so that a pointer shifted
+    // by a float stays inside its buffer.
+    ASSERT_EQ(cudaMalloc(&input_, (in_count_ + kSlack) * sizeof(float)), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&filter_, filter_count_ * sizeof(float)), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&channels_, 3 * p_.c_out * sizeof(float)), cudaSuccess);  // bias, scale, shift
+    ASSERT_EQ(cudaMalloc(&residual_, (out_count_ + kSlack) * sizeof(float)), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&output_, (out_count_ + kSlack) * sizeof(float)), cudaSuccess);
+    cudaMemset(input_, 0, (in_count_ + kSlack) * sizeof(float));
+    cudaMemset(filter_, 0, filter_count_ * sizeof(float));
+    cudaMemset(channels_, 0, 3 * p_.c_out * sizeof(float));
+    cudaMemset(residual_, 0, (out_count_ + kSlack) * sizeof(float));
+    cudaMemset(output_, 0xff, (out_count_ + kSlack) * sizeof(float));
+  }
+  void TearDown() override {
+    for (float* ptr : {input_, filter_, channels_, residual_, output_}) cudaFree(ptr);
+  }
+  // Every word of the output buffer still holds the poison.
+  void expect_output_untouched() {
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    std::vector<std::uint32_t> host(out_count_ + kSlack);
+    cudaMemcpy(host.data(), output_, host.size() * sizeof(float), cudaMemcpyDeviceToHost);
+    for (size_t i = 0; i < host.size(); ++i) ASSERT_EQ(host[i], 0xffffffffu) << "element " << i << " was written";
+  }
+  // The right pointers for problem `p`: those its epilogue and residual use.
+  Conv2dArgs args(const Conv2dProblem& p) const {
+    Conv2dArgs a;
+    a.input = input_;
+    a.filter = filter_;
+    a.output = output_;
+    if (p.epilogue == Epilogue::kBias) a.bias = channels_;
+    if (p.epilogue == Epilogue::kScaleShift) {
+      a.scale = channels_ + p_.c_out;
+      a.shift = channels_ + 2 * p_.c_out;
+    }
+    if (p.residual) a.residual = residual_;
+    return a;
+  }
+  Conv2dArgs args() const { return args(p_); }
+  // Calls the library (generic fallback allowed) and expects `code`, a
+  // message that names `mention`, and no launch.
+  void expect_refused(const Conv2dProblem& p, const Conv2dArgs& a, StatusCode code, const std::string& mention) {
+    const Status s = convgen::mobilenet_v2::conv2d(p, a, nullptr);
+    EXPECT_EQ(s.code, code) << convgen::to_string(s.code) << ": " << s.message;
+    EXPECT_FALSE(s.message.empty());
+    if (!mention.empty()) {
+      EXPECT_TRUE(contains(s.message, mention)) << "'" << mention << "' not in: " << s.message;
+    }
+    // The generic kernel validates the same way.
+    const Status g = convgen::generic_conv2d(p, a, nullptr);
+    EXPECT_EQ(g.code, code) << "generic_conv2d: " << convgen::to_string(g.code) << ": " << g.message;
+    expect_output_untouched();
+  }
+
+  static constexpr size_t kSlack = 4;
+  Conv2dProblem p_;
+  size_t in_count_ = 0, out_count_ = 0, filter_count_ = 0;
+  float* input_ = nullptr;
+  float* filter_ = nullptr;
+  float* channels_ = nullptr;
+  float* residual_ = nullptr;
+  float* output_ = nullptr;
+};
+
+template <class T>
+T* shifted(T* ptr, int bytes) {
+  using Byte = std::conditional_t<std::is_const_v<T>, const char, char>;
+  return reinterpret_cast<T*>(reinterpret_cast<Byte*>(ptr) + bytes);
+}
+
+// The control: the fixture's call itself is good, so the refusals below are
+// the bad pointer's doing.
+TEST_F(BadConv2dCall, TheGoodCallRunsAndWrites) {
+  const Status s = convgen::mobilenet_v2::conv2d(p_, args(), nullptr, Dispatch::kStrict);
+  ASSERT_TRUE(s.ok()) << s.message;
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::vector<float> host(out_count_);
+  cudaMemcpy(host.data(), output_, out_count_ * sizeof(float), cudaMemcpyDeviceToHost);
+  for (size_t i = 0; i < out_count_; ++i) ASSERT_TRUE(host[i] == host[i]) << "element " << i << " not written";
+}
+
+TEST_F(BadConv2dCall, NullInputFilterOrOutputLaunchesNothing) {
+  Conv2dArgs a = args();
+  a.input = nullptr;
+  expect_refused(p_, a, StatusCode::kInvalidPointer, "input is null");
+  a = args();
+  a.filter = nullptr;
+  expect_refused(p_, a, StatusCode::kInvalidPointer, "filter is null");
+  a = args();
+  a.output = nullptr;
+  expect_refused(p_, a, StatusCode::kInvalidPointer, "output is null");
+}
+
+TEST_F(BadConv2dCall, EpiloguePointersThatDoNotMatchTheEpilogueLaunchNothing) {
+  for (Epilogue e : {Epilogue::kNone, Epilogue::kBias, Epilogue::kScaleShift}) {
+    SCOPED_TRACE(std::string("epilogue ") + convgen::to_string(e));
+    Conv2dProblem p = p_;
+    p.epilogue = e;
+    const Conv2dArgs good = args(p);
+    Conv2dArgs a = good;
+    // A pointer the epilogue does not use.
+    if (e != Epilogue::kBias) {
+      a.bias = channels_;
+      expect_refused(p, a, StatusCode::kInvalidPointer, "bias");
+    }
+    if (e != Epilogue::kScaleShift) {
+      a = good;
+      a.scale = channels_ + p_.c_out;
+      expect_refused(p, a, StatusCode::kInvalidPointer, "scale");
+      a = good;
+      a.shift = channels_ + 2 * p_.c_out;
+      expect_refused(p, a, StatusCode::kInvalidPointer, "shift");
+    }
+    // A pointer the epilogue needs, missing.
+    if (e == Epilogue::kBias) {
+      a = good;
+      a.bias = nullptr;
+      expect_refused(p, a, StatusCode::kInvalidPointer, "bias is null");
+    }
+    if (e == Epilogue::kScaleShift) {
+      a = good;
+      a.scale = nullptr;
+      expect_refused(p, a, StatusCode::kInvalidPointer, "scale is null");
+      a = good;
+      a.shift = nullptr;
+      expect_refused(p, a, StatusCode::kInvalidPointer, "shift is null");
+    }
+  }
+}
+
+TEST_F(BadConv2dCall, ResidualPointerMustMatchTheProblem) {
+  Conv2dProblem p = p_;
+  p.residual = false;
+  Conv2dArgs a = args(p);
+  a.residual = residual_;  // present, but the problem adds no residual
+  expect_refused(p, a, StatusCode::kInvalidPointer, "residual");
+  p.residual = true;
+  a = args(p);
+  a.residual = nullptr;  // the problem adds one, and none is given
+  expect_refused(p, a, StatusCode::kInvalidPointer, "residual is null");
+}
+
+TEST_F(BadConv2dCall, MisalignedPointersLaunchNothing) {
+  Conv2dProblem p = p_;
+  p.epilogue = Epilogue::kScaleShift;
+  p.residual = true;
+  const Conv2dArgs good = args(p);
+  Conv2dArgs a = good;
+  a.input = shifted(input_, 2);
+  expect_refused(p, a, StatusCode::kInvalidPointer, "aligned");
+  a = good;
+  a.filter = shifted(filter_, 2);
+  expect_refused(p, a, StatusCode::kInvalidPointer, "aligned");
+  a = good;
+  a.scale = shifted(good.scale, 1);
+  expect_refused(p, a, StatusCode::kInvalidPointer, "aligned");
+  a = good;
+  a.shift = shifted(good.shift, 3);
+  expect_refused(p, a, StatusCode::kInvalidPointer, "aligned");
+  a = good;
+  a.residual = shifted(residual_, 2);
+  expect_refused(p, a, StatusCode::kInvalidPointer, "aligned");
+  a = good;
+  a.output = shifted(output_, 2);
+  expect_refused(p, a, StatusCode::kInvalidPointer, "aligned");
+  p.epilogue = Epilogue::kBias;
+  a = args(p);
+  a.bias = shifted(channels_, 2);
+  expect_refused(p, a, StatusCode::kInvalidPointer, "aligned");
+}
+
+TEST_F(BadConv2dCall, OverlappingInputAndOutputLaunchNothing) {
+  Conv2dArgs a = args();
+  a.input = output_;  // in place
+  expect_refused(p_, a, StatusCode::kInvalidPointer, "overlap");
+  a = args();
+  a.input = output_ + out_count_ / 2;  // the input starts inside the output
+  expect_refused(p_, a, StatusCode::kInvalidPointer, "overlap");
+}
+
+TEST_F(BadConv2dCall, OverlappingResidualAndOutputLaunchNothing) {
+  Conv2dProblem p = p_;
+  p.residual = true;
+  Conv2dArgs a = args(p);
+  a.residual = output_;  // in place
+  expect_refused(p, a, StatusCode::kInvalidPointer, "overlap");
+  a = args(p);
+  a.residual = output_ + 1;  // one element off
+  expect_refused(p, a, StatusCode::kInvalidPointer, "overlap");
+}
+
+TEST_F(BadConv2dCall, BatchBelowOneLaunchesNothing) {
+  for (int n : {0, -1}) {
+    Conv2dProblem p = p_;
+    p.n = n;
+    expect_refused(p, args(p), StatusCode::kInvalidProblem, "");
+  }
+}
+
+TEST_F(BadConv2dCall, GroupsOtherThanOneLaunchNothing) {
+  for (int groups : {0, 2, -1}) {
+    Conv2dProblem p = p_;
+    p.groups = groups;
+    expect_refused(p, args(p), StatusCode::kInvalidProblem, "groups");
+  }
+  // groups equal to the channel count is a depthwise convolution: still not
+  // a dense problem.
+  Conv2dProblem p = p_;
+  p.groups = p.c;
+  if (p.c != 1) expect_refused(p, args(p), StatusCode::kInvalidProblem, "groups");
+}
+
+TEST_F(BadConv2dCall, ImpossibleShapesLaunchNothing) {
+  std::vector<std::pair<std::string, Conv2dProblem>> cases;
+  auto add = [&](const std::string& what, auto change) {
+    Conv2dProblem p = p_;
+    change(p);
+    cases.emplace_back(what, p);
+  };
+  add("c 0", [](Conv2dProblem& p) { p.c = 0; });
+  add("c_out 0", [](Conv2dProblem& p) { p.c_out = 0; });
+  add("h 0", [](Conv2dProblem& p) { p.h = 0; });
+  add("w -3", [](Conv2dProblem& p) { p.w = -3; });
+  add("kh 0", [](Conv2dProblem& p) { p.kh = 0; });
+  add("stride_w 0", [](Conv2dProblem& p) { p.stride_w = 0; });
+  add("dilation_h 0", [](Conv2dProblem& p) { p.dilation_h = 0; });
+  add("pad_left -1", [](Conv2dProblem& p) { p.pad_left = -1; });
+  add("filter taller than the padded input", [](Conv2dProblem& p) {
+    p.kh = p.h + p.pad_top + p.pad_bottom + 1;
+    p.kw = 1;
+  });
+  add("dilated filter wider than the padded input", [](Conv2dProblem& p) {
+    p.kw = 3;
+    p.dilation_w = p.w;
+    p.pad_left = p.pad_right = 0;
+  });
+  for (const auto& [what, p] : cases) {
+    SCOPED_TRACE(what);
+    expect_refused(p, args(p), StatusCode::kInvalidProblem, "");
+    EXPECT_EQ(convgen::validate(p).code, StatusCode::kInvalidProblem);
+    EXPECT_EQ(convgen::mobilenet_v2::find(p).status.code, StatusCode::kInvalidProblem);
+  }
+}
+
+TEST_F(BadConv2dCall, StrictDispatchWithNoKernelLaunchesNothing) {
+  const Conv2dProblem q = unserved_like(p_);
+  ASSERT_FALSE(convgen::mobilenet_v2::find(q).specialized) << convgen::describe(q);
+  const Status s = convgen::mobilenet_v2::conv2d(q, args(q), nullptr, Dispatch::kStrict);
+  EXPECT_EQ(s.code, StatusCode::kNoSpecializedKernel) << s.message;
+  EXPECT_TRUE(contains(s.message, "no kernel for")) << s.message;
+  expect_output_untouched();
+}
+
+// A kernel that loads and stores vectors refuses, under strict dispatch,
+// pointers aligned to 4 bytes only (the generic kernel would serve them).
+TEST_F(BadConv2dCall, StrictDispatchRefusesPointersLessAlignedThanTheKernel) {
+  const Conv2dKernelInfo* k = kernel_named(convgen::mobilenet_v2::find(p_).kernel);
+  ASSERT_NE(k, nullptr);
+  if (k->alignment <= 4) GTEST_SKIP() << k->name << " needs only 4-byte alignment";
+  for (int which = 0; which < 2; ++which) {
+    Conv2dArgs a = args();
+    if (which == 0) a.input = input_ + 1;  // 4-byte aligned, not more (the buffers have slack)
+    if (which == 1) a.output = output_ + 1;
+    const Status s = convgen::mobilenet_v2::conv2d(p_, a, nullptr, Dispatch::kStrict);
+    EXPECT_EQ(s.code, StatusCode::kInvalidPointer) << s.message;
+    EXPECT_TRUE(contains(s.message, "aligned")) << s.message;
+    expect_output_untouched();
+  }
+}
+
+// `find` is host code: these run without a GPU.
+TEST(Conv2dFind, SaysSpecializedOrGenericAndWhy) {
+  const Conv2dKernelInfo* k = pick_kernel();
+  ASSERT_NE(k, nullptr) << "mobilenet_v2 has no dense (conv2d) kernels";
+  Conv2dProblem p = k->problem;
+  if (p.n == 0) p.n = 1;
+  auto choice = convgen::mobilenet_v2::find(p);
+  ASSERT_TRUE(choice.status.ok()) << choice.status.message;
+  EXPECT_TRUE(choice.specialized) << choice.reason;
+  EXPECT_EQ(choice.kernel, k->name);
+  EXPECT_TRUE(contains(choice.reason, "made for this problem")) << choice.reason;
+  EXPECT_TRUE(contains(choice.reason, k->spec_location)) << choice.reason;
+  EXPECT_TRUE(contains(k->spec_location, "mobilenet_v2.yaml:")) << k->spec_location;
+
+  // Another batch: the same kernel, which takes the batch at launch.
+  Conv2dProblem other = p;
+  other.n = p.n == 3 ? 5 : 3;
+  bool declared_other = false;
+  for (const Conv2dKernelInfo& i : convgen::mobilenet_v2::conv2d_kernels()) {
+    Conv2dProblem q = i.problem;
+    q.n = other.n;
+    if (i.problem.n == other.n && convgen::describe(q) == convgen::describe(other)) declared_other = true;
+  }
+  if (!declared_other) {
+    choice = convgen::mobilenet_v2::find(other);
+    EXPECT_TRUE(choice.specialized) << choice.reason;
+    if (k->problem.n != 0) {
+      EXPECT_TRUE(contains(choice.reason, "runs any batch")) << choice.reason;
+    }
+  }
+
+  // A miss: the generic kernel serves it, and the reason says so.
+  const Conv2dProblem q = unserved_like(p);
+  choice = convgen::mobilenet_v2::find(q);
+  ASSERT_TRUE(choice.status.ok()) << choice.status.message;
+  EXPECT_FALSE(choice.specialized);
+  EXPECT_TRUE(contains(choice.kernel, "generic")) << choice.kernel;
+  EXPECT_TRUE(contains(choice.reason, "generic kernel serves it")) << choice.reason;
+
+  // The epilogue and the residual are part of the key.
+  Conv2dProblem r = p;
+  r.residual = !r.residual;
+  bool served = false;
+  for (const Conv2dKernelInfo& i : convgen::mobilenet_v2::conv2d_kernels()) {
+    Conv2dProblem q2 = i.problem;
+    q2.n = r.n;
+    if (convgen::describe(q2) == convgen::describe(r)) served = true;
+  }
+  if (!served) {
+    EXPECT_FALSE(convgen::mobilenet_v2::find(r).specialized) << convgen::describe(r);
+  }
+
+  // An invalid problem: find reports the status and chooses nothing.
+  Conv2dProblem bad = p;
+  bad.groups = 2;
+  choice = convgen::mobilenet_v2::find(bad);
+  EXPECT_EQ(choice.status.code, StatusCode::kInvalidProblem);
+  EXPECT_FALSE(choice.specialized);
+}
+
+TEST(Conv2dFind, EveryKernelIsFoundForItsOwnProblem) {
+  for (const Conv2dKernelInfo& k : convgen::mobilenet_v2::conv2d_kernels()) {
+    Conv2dProblem p = k.problem;
+    if (p.n == 0) p.n = 2;
+    const auto choice = convgen::mobilenet_v2::find(p);
+    EXPECT_TRUE(choice.specialized) << k.name << ": " << choice.reason;
+    EXPECT_EQ(choice.kernel, k.name);
+    EXPECT_TRUE(convgen::validate(p).ok()) << k.name;
+  }
+}
+
+}  // namespace
