@@ -11,89 +11,30 @@
 // and reports each against the floor set by the copy bandwidth measured at
 // start-up. See --help for the options and the timing method.
 #include "bench.h"  // generated from bench/depthwise_bench.yaml: namespace convgen::bench
+#include "bench_common.h"
 
 #include <convgen/convgen.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>
-
-#include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
-#include <fstream>
-#include <functional>
 #include <iostream>
-#include <limits>
-#include <random>
-#include <sstream>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace {
 
-using Json = nlohmann::ordered_json;  // ordered: rows keep the column order we write
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr size_t kL2FlushBytes = size_t{256} << 20;    // far larger than any L2 (H100: 50 MB)
-constexpr size_t kCopyCeilingBytes = size_t{1} << 30;  // 1 GiB device-to-device copy
-constexpr int kCopyCeilingTrials = 10;
-constexpr size_t kMaxCudnnWorkspaceBytes = size_t{2} << 30;
-constexpr double kMaxRelativeError = 1e-4;
-
-// ---------------------------------------------------------------------------
-// Errors: every CUDA, cuDNN and convgen call goes through one of these; a
-// failure names the call site and the error, and ends the program.
-
-[[noreturn]] void fail(const char* file, int line, const std::string& what) {
-  std::fprintf(stderr, "%s:%d: error: %s\n", file, line, what.c_str());
-  std::exit(EXIT_FAILURE);
-}
-
-void check_cuda(cudaError_t error, const char* call, const char* file, int line) {
-  if (error != cudaSuccess) {
-    fail(file, line,
-         std::string(call) + " failed: " + cudaGetErrorName(error) + ": " + cudaGetErrorString(error));
-  }
-}
-
-void check_cudnn(cudnnStatus_t status, const char* call, const char* file, int line) {
-  if (status != CUDNN_STATUS_SUCCESS) {
-    fail(file, line, std::string(call) + " failed: " + cudnnGetErrorString(status));
-  }
-}
-
-void check_convgen(const convgen::Status& status, const char* call, const char* file, int line) {
-  if (!status.ok()) {
-    fail(file, line,
-         std::string(call) + " failed: " + convgen::to_string(status.code) + ": " + status.message);
-  }
-}
-
-#define CUDA_CHECK(call) check_cuda((call), #call, __FILE__, __LINE__)
-#define CUDNN_CHECK(call) check_cudnn((call), #call, __FILE__, __LINE__)
-#define CONVGEN_CHECK(call) check_convgen((call), #call, __FILE__, __LINE__)
+using namespace bench_common;
 
 // ---------------------------------------------------------------------------
 // Command line.
 
-struct Options {
+struct Options : CommonOptions {
   std::string csv_path = "bench/depthwise.csv";
-  std::vector<std::string> suites;  // empty: every suite
-  std::string kernel_filter;        // empty: every kernel
-  std::string json_path;
-  std::string csv_out_path;
-  int hot_launches = 100;
-  int hot_replays = 10;
-  int trials = 30;
-  bool no_cudnn = false;
-  uint64_t seed = 2024;
-  std::string flush = "memset";  // how cold runs empty L2: memset (leaves it dirty) or read (leaves it clean)
 };
 
 Options parse_options(int argc, char** argv) {
@@ -102,26 +43,7 @@ Options parse_options(int argc, char** argv) {
                "convgen_bench_depthwise"};
   app.add_option("--csv", options.csv_path, "benchmark CSV (suite,n,c,h,w,kh,kw,stride,pad,mult,epilogue)")
       ->capture_default_str();
-  app.add_option("--suite", options.suites, "only rows of this suite (repeatable)");
-  app.add_option("--filter", options.kernel_filter, "only rows whose convgen kernel name contains this");
-  app.add_option("--json", options.json_path, "write the results as JSON to this file");
-  app.add_option("--csv-out", options.csv_out_path, "write the results as CSV to this file");
-  app.add_option("--hot-launches", options.hot_launches, "launches captured in one CUDA graph (hot timing)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1000000000));
-  app.add_option("--hot-replays", options.hot_replays, "timed replays of that graph; the median counts")
-      ->capture_default_str()
-      ->check(CLI::Range(5, 1000000));
-  app.add_option("--trials", options.trials, "cold runs (L2 flushed before each); the median counts")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1000000000));
-  app.add_option("--seed", options.seed, "seed of the random inputs")->capture_default_str();
-  app.add_flag("--no-cudnn", options.no_cudnn, "time convgen only; skip cuDNN and the cross-check");
-  app.add_option("--flush", options.flush,
-                 "how cold runs flush L2: 'memset' writes the 256 MiB scratch buffer (L2 left full of dirty\n"
-                 "lines, as triton's do_bench does), 'read' reads it (L2 left clean)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"memset", "read"}));
+  add_common_options(app, options);
   app.footer(
       "Timing: 'hot' = --hot-launches launches captured in one CUDA graph, replayed after a warm-up;\n"
       "median replay time / launches (L2 warm, no launch gaps). 'cold' = a 256 MiB memset flushes L2\n"
@@ -131,11 +53,7 @@ Options parse_options(int argc, char** argv) {
       "*_frac_ceiling = floor_us / cold time. The cuDNN columns time the convolution alone.\n"
       "copy_cold_us: cudaMemcpyAsync of half the row's bytes (reads + writes = the row's), cold.\n"
       "Environment: CONVGEN_COMMIT is written to the JSON as 'commit'.");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& error) {
-    std::exit(app.exit(error));
-  }
+  parse_or_exit(app, argc, argv);
   return options;
 }
 
@@ -151,95 +69,15 @@ struct BenchCase {
   std::string epilogue;  // e.g. "scale_shift_relu6"
 };
 
-// CSV epilogue names; "relu"/"relu6" alone mean an activation with no affine step.
-struct EpilogueName {
-  const char* name;
-  convgen::Epilogue epilogue;
-  convgen::Activation activation;
-};
-constexpr EpilogueName kEpilogueNames[] = {
-    {"none", convgen::Epilogue::kNone, convgen::Activation::kNone},
-    {"bias", convgen::Epilogue::kBias, convgen::Activation::kNone},
-    {"scale_shift", convgen::Epilogue::kScaleShift, convgen::Activation::kNone},
-    {"bias_relu", convgen::Epilogue::kBias, convgen::Activation::kRelu},
-    {"scale_shift_relu", convgen::Epilogue::kScaleShift, convgen::Activation::kRelu},
-    {"scale_shift_relu6", convgen::Epilogue::kScaleShift, convgen::Activation::kRelu6},
-    {"relu", convgen::Epilogue::kNone, convgen::Activation::kRelu},
-    {"relu6", convgen::Epilogue::kNone, convgen::Activation::kRelu6},
-};
-
-const EpilogueName* find_epilogue(const std::string& name) {
-  for (const auto& entry : kEpilogueNames) {
-    if (name == entry.name) return &entry;
-  }
-  return nullptr;
-}
-
-// Reports a problem with the CSV itself; line 0 means the file as a whole.
-[[noreturn]] void fail_csv(const std::string& path, int line, const std::string& what) {
-  const std::string where = line > 0 ? path + ":" + std::to_string(line) : path;
-  std::fprintf(stderr, "%s: error: %s\n", where.c_str(), what.c_str());
-  std::exit(EXIT_FAILURE);
-}
-
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> fields;
-  std::stringstream stream(line);
-  std::string field;
-  while (std::getline(stream, field, ',')) {
-    const auto first = field.find_first_not_of(" \t\r");
-    const auto last = field.find_last_not_of(" \t\r");
-    fields.push_back(first == std::string::npos ? "" : field.substr(first, last - first + 1));
-  }
-  if (!line.empty() && line.back() == ',') fields.push_back("");
-  return fields;
-}
-
-int parse_positive(const std::string& text, const char* column, const std::string& path, int line) {
-  size_t used = 0;
-  int value = 0;
-  try {
-    value = std::stoi(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || text.empty() || value <= 0) {
-    fail_csv(path, line, std::string(column) + " must be a positive integer, not '" + text + "'");
-  }
-  return value;
-}
-
 // Reads the benchmark CSV; columns are found by their header names.
 std::vector<BenchCase> read_cases(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) fail_csv(path, 0, "cannot open the benchmark CSV (see --csv)");
-
   const std::vector<std::string> columns = {"suite", "n",      "c",   "h",    "w",       "kh",
                                             "kw",    "stride", "pad", "mult", "epilogue"};
-  std::vector<int> index;  // index[i]: position of columns[i] in each line
-  size_t header_size = 0;
   std::vector<BenchCase> cases;
-  std::string line;
-  for (int line_number = 1; std::getline(file, line); ++line_number) {
-    const auto fields = split_csv_line(line);
-    if (fields.empty() || fields[0].empty() || fields[0][0] == '#') continue;
-    if (index.empty()) {
-      for (const auto& column : columns) {
-        const auto found = std::find(fields.begin(), fields.end(), column);
-        if (found == fields.end()) fail_csv(path, line_number, "header lacks column '" + column + "'");
-        index.push_back(static_cast<int>(found - fields.begin()));
-      }
-      header_size = fields.size();
-      continue;
-    }
-    if (fields.size() != header_size) {
-      fail_csv(path, line_number,
-               "expected " + std::to_string(header_size) + " fields, found " + std::to_string(fields.size()));
-    }
-    auto field = [&](int i) { return fields[index[i]]; };
-    auto number = [&](int i) { return parse_positive(field(i), columns[i].c_str(), path, line_number); };
+  for_each_csv_row(path, columns, [&](int line_number, const std::vector<std::string>& fields) {
+    auto number = [&](int i) { return parse_positive(fields[i], columns[i].c_str(), path, line_number); };
     BenchCase row;
-    row.suite = field(0);
+    row.suite = fields[0];
     row.csv_line = line_number;
     row.n = number(1);
     row.c = number(2);
@@ -248,16 +86,15 @@ std::vector<BenchCase> read_cases(const std::string& path) {
     row.kh = number(5);
     row.kw = number(6);
     row.stride = number(7);
-    row.pad = field(8);
+    row.pad = fields[8];
     row.mult = number(9);
-    row.epilogue = field(10);
+    row.epilogue = fields[10];
     if (row.pad != "same" && row.pad != "valid") {
       fail_csv(path, line_number, "pad must be 'same' or 'valid', not '" + row.pad + "'");
     }
     if (!find_epilogue(row.epilogue)) fail_csv(path, line_number, "unknown epilogue '" + row.epilogue + "'");
     cases.push_back(row);
-  }
-  if (index.empty()) fail_csv(path, 0, "no header line");
+  });
   return cases;
 }
 
@@ -328,61 +165,7 @@ std::string shape_text(const convgen::DepthwiseProblem& p) {
 }
 
 // ---------------------------------------------------------------------------
-// Device memory.
-
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(size_t bytes) : bytes_(bytes) {
-    if (bytes_ > 0) CUDA_CHECK(cudaMalloc(&data_, bytes_));
-  }
-  ~DeviceBuffer() {
-    if (data_) CUDA_CHECK(cudaFree(data_));
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  DeviceBuffer(DeviceBuffer&& other) noexcept { swap(other); }
-  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
-    swap(other);
-    return *this;
-  }
-
-  static DeviceBuffer floats(size_t count) { return DeviceBuffer(count * sizeof(float)); }
-  static DeviceBuffer upload(const std::vector<float>& values) {
-    DeviceBuffer buffer = floats(values.size());
-    if (!values.empty()) {
-      CUDA_CHECK(cudaMemcpy(buffer.data_, values.data(), buffer.bytes_, cudaMemcpyHostToDevice));
-    }
-    return buffer;
-  }
-
-  void* data() const { return data_; }
-  float* f32() const { return static_cast<float*>(data_); }
-  size_t bytes() const { return bytes_; }
-
-  std::vector<float> download() const {
-    std::vector<float> values(bytes_ / sizeof(float));
-    if (bytes_ > 0) CUDA_CHECK(cudaMemcpy(values.data(), data_, bytes_, cudaMemcpyDeviceToHost));
-    return values;
-  }
-
- private:
-  void swap(DeviceBuffer& other) noexcept {
-    std::swap(data_, other.data_);
-    std::swap(bytes_, other.bytes_);
-  }
-
-  void* data_ = nullptr;
-  size_t bytes_ = 0;
-};
-
-// Uniform in [-1, 1): 24 random bits per value, each exactly representable.
-std::vector<float> random_uniform(size_t count, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<float> values(count);
-  for (float& value : values) value = float(rng() >> 40) * (2.0f / 16777216.0f) - 1.0f;
-  return values;
-}
+// Operands.
 
 // The inputs of one problem, on the device; the epilogue parameters also on
 // the host, for the reference epilogue.
@@ -426,292 +209,38 @@ convgen::DepthwiseArgs make_args(const convgen::DepthwiseProblem& problem, const
   return args;
 }
 
-// All bits set is a NaN: a kernel that leaves any output unwritten fails the check.
-void poison(const DeviceBuffer& buffer, cudaStream_t stream) {
-  CUDA_CHECK(cudaMemsetAsync(buffer.data(), 0xFF, buffer.bytes(), stream));
-}
-
-// ---------------------------------------------------------------------------
-// Timing.
-
-using Launch = std::function<void(cudaStream_t)>;
-
-double median(std::vector<float> values) {
-  std::sort(values.begin(), values.end());
-  const size_t mid = values.size() / 2;
-  return values.size() % 2 ? values[mid] : 0.5 * (double(values[mid - 1]) + values[mid]);
-}
-
-// Reads every word of `data`, so that L2 ends up holding clean lines of it.
-// The sum is stored only in a case that never happens, which keeps the loads.
-__global__ void read_every_word(const uint4* data, size_t count, unsigned* sink) {
-  unsigned sum = 0;
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count; i += size_t{gridDim.x} * blockDim.x) {
-    const uint4 v = data[i];
-    sum += v.x ^ v.y ^ v.z ^ v.w;
-  }
-  if (sum == 0x9e3779b9u) *sink = sum;
-}
-
-// Owns the stream everything runs on, a pair of events and the L2 scratch buffer.
-class Stopwatch {
- public:
-  explicit Stopwatch(bool flush_by_reading)
-      : l2_scratch_(kL2FlushBytes), sink_(sizeof(unsigned)), flush_by_reading_(flush_by_reading) {
-    // Non-blocking: graph capture must not interact with the legacy default stream.
-    CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    CUDA_CHECK(cudaEventCreate(&start_));
-    CUDA_CHECK(cudaEventCreate(&stop_));
-    CUDA_CHECK(cudaMemsetAsync(l2_scratch_.data(), 0, l2_scratch_.bytes(), stream_));
-  }
-  ~Stopwatch() {
-    CUDA_CHECK(cudaEventDestroy(stop_));
-    CUDA_CHECK(cudaEventDestroy(start_));
-    CUDA_CHECK(cudaStreamDestroy(stream_));
-  }
-  Stopwatch(const Stopwatch&) = delete;
-  Stopwatch& operator=(const Stopwatch&) = delete;
-
-  cudaStream_t stream() const { return stream_; }
-
-  void synchronize() const { CUDA_CHECK(cudaStreamSynchronize(stream_)); }
-
-  // Times `launch` alone, `runs` times, in milliseconds. With flush_l2, a
-  // memset (or a read) of the scratch buffer evicts L2 before each run; it is
-  // enqueued before the start event, so it is not timed, and it keeps the GPU
-  // busy while the launch is queued, so launch latency is not timed either.
-  std::vector<float> time_runs_ms(const Launch& launch, int runs, bool flush_l2) {
-    std::vector<float> times;
-    for (int run = 0; run < runs; ++run) {
-      if (flush_l2) flush(run);
-      CUDA_CHECK(cudaEventRecord(start_, stream_));
-      launch(stream_);
-      CUDA_CHECK(cudaEventRecord(stop_, stream_));
-      CUDA_CHECK(cudaEventSynchronize(stop_));
-      float ms = 0.0f;
-      CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
-      times.push_back(ms);
-    }
-    return times;
-  }
-
-  // Median microseconds per launch with L2 warm and no launch gaps: `launches`
-  // launches captured in one CUDA graph, replayed `replays` times after a warm-up.
-  double hot_us(const Launch& launch, int launches, int replays) {
-    launch(stream_);  // first calls may load modules or pick plans: keep that out of the graph
-    synchronize();
-
-    cudaGraph_t graph = nullptr;
-    // Relaxed: a library may legitimately make calls such as cudaMalloc while
-    // we capture; they run instead of failing the capture.
-    CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed));
-    for (int i = 0; i < launches; ++i) launch(stream_);
-    CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
-    cudaGraphExec_t exec = nullptr;
-    CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-
-    const Launch replay = [exec](cudaStream_t stream) { CUDA_CHECK(cudaGraphLaunch(exec, stream)); };
-    time_runs_ms(replay, 1, false);  // warm-up replay: uploads the graph
-    const double ms = median(time_runs_ms(replay, replays, false));
-
-    CUDA_CHECK(cudaGraphExecDestroy(exec));
-    CUDA_CHECK(cudaGraphDestroy(graph));
-    return ms * 1000.0 / launches;
-  }
-
-  // Median microseconds of one launch with L2 flushed before it.
-  double cold_us(const Launch& launch, int trials) {
-    launch(stream_);  // warm-up, as for hot_us
-    synchronize();
-    return median(time_runs_ms(launch, trials, true)) * 1000.0;
-  }
-
- private:
-  // Writing the scratch buffer leaves L2 full of dirty lines, whose write-back
-  // the timed kernel then pays for as it allocates lines of its own; reading
-  // it leaves L2 clean.
-  void flush(int run) {
-    if (flush_by_reading_) {
-      const size_t words = l2_scratch_.bytes() / sizeof(uint4);
-      read_every_word<<<1024, 512, 0, stream_>>>(static_cast<const uint4*>(l2_scratch_.data()), words,
-                                                 static_cast<unsigned*>(sink_.data()));
-      CUDA_CHECK(cudaGetLastError());
-    } else {
-      CUDA_CHECK(cudaMemsetAsync(l2_scratch_.data(), run & 0xFF, l2_scratch_.bytes(), stream_));
-    }
-  }
-
-  DeviceBuffer l2_scratch_;
-  DeviceBuffer sink_;
-  bool flush_by_reading_ = false;
-  cudaStream_t stream_ = nullptr;
-  cudaEvent_t start_ = nullptr, stop_ = nullptr;
-};
-
-// Device-to-device copy bandwidth, bytes read + written, in TB/s: the
-// ceiling a memory-bound kernel is measured against.
-double measure_copy_ceiling_tbps(Stopwatch& stopwatch) {
-  DeviceBuffer source(kCopyCeilingBytes), destination(kCopyCeilingBytes);
-  CUDA_CHECK(cudaMemsetAsync(source.data(), 1, source.bytes(), stopwatch.stream()));
-  const Launch copy = [&](cudaStream_t stream) {
-    CUDA_CHECK(
-        cudaMemcpyAsync(destination.data(), source.data(), source.bytes(), cudaMemcpyDeviceToDevice, stream));
-  };
-  stopwatch.time_runs_ms(copy, 1, false);  // warm-up
-  const double ms = median(stopwatch.time_runs_ms(copy, kCopyCeilingTrials, false));
-  return 2.0 * double(kCopyCeilingBytes) / (ms * 1e-3) / 1e12;
-}
-
 // ---------------------------------------------------------------------------
 // cuDNN: the convolution alone, grouped with one group per input channel.
-
-const char* algo_name(cudnnConvolutionFwdAlgo_t algo) {
-  switch (algo) {
-    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM:
-      return "IMPLICIT_GEMM";
-    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM:
-      return "IMPLICIT_PRECOMP_GEMM";
-    case CUDNN_CONVOLUTION_FWD_ALGO_GEMM:
-      return "GEMM";
-    case CUDNN_CONVOLUTION_FWD_ALGO_DIRECT:
-      return "DIRECT";
-    case CUDNN_CONVOLUTION_FWD_ALGO_FFT:
-      return "FFT";
-    case CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING:
-      return "FFT_TILING";
-    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD:
-      return "WINOGRAD";
-    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED:
-      return "WINOGRAD_NONFUSED";
-    case CUDNN_CONVOLUTION_FWD_ALGO_COUNT:
-      break;
-  }
-  return "unknown";
-}
 
 // cuDNN pads each axis symmetrically; a problem padded otherwise has no cuDNN twin.
 bool cudnn_supports(const convgen::DepthwiseProblem& p) {
   return p.pad_top == p.pad_bottom && p.pad_left == p.pad_right;
 }
 
-class CudnnDepthwise {
- public:
-  // Describes the convolution of `problem` (its epilogue is ignored) and picks
-  // the fastest fp32 algorithm by running them on x, w and y.
-  CudnnDepthwise(cudnnHandle_t handle, cudaStream_t stream, const convgen::DepthwiseProblem& p,
-                 const float* x, const float* w, float* y)
-      : handle_(handle), x_(x), w_(w), y_(y) {
-    CUDNN_CHECK(cudnnSetStream(handle_, stream));  // the algorithm search runs on it
-    CUDNN_CHECK(cudnnCreateTensorDescriptor(&x_desc_));
-    CUDNN_CHECK(cudnnCreateTensorDescriptor(&y_desc_));
-    CUDNN_CHECK(cudnnCreateFilterDescriptor(&w_desc_));
-    CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&conv_desc_));
-
-    CUDNN_CHECK(cudnnSetTensor4dDescriptor(x_desc_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, p.n, p.c, p.h, p.w));
-    CUDNN_CHECK(cudnnSetFilter4dDescriptor(w_desc_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, p.out_channels(), 1,
-                                           p.kh, p.kw));
-    CUDNN_CHECK(cudnnSetConvolution2dDescriptor(conv_desc_, p.pad_top, p.pad_left, p.stride_h, p.stride_w,
-                                                p.dilation_h, p.dilation_w, CUDNN_CROSS_CORRELATION,
-                                                CUDNN_DATA_FLOAT));
-    CUDNN_CHECK(cudnnSetConvolutionGroupCount(conv_desc_, p.c));
-    // FMA only: with the default math type cuDNN may run fp32 on TF32 tensor cores.
-    CUDNN_CHECK(cudnnSetConvolutionMathType(conv_desc_, CUDNN_FMA_MATH));
-
-    int out_n = 0, out_c = 0, out_h = 0, out_w = 0;
-    CUDNN_CHECK(
-        cudnnGetConvolution2dForwardOutputDim(conv_desc_, x_desc_, w_desc_, &out_n, &out_c, &out_h, &out_w));
-    if (out_n != p.n || out_c != p.out_channels() || out_h != p.out_h() || out_w != p.out_w()) {
-      fail(__FILE__, __LINE__, "cuDNN's output shape differs from convgen's for " + convgen::describe(p));
-    }
-    CUDNN_CHECK(
-        cudnnSetTensor4dDescriptor(y_desc_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, out_n, out_c, out_h, out_w));
-
-    workspace_ = DeviceBuffer(largest_workspace_bytes());
-    choose_algorithm();
-  }
-
-  ~CudnnDepthwise() {
-    CUDNN_CHECK(cudnnDestroyConvolutionDescriptor(conv_desc_));
-    CUDNN_CHECK(cudnnDestroyFilterDescriptor(w_desc_));
-    CUDNN_CHECK(cudnnDestroyTensorDescriptor(y_desc_));
-    CUDNN_CHECK(cudnnDestroyTensorDescriptor(x_desc_));
-  }
-  CudnnDepthwise(const CudnnDepthwise&) = delete;
-  CudnnDepthwise& operator=(const CudnnDepthwise&) = delete;
-
-  void run(cudaStream_t stream) const {
-    const float alpha = 1.0f, beta = 0.0f;
-    CUDNN_CHECK(cudnnSetStream(handle_, stream));
-    CUDNN_CHECK(cudnnConvolutionForward(handle_, &alpha, x_desc_, x_, w_desc_, w_, conv_desc_, algo_,
-                                        workspace_.data(), workspace_.bytes(), &beta, y_desc_, y_));
-  }
-
-  const char* algorithm() const { return algo_name(algo_); }
-
- private:
-  // The workspace of the hungriest algorithm that fits under the cap, so that
-  // the search below may try every algorithm that is reasonable to run.
-  size_t largest_workspace_bytes() const {
-    size_t largest = 0;
-    for (int i = 0; i < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++i) {
-      size_t bytes = 0;
-      // Not checked as an error: cuDNN answers "not supported" for algorithms
-      // that cannot run this convolution, and those are simply skipped.
-      const cudnnStatus_t status = cudnnGetConvolutionForwardWorkspaceSize(
-          handle_, x_desc_, w_desc_, conv_desc_, y_desc_, cudnnConvolutionFwdAlgo_t(i), &bytes);
-      if (status == CUDNN_STATUS_SUCCESS && bytes <= kMaxCudnnWorkspaceBytes)
-        largest = std::max(largest, bytes);
-    }
-    return largest;
-  }
-
-  // Runs every algorithm on the real buffers and keeps the fastest that
-  // succeeded without tensor cores.
-  void choose_algorithm() {
-    cudnnConvolutionFwdAlgoPerf_t results[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-    int returned = 0;
-    CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(handle_, x_desc_, x_, w_desc_, w_, conv_desc_, y_desc_,
-                                                       y_, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned,
-                                                       results, workspace_.data(), workspace_.bytes()));
-    // Results come sorted by time, fastest first.
-    for (int i = 0; i < returned; ++i) {
-      const auto& result = results[i];
-      const bool tensor_cores =
-          result.mathType == CUDNN_TENSOR_OP_MATH || result.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
-      if (result.status == CUDNN_STATUS_SUCCESS && !tensor_cores && result.memory <= workspace_.bytes()) {
-        algo_ = result.algo;
-        return;
-      }
-    }
-    fail(__FILE__, __LINE__, "cuDNN found no fp32 FMA algorithm for this convolution");
-  }
-
-  cudnnHandle_t handle_;
-  const float* x_;
-  const float* w_;
-  float* y_;
-  cudnnTensorDescriptor_t x_desc_ = nullptr, y_desc_ = nullptr;
-  cudnnFilterDescriptor_t w_desc_ = nullptr;
-  cudnnConvolutionDescriptor_t conv_desc_ = nullptr;
-  cudnnConvolutionFwdAlgo_t algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
-  DeviceBuffer workspace_;
-};
+CudnnConvShape cudnn_shape(const convgen::DepthwiseProblem& p) {
+  CudnnConvShape s;
+  s.n = p.n;
+  s.c = p.c;
+  s.h = p.h;
+  s.w = p.w;
+  s.k = p.out_channels();
+  s.kh = p.kh;
+  s.kw = p.kw;
+  s.pad_h = p.pad_top;
+  s.pad_w = p.pad_left;
+  s.stride_h = p.stride_h;
+  s.stride_w = p.stride_w;
+  s.dilation_h = p.dilation_h;
+  s.dilation_w = p.dilation_w;
+  s.groups = p.c;
+  s.out_h = p.out_h();
+  s.out_w = p.out_w();
+  s.description = convgen::describe(p);
+  return s;
+}
 
 // ---------------------------------------------------------------------------
 // Cross-check.
-
-// Largest |got - want| divided by the largest |want|: an error relative to the
-// output's scale, so that outputs near zero do not turn rounding noise into
-// huge ratios. Any NaN (an output left unwritten, poisoned) gives NaN.
-double max_relative_error(const std::vector<float>& got, const std::vector<float>& want) {
-  double largest_difference = 0.0, largest_magnitude = 0.0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    if (std::isnan(got[i]) || std::isnan(want[i])) return kNaN;
-    largest_difference = std::max(largest_difference, std::fabs(double(got[i]) - want[i]));
-    largest_magnitude = std::max(largest_magnitude, std::fabs(double(want[i])));
-  }
-  return largest_magnitude > 0.0 ? largest_difference / largest_magnitude : largest_difference;
-}
 
 // `conv` (cuDNN's output) with the problem's epilogue applied on the host.
 std::vector<float> apply_epilogue(std::vector<float> conv, const convgen::DepthwiseProblem& p,
@@ -719,19 +248,11 @@ std::vector<float> apply_epilogue(std::vector<float> conv, const convgen::Depthw
   const size_t plane = size_t(p.out_h()) * p.out_w();
   for (size_t i = 0; i < conv.size(); ++i) {
     const size_t channel = (i / plane) % size_t(p.out_channels());
-    float value = conv[i];
-    if (p.epilogue == convgen::Epilogue::kBias) value += ops.host_bias[channel];
-    if (p.epilogue == convgen::Epilogue::kScaleShift) {
-      value = value * ops.host_scale[channel] + ops.host_shift[channel];
-    }
-    if (p.activation != convgen::Activation::kNone) value = std::max(value, 0.0f);
-    if (p.activation == convgen::Activation::kRelu6) value = std::min(value, 6.0f);
-    conv[i] = value;
+    const float value = apply_affine(conv[i], p.epilogue, channel, ops.host_bias, ops.host_scale, ops.host_shift);
+    conv[i] = apply_activation(value, p.activation);
   }
   return conv;
 }
-
-bool error_ok(double error) { return error <= kMaxRelativeError; }  // false for NaN too
 
 // ---------------------------------------------------------------------------
 // One benchmark row.
@@ -803,8 +324,8 @@ RowResult measure_row(const Selected& selected, double ceiling_tbps, cudnnHandle
 
   if (cudnn_handle && cudnn_supports(row.problem)) {
     const DeviceBuffer cudnn_out = DeviceBuffer::floats(outputs);
-    const CudnnDepthwise cudnn(cudnn_handle, stopwatch.stream(), row.problem, ops.input.f32(),
-                               ops.filter.f32(), cudnn_out.f32());
+    const CudnnConvolution cudnn(cudnn_handle, stopwatch.stream(), cudnn_shape(row.problem), ops.input.f32(),
+                                 ops.filter.f32(), cudnn_out.f32());
     const Launch conv = [&cudnn](cudaStream_t stream) { cudnn.run(stream); };
     row.cudnn_algo = cudnn.algorithm();
 
@@ -819,14 +340,7 @@ RowResult measure_row(const Selected& selected, double ceiling_tbps, cudnnHandle
 
   row.convgen_hot_us = stopwatch.hot_us(fused, options.hot_launches, options.hot_replays);
   row.convgen_cold_us = stopwatch.cold_us(fused, options.trials);
-  {
-    const size_t half = bytes_moved(row.problem) / 2;
-    const DeviceBuffer from(half), to(half);
-    const Launch copy = [&](cudaStream_t stream) {
-      CUDA_CHECK(cudaMemcpyAsync(to.data(), from.data(), half, cudaMemcpyDeviceToDevice, stream));
-    };
-    row.copy_cold_us = stopwatch.cold_us(copy, options.trials);
-  }
+  row.copy_cold_us = copy_cold_us(stopwatch, bytes_moved(row.problem), options.trials);
   // Without an epilogue the plain problem is the row's own: measured once.
   row.convgen_noepilogue_hot_us = has_epilogue(row.problem)
                                       ? stopwatch.hot_us(plain, options.hot_launches, options.hot_replays)
@@ -836,11 +350,6 @@ RowResult measure_row(const Selected& selected, double ceiling_tbps, cudnnHandle
 
 // ---------------------------------------------------------------------------
 // Selection of rows.
-
-bool wanted_suite(const std::string& suite, const Options& options) {
-  return options.suites.empty() ||
-         std::find(options.suites.begin(), options.suites.end(), suite) != options.suites.end();
-}
 
 std::vector<Selected> select_rows(const std::vector<BenchCase>& cases, const Options& options) {
   std::vector<Selected> selected;
@@ -874,25 +383,6 @@ void warn_about_generic_kernels(const std::vector<Selected>& selected) {
 
 // ---------------------------------------------------------------------------
 // Output.
-
-std::string iso_date_utc() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[16];
-  std::strftime(text, sizeof text, "%Y-%m-%d", &utc);
-  return text;
-}
-
-// Finite numbers rounded to `decimals`; NaN (not measured) becomes null.
-Json number(double value, int decimals) {
-  if (!std::isfinite(value)) return nullptr;
-  const double scale = std::pow(10.0, decimals);
-  return std::round(value * scale) / scale;
-}
-
-// Errors are kept unrounded: they are small by design.
-Json error_value(double value) { return std::isfinite(value) ? Json(value) : Json(nullptr); }
 
 Json row_json(const RowResult& r) {
   const convgen::DepthwiseProblem& p = r.problem;
@@ -933,86 +423,11 @@ Json row_json(const RowResult& r) {
   return row;
 }
 
-std::string commit_from_environment() {
-  const char* commit = std::getenv("CONVGEN_COMMIT");
-  return commit && *commit ? commit : "unknown";
-}
-
 // The whole run: where and how it was measured, then the rows.
 Json results_document(const std::string& gpu, double ceiling_tbps, const Options& options, const Json& rows) {
-  Json document;
-  document["gpu"] = gpu;
-  document["date"] = iso_date_utc();
-  document["commit"] = commit_from_environment();
-  document["copy_ceiling_tbps"] = number(ceiling_tbps, 4);
-  document["cudnn_version"] = options.no_cudnn ? Json(nullptr) : Json(cudnnGetVersion());
-  document["hot_launches"] = options.hot_launches;
-  document["hot_replays"] = options.hot_replays;
-  document["trials"] = options.trials;
-  document["cold_flush"] = options.flush;
-  document["rows"] = rows;
+  Json document = start_document(gpu, ceiling_tbps, options);
+  finish_document(document, options, rows);
   return document;
-}
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream file(path);
-  file << text;
-  file.close();
-  if (!file) {
-    std::fprintf(stderr, "error: cannot write %s\n", path.c_str());
-    std::exit(EXIT_FAILURE);
-  }
-  std::fprintf(stderr, "wrote %s\n", path.c_str());
-}
-
-std::string csv_field(const Json& value) {
-  if (value.is_null()) return "";
-  if (!value.is_string()) return value.dump();
-  const std::string text = value.get<std::string>();
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char ch : text) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return quoted + "\"";
-}
-
-// The same columns as the JSON rows, in the same order.
-std::string rows_csv(const Json& rows) {
-  std::string text;
-  if (rows.empty()) return text;
-  std::string separator;
-  for (const auto& item : rows.front().items()) text += std::exchange(separator, ",") + item.key();
-  text += "\n";
-  for (const auto& row : rows) {
-    separator.clear();
-    for (const auto& item : row.items()) text += std::exchange(separator, ",") + csv_field(item.value());
-    text += "\n";
-  }
-  return text;
-}
-
-std::string fixed(double value, int decimals, const char* suffix = "") {
-  if (!std::isfinite(value)) return "-";
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f%s", decimals, value, suffix);
-  return text;
-}
-
-// Prints rows of cells with every column as wide as its widest cell; text
-// columns (listed in `left`) align left, numbers right.
-void print_table(const std::vector<std::vector<std::string>>& cells, const std::vector<bool>& left) {
-  std::vector<size_t> width(left.size(), 0);
-  for (const auto& row : cells) {
-    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-  }
-  for (const auto& row : cells) {
-    std::string line;
-    for (size_t i = 0; i < row.size(); ++i) {
-      const std::string pad(width[i] - row[i].size(), ' ');
-      line += (i ? "  " : "") + (left[i] ? row[i] + pad : pad + row[i]);
-    }
-    line.erase(line.find_last_not_of(' ') + 1);
-    std::cout << line << "\n";
-  }
 }
 
 // Which kind of kernel served the row; GENERIC stands out on purpose.
@@ -1054,14 +469,6 @@ void print_results(const std::vector<RowResult>& rows, double ceiling_tbps, cons
   if (generic)
     std::cout << "\n" << generic << " row(s) served by the GENERIC kernel (no specialized kernel).\n";
   if (mismatched) std::cout << "\n" << mismatched << " row(s) where convgen and cuDNN disagree (MISMATCH).\n";
-}
-
-std::string gpu_name() {
-  int device = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  cudaDeviceProp properties{};
-  CUDA_CHECK(cudaGetDeviceProperties(&properties, device));
-  return properties.name;
 }
 
 std::string progress_label(const Selected& s, size_t index, size_t total) {

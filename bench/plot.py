@@ -1,11 +1,17 @@
 #!/usr/bin/env python3
-"""Draw the depthwise-convolution benchmark figure from the merged JSON.
+"""Draw the convolution benchmark figure from the merged JSON.
 
-One column of panels per suite (in the order the suites first appear):
+Depthwise: one column of panels per suite (in the order the suites first appear):
   top row     hot time per workload in µs, grouped bars: convgen, cuDNN, PyTorch
   bottom row  fraction of the copy ceiling reached cold (floor_us / cold time), with a
               black tick for a device-to-device copy of the same bytes
               for convgen, cuDNN and PyTorch, where a cold time exists
+
+Dense conv2d (when the JSON has dense rows: its "dense" object, or top-level
+rows with a "c_out" key), below the depthwise panels, one column per suite:
+  hot time: convgen fused, convgen plain, convgen with residual, cuDNN (conv
+  alone), PyTorch fused; and the fraction of the roofline reached cold
+  (roofline_us / cold time) for convgen, cuDNN and PyTorch.
 
 Input is the JSON written by bench/torch_compare.py (the plain benchmark JSON
 works too: the PyTorch bars are then simply missing).
@@ -26,6 +32,20 @@ SERIES = [
     ("convgen", "convgen_hot_us", "convgen_cold_us", "convgen_frac_ceiling", "#1f77b4"),
     ("cuDNN", "cudnn_hot_us", "cudnn_cold_us", "cudnn_frac_ceiling", "#ff7f0e"),
     ("PyTorch", "torch_hot_us", "torch_cold_us", "torch_frac_ceiling", "#2ca02c"),
+]
+
+# Dense panels: (label, hot key, colour) and (label, cold key, precomputed fraction key, colour).
+DENSE_HOT_SERIES = [
+    ("convgen fused", "convgen_hot_us", "#1f77b4"),
+    ("convgen plain", "convgen_noepilogue_hot_us", "#9ecae1"),
+    ("convgen + residual", "convgen_residual_hot_us", "#08519c"),
+    ("cuDNN (conv alone)", "cudnn_hot_us", "#ff7f0e"),
+    ("PyTorch fused", "torch_hot_us", "#2ca02c"),
+]
+DENSE_ROOF_SERIES = [
+    ("convgen fused", "convgen_cold_us", "convgen_frac_roofline", "#1f77b4"),
+    ("cuDNN (conv alone)", "cudnn_cold_us", "cudnn_frac_roofline", "#ff7f0e"),
+    ("PyTorch fused", "torch_cold_us", "torch_frac_roofline", "#2ca02c"),
 ]
 
 # Short codes so that epilogues fit under a bar group.
@@ -160,6 +180,82 @@ def draw_ceiling_panel(ax, suite, rows, labels):
     ax.set_ylabel("floor / cold time")
 
 
+def is_dense(row):
+    return row.get("c_out") is not None
+
+
+def depthwise_rows(data):
+    return [r for r in data.get("rows", []) if not is_dense(r)]
+
+
+def dense_document(data):
+    """(meta, rows) of the dense benchmark: the "dense" object, else top-level dense rows."""
+    doc = data.get("dense") if isinstance(data.get("dense"), dict) else None
+    if doc is not None:
+        return doc, list(doc.get("rows", []))
+    return data, [r for r in data.get("rows", []) if is_dense(r)]
+
+
+def dense_labels(rows):
+    """Labels like '64→128 56² s2', adding batch, kernel or epilogue only when they vary."""
+    def varies(key):
+        return len({str(r.get(key)) for r in rows}) > 1
+
+    labels = []
+    for r in rows:
+        h, w = r.get("h"), r.get("w")
+        parts = [f"{r.get('c')}→{r.get('c_out')}", f"{h}²" if h == w else f"{h}x{w}"]
+        if r.get("stride") != 1 or varies("stride"):
+            parts.append(f"s{r.get('stride')}")
+        kh, kw = r.get("kh"), r.get("kw")
+        if varies("kh") or varies("kw"):
+            parts.append(f"k{kh}" if kh == kw else f"k{kh}x{kw}")
+        if varies("n"):
+            parts.insert(0, f"n{r.get('n')}")
+        if varies("epilogue"):
+            code = EPILOGUE_SHORT.get(str(r.get("epilogue", "none")), str(r.get("epilogue")))
+            if code:
+                parts.append(code)
+        labels.append(" ".join(parts))
+    return dedupe(labels)
+
+
+def frac_roofline(row, cold_key, frac_key):
+    """roofline_us / cold time; prefer the value the producer computed."""
+    f = num(row.get(frac_key))
+    if f is not None:
+        return f
+    roof, cold = num(row.get("roofline_us")), num(row.get(cold_key))
+    return roof / cold if roof and cold else None
+
+
+def draw_dense_hot_panel(ax, suite, rows, labels):
+    series = [(name, colour, [num(r.get(key)) for r in rows]) for name, key, colour in DENSE_HOT_SERIES]
+    series = [s for s in series if any(v is not None for v in s[2])]
+    draw_bars(ax, labels, series)
+    values = [v for _, _, vals in series for v in vals if v is not None]
+    if values and max(values) / min(values) > LOG_RANGE:
+        ax.set_yscale("log")
+    ax.set_title(f"dense {suite}: hot time (lower is better)", fontsize=10)
+    ax.set_ylabel("µs per launch")
+
+
+def draw_dense_roofline_panel(ax, suite, rows, labels):
+    series = [(name, colour, [frac_roofline(r, cold, frac) for r in rows])
+              for name, cold, frac, colour in DENSE_ROOF_SERIES]
+    series = [s for s in series if any(v is not None for v in s[2])]
+    if not series:
+        ax.text(0.5, 0.5, "no cold timings", ha="center", va="center", transform=ax.transAxes)
+        ax.set_xticks([])
+        return
+    draw_bars(ax, labels, series)
+    top = max(v for _, _, vals in series for v in vals if v is not None)
+    ax.set_ylim(0, max(1.05, top * 1.1))
+    ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
+    ax.set_title(f"dense {suite}: fraction of roofline, cold (higher is better)", fontsize=10)
+    ax.set_ylabel("roofline / cold time")
+
+
 def title_of(data):
     gpu = data.get("gpu", "unknown GPU")
     date = data.get("date", "unknown date")
@@ -171,7 +267,44 @@ def title_of(data):
     return text
 
 
+def collect_legend(fig, axes_rows):
+    """One legend for a figure: the series of every panel, each name once."""
+    handles, names = [], []
+    for axes in axes_rows:
+        for ax in axes:
+            for handle, name in zip(*ax.get_legend_handles_labels()):
+                if name not in names:
+                    handles.append(handle)
+                    names.append(name)
+    return handles, names
+
+
+def draw_depthwise(fig_or_subfig, suites):
+    counts = [len(r) for r in suites.values()]
+    axes = fig_or_subfig.subplots(2, len(suites), squeeze=False,
+                                  gridspec_kw={"width_ratios": [max(c, 2) for c in counts]})
+    for col, (suite, rows) in enumerate(suites.items()):
+        labels = short_labels(rows)
+        draw_hot_panel(axes[0][col], suite, rows, labels)
+        draw_ceiling_panel(axes[1][col], suite, rows, labels)
+    return axes
+
+
+def draw_dense(fig_or_subfig, suites):
+    counts = [len(r) for r in suites.values()]
+    axes = fig_or_subfig.subplots(2, len(suites), squeeze=False,
+                                  gridspec_kw={"width_ratios": [max(c, 2) for c in counts]})
+    for col, (suite, rows) in enumerate(suites.items()):
+        labels = dense_labels(rows)
+        draw_dense_hot_panel(axes[0][col], suite, rows, labels)
+        draw_dense_roofline_panel(axes[1][col], suite, rows, labels)
+    return axes
+
+
 def plot(data, out_path, dpi=110):
+    dense_meta, dense_rows = dense_document(data)
+    if dense_rows:
+        return plot_with_dense(data, dense_meta, dense_rows, out_path, dpi)
     suites = group_by_suite(data.get("rows", []))
     if not suites:
         raise SystemExit("plot.py: the JSON has no rows")
@@ -194,6 +327,37 @@ def plot(data, out_path, dpi=110):
     fig.legend(handles, names, loc="upper right", ncol=len(names), fontsize=9)
     fig.suptitle(title_of(data), fontsize=11, x=0.01, ha="left")
     fig.tight_layout(rect=(0, 0, 1, 0.95))
+    fig.savefig(out_path, dpi=dpi)
+    plt.close(fig)
+
+
+def plot_with_dense(data, dense_meta, dense_rows, out_path, dpi=110):
+    """Depthwise panels on top (when there are depthwise rows), dense panels below."""
+    dw_suites = group_by_suite(depthwise_rows(data))
+    dense_suites = group_by_suite(dense_rows)
+    bars = max(sum(len(r) for r in dw_suites.values()) + 3 * len(dw_suites),
+               int(1.6 * sum(len(r) for r in dense_suites.values())) + 3 * len(dense_suites))
+    width = max(10.0, 0.55 * bars)
+    height = 9.5 * (2 if dw_suites else 1)
+    fig = plt.figure(figsize=(width, height), layout="constrained")
+    if dw_suites:
+        top, bottom = fig.subfigures(2, 1, hspace=0.02)
+        top.suptitle("depthwise", fontsize=10, x=0.01, ha="left")
+        dw_axes = draw_depthwise(top, dw_suites)
+    else:
+        bottom, dw_axes = fig, []
+    peak = num(dense_meta.get("fp32_peak_tflops"))
+    peak_text = f"fp32 peak {peak:.1f} TFLOP/s (SGEMM, no TF32)" if peak else ""
+    if dw_suites:
+        bottom.suptitle("dense conv2d" + (f" — {peak_text}" if peak_text else ""), fontsize=10, x=0.01, ha="left")
+    dense_axes = draw_dense(bottom, dense_suites)
+    handles, names = collect_legend(fig, list(dw_axes) + list(dense_axes))
+    fig.legend(handles, names, loc="outside lower center", ncol=min(len(names), 9), fontsize=9)
+    if dw_suites:
+        title = title_of(data).replace("depthwise conv", "depthwise + dense conv")
+    else:
+        title = title_of(dense_meta).replace("depthwise conv", "dense conv") + (f" — {peak_text}" if peak_text else "")
+    fig.suptitle(title, fontsize=11, x=0.01, ha="left")
     fig.savefig(out_path, dpi=dpi)
     plt.close(fig)
 

@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
 """Time PyTorch on every workload of a convgen benchmark JSON and merge the numbers in.
 
-convgen_bench_depthwise writes one row per workload with convgen and cuDNN
-timings.  This script times the same workloads through PyTorch, the way a
-PyTorch user would write them (F.conv2d with groups=C followed by an unfused
-epilogue), with the same two methods the benchmark uses:
+convgen_bench_depthwise and convgen_bench_dense write one row per workload
+with convgen and cuDNN timings.  This script times the same workloads through
+PyTorch, the way a PyTorch user would write them (F.conv2d, with groups=C for
+the depthwise rows and groups=1 for the dense ones, followed by an unfused
+epilogue), with the same two methods the benchmarks use:
 
   hot   100 launches captured in one CUDA graph; the graph is replayed several
         times after warm-up and the median replay time / 100 is reported.
   cold  triton.testing.do_bench(fn, return_mode="median"), which flushes the L2
         cache before every run.
+
+Which rows: the JSON's "rows" (a depthwise or a dense benchmark JSON), and
+the rows of its "dense" object when it has one (scripts/gpu_check.sh puts the
+dense benchmark's JSON there).  A row with a "c_out" key is a dense row.
 
 Keys added to every row (microseconds unless noted):
   torch_hot_us        full op (conv + epilogue), hot
@@ -17,6 +22,10 @@ Keys added to every row (microseconds unless noted):
   torch_cold_us       full op, cold
   torch_frac_ceiling  floor_us / torch_cold_us (fraction of the copy ceiling)
   torch_error         only present when timing that row failed
+and to every dense row:
+  torch_residual_hot_us  conv + epilogue + a residual tensor added before the activation, hot
+  torch_plain_tflops     flops / torch_plain_hot_us / 1e6 (TFLOP/s of the conv alone)
+  torch_frac_roofline    roofline_us / torch_cold_us
 
 Progress goes to stderr; the merged JSON is rewritten after every row so that
 a run cut short still leaves the rows done so far.
@@ -31,7 +40,7 @@ import statistics
 import sys
 import time
 
-# Epilogues the benchmark knows (see bench/depthwise.csv).
+# Epilogues the benchmarks know (see bench/depthwise.csv and bench/dense.csv).
 EPILOGUES = {"none", "relu", "relu6", "bias", "bias_relu",
              "scale_shift", "scale_shift_relu", "scale_shift_relu6"}
 
@@ -42,9 +51,11 @@ def log(msg):
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(
-        description="Time PyTorch (F.conv2d groups=C + unfused epilogue) on every row "
-        "of a convgen_bench_depthwise JSON and write the merged JSON.")
-    p.add_argument("--json", required=True, help="benchmark JSON written by convgen_bench_depthwise")
+        description="Time PyTorch (F.conv2d + unfused epilogue) on every row of a "
+        "convgen_bench_depthwise or convgen_bench_dense JSON and write the merged JSON.")
+    p.add_argument("--json", required=True,
+                   help="benchmark JSON written by convgen_bench_depthwise or convgen_bench_dense, "
+                   "optionally with the dense one under the key 'dense'")
     p.add_argument("--out", required=True, help="where to write the merged JSON")
     p.add_argument("--csv", default="bench/depthwise.csv",
                    help="workload CSV, used only to find each row's padding when the JSON "
@@ -69,6 +80,11 @@ def parse_args(argv=None):
 # Padding.  The benchmark rows may not say how each workload was padded, so
 # look in the row first, then in the workload CSV, then guess "same".
 # ---------------------------------------------------------------------------
+
+def is_dense(row):
+    """Dense conv2d rows (convgen_bench_dense) carry c_out; depthwise rows do not."""
+    return row.get("c_out") is not None
+
 
 def workload_key(d):
     """Fields that identify a workload, identical for a JSON row and a CSV line."""
@@ -101,7 +117,10 @@ def pad_spec(row, csv_pads):
             if isinstance(val, str) and not val.strip().lstrip("-").isdigit():
                 return val.strip()
             return int(val)
-    found = csv_pads.get(workload_key(row), set())
+    try:
+        found = csv_pads.get(workload_key(row), set())
+    except (KeyError, TypeError, ValueError):  # a dense row without pad: no CSV key to look up
+        found = set()
     if len(found) == 1:
         return next(iter(found))
     name = str(row.get("name", ""))
@@ -128,16 +147,26 @@ def padding_tuple(spec, kh, kw):
 # ---------------------------------------------------------------------------
 
 def make_ops(row, padding, device, gen):
-    """Build (full_op, plain_op) closures over random inputs for one row."""
+    """Build {"full", "plain", "residual"} closures over random inputs for one row.
+
+    Depthwise rows run F.conv2d with groups=C (C*mult output channels), dense
+    rows with groups=1 and c_out output channels; the code is otherwise the
+    same.  "residual" (dense rows only, else None) is the full op with a
+    tensor shaped like the output added before the activation.
+    """
     import torch
     import torch.nn.functional as F
 
     n, c, h, w = (int(row[k]) for k in ("n", "c", "h", "w"))
-    kh, kw, stride, mult = (int(row[k]) for k in ("kh", "kw", "stride", "mult"))
+    kh, kw, stride = (int(row[k]) for k in ("kh", "kw", "stride"))
     epilogue = str(row.get("epilogue", "none"))
     if epilogue not in EPILOGUES:
         raise ValueError(f"unknown epilogue {epilogue!r}")
-    cout = c * mult
+    dense = is_dense(row)
+    if dense:
+        groups, cout = 1, int(row["c_out"])
+    else:
+        groups, cout = c, c * int(row["mult"])
 
     def rand(*shape, offset=0.0, scale=1.0):
         # Random, never all zeros: zeros can run faster than real data.
@@ -145,27 +174,40 @@ def make_ops(row, padding, device, gen):
         return (t * scale + offset).to(device)
 
     x = rand(n, c, h, w)
-    weight = rand(cout, 1, kh, kw, scale=1.0 / math.sqrt(kh * kw))
+    weight = rand(cout, c // groups, kh, kw, scale=1.0 / math.sqrt((c // groups) * kh * kw))
     scale = rand(cout, offset=1.0, scale=0.1).view(1, -1, 1, 1)
     shift = rand(cout, scale=0.1).view(1, -1, 1, 1)
     bias = rand(cout, scale=0.1).view(1, -1, 1, 1)
+    residual = None
+    if dense:
+        out_h = (h + 2 * padding[0] - kh) // stride + 1
+        out_w = (w + 2 * padding[1] - kw) // stride + 1
+        residual = rand(n, cout, out_h, out_w)
 
     def plain():
-        return F.conv2d(x, weight, None, stride, padding, 1, c)
+        return F.conv2d(x, weight, None, stride, padding, 1, groups)
 
-    def full():
-        y = F.conv2d(x, weight, None, stride, padding, 1, c)
+    def affine(y):
         if epilogue.startswith("scale_shift"):
             y = y * scale + shift
         elif epilogue.startswith("bias"):
             y = y + bias
+        return y
+
+    def activation(y):
         if epilogue.endswith("relu6"):
             y = torch.clamp(y, 0, 6)
         elif epilogue.endswith("relu"):
             y = torch.relu(y)
         return y
 
-    return full, plain
+    def full():
+        return activation(affine(F.conv2d(x, weight, None, stride, padding, 1, groups)))
+
+    def with_residual():
+        return activation(affine(F.conv2d(x, weight, None, stride, padding, 1, groups)) + residual)
+
+    return {"full": full, "plain": plain, "residual": with_residual if dense else None}
 
 
 # ---------------------------------------------------------------------------
@@ -239,19 +281,32 @@ def time_row(row, args, csv_pads, gen):
     """Return the torch_* keys for one row (errors become torch_error, not exceptions)."""
     import torch
 
+    dense = is_dense(row)
     out = {"torch_hot_us": None, "torch_plain_hot_us": None, "torch_cold_us": None,
            "torch_frac_ceiling": None}
+    if dense:
+        out.update({"torch_residual_hot_us": None, "torch_plain_tflops": None,
+                    "torch_frac_roofline": None})
     try:
         kh, kw = int(row["kh"]), int(row["kw"])
         padding = padding_tuple(pad_spec(row, csv_pads), kh, kw)
-        full, plain = make_ops(row, padding, "cuda", gen)
-        out["torch_hot_us"] = time_hot_us(full, args.launches, args.replays, args.warmup)
-        out["torch_plain_hot_us"] = time_hot_us(plain, args.launches, args.replays, args.warmup)
+        ops = make_ops(row, padding, "cuda", gen)
+        out["torch_hot_us"] = time_hot_us(ops["full"], args.launches, args.replays, args.warmup)
+        out["torch_plain_hot_us"] = time_hot_us(ops["plain"], args.launches, args.replays, args.warmup)
+        if dense:
+            out["torch_residual_hot_us"] = time_hot_us(ops["residual"], args.launches, args.replays,
+                                                       args.warmup)
+            flops = row.get("flops")
+            if flops and out["torch_plain_hot_us"]:
+                out["torch_plain_tflops"] = float(flops) / out["torch_plain_hot_us"] / 1e6
         if not args.no_cold:
-            out["torch_cold_us"] = time_cold_us(full)
+            out["torch_cold_us"] = time_cold_us(ops["full"])
             floor = row.get("floor_us")
             if floor and out["torch_cold_us"]:
                 out["torch_frac_ceiling"] = float(floor) / out["torch_cold_us"]
+            roofline = row.get("roofline_us")
+            if dense and roofline and out["torch_cold_us"]:
+                out["torch_frac_roofline"] = float(roofline) / out["torch_cold_us"]
     except Exception as exc:  # one bad row (OOM, odd shape) must not lose the others
         out["torch_error"] = f"{type(exc).__name__}: {exc}"
     finally:
@@ -277,14 +332,17 @@ def main(argv=None):
     args = parse_args(argv)
     with open(args.json) as f:
         data = json.load(f)
-    rows = data.get("rows", [])
+    # Depthwise (or dense) rows at the top level, then the dense benchmark's rows.
+    dense_doc = data.get("dense") if isinstance(data.get("dense"), dict) else {}
+    rows = list(data.get("rows", [])) + list(dense_doc.get("rows", []))
     torch = setup_torch()
     gen = torch.Generator().manual_seed(args.seed)
     csv_pads = load_csv_pads(args.csv)
 
     gpu = torch.cuda.get_device_name()
-    if data.get("gpu") and str(data["gpu"]) not in gpu and gpu not in str(data["gpu"]):
-        log(f"WARNING: benchmark JSON says GPU {data['gpu']!r} but PyTorch sees {gpu!r}")
+    for doc in (data, dense_doc):
+        if doc.get("gpu") and str(doc["gpu"]) not in gpu and gpu not in str(doc["gpu"]):
+            log(f"WARNING: benchmark JSON says GPU {doc['gpu']!r} but PyTorch sees {gpu!r}")
     # The benchmark may not know its commit (no git on the GPU machine);
     # gpu_check.sh exports the one it found.
     if str(data.get("commit") or "").strip() in ("", "unknown") and os.environ.get("CONVGEN_COMMIT"):

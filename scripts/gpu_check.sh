@@ -6,7 +6,10 @@
 #   tests     ctest --test-dir BUILD_DIR -L gpu          -> OUT_DIR/gpu_tests.log
 #   sanitize  scripts/sanitize.sh (when it exists)       -> OUT_DIR/sanitize.log
 #   bench     convgen_bench_depthwise on bench/depthwise.csv -> OUT_DIR/bench.json
-#   torch     bench/torch_compare.py                     -> OUT_DIR/merged.json
+#   dense     convgen_bench_dense on bench/dense.csv     -> OUT_DIR/bench.json, key "dense"
+#             (its whole JSON document, merged into bench.json; bench.json is
+#             created holding only it when the depthwise step left none)
+#   torch     bench/torch_compare.py (depthwise and dense rows) -> OUT_DIR/merged.json
 #   plot      bench/plot.py                              -> OUT_DIR/benchmarks.png
 #   report    bench/report.py                            -> OUT_DIR/benchmarks.md, benchmarks.json
 # and OUT_DIR/summary.txt: the step table, then everything printed on the way.
@@ -19,12 +22,14 @@
 # A failed step does not stop the later ones; the script exits 1 if any failed.
 #
 # Environment:
-#   SKIP_TESTS=1 SKIP_SANITIZE=1 SKIP_BENCH=1 SKIP_TORCH=1 SKIP_PLOT=1 SKIP_REPORT=1
-#                      skip that step (plot/report then use whatever JSON is in OUT_DIR)
+#   SKIP_TESTS=1 SKIP_SANITIZE=1 SKIP_BENCH=1 SKIP_DENSE=1 SKIP_TORCH=1 SKIP_PLOT=1
+#   SKIP_REPORT=1      skip that step (plot/report then use whatever JSON is in OUT_DIR)
 #   STEP_TIMEOUT=S     time limit in seconds for every step (default: none);
-#   TIMEOUT_TESTS, TIMEOUT_SANITIZE, TIMEOUT_BENCH, TIMEOUT_TORCH, TIMEOUT_PLOT,
-#   TIMEOUT_REPORT=S   override it for one step
+#   TIMEOUT_TESTS, TIMEOUT_SANITIZE, TIMEOUT_BENCH, TIMEOUT_DENSE, TIMEOUT_TORCH,
+#   TIMEOUT_PLOT, TIMEOUT_REPORT=S   override it for one step
 #   BENCH_CSV=path     workload list (default: bench/depthwise.csv)
+#   DENSE_CSV=path     dense workload list (default: bench/dense.csv)
+#   DENSE_ARGS="..."   extra options for convgen_bench_dense (e.g. "--sgemm-math pedantic")
 #   KEEP_BENCH_CSV=1   also write the benchmark's CSV to OUT_DIR/bench.csv (a 9th file)
 #   PYTHON=python3     interpreter holding torch, triton and matplotlib
 #   CONVGEN_COMMIT     used as is when set; otherwise taken from git, else BUILD_DIR/commit.txt
@@ -55,6 +60,8 @@ OUT_DIR=$(cd "$2" && pwd)
 PYTHON=${PYTHON:-python3}
 BENCH_CSV=${BENCH_CSV:-bench/depthwise.csv}
 BENCH_BIN="$BUILD_DIR/bench/convgen_bench_depthwise"
+DENSE_CSV=${DENSE_CSV:-bench/dense.csv}
+DENSE_BIN="$BUILD_DIR/bench/convgen_bench_dense"
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/gpu_check.XXXXXX")
 CONSOLE="$SCRATCH/console.log"
 
@@ -182,6 +189,62 @@ run_bench() {
     return "$rc"
 }
 
+# with_cuda_libs CMD...: run CMD; when the loader cannot find a library CMD
+# needs (libcublas.so.13 where the toolkit is not in the loader's path), add
+# the toolkit's library folders to LD_LIBRARY_PATH first.
+with_cuda_libs() {
+    local bin=$1 dirs="" d nvcc_dir
+    if command -v ldd >/dev/null && ldd "$bin" 2>/dev/null | grep -q "not found"; then
+        nvcc_dir=$(dirname "$(command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)")
+        for d in "$nvcc_dir/../lib64" "$nvcc_dir/../lib" "$nvcc_dir/../targets/x86_64-linux/lib" /usr/local/cuda/lib64 \
+                 /usr/local/cuda-13*/lib64 /usr/lib/x86_64-linux-gnu; do
+            [[ -d "$d" ]] && dirs+="${dirs:+:}$d"
+        done
+        echo "some libraries of $bin are not in the loader's path; adding $dirs"
+        LD_LIBRARY_PATH="$dirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" limited "$@"
+        return
+    fi
+    limited "$@"
+}
+
+run_dense() {
+    if [[ ! -x "$DENSE_BIN" ]]; then
+        echo "dense benchmark program not found: $DENSE_BIN"
+        STEP_NOTE="no $DENSE_BIN"
+        return 1
+    fi
+    local json="$SCRATCH/dense.json"
+    rm -f "$json" "$OUT_DIR/merged.json"
+    # shellcheck disable=SC2086  # DENSE_ARGS is a list of options
+    with_cuda_libs "$DENSE_BIN" --csv "$DENSE_CSV" --json "$json" --csv-out "$SCRATCH/dense.csv" ${DENSE_ARGS:-}
+    local rc=$?
+    if [[ ! -s "$json" ]]; then
+        [[ $rc -eq 0 ]] && STEP_NOTE="exit 0 but no dense JSON"
+        return 1
+    fi
+    # bench.json gets the dense document under "dense"; OUT_DIR keeps its 8 files.
+    "$PYTHON" - "$OUT_DIR/bench.json" "$json" <<'PY' || return 1
+import json, os, sys
+bench_path, dense_path = sys.argv[1], sys.argv[2]
+with open(dense_path) as f:
+    dense = json.load(f)
+bench = {}
+if os.path.exists(bench_path) and os.path.getsize(bench_path) > 0:
+    with open(bench_path) as f:
+        bench = json.load(f)
+else:  # no depthwise results: the page and figure still need where and when
+    bench = {k: dense.get(k) for k in ("gpu", "date", "commit", "copy_ceiling_tbps")}
+    bench["rows"] = []
+bench["dense"] = dense
+with open(bench_path + ".tmp", "w") as f:
+    json.dump(bench, f, indent=2)
+    f.write("\n")
+os.replace(bench_path + ".tmp", bench_path)
+print(f"merged {len(dense.get('rows', []))} dense rows into {bench_path} (key 'dense')")
+PY
+    return "$rc"
+}
+
 run_torch() {
     if [[ ! -s "$OUT_DIR/bench.json" ]]; then
         echo "no $OUT_DIR/bench.json to compare against"
@@ -249,6 +312,7 @@ else
     record sanitize skip "scripts/sanitize.sh missing"
 fi
 step bench    SKIP_BENCH    TIMEOUT_BENCH    run_bench
+step dense    SKIP_DENSE    TIMEOUT_DENSE    run_dense
 step torch    SKIP_TORCH    TIMEOUT_TORCH    run_torch
 step plot     SKIP_PLOT     TIMEOUT_PLOT     run_plot
 step report   SKIP_REPORT   TIMEOUT_REPORT   run_report
