@@ -1054,3 +1054,50 @@ workloads:
 
 }  // namespace
 }  // namespace convgen_test
+
+namespace convgen_test {
+namespace {
+
+// The default rule gives every valid dense workload a schedule that fits:
+// a sweep of channels, sizes (H x W a multiple of 4 and not), filters,
+// strides, paddings and dilations, with and without epilogue and residual.
+TEST(DefaultSchedule, EveryValidDenseWorkloadGetsOne) {
+  int planned = 0;
+  std::vector<std::string> failures;
+  for (int c : {1, 3, 16, 24, 150, 512}) {
+    for (int c_out : {1, 7, 24, 64, 96, 1280}) {
+      for (int hw : {1, 5, 7, 14, 17, 56}) {
+        for (int k : {1, 2, 3, 5, 7}) {
+          for (int stride : {1, 2, 3}) {
+            for (const char* padding : {"same", "valid"}) {
+              for (int dilation : {1, 2}) {
+                const std::string text = "{op: conv2d, n: 4, c: " + std::to_string(c) + ", c_out: " +
+                                         std::to_string(c_out) + ", h: " + std::to_string(hw) + ", w: " +
+                                         std::to_string(hw + 1) + ", filter: " + std::to_string(k) + ", stride: " +
+                                         std::to_string(stride) + ", padding: " + padding + ", dilation: " +
+                                         std::to_string(dilation) + ", epilogue: scale_shift, residual: true}";
+                Workload wl;
+                try {
+                  wl = workload(text);
+                } catch (const SpecError&) {
+                  continue;  // not a valid workload (the window is larger than the input)
+                }
+                try {
+                  plan_kernel(wl);
+                  ++planned;
+                } catch (const SpecError& e) {
+                  failures.push_back(text + ": " + e.diagnostics().front().message);
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(planned, 10000);
+  EXPECT_TRUE(failures.empty()) << failures.size() << " valid workloads got no schedule, e.g.\n  " << failures.front();
+}
+
+}  // namespace
+}  // namespace convgen_test

@@ -77,6 +77,10 @@ Gemm default_gemm(const Workload& wl) {
   } else {
     s.block_co = 32, s.vthreads_co = 2;
   }
+  // Scalar copies give each of a tile row's pixels its own thread: the
+  // thread count (block_co / (4 vthreads_co) x 32) must be a multiple of the
+  // 128 pixels, so block_co a multiple of 16 x vthreads_co.
+  if (s.vthreads_pixels == 1) s.block_co = ceil_div(s.block_co, 16 * s.vthreads_co) * 16 * s.vthreads_co;
   return s;
 }
 
