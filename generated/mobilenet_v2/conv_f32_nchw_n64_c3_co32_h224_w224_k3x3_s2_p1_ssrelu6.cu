@@ -9,7 +9,7 @@
 //   output  [N, 32, 112, 112]
 //   epilogue: relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)
 //
-// Schedule: direct: threads 8x4x4, thread_tile 8x1x7, vthreads 1, ci_step 3
+// Schedule: direct: threads 8x4x4, thread_tile 8x1x7, column_groups 1, ci_step 3
 //   a block computes 64 output channels x 4 rows x 28 columns of one image; a thread
 //   computes 8 channels x 1 rows x 7 columns, 1 time(s) along the columns
 //   (28 columns apart); the reduction runs over 1 stage(s) of 3 input channels, double-buffered

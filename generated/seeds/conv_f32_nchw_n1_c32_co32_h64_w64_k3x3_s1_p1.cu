@@ -9,7 +9,7 @@
 //   output  [N, 32, 64, 64]
 //   epilogue: none
 //
-// Schedule: direct: threads 2x8x8, thread_tile 4x1x4, vthreads 1, ci_step 8
+// Schedule: direct: threads 2x8x8, thread_tile 4x1x4, column_groups 1, ci_step 8
 //   a block computes 8 output channels x 8 rows x 32 columns of one image; a thread
 //   computes 4 channels x 1 rows x 4 columns, 1 time(s) along the columns
 //   (32 columns apart); the reduction runs over 4 stage(s) of 8 input channels, double-buffered

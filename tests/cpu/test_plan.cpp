@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "convgen/gen/plan.hpp"
 #include "test_util.h"
@@ -1097,6 +1098,104 @@ TEST(DefaultSchedule, EveryValidDenseWorkloadGetsOne) {
   }
   EXPECT_GT(planned, 10000);
   EXPECT_TRUE(failures.empty()) << failures.size() << " valid workloads got no schedule, e.g.\n  " << failures.front();
+}
+
+}  // namespace
+}  // namespace convgen_test
+
+namespace convgen_test {
+namespace {
+
+// The parser reads a schedule key before it knows the algorithm, so a key
+// must mean one thing within an operator: knobs of the same key in two of
+// its algorithms have the same values and kind.
+TEST(Operators, ASchedulesKeyMeansOneThingWithinAnOperator) {
+  for (const Operator* op : operators()) {
+    std::map<std::string, const Knob*> seen;
+    for (const Algorithm* a : op->algorithms) {
+      EXPECT_EQ(a->op, op) << a->name;
+      for (const Knob& k : a->knobs) {
+        const auto [it, inserted] = seen.emplace(k.key, &k);
+        if (inserted) continue;
+        EXPECT_EQ(it->second->values, k.values) << op->name << ": " << k.key;
+        EXPECT_EQ(it->second->kind, k.kind) << op->name << ": " << k.key;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace convgen_test
+
+namespace convgen_test {
+namespace {
+
+// The d2l-tvm chapter's C = 64 layer, worked out by hand from the default
+// rule (batch 1: 4 channels x 1 row x 4 columns a thread, threads 2x8x8)
+// and the formulas of conv2d_direct.cpp.
+TEST(Conv2dPlan, DirectDefaultOfTheSeedLayer) {
+  const KernelPlan p = plan("{op: conv2d, n: 1, c: 64, c_out: 64, h: 64, w: 64, filter: 3, padding: same}");
+  EXPECT_EQ(p.name, "conv_f32_nchw_n1_c64_co64_h64_w64_k3x3_s1_p1");
+  EXPECT_EQ(p.schedule.summary(), "direct: threads 2x8x8, thread_tile 4x1x4, column_groups 1, ci_step 8");
+  EXPECT_EQ(p.number("tile_co"), 8);
+  EXPECT_EQ(p.number("tile_h"), 8);
+  EXPECT_EQ(p.number("tile_w"), 32);
+  EXPECT_EQ(p.number("grid_x"), 8 * 8 * 2);  // channel blocks x row tiles x column tiles
+  EXPECT_EQ(p.number("in_tile_h"), 10);
+  EXPECT_EQ(p.number("in_tile_w"), 34);
+  EXPECT_EQ(p.number("vec"), 4);           // 4 columns a thread, 32 a row of threads: 16-byte reads
+  EXPECT_EQ(p.number("in_pitch"), 36);     // the last thread's 2 float4 reads end at column 36
+  EXPECT_EQ(p.smem_bytes, 2 * (8 * 10 * 36 + 8 * 9 * 8) * 4);
+  EXPECT_EQ(p.block_threads, 128);
+  EXPECT_EQ(p.alignment, 16);              // float4 stores: 4 columns a thread, 64 a row
+  EXPECT_EQ(p.flops, 2LL * 64 * 64 * 64 * 64 * 9);
+  EXPECT_EQ(p.bytes_read, 4LL * (64 * 64 * 64 + 64 * 64 * 9));
+  EXPECT_EQ(p.bytes_written, 4LL * 64 * 64 * 64);
+}
+
+// MobileNetV2's 7x7 project layer with its residual: the gemm algorithm,
+// scalar copies (49 pixels), so a block covers 32 channels with one group
+// of 4 along the pixels per thread.
+TEST(Conv2dPlan, GemmOfASevenBySevenProjectLayer) {
+  const KernelPlan p = plan(
+      "{op: conv2d, n: 64, c: 960, c_out: 160, h: 7, w: 7, filter: 1, padding: same, epilogue: scale_shift, "
+      "residual: true}");
+  EXPECT_EQ(p.name, "conv_f32_nchw_n64_c960_co160_h7_w7_k1x1_s1_p0_ss_res");
+  EXPECT_EQ(p.schedule.summary(), "gemm: block_tile 32x128, k_step 16, vthreads 2x1 (4x4 outputs each)");
+  EXPECT_EQ(p.number("x_vec"), 1);
+  EXPECT_EQ(p.block_threads, (32 / 8) * (128 / 4));
+  EXPECT_EQ(p.alignment, 4);
+  EXPECT_EQ(p.smem_bytes, 2 * (16 * 36 + 16 * 128) * 4);
+  // The residual is read once more: as many bytes as the output.
+  EXPECT_EQ(p.bytes_read, 4LL * (64 * 960 * 49 + 160 * 960 + 2 * 160 + 64 * 160 * 49));
+}
+
+TEST(Conv2dParse, KeysAndDefaults) {
+  const Workload wl = workload(
+      "{op: conv2d, n: 2, c: 3, c_out: 5, h: 9, w: 11, filter: [3, 5], stride: 2, padding: valid, groups: 1, "
+      "epilogue: bias, residual: true, activation: relu}");
+  EXPECT_EQ(wl.op_or_default().name, "conv2d");
+  EXPECT_EQ(wl.c_out, 5);
+  EXPECT_EQ(wl.out_channels(), 5);
+  EXPECT_TRUE(wl.residual);
+  EXPECT_EQ(wl.out_h(), 4);
+  EXPECT_EQ(wl.out_w(), 4);
+  EXPECT_EQ(kernel_name(wl), "conv_f32_nchw_n2_c3_co5_h9_w11_k3x5_s2_p0_bias_res_relu");
+  // A depthwise workload keeps c * multiplier output channels and no residual.
+  const Workload dw = workload("{n: 1, c: 8, h: 8, w: 8, filter: 3, padding: same, multiplier: 2}");
+  EXPECT_EQ(dw.out_channels(), 16);
+  EXPECT_FALSE(dw.residual);
+  // Keys of the other operator set in `defaults` are not inherited.
+  const Spec spec = parse(R"(library: lib
+defaults: {multiplier: 2, residual: true, c_out: 7}
+workloads:
+  - {n: 1, c: 8, h: 8, w: 8, filter: 3, padding: same}
+  - {op: conv2d, n: 1, c: 8, h: 8, w: 8, filter: 3, padding: same}
+)");
+  EXPECT_EQ(spec.workloads[0].out_channels(), 16);
+  EXPECT_FALSE(spec.workloads[0].residual);
+  EXPECT_EQ(spec.workloads[1].out_channels(), 7);
+  EXPECT_TRUE(spec.workloads[1].residual);
 }
 
 }  // namespace

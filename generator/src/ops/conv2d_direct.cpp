@@ -1,7 +1,7 @@
 // conv2d, algorithm `direct`: the d2l-tvm schedule. A block computes a tile
 // of output channels x rows x columns of one image; threads split it along
 // all three (threadIdx.z, .y, .x), each keeping a register tile of
-// thread_tile channels x rows x columns, repeated `vthreads` times along the
+// thread_tile channels x rows x columns, repeated `column_groups` times along the
 // columns (TVM's virtual threads: the groups sit a thread row apart, so a
 // warp reads consecutive shared-memory words). The reduction runs over the
 // input channels in stages of ci_step: the input tile with its halo and the
@@ -20,7 +20,7 @@ constexpr int kMaxSharedBytes = 48 * 1024;
 struct Direct {
   int threads_z = 0, threads_y = 0, threads_x = 0;   // threads along output channels, rows, columns
   int thread_co = 0, thread_rows = 0, thread_cols = 0;  // register tile per thread and virtual thread
-  int vthreads = 1;  // column groups per thread
+  int column_groups = 1;  // column groups per thread (virtual threads along the columns)
   int ci_step = 0;   // input channels per shared-memory stage
 };
 
@@ -41,7 +41,7 @@ DirectShape direct_shape(const Workload& wl, const Direct& s) {
   d.tile_co = s.thread_co * s.threads_z;
   d.tile_h = s.thread_rows * s.threads_y;
   d.group_w = s.thread_cols * s.threads_x;
-  d.tile_w = d.group_w * s.vthreads;
+  d.tile_w = d.group_w * s.column_groups;
   d.threads = s.threads_x * s.threads_y * s.threads_z;
   d.co_blocks = ceil_div(wl.c_out, d.tile_co);
   d.tiles_y = ceil_div(out_h, d.tile_h);
@@ -56,7 +56,7 @@ DirectShape direct_shape(const Workload& wl, const Direct& s) {
   const int col_step = s.thread_cols * wl.stride_w, group_step = d.group_w * wl.stride_w;
   d.vec = col_step % 4 == 0 && group_step % 4 == 0 ? 4 : col_step % 2 == 0 && group_step % 2 == 0 ? 2 : 1;
   d.span_vecs = ceil_div(d.span_w, d.vec);
-  const int last_read_end = ((s.vthreads - 1) * d.group_w + (s.threads_x - 1) * s.thread_cols) * wl.stride_w +
+  const int last_read_end = ((s.column_groups - 1) * d.group_w + (s.threads_x - 1) * s.thread_cols) * wl.stride_w +
                             d.span_vecs * d.vec;
   d.in_pitch = (std::max(d.in_tile_w, last_read_end) + 3) / 4 * 4;
   // With fewer than 8 threads along x, one 8-lane phase of a 16-byte read
@@ -78,8 +78,8 @@ DirectShape direct_shape(const Workload& wl, const Direct& s) {
   d.w_vec = s.thread_co % 4 == 0 ? 4 : s.thread_co % 2 == 0 ? 2 : 1;
   d.store_vec = s.thread_cols % 4 == 0 && out_w % 4 == 0;
   d.smem_bytes = 2 * (d.in_stage + d.w_stage) * 4;
-  d.accumulators = s.thread_co * s.thread_rows * s.thread_cols * s.vthreads;
-  d.registers = d.accumulators + s.vthreads * d.span_vecs * d.vec + s.thread_co + 3 * d.in_loads + 56;
+  d.accumulators = s.thread_co * s.thread_rows * s.thread_cols * s.column_groups;
+  d.registers = d.accumulators + s.column_groups * d.span_vecs * d.vec + s.thread_co + 3 * d.in_loads + 56;
   return d;
 }
 
@@ -121,7 +121,7 @@ Direct default_direct(const Workload& wl) {
   } else {
     set(8, 4, 2, out_h % 14 == 0 && out_h % 8 != 0 ? 7 : 4, 4);
   }
-  s.vthreads = 1;  // 2 column groups never won in the sweep
+  s.column_groups = 1;  // 2 column groups never won in the sweep
   s.ci_step = std::min(s.ci_step, wl.c);
   return s;
 }
@@ -135,7 +135,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   s.thread_co = req.value("thread_co").value_or(s.thread_co);
   s.thread_rows = req.value("thread_rows").value_or(s.thread_rows);
   s.thread_cols = req.value("thread_cols").value_or(s.thread_cols);
-  s.vthreads = req.value("vthreads").value_or(s.vthreads);
+  s.column_groups = req.value("column_groups").value_or(s.column_groups);
   s.ci_step = req.value("ci_step").value_or(s.ci_step);
   // The default shrinks the staged tiles until they fit.
   DirectShape d = direct_shape(wl, s);
@@ -153,8 +153,8 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   if (d.accumulators > kMaxAccumulators) {
     errors.push_back({req.at("thread_tile"), "each thread would keep " + num(d.accumulators) +
                                                  " outputs live (thread_tile " + num(s.thread_co) + "x" +
-                                                 num(s.thread_rows) + "x" + num(s.thread_cols) + " x vthreads " +
-                                                 num(s.vthreads) + "); at most " + num(kMaxAccumulators) +
+                                                 num(s.thread_rows) + "x" + num(s.thread_cols) + " x column_groups " +
+                                                 num(s.column_groups) + "); at most " + num(kMaxAccumulators) +
                                                  " fit in registers"});
   }
   const int smem_limit = std::min(options.max_shared_bytes, kMaxSharedBytes);
@@ -170,7 +170,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   p.schedule.values = {{"threads_z", s.threads_z},     {"threads_y", s.threads_y},
                        {"threads_x", s.threads_x},     {"thread_co", s.thread_co},
                        {"thread_rows", s.thread_rows}, {"thread_cols", s.thread_cols},
-                       {"vthreads", s.vthreads},       {"ci_step", s.ci_step}};
+                       {"column_groups", s.column_groups},  {"ci_step", s.ci_step}};
   p.threads = d.threads;
   p.block_threads = d.threads;
   p.smem_bytes = d.smem_bytes;
@@ -199,7 +199,8 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
 std::string describe(const Schedule& s) {
   return "threads " + num(s.at("threads_z")) + "x" + num(s.at("threads_y")) + "x" + num(s.at("threads_x")) +
          ", thread_tile " + num(s.at("thread_co")) + "x" + num(s.at("thread_rows")) + "x" +
-         num(s.at("thread_cols")) + ", vthreads " + num(s.at("vthreads")) + ", ci_step " + num(s.at("ci_step"));
+         num(s.at("thread_cols")) + ", column_groups " + num(s.at("column_groups")) + ", ci_step " +
+         num(s.at("ci_step"));
 }
 
 }  // namespace
@@ -211,7 +212,8 @@ const Algorithm kDirect{
                  "threads per block along output channels, rows and columns"),
      Knob::tuple("thread_tile", {"thread_co", "thread_rows", "thread_cols"}, 1, 16, "[channels, rows, columns]",
                  "outputs per thread (and virtual thread): channels x rows x adjacent columns"),
-     Knob::integer("vthreads", 1, 8, "column groups per thread, a thread row apart (virtual threads)"),
+     Knob::integer("column_groups", 1, 8,
+                   "column groups per thread, a thread row apart (virtual threads along the columns)"),
      Knob::integer("ci_step", 1, 64, "input channels per shared-memory stage (the reduction split)")},
     "conv2d_nchw_direct.cu.mustache",
     &plan,
