@@ -170,18 +170,6 @@ conv_f32_nchw_n64_c64_co384_h14_w14_k1x1_s1_p0_ssrelu6(const float* __restrict__
   }
 
   // Epilogue in registers, then one store per output (4-wide where HW % 4 == 0).
-  // Each output channel's parameters are read once, for all of its pixels.
-  float ea[kVM * 4], eb[kVM * 4];
-#pragma unroll
-  for (int gm = 0; gm < kVM; ++gm) {
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const int m = m0 + gm * (kBM / kVM) + tm * 4 + i;
-      const bool valid = kOutChannels % kBM == 0 || m < kOutChannels;
-      ea[gm * 4 + i] = kEpilogue != 0 && valid ? __ldg(epilogue_a + m) : 0.0f;
-      eb[gm * 4 + i] = kEpilogue == 2 && valid ? __ldg(epilogue_b + m) : 0.0f;
-    }
-  }
 #pragma unroll
   for (int gn = 0; gn < kVN; ++gn) {
     const long long p = p0 + gn * (kBN / kVN) + tn * 4;
@@ -195,15 +183,17 @@ conv_f32_nchw_n64_c64_co384_h14_w14_k1x1_s1_p0_ssrelu6(const float* __restrict__
         for (int i = 0; i < 4; ++i) {
           const int m = m0 + gm * (kBM / kVM) + tm * 4 + i;
           if (kOutChannels % kBM != 0 && m >= kOutChannels) continue;
+          const float ea = kEpilogue != 0 ? __ldg(epilogue_a + m) : 0.0f;
+          const float eb = kEpilogue == 2 ? __ldg(epilogue_b + m) : 0.0f;
           const long long off = base + static_cast<long long>(m) * kPixels;
           float4 r = make_float4(0.f, 0.f, 0.f, 0.f);
           if (kResidual) r = __ldg(reinterpret_cast<const float4*>(residual + off));
           const int row = gm * 4 + i, col = gn * 4;
           float4 v;
-          v.x = epilogue(acc[row][col + 0], ea[row], eb[row], r.x);
-          v.y = epilogue(acc[row][col + 1], ea[row], eb[row], r.y);
-          v.z = epilogue(acc[row][col + 2], ea[row], eb[row], r.z);
-          v.w = epilogue(acc[row][col + 3], ea[row], eb[row], r.w);
+          v.x = epilogue(acc[row][col + 0], ea, eb, r.x);
+          v.y = epilogue(acc[row][col + 1], ea, eb, r.y);
+          v.z = epilogue(acc[row][col + 2], ea, eb, r.z);
+          v.w = epilogue(acc[row][col + 3], ea, eb, r.w);
           *reinterpret_cast<float4*>(output + off) = v;
         }
       }
@@ -219,9 +209,11 @@ conv_f32_nchw_n64_c64_co384_h14_w14_k1x1_s1_p0_ssrelu6(const float* __restrict__
           for (int i = 0; i < 4; ++i) {
             const int m = m0 + gm * (kBM / kVM) + tm * 4 + i;
             if (kOutChannels % kBM != 0 && m >= kOutChannels) continue;
+            const float ea = kEpilogue != 0 ? __ldg(epilogue_a + m) : 0.0f;
+            const float eb = kEpilogue == 2 ? __ldg(epilogue_b + m) : 0.0f;
             const long long off = base + static_cast<long long>(m) * kPixels;
             const float r = kResidual ? __ldg(residual + off) : 0.0f;
-            output[off] = epilogue(acc[gm * 4 + i][gn * 4 + j], ea[gm * 4 + i], eb[gm * 4 + i], r);
+            output[off] = epilogue(acc[gm * 4 + i][gn * 4 + j], ea, eb, r);
           }
         }
       }
