@@ -18,21 +18,14 @@ const Algorithm& default_algorithm(const Workload& wl, const PlanOptions&) {
   return is_pointwise(wl) ? kGemm : kDirect;
 }
 
-std::string pair(int a, int b) { return a == b ? num(a) : num(a) + "x" + num(b); }
-
 // conv_f32_nchw_n64_c16_co96_h112_w112_k1x1_s1_p0_ssrelu6; a residual add
 // shows as _res between the affine part and the activation.
 std::string kernel_name(const Workload& wl) {
-  std::string padding;
-  if (wl.pad_top == wl.pad_bottom && wl.pad_top == wl.pad_left && wl.pad_top == wl.pad_right) {
-    padding = num(wl.pad_top);
-  } else {
-    padding = "t" + num(wl.pad_top) + "b" + num(wl.pad_bottom) + "l" + num(wl.pad_left) + "r" + num(wl.pad_right);
-  }
+  using ops::pair_name;
   std::string name = "conv_f32_nchw_n" + (wl.n == 0 ? std::string("any") : num(wl.n)) + "_c" + num(wl.c) + "_co" +
                      num(wl.c_out) + "_h" + num(wl.h) + "_w" + num(wl.w) + "_k" + num(wl.kh) + "x" + num(wl.kw) +
-                     "_s" + pair(wl.stride_h, wl.stride_w) + "_p" + padding;
-  if (wl.dilation_h != 1 || wl.dilation_w != 1) name += "_d" + pair(wl.dilation_h, wl.dilation_w);
+                     "_s" + pair_name(wl.stride_h, wl.stride_w) + "_p" + ops::padding_name(wl);
+  if (wl.dilation_h != 1 || wl.dilation_w != 1) name += "_d" + pair_name(wl.dilation_h, wl.dilation_w);
   std::string epilogue = wl.epilogue == Epilogue::kBias ? "bias" : wl.epilogue == Epilogue::kScaleShift ? "ss" : "";
   if (wl.residual) epilogue += epilogue.empty() ? "res" : "_res";
   if (wl.activation != Activation::kNone) {
@@ -41,27 +34,15 @@ std::string kernel_name(const Workload& wl) {
   return epilogue.empty() ? name : name + "_" + epilogue;
 }
 
-int epilogue_params(const Workload& wl) {
-  return wl.epilogue == Epilogue::kBias ? 1 : wl.epilogue == Epilogue::kScaleShift ? 2 : 0;
-}
-
 void finish_plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   const long long n = p.cost_batch;
   const long long outputs = n * wl.c_out * p.out_h * p.out_w;
   p.bytes_read = 4LL * (n * wl.c * wl.h * wl.w + 1LL * wl.c_out * wl.c * wl.kh * wl.kw +
-                        1LL * wl.c_out * epilogue_params(wl) + (wl.residual ? outputs : 0));
+                        1LL * wl.c_out * ops::epilogue_params(wl) + (wl.residual ? outputs : 0));
   p.bytes_written = 4LL * outputs;
   p.flops = 2LL * outputs * wl.c * wl.kh * wl.kw;
   p.floor_us = static_cast<double>(p.bytes_read + p.bytes_written) / (options.copy_bandwidth_tbps * 1e6);
   p.compute_floor_us = static_cast<double>(p.flops) / (options.fp32_peak_tflops * 1e6);
-}
-
-const char* epilogue_enum(Epilogue e) {
-  return e == Epilogue::kBias ? "Epilogue::kBias" : e == Epilogue::kScaleShift ? "Epilogue::kScaleShift" : "Epilogue::kNone";
-}
-
-const char* activation_enum(Activation a) {
-  return a == Activation::kRelu ? "Activation::kRelu" : a == Activation::kRelu6 ? "Activation::kRelu6" : "Activation::kNone";
 }
 
 // The runtime's Conv2dProblem for the registry, field by field.
@@ -71,8 +52,8 @@ std::string problem_initializer(const Workload& wl) {
                 wl.pad_left, wl.pad_right, wl.dilation_h, wl.dilation_w, 1}) {
     s += std::to_string(v) + ", ";
   }
-  return s + epilogue_enum(wl.epilogue) + ", " + (wl.residual ? "true" : "false") + ", " +
-         activation_enum(wl.activation) + "}";
+  return s + ops::epilogue_enum(wl.epilogue) + ", " + (wl.residual ? "true" : "false") + ", " +
+         ops::activation_enum(wl.activation) + "}";
 }
 
 void template_values(const KernelPlan& p, TemplateValues& v) {
@@ -80,7 +61,7 @@ void template_values(const KernelPlan& p, TemplateValues& v) {
   v["c_out"] = static_cast<long long>(wl.c_out);
   v["residual"] = wl.residual;
   v["problem_initializer"] = problem_initializer(wl);
-  v["epilogue_kind"] = static_cast<long long>(epilogue_params(wl));
+  v["epilogue_kind"] = static_cast<long long>(ops::epilogue_params(wl));
   v["activation_kind"] = static_cast<long long>(wl.activation == Activation::kRelu    ? 1
                                                 : wl.activation == Activation::kRelu6 ? 2
                                                                                       : 0);

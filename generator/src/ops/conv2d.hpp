@@ -6,6 +6,7 @@
 
 #include "convgen/gen/operator.hpp"
 #include "convgen/gen/plan.hpp"
+#include "common.hpp"
 
 namespace convgen::gen::conv2d {
 
@@ -23,8 +24,8 @@ constexpr int kMaxAccumulators = 64;
 // per image, out[c_out x HW] = filter[c_out x c] x input[c x HW].
 bool is_pointwise(const Workload& wl);
 
-inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
-inline std::string num(long long v) { return std::to_string(v); }
+using ops::ceil_div;
+using ops::num;
 
 // Blocks per SM that __launch_bounds__ asks for: as many as the register
 // file holds when each thread has the registers it is estimated to need, so

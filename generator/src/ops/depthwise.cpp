@@ -5,15 +5,6 @@
 
 namespace convgen::gen::depthwise {
 
-int epilogue_params(const Workload& wl) {
-  switch (wl.epilogue) {
-    case Epilogue::kNone: return 0;
-    case Epilogue::kBias: return 1;
-    case Epilogue::kScaleShift: return 2;
-  }
-  return 0;
-}
-
 namespace {
 
 // The default rule: the planes algorithm for many small planes
@@ -28,9 +19,6 @@ const Algorithm& default_algorithm(const Workload& wl, const PlanOptions& option
   return kTiles;
 }
 
-// "1" when both are equal, else "2x1".
-std::string pair(int a, int b) { return a == b ? num(a) : num(a) + "x" + num(b); }
-
 std::string epilogue_suffix(const Workload& wl) {
   std::string s;
   if (wl.epilogue == Epilogue::kBias) s = "bias";
@@ -40,16 +28,11 @@ std::string epilogue_suffix(const Workload& wl) {
 }
 
 std::string kernel_name(const Workload& wl) {
-  std::string padding;
-  if (wl.pad_top == wl.pad_bottom && wl.pad_top == wl.pad_left && wl.pad_top == wl.pad_right) {
-    padding = num(wl.pad_top);
-  } else {
-    padding = "t" + num(wl.pad_top) + "b" + num(wl.pad_bottom) + "l" + num(wl.pad_left) + "r" + num(wl.pad_right);
-  }
+  using ops::pair_name;
   std::string name = "dw_f32_nchw_n" + (wl.n == 0 ? std::string("any") : num(wl.n)) + "_c" + num(wl.c) + "_h" +
                      num(wl.h) + "_w" + num(wl.w) + "_k" + num(wl.kh) + "x" + num(wl.kw) + "_s" +
-                     pair(wl.stride_h, wl.stride_w) + "_p" + padding;
-  if (wl.dilation_h != 1 || wl.dilation_w != 1) name += "_d" + pair(wl.dilation_h, wl.dilation_w);
+                     pair_name(wl.stride_h, wl.stride_w) + "_p" + ops::padding_name(wl);
+  if (wl.dilation_h != 1 || wl.dilation_w != 1) name += "_d" + pair_name(wl.dilation_h, wl.dilation_w);
   name += "_m" + num(wl.multiplier) + epilogue_suffix(wl);
   return name;
 }
@@ -62,24 +45,6 @@ void finish_plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) 
   p.floor_us = static_cast<double>(p.bytes_read + p.bytes_written) / (options.copy_bandwidth_tbps * 1e6);
 }
 
-const char* epilogue_enum(Epilogue e) {
-  switch (e) {
-    case Epilogue::kNone: return "Epilogue::kNone";
-    case Epilogue::kBias: return "Epilogue::kBias";
-    case Epilogue::kScaleShift: return "Epilogue::kScaleShift";
-  }
-  return "?";
-}
-
-const char* activation_enum(Activation a) {
-  switch (a) {
-    case Activation::kNone: return "Activation::kNone";
-    case Activation::kRelu: return "Activation::kRelu";
-    case Activation::kRelu6: return "Activation::kRelu6";
-  }
-  return "?";
-}
-
 // The runtime's DepthwiseProblem for the registry, field by field.
 std::string problem_initializer(const Workload& wl) {
   std::string s = "{";
@@ -87,7 +52,7 @@ std::string problem_initializer(const Workload& wl) {
                 wl.pad_left, wl.pad_right, wl.dilation_h, wl.dilation_w, wl.multiplier}) {
     s += std::to_string(v) + ", ";
   }
-  return s + epilogue_enum(wl.epilogue) + ", " + activation_enum(wl.activation) + "}";
+  return s + ops::epilogue_enum(wl.epilogue) + ", " + ops::activation_enum(wl.activation) + "}";
 }
 
 void template_values(const KernelPlan& p, TemplateValues& v) {

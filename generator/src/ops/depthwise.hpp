@@ -7,6 +7,7 @@
 
 #include "convgen/gen/operator.hpp"
 #include "convgen/gen/plan.hpp"
+#include "common.hpp"
 
 namespace convgen::gen::depthwise {
 
@@ -24,16 +25,10 @@ constexpr int kMaxLaneValues = 54;
 // The default rule counts the SMs of the GPU it was measured on.
 constexpr int kH100Sms = 132;
 
-inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
-inline int pow2_at_least(int x) {
-  int p = 1;
-  while (p < x) p *= 2;
-  return p;
-}
-inline std::string num(long long v) { return std::to_string(v); }
-
-// Parameters the epilogue reads per output channel.
-int epilogue_params(const Workload& wl);
+using ops::ceil_div;
+using ops::epilogue_params;
+using ops::num;
+using ops::pow2_at_least;
 
 // Whether the default rule gives the workload the planes or the rows
 // algorithm (each true only where that algorithm fits).

@@ -1,0 +1,32 @@
+// What every operator's unit shares: arithmetic helpers and the pieces of a
+// kernel's name and registry entry that describe a convolution's window and
+// epilogue. Internal to the generator (generator/src/ops/).
+#pragma once
+
+#include <string>
+
+#include "convgen/gen/spec.hpp"
+
+namespace convgen::gen::ops {
+
+inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
+inline int pow2_at_least(int x) {
+  int p = 1;
+  while (p < x) p *= 2;
+  return p;
+}
+inline std::string num(long long v) { return std::to_string(v); }
+
+// Parameters the epilogue reads per output channel: 0, 1 (bias) or 2 (scale, shift).
+int epilogue_params(const Workload& wl);
+
+// "1" when both are equal, else "2x1": strides and dilations in names.
+std::string pair_name(int a, int b);
+// "1" for equal padding on every side, else "t0b1l1r2".
+std::string padding_name(const Workload& wl);
+
+// The runtime's enumerator names, for the registry's problem initializers.
+const char* epilogue_enum(Epilogue e);
+const char* activation_enum(Activation a);
+
+}  // namespace convgen::gen::ops
