@@ -79,7 +79,7 @@ constexpr int kInLoads = 16;  // staged input positions per thread
 constexpr int kWLoads = 4;  // staged weights per thread
 constexpr int kWVec = 4;  // floats per shared-memory read of weights
 constexpr bool kStoreVec = false;  // 16-byte output stores
-constexpr int kMinBlocksPerSM = 6;  // blocks per SM: the register cap stays above the estimated need
+constexpr int kMinBlocksPerSM = 1;  // blocks per SM: the register cap stays above the estimated need
 
 __device__ __forceinline__ void cp_async4(float* smem, const float* gmem, bool valid) {
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));

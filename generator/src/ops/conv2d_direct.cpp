@@ -35,6 +35,19 @@ struct DirectShape {
   int registers;  // a thread's estimated need: accumulators, a row of input, weights, copy indices
 };
 
+DirectShape direct_shape(const Workload& wl, const Direct& s);
+
+// Blocks per SM for __launch_bounds__. The register estimate holds for the
+// unit-stride, small-filter, full-block schedules it was fitted on; with a
+// strided or large window, or a small block, the compiler pipelines more of
+// the window than it counts and spilled at the cap it implies (ptxas over
+// tests/cpu/dense_register_sweep.yaml), so there the cap is left at the
+// hardware's 255 registers.
+int direct_min_blocks(const Workload& wl, const DirectShape& d) {
+  const bool estimate_holds = wl.stride_h == 1 && wl.stride_w == 1 && wl.kh * wl.kw <= 9 && d.threads >= 64;
+  return estimate_holds ? min_blocks(d.threads, d.registers) : 1;
+}
+
 DirectShape direct_shape(const Workload& wl, const Direct& s) {
   DirectShape d{};
   const int out_h = wl.out_h(), out_w = wl.out_w();
@@ -122,7 +135,12 @@ Direct default_direct(const Workload& wl) {
     set(8, 4, 2, out_h % 14 == 0 && out_h % 8 != 0 ? 7 : 4, 4);
   }
   s.column_groups = 1;  // 2 column groups never won in the sweep
-  s.ci_step = std::min(s.ci_step, wl.c);
+  // Strided or large windows and small blocks: fewer channels a stage, so
+  // that the unrolled stage keeps fewer window values in flight (ptxas over
+  // tests/cpu/dense_register_sweep.yaml spilled at 8).
+  const bool heavy = wl.stride_h > 1 || wl.stride_w > 1 || wl.kh * wl.kw > 9 ||
+                     s.threads_x * s.threads_y * s.threads_z < 64;
+  s.ci_step = std::min({s.ci_step, wl.c, heavy ? std::clamp(36 / (wl.kh * wl.kw), 1, 4) : 8});
   return s;
 }
 
@@ -185,7 +203,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"span_h", n(d.span_h)},           {"span_w", n(d.span_w)},         {"vec", n(d.vec)},
       {"span_vecs", n(d.span_vecs)},     {"in_pitch", n(d.in_pitch)},     {"in_stage", n(d.in_stage)},
       {"w_stage", n(d.w_stage)},         {"in_loads", n(d.in_loads)},     {"w_loads", n(d.w_loads)},
-      {"w_vec", n(d.w_vec)},             {"min_blocks", n(min_blocks(d.threads, d.registers))},
+      {"w_vec", n(d.w_vec)},             {"min_blocks", n(direct_min_blocks(wl, d))},
       {"store_vec", d.store_vec},
       {"ragged_co", wl.c_out % d.tile_co != 0},
       {"ragged_ci", wl.c % s.ci_step != 0},
