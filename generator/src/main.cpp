@@ -229,6 +229,56 @@ void print_csv(const LibraryPlan& lib) {
   }
 }
 
+// The values a knob takes, as the spec writes them: "1..16", "1, 2, 4",
+// "32..1024, multiples of 32", "true | false", "normal | evict_first".
+std::string knob_values(const Knob& k) {
+  if (k.kind == Knob::Kind::kBool || k.kind == Knob::Kind::kChoice) {
+    std::string words;
+    for (int v = k.lo; v <= k.hi; ++v) words += (words.empty() ? "" : " | ") + k.word(v);
+    return words;
+  }
+  if (!k.allowed.empty()) {
+    std::string values;
+    for (int v : k.domain()) values += (values.empty() ? "" : ", ") + std::to_string(v);
+    return values;
+  }
+  std::string range = std::to_string(k.lo) + ".." + std::to_string(k.hi);
+  if (k.multiple_of > 1) range += ", multiples of " + std::to_string(k.multiple_of);
+  return k.values.size() > 1 ? k.list_names + " each " + range : range;
+}
+
+// Every operator, its algorithms and their knobs: the schedule vocabulary,
+// from the one list the parser and planner use.
+void print_knobs(bool json) {
+  nlohmann::json doc = nlohmann::json::array();
+  for (const Operator* op : operators()) {
+    auto knob_json_doc = [](const Knob& k) {
+      return nlohmann::json{{"key", k.key}, {"values", k.values}, {"allowed", knob_values(k)},
+                            {"domain_size", k.domain().size()}, {"meaning", k.meaning}};
+    };
+    nlohmann::json o{{"op", op->name}, {"common_knobs", nlohmann::json::array()}, {"algorithms", nlohmann::json::array()}};
+    for (const Knob& k : op->common_knobs) o["common_knobs"].push_back(knob_json_doc(k));
+    for (const Algorithm* a : op->algorithms) {
+      nlohmann::json aj{{"algorithm", a->name}, {"template", a->template_file}, {"knobs", nlohmann::json::array()}};
+      for (const Knob& k : a->knobs) aj["knobs"].push_back(knob_json_doc(k));
+      o["algorithms"].push_back(aj);
+    }
+    doc.push_back(o);
+    if (json) continue;
+    std::printf("op: %s\n", op->name.c_str());
+    for (const Knob& k : op->common_knobs) {
+      std::printf("  (every algorithm) %-18s %-44s %s\n", k.key.c_str(), knob_values(k).c_str(), k.meaning.c_str());
+    }
+    for (const Algorithm* a : op->algorithms) {
+      std::printf("  algorithm: %s\n", a->name.c_str());
+      for (const Knob& k : a->knobs) {
+        std::printf("    %-20s %-44s %s\n", k.key.c_str(), knob_values(k).c_str(), k.meaning.c_str());
+      }
+    }
+  }
+  if (json) std::printf("%s\n", doc.dump(2).c_str());
+}
+
 // A kernel by exact name, or by a substring that matches exactly one name.
 const KernelPlan& pick_kernel(const LibraryPlan& lib, const std::string& wanted) {
   std::vector<const KernelPlan*> matches;
@@ -280,7 +330,18 @@ int main(int argc, char** argv) {
   auto* check = app.add_subcommand("check", "Validate the specs and plan every kernel; write nothing");
   add_common(check, common);
 
+  std::string knobs_format = "table";
+  auto* knobs = app.add_subcommand("knobs", "List every operator's algorithms and schedule knobs, with their values");
+  knobs->add_option("--format", knobs_format, "table or json")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+
   CLI11_PARSE(app, argc, argv);
+
+  if (*knobs) {
+    print_knobs(knobs_format == "json");
+    return 0;
+  }
 
   try {
     const LibraryPlan lib = load(common);

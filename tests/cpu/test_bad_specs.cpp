@@ -348,3 +348,31 @@ workloads:
 
 }  // namespace
 }  // namespace convgen_test
+
+namespace convgen_test {
+namespace {
+
+// `convgen knobs` lists every operator's algorithms and knobs from the one
+// list the parser uses, with the values each knob takes.
+TEST(Cli, KnobsListsEveryAlgorithmAndItsValues) {
+  TempDir tmp;
+  const CommandResult table = run_command(quote(CONVGEN_CLI) + " knobs", tmp.path());
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  for (const Operator* op : operators()) {
+    EXPECT_NE(table.out.find("op: " + op->name + "\n"), std::string::npos) << op->name;
+    for (const Algorithm* a : op->algorithms) {
+      EXPECT_NE(table.out.find("  algorithm: " + a->name + "\n"), std::string::npos) << a->name;
+      for (const Knob& k : a->knobs) EXPECT_NE(table.out.find("    " + k.key + " "), std::string::npos) << k.key;
+    }
+  }
+  EXPECT_NE(table.out.find("1, 2, 4"), std::string::npos);  // vector_width: its allowed values
+  EXPECT_NE(table.out.find("32..1024, multiples of 32"), std::string::npos);  // threads_per_block
+  EXPECT_NE(table.out.find("normal | evict_first"), std::string::npos);
+  const CommandResult json = run_command(quote(CONVGEN_CLI) + " knobs --format json", tmp.path());
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.out.find(R"("algorithm": "gemm")"), std::string::npos);
+  EXPECT_NE(json.out.find(R"("domain_size": 3)"), std::string::npos);  // vector_width
+}
+
+}  // namespace
+}  // namespace convgen_test
