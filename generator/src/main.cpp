@@ -336,7 +336,16 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
 
-  CLI11_PARSE(app, argc, argv);
+  app.footer(
+      "Exit status: 0 success; 1 invalid input (a spec that does not validate, a template or I/O error; "
+      "nothing is written); 2 usage error (an unknown option, a missing argument, a spec path that is not a "
+      "readable file).");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version exit 0; every other parse error is a usage error.
+    return app.exit(e) == 0 ? 0 : 2;
+  }
 
   if (*knobs) {
     print_knobs(knobs_format == "json");

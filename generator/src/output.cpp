@@ -34,6 +34,15 @@ void write_atomically(const fs::path& path, const std::string& text) {
 
 }  // namespace
 
+bool written_by_convgen(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::string head(1024, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  return head.find(kGeneratedMarker) != std::string::npos;
+}
+
 WriteReport write_outputs(const std::string& dir, const std::vector<OutputFile>& files, bool prune) {
   WriteReport report;
   fs::create_directories(dir);
@@ -52,7 +61,11 @@ WriteReport write_outputs(const std::string& dir, const std::vector<OutputFile>&
     for (const auto& entry : fs::directory_iterator(dir)) {
       const std::string ext = entry.path().extension().string();
       const std::string name = entry.path().filename().string();
-      if (entry.is_regular_file() && (ext == ".cu" || ext == ".h") && keep.count(name) == 0) {
+      const fs::path stem = entry.path().stem();  // for x.cu.tmp: x.cu
+      const bool output_kind = ext == ".cu" || ext == ".h";
+      const bool leftover_temp = ext == ".tmp" && (stem.extension() == ".cu" || stem.extension() == ".h");
+      if (entry.is_regular_file() && (output_kind || leftover_temp) && keep.count(name) == 0 &&
+          written_by_convgen(entry.path().string())) {
         fs::remove(entry.path());
         report.removed.push_back(name);
       }

@@ -210,7 +210,11 @@ class Parser {
     for (const auto& entry : map) {
       if (entry.second.IsNull()) empty_values_.emplace_back(entry.second, entry.first.Mark());
       const std::string key = entry.first.Scalar();
-      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      if (key == "<<") {
+        // yaml-cpp reads a merge key as an ordinary key.
+        error(entry.first, "YAML merge keys ('<<: *anchor') are not supported " + where +
+                               "; write the keys out, or put the shared ones in 'defaults'");
+      } else if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
         error(entry.first, "unknown key '" + key + "' " + where + "; allowed keys: " + join(allowed));
       }
     }

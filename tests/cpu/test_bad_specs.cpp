@@ -376,3 +376,29 @@ TEST(Cli, KnobsListsEveryAlgorithmAndItsValues) {
 
 }  // namespace
 }  // namespace convgen_test
+
+namespace convgen_test {
+namespace {
+
+// Exit status: 0 success, 1 invalid input, 2 usage error (`convgen --help`).
+TEST(Cli, ExitStatusSeparatesUsageErrorsFromInvalidInput) {
+  TempDir tmp;
+  fs::create_directories(tmp / "a_directory");
+  write_file(tmp / "good.yaml", "library: good\nworkloads:\n  - {n: 1, c: 8, h: 8, w: 8, filter: 3, padding: same}\n");
+  write_file(tmp / "bad.yaml", "library: bad\nworkloads:\n  - {n: 1, c: 8, h: 8, w: 8, filter: 3}\n");
+  const std::string cli = "cd " + quote(tmp.str()) + " && " + quote(CONVGEN_CLI);
+  EXPECT_EQ(run_command(cli + " check good.yaml", tmp.path()).exit_code, 0);
+  EXPECT_EQ(run_command(cli + " check bad.yaml", tmp.path()).exit_code, 1);
+  const CommandResult directory = run_command(cli + " check a_directory", tmp.path());
+  EXPECT_EQ(directory.exit_code, 2);
+  EXPECT_NE(directory.err.find("directory"), std::string::npos) << directory.err;
+  EXPECT_EQ(run_command(cli + " check no_such.yaml", tmp.path()).exit_code, 2);
+  EXPECT_EQ(run_command(cli + " check --no-such-option good.yaml", tmp.path()).exit_code, 2);
+  EXPECT_EQ(run_command(cli, tmp.path()).exit_code, 2);  // no subcommand
+  const CommandResult help = run_command(cli + " --help", tmp.path());
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("Exit status: 0 success; 1 invalid input"), std::string::npos) << help.out;
+}
+
+}  // namespace
+}  // namespace convgen_test

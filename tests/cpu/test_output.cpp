@@ -74,16 +74,22 @@ TEST(WriteOutputs, ATruncatedOrEditedFileIsRewritten) {
   EXPECT_EQ(read_file(dir / "k1.cu"), "line 1\nline 2\n");
 }
 
-TEST(WriteOutputs, PruneRemovesOnlyStaleCuAndHFiles) {
+TEST(WriteOutputs, PruneRemovesOnlyStaleFilesConvgenWrote) {
   TempDir tmp;
   const fs::path dir = tmp / "out";
-  write_file(dir / "stale_kernel.cu", "old\n");
-  write_file(dir / "stale.h", "old\n");
+  const std::string generated = std::string("// old_kernel\n//\n// ") + kGeneratedMarker + "old.yaml:3.\n";
+  write_file(dir / "stale_kernel.cu", generated);
+  write_file(dir / "stale.h", generated);
+  write_file(dir / "mykernel.cu", "// my own kernel\n__global__ void mine() {}\n");  // the user's: stays
+  write_file(dir / "my.h", "#pragma once\n");                                       // the user's: stays
   write_file(dir / "notes.txt", "mine\n");
-  write_file(dir / "kernel.cuh", "mine\n");
+  write_file(dir / "kernel.cuh", generated);  // not an extension convgen writes
   write_file(dir / "CMakeLists.txt", "mine\n");
-  write_file(dir / "sub" / "deep.cu", "mine\n");  // not in the directory itself
-  fs::create_directories(dir / "folder.cu");    // a directory, not a file
+  write_file(dir / "sub" / "deep.cu", generated);  // not in the directory itself
+  fs::create_directories(dir / "folder.cu");     // a directory, not a file
+  // What an interrupted run leaves: a temporary file of convgen's, and one of the user's.
+  write_file(dir / "k9.cu.tmp", generated.substr(0, generated.size() - 3));
+  write_file(dir / "draft.cu.tmp", "mine\n");
   const std::vector<OutputFile> files = {{"lib.h", "header\n"}, {"k1.cu", "k1\n"}};
 
   // Without --prune, nothing goes.
@@ -92,13 +98,27 @@ TEST(WriteOutputs, PruneRemovesOnlyStaleCuAndHFiles) {
   EXPECT_TRUE(fs::exists(dir / "stale_kernel.cu"));
 
   report = write_outputs(dir.string(), files, true);
-  EXPECT_EQ(sorted(report.removed), sorted({"stale_kernel.cu", "stale.h"}));
+  EXPECT_EQ(sorted(report.removed), sorted({"stale_kernel.cu", "stale.h", "k9.cu.tmp"}));
   EXPECT_EQ(report.unchanged, (std::vector<std::string>{"lib.h", "k1.cu"}));
-  EXPECT_EQ(listing(dir), sorted({"lib.h", "k1.cu", "notes.txt", "kernel.cuh", "CMakeLists.txt", "sub", "folder.cu"}));
+  EXPECT_EQ(listing(dir), sorted({"lib.h", "k1.cu", "mykernel.cu", "my.h", "notes.txt", "kernel.cuh", "CMakeLists.txt",
+                                  "sub", "folder.cu", "draft.cu.tmp"}));
+  EXPECT_EQ(read_file(dir / "mykernel.cu"), "// my own kernel\n__global__ void mine() {}\n");
   EXPECT_TRUE(fs::exists(dir / "sub" / "deep.cu"));
 
   // Pruning again finds nothing more.
   EXPECT_TRUE(write_outputs(dir.string(), files, true).removed.empty());
+}
+
+// What prune relies on: every file convgen renders says it wrote it.
+TEST(WriteOutputs, EveryRenderedFileCarriesTheMarker) {
+  const Templates t = Templates::load(CONVGEN_TEMPLATE_DIR);
+  for (const char* spec : {"seeds.yaml", "mobilenet_v2.yaml"}) {
+    const LibraryPlan lib =
+        plan_library({parse_spec_file(std::string(CONVGEN_SOURCE_DIR) + "/specs/" + spec)}, "");
+    for (const OutputFile& f : render_library(t, lib)) {
+      EXPECT_NE(f.text.substr(0, 1024).find(kGeneratedMarker), std::string::npos) << f.path;
+    }
+  }
 }
 
 }  // namespace
