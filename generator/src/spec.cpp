@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -207,9 +208,17 @@ class Parser {
   }
 
   void check_keys(const YAML::Node& map, const std::vector<std::string>& allowed, const std::string& where) {
+    std::vector<std::pair<std::string, SourceLocation>> seen;
     for (const auto& entry : map) {
       if (entry.second.IsNull()) empty_values_.emplace_back(entry.second, entry.first.Mark());
       const std::string key = entry.first.Scalar();
+      // yaml-cpp keeps both entries of a duplicated key and looks up the first.
+      const auto first = std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.first == key; });
+      if (first != seen.end()) {
+        error(entry.first, "duplicate key '" + key + "' " + where + "; it is already set at " + first->second.str());
+        continue;
+      }
+      seen.emplace_back(key, at(entry.first));
       if (key == "<<") {
         // yaml-cpp reads a merge key as an ordinary key.
         error(entry.first, "YAML merge keys ('<<: *anchor') are not supported " + where +
@@ -539,19 +548,35 @@ class Parser {
 
 Spec parse_spec_text(const std::string& text, const std::string& path, OnInvalidWorkload on_invalid) {
   Parser parser(path, on_invalid);
-  YAML::Node root;
+  std::vector<YAML::Node> documents;
   try {
-    root = YAML::Load(text);
+    documents = YAML::LoadAll(text);
   } catch (const YAML::Exception& e) {
     // yaml-cpp's marks are 0-based, ours are 1-based.
     throw SpecError({Diagnostic{SourceLocation{path, e.mark.line + 1, e.mark.column + 1}, "YAML syntax: " + e.msg}});
   }
+  if (documents.size() > 1) {
+    // A second document would be dropped silently by a reader of the first.
+    throw SpecError({Diagnostic{parser.at(documents[1]), "a spec is one YAML document; this file holds " +
+                                                             std::to_string(documents.size()) +
+                                                             " (the second starts here): put every workload "
+                                                             "under one 'workloads' list, or use several spec files"}});
+  }
+  const YAML::Node root = documents.empty() ? YAML::Node() : documents.front();
   Spec spec = parser.parse(root);
   if (!parser.diagnostics().empty()) throw SpecError(std::move(parser.diagnostics()));
   return spec;
 }
 
 Spec parse_spec_file(const std::string& path, OnInvalidWorkload on_invalid) {
+  // Opening a FIFO or a device would wait for a writer, or never end.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw SpecError({Diagnostic{SourceLocation{path, 0, 0},
+                                std::filesystem::exists(path, ec)
+                                    ? "not a regular file (a directory, a FIFO or a device); a spec is a YAML file"
+                                    : "cannot open the spec file"}});
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw SpecError({Diagnostic{SourceLocation{path, 0, 0}, "cannot open the spec file"}});
   std::stringstream buffer;

@@ -20,6 +20,8 @@
 #include <map>
 #include <regex>
 
+#include <sys/stat.h>
+
 #include "convgen/gen/plan.hpp"
 #include "convgen/gen/render.hpp"
 #include "convgen/gen/spec.hpp"
@@ -393,6 +395,11 @@ TEST(Cli, ExitStatusSeparatesUsageErrorsFromInvalidInput) {
   EXPECT_EQ(directory.exit_code, 2);
   EXPECT_NE(directory.err.find("directory"), std::string::npos) << directory.err;
   EXPECT_EQ(run_command(cli + " check no_such.yaml", tmp.path()).exit_code, 2);
+  // A FIFO would block a reader until something writes to it: refused at once.
+  ASSERT_EQ(mkfifo((tmp / "fifo.yaml").c_str(), 0600), 0);
+  const CommandResult fifo = run_command(cli + " check fifo.yaml", tmp.path());
+  EXPECT_EQ(fifo.exit_code, 1);
+  EXPECT_NE(fifo.err.find("fifo.yaml: error: not a regular file"), std::string::npos) << fifo.err;
   EXPECT_EQ(run_command(cli + " check --no-such-option good.yaml", tmp.path()).exit_code, 2);
   EXPECT_EQ(run_command(cli, tmp.path()).exit_code, 2);  // no subcommand
   const CommandResult help = run_command(cli + " --help", tmp.path());
