@@ -35,14 +35,12 @@ struct DirectShape {
   int registers;  // a thread's estimated need: accumulators, a row of input, weights, copy indices
 };
 
-DirectShape direct_shape(const Workload& wl, const Direct& s);
-
 // Blocks per SM for __launch_bounds__. The register estimate holds for the
 // unit-stride, small-filter, full-block schedules it was fitted on; with a
 // strided or large window, or a small block, the compiler pipelines more of
 // the window than it counts and spilled at the cap it implies (ptxas over
-// tests/cpu/dense_register_sweep.yaml), so there the cap is left at the
-// hardware's 255 registers.
+// 103 default schedules, docs/performance.md "Dense convolution" v2), so
+// there the cap is left at the hardware's 255 registers.
 int direct_min_blocks(const Workload& wl, const DirectShape& d) {
   const bool estimate_holds = wl.stride_h == 1 && wl.stride_w == 1 && wl.kh * wl.kw <= 9 && d.threads >= 64;
   return estimate_holds ? min_blocks(d.threads, d.registers) : 1;
@@ -137,7 +135,7 @@ Direct default_direct(const Workload& wl) {
   s.column_groups = 1;  // 2 column groups never won in the sweep
   // Strided or large windows and small blocks: fewer channels a stage, so
   // that the unrolled stage keeps fewer window values in flight (ptxas over
-  // tests/cpu/dense_register_sweep.yaml spilled at 8).
+  // 103 default schedules spilled at 8; docs/performance.md, dense v2).
   const bool heavy = wl.stride_h > 1 || wl.stride_w > 1 || wl.kh * wl.kw > 9 ||
                      s.threads_x * s.threads_y * s.threads_z < 64;
   s.ci_step = std::min({s.ci_step, wl.c, heavy ? std::clamp(36 / (wl.kh * wl.kw), 1, 4) : 8});
