@@ -2,8 +2,9 @@
 """Checks generated kernels' machine code: no local memory (LDL/STL) and no
 backward branch (a loop the compiler did not unroll, such as one over filter
 taps or over a thread's outputs). Dense kernels (conv_*) loop over their
-input-channel stages, each ending at a block barrier: a loop whose body
-holds a barrier (BAR) is that loop and is allowed there; any other is not.
+input-channel stages, and depthwise kernels of the window algorithm over
+their tiles, each step ending at a block barrier: a loop whose body holds a
+barrier (BAR) is that loop and is allowed there; any other is not.
 
     scripts/check_sass.py LIBRARY.a... [--cuobjdump PATH]
 
@@ -36,7 +37,7 @@ def kernels(sass):
         yield name, body
 
 
-def problems(body, stage_loops_allowed):
+def problems(body):
     found = []
     for address, text in body:
         if re.search(r"\b(LDL|STL)\b", text):
@@ -46,7 +47,7 @@ def problems(body, stage_loops_allowed):
         if m and int(m.group(2), 16) < address:
             target = int(m.group(2), 16)
             synchronized = any(target <= a <= address and re.search(r"\bBAR\b", t) for a, t in body)
-            if not (stage_loops_allowed and synchronized):
+            if not synchronized:
                 found.append("backward branch (loop) at 0x%x: %s" % (address, text))
     return found
 
@@ -64,7 +65,7 @@ def main():
             if not body:
                 continue
             checked += 1
-            found = problems(body, stage_loops_allowed="conv_f32_" in name)
+            found = problems(body)
             failed += bool(found)
             print("%-4s %s (%d instructions)" % ("FAIL" if found else "ok", name, len(body)))
             for p in found[:5]:

@@ -5,22 +5,32 @@
 // Workload: depthwise conv2d, float32, NCHW
 //   input   [N, 4, 16, 32]  (N given at launch; the spec declares N = 3)
 //   filter  [4, 1, 7, 7]  (channel multiplier 1)
-//   stride 1x1, dilation 1x1, padding top 3 bottom 3 left 3 right 3 (zeros, computed inline)
+//   stride 1x1, padding top 3 bottom 3 left 3 right 3 (zeros, staged with the input)
 //   output  [N, 4, 16, 32]
 //   epilogue: none
 //
-// Schedule: tiles: block_tile 16x32, threads 8x32, vthreads 1x1, input in shared memory, filter in registers
-//   each thread computes 1x1 groups of 2x1 outputs for each of the 1 output channel(s) of its input channel
+// Schedule: window: rows_per_thread 7, columns_per_thread 2, band_rows 21, bands_per_block 4, not pipelined, filter in registers
+//   A tile is 4 band(s) of 21 output rows, each band of one plane (one channel of
+//   one image). A block copies a tile's 27 input rows per band (halo rows included; rows
+//   outside the image as zeros) into shared memory with 16-byte cp.async copies, with the taps
+//   and epilogue parameters of each band's channel. Each of its 192 working threads then
+//   computes 7 x 2 adjacent outputs for each of the 1 output channel(s):
+//   it slides down the 13 input rows of its window, reads 8 columns of each row
+//   once, and feeds every value to each output row and tap that uses it.
 //
-// Launch: grid (1, 4, N) = (tiles 1x1, input channels / 1, batch), block (32, 8, 1) = 256 threads
-//   shared memory 3344 bytes per block (input tile 22x38 floats)
-//   Input loads: __ldg: the read-only cache, normal L2 priority.
+// Launch: tiles = N * 4 * 1 / 4 (1 band(s) per plane);
+//   grid = tiles,
+//   block 192 threads; shared memory 18064 bytes per block.
+//   Pointers: input and output aligned to 16 bytes, the width of its copies and stores.
+//   Input copies: cp.async, 16 bytes.
 //   Output stores: plain stores, normal L2 priority.
 //
 // Cost at N = 3: reads 25360 bytes, writes 24576 bytes;
 //   floor 0.02 us at the copy bandwidth of 3.00 TB/s.
 
 #include <cuda_runtime.h>
+
+#include <atomic>
 
 namespace convgen_seeds {
 namespace {
@@ -36,87 +46,174 @@ constexpr int kKH = 7;
 constexpr int kKW = 7;
 constexpr int kStrideH = 1;
 constexpr int kStrideW = 1;
-constexpr int kDilationH = 1;
-constexpr int kDilationW = 1;
 constexpr int kPadTop = 3;
-constexpr int kPadLeft = 3;
 
-// Schedule constants.
-constexpr int kTileH = 16;  // outputs per block
-constexpr int kTileW = 32;
-constexpr int kThreadsY = 8;
-constexpr int kThreadsX = 32;
-constexpr int kThreads = kThreadsY * kThreadsX;  // per channel
-constexpr int kChannelsPerBlock = 1;  // one per threadIdx.z
-constexpr int kVThreadsY = 1;
-constexpr int kVThreadsX = 1;
-constexpr int kRowsPerThread = 2;
-constexpr int kColsPerThread = 1;
-constexpr int kTilesX = 1;
-constexpr int kInTileH = 22;  // input rows and columns a block reads, halo included
-constexpr int kInTileW = 38;
-constexpr int kLoadsPerThread = 4;
+// Schedule constants. A thread computes kRows x kColumns outputs per output
+// channel; kThreadsY x kThreadsX threads cover a band of kBandRows rows.
+constexpr int kRows = 7;
+constexpr int kColumns = 2;
+constexpr int kBandRows = 21;
+constexpr int kBands = 1;  // bands per output plane
+constexpr int kBandsPerBlock = 4;  // bands per tile
+constexpr int kThreadsX = 16;
+constexpr int kThreadsY = 3;
+constexpr int kWorkThreads = kBandsPerBlock * kThreadsY * kThreadsX;
+constexpr int kThreads = 192;  // kWorkThreads rounded up to whole warps
+
+// Shared memory of one buffer: per band, kStagedRows input rows of kPitch
+// floats (input column x at column kPadColumns + x, zeros around it); then
+// the tile's taps ([band][m][ky][kTapPitch]) and epilogue parameters.
+constexpr int kStagedRows = 27;
+constexpr int kCopyFloats = 4;  // floats per cp.async
+constexpr int kPadColumns = 4;
+constexpr int kPitch = 40;  // not a multiple of 32: rows fall in different banks
+constexpr int kBandFloats = kStagedRows * kPitch;
+constexpr int kTapPitch = 7;
+constexpr int kTapFloats = kBandsPerBlock * kMultiplier * kKH * kTapPitch;
+constexpr int kEpilogueFloats = kBandsPerBlock * kMultiplier * 0;
+constexpr int kBufferFloats = kBandsPerBlock * kBandFloats + 196;
+constexpr int kBuffers = 1;
+
+// A thread's window: kThreadRows input rows; of each it reads kReadCols
+// columns from shared column kWindowOffset (plus its own offset) on, and uses
+// them from the kWindowSkew-th on.
+constexpr int kThreadRows = 13;
+constexpr int kReadCols = 8;
+constexpr int kWindowOffset = 1;
+constexpr int kWindowSkew = 0;
+
+__host__ __device__ constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+// Issues the cp.async copies of tile `tile` into `buffer`: each band's input
+// rows (src-size 0 outside the image: zeros), then its taps and epilogue
+// parameters. The caller commits them as one group.
+__device__ __forceinline__ void copy_tile(const float* input, const float* filter, const float* epilogue_a,
+                                          const float* epilogue_b, long long tile, float* buffer, int thread) {
+  // An opaque copy of the thread index: without it the compiler computes
+  // every copy's offsets once, before the tile loop, and keeps them all live
+  // in registers through the arithmetic.
+  asm volatile("" : "+r"(thread));
+  const unsigned base = static_cast<unsigned>(__cvta_generic_to_shared(buffer));
+  constexpr int kRowCopies = kInW / kCopyFloats;
+  constexpr int kCopies = kBandsPerBlock * kStagedRows * kRowCopies;
+#pragma unroll
+  for (int k = 0; k < ceil_div(kCopies, kThreads); ++k) {
+    const int i = thread + k * kThreads;
+    if (kCopies % kThreads == 0 || i < kCopies) {
+      const int band_in_tile = i / (kStagedRows * kRowCopies);
+      const int rest = i - band_in_tile * (kStagedRows * kRowCopies);
+      const int r = rest / kRowCopies;
+      const int x = (rest - r * kRowCopies) * kCopyFloats;
+      const long long unit = tile * kBandsPerBlock + band_in_tile;
+      const long long plane = unit / kBands;
+      const int y = static_cast<int>(unit % kBands) * kBandRows * kStrideH - kPadTop + r;
+      const bool inside = y >= 0 && y < kInH;
+      const float* src = input + plane * (kInH * kInW) + (inside ? y : 0) * kInW + x;
+      const unsigned dst = base + 4u * (band_in_tile * kBandFloats + r * kPitch + kPadColumns + x);
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(inside ? 16 : 0));
+    }
+  }
+  // Taps [band][m][ky][kTapPitch] (slots past kKW, if any, get tap 0 and are
+  // never used), then the epilogue's first parameter of each band and output
+  // channel, then its second.
+  const unsigned params = base + 4u * (kBandsPerBlock * kBandFloats);
+  constexpr int kParamCopies = kTapFloats + kEpilogueFloats;
+#pragma unroll
+  for (int k = 0; k < ceil_div(kParamCopies, kThreads); ++k) {
+    const int i = thread + k * kThreads;
+    if (kParamCopies % kThreads == 0 || i < kParamCopies) {
+      const bool is_tap = i < kTapFloats;
+      const int bm = is_tap ? i / (kKH * kTapPitch) : (i - kTapFloats) % (kBandsPerBlock * kMultiplier);
+      const int band_in_tile = bm / kMultiplier;
+      const int m = bm - band_in_tile * kMultiplier;
+      const int c = static_cast<int>((tile * kBandsPerBlock + band_in_tile) / kBands % kChannels);
+      const float* src;
+      if (is_tap) {
+        const int tap = i - bm * (kKH * kTapPitch);
+        const int ky = tap / kTapPitch;
+        const int kx = tap - ky * kTapPitch;
+        src = filter + (c * kMultiplier + m) * (kKH * kKW) + (kx < kKW ? ky * kKW + kx : 0);
+      } else {
+        const bool second = i - kTapFloats >= kBandsPerBlock * kMultiplier;
+        src = (second ? epilogue_b : epilogue_a) + c * kMultiplier + m;
+      }
+      asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(params + 4u * i), "l"(src));
+    }
+  }
+}
 
 }  // namespace
 
-__global__ void __launch_bounds__(kThreads * kChannelsPerBlock)
+__global__ void __launch_bounds__(kThreads, 2)
 dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1(const float* __restrict__ input, const float* __restrict__ filter,
     const float* __restrict__ epilogue_a, const float* __restrict__ epilogue_b,
-    float* __restrict__ output) {
-  const int c = blockIdx.y * kChannelsPerBlock + threadIdx.z;
-  const int n = blockIdx.z;
-  const int tile_row = blockIdx.x / kTilesX;
-  const int tile_col = blockIdx.x % kTilesX;
-  const int out_row0 = tile_row * kTileH;  // first output row and column of this block
-  const int out_col0 = tile_col * kTileW;
-  const int in_row0 = out_row0 * kStrideH - kPadTop;  // first input row and column it reads
-  const int in_col0 = out_col0 * kStrideW - kPadLeft;
-  const float* in_plane = input + (static_cast<long long>(n) * kChannels + c) * (kInH * kInW);
+    float* __restrict__ output, int tiles) {
+  __shared__ alignas(16) float stage[kBuffers * kBufferFloats];
+  const int thread = threadIdx.x;
+  // This thread's place in a tile: band, thread row, thread column.
+  const int t = thread < kWorkThreads ? thread : 0;
+  const int band_in_tile = t / (kThreadsY * kThreadsX);
+  const int ty = t / kThreadsX % kThreadsY;
+  const int tx = t % kThreadsX;
 
-  // The filter taps of the kMultiplier output channels that read channel c.
-  const float* taps_global = filter + c * (kMultiplier * kKH * kKW);
-  float taps[kMultiplier * kKH * kKW];
+  // The zero columns left and right of every staged row: written once, never copied over.
+  constexpr int kZeroColumns = kPitch - kInW;
+  constexpr int kZeros = kBuffers * kBandsPerBlock * kStagedRows * kZeroColumns;
 #pragma unroll
-  for (int i = 0; i < kMultiplier * kKH * kKW; ++i) taps[i] = __ldg(taps_global + i);
-
-  // Stage the input tile with its halo; positions outside the image are the
-  // zero padding.
-  __shared__ float tiles_of_block[kChannelsPerBlock][kInTileH][kInTileW];
-  float (&tile)[kInTileH][kInTileW] = tiles_of_block[threadIdx.z];
-#pragma unroll
-  for (int k = 0; k < kLoadsPerThread; ++k) {
-    const int i = threadIdx.y * kThreadsX + threadIdx.x + k * kThreads;
-    if (i >= kInTileH * kInTileW) break;
-    const int r = i / kInTileW;
-    const int col = i % kInTileW;
-    const int y = in_row0 + r;
-    const int x = in_col0 + col;
-    tile[r][col] = (y >= 0 && y < kInH && x >= 0 && x < kInW) ? __ldg(in_plane + y * kInW + x) : 0.0f;
+  for (int k = 0; k < ceil_div(kZeros, kThreads); ++k) {
+    const int i = thread + k * kThreads;
+    if (kZeros % kThreads == 0 || i < kZeros) {
+      const int row = i / kZeroColumns;  // over the buffers' bands' rows
+      const int j = i - row * kZeroColumns;
+      const int buffer = row / (kBandsPerBlock * kStagedRows);
+      const int row_in_buffer = row - buffer * (kBandsPerBlock * kStagedRows);
+      stage[buffer * kBufferFloats + row_in_buffer * kPitch + (j < kPadColumns ? j : kInW + j)] = 0.0f;
+    }
   }
-  __syncthreads();
 
-  float* out_base = output + (static_cast<long long>(n) * kChannels + c) * kMultiplier * (kOutH * kOutW);
-#pragma unroll
-  for (int vy = 0; vy < kVThreadsY; ++vy) {
-#pragma unroll
-    for (int vx = 0; vx < kVThreadsX; ++vx) {
-      // This thread's outputs, relative to the block's tile.
-      const int row0 = vy * (kTileH / kVThreadsY) + threadIdx.y * kRowsPerThread;
-      const int col0 = vx * (kTileW / kVThreadsX) + threadIdx.x * kColsPerThread;
+  long long tile = blockIdx.x;
+  copy_tile(input, filter, epilogue_a, epilogue_b, tile, stage, thread);
+  asm volatile("cp.async.commit_group;\n" ::);
+  for (int step = 0; tile < tiles; ++step) {
+    const long long next = tile + gridDim.x;
+    const float* buffer = stage + (step % kBuffers) * kBufferFloats;
+    asm volatile("cp.async.wait_group 0;\n" ::);
+    __syncthreads();
 
-      float acc[kMultiplier][kRowsPerThread][kColsPerThread] = {};
+    {
+      const long long unit = tile * kBandsPerBlock + band_in_tile;
+      const long long plane = unit / kBands;  // n * kChannels + c
+      const int band = static_cast<int>(unit % kBands);
+      const float* params = buffer + kBandsPerBlock * kBandFloats;
+      const float* my_taps = params + band_in_tile * (kMultiplier * kKH * kTapPitch);
+      float taps[kMultiplier][kKH * kKW];
 #pragma unroll
-      for (int i = 0; i < kRowsPerThread; ++i) {
+      for (int m = 0; m < kMultiplier; ++m) {
 #pragma unroll
-        for (int j = 0; j < kColsPerThread; ++j) {
+        for (int i = 0; i < kKH * kKW; ++i) taps[m][i] = my_taps[(m * kKH + i / kKW) * kTapPitch + i % kKW];
+      }
+
+      // The register tile: each input row of the window is read once and
+      // feeds every output row (r) and tap row (ky = ir - r * stride) that uses it.
+      float acc[kMultiplier][kRows][kColumns] = {};
+      const float* window =
+          buffer + band_in_tile * kBandFloats + ty * kRows * kStrideH * kPitch + tx * kColumns * kStrideW + kWindowOffset;
 #pragma unroll
-          for (int ky = 0; ky < kKH; ++ky) {
+      for (int ir = 0; ir < kThreadRows; ++ir) {
+        float row[kReadCols];
+#pragma unroll
+        for (int j = 0; j < kReadCols; ++j) row[j] = window[ir * kPitch + j];
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) {
+          const int ky = ir - r * kStrideH;
+          if (ky < 0 || ky >= kKH) continue;  // known at compile time
+#pragma unroll
+          for (int m = 0; m < kMultiplier; ++m) {
 #pragma unroll
             for (int kx = 0; kx < kKW; ++kx) {
-              const float v = tile[(row0 + i) * kStrideH + ky * kDilationH][(col0 + j) * kStrideW + kx * kDilationW];
 #pragma unroll
-              for (int m = 0; m < kMultiplier; ++m) {
-                acc[m][i][j] = fmaf(v, taps[(m * kKH + ky) * kKW + kx], acc[m][i][j]);
+              for (int v = 0; v < kColumns; ++v) {
+                acc[m][r][v] = fmaf(row[kWindowSkew + v * kStrideW + kx], taps[m][ky * kKW + kx], acc[m][r][v]);
               }
             }
           }
@@ -124,21 +221,35 @@ dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1(const float* __restrict__ input, const f
       }
 
       // Epilogue (none), then the single write of each output.
+      const int oy0 = band * kBandRows + ty * kRows;
+      const int ox0 = tx * kColumns;
 #pragma unroll
       for (int m = 0; m < kMultiplier; ++m) {
-        float* out_plane = out_base + m * (kOutH * kOutW);
+        float* out_plane = output + (plane * kMultiplier + m) * (kOutH * kOutW);
 #pragma unroll
-        for (int i = 0; i < kRowsPerThread; ++i) {
+        for (int r = 0; r < kRows; ++r) {
+          if (oy0 + r >= kOutH) continue;
+          float result[kColumns];
 #pragma unroll
-          for (int j = 0; j < kColsPerThread; ++j) {
-            const int oy = out_row0 + row0 + i;
-            const int ox = out_col0 + col0 + j;
-            float value = acc[m][i][j];
-            out_plane[oy * kOutW + ox] = value;
+          for (int v = 0; v < kColumns; ++v) {
+            float value = acc[m][r][v];
+            result[v] = value;
+          }
+          float* out_row = out_plane + (oy0 + r) * kOutW + ox0;
+#pragma unroll
+          for (int q = 0; q < kColumns / 2; ++q) {
+            const float2 out2 = make_float2(result[2 * q], result[2 * q + 1]);
+            reinterpret_cast<float2*>(out_row)[q] = out2;
           }
         }
       }
     }
+    __syncthreads();  // every thread is done with this buffer before it is refilled
+    if (next < tiles) {
+      copy_tile(input, filter, epilogue_a, epilogue_b, next, stage, thread);
+      asm volatile("cp.async.commit_group;\n" ::);
+    }
+    tile = next;
   }
 }
 
@@ -146,9 +257,10 @@ dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1(const float* __restrict__ input, const f
 // pointers are ignored.
 cudaError_t launch_dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1(const float* input, const float* filter, const float* epilogue_a,
     const float* epilogue_b, float* output, int batch, cudaStream_t stream) {
-  const dim3 grid(1, kChannels / kChannelsPerBlock, batch);
-  const dim3 block(kThreadsX, kThreadsY, kChannelsPerBlock);
-  dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1<<<grid, block, 0, stream>>>(input, filter, epilogue_a, epilogue_b, output);
+  const long long tiles = static_cast<long long>(batch) * kChannels * kBands / kBandsPerBlock;
+  if (tiles > 0x7fffffffLL) return cudaErrorInvalidConfiguration;  // the tile count must fit an int
+  const int blocks = static_cast<int>(tiles);
+  dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1<<<blocks, kThreads, 0, stream>>>(input, filter, epilogue_a, epilogue_b, output, static_cast<int>(tiles));
   return cudaGetLastError();
 }
 

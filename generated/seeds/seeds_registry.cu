@@ -81,10 +81,10 @@ constexpr detail::RegistryEntry kDepthwiseEntries[] = {
      4},
     { {3, 4, 16, 32, 7, 7, 1, 1, 3, 3, 3, 3, 1, 1, 1, Epilogue::kNone, Activation::kNone},
      "dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1",
-     "tiles: block_tile 16x32, threads 8x32, vthreads 1x1, input in shared memory, filter in registers",
+     "window: rows_per_thread 7, columns_per_thread 2, band_rows 21, bands_per_block 4, not pipelined, filter in registers",
      "specs/seeds.yaml:59",
      &convgen_seeds::launch_dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1,
-     4},
+     16},
 };
 constexpr detail::Registry kDepthwiseRegistry{"seeds", kDepthwiseEntries, 9};
 

@@ -41,32 +41,45 @@ std::string join_keys(const std::vector<Knob>& knobs) {
   return text;
 }
 
-// The algorithm a workload uses: as the spec says; else the one whose knobs
-// the spec sets; else the default rule's. Knobs of any other algorithm are
-// an error at the first such key.
+// The algorithm a workload uses: as the spec says; else the first whose
+// knobs include every algorithm knob the spec sets (a key may belong to
+// several, e.g. rows_per_thread), else the first that owns any of them; else
+// the default rule's. A key the chosen algorithm does not own is an error.
 const Algorithm& choose_algorithm(const Workload& wl, const PlanOptions& options) {
   const Operator& op = wl.op_or_default();
   const ScheduleRequest& req = wl.schedule;
-  // The first key the spec sets of each algorithm, in the operator's order.
-  std::vector<const ScheduleRequest::Key*> first_key(op.algorithms.size(), nullptr);
+  const auto owns = [](const Algorithm& a, const std::string& key) {
+    return std::any_of(a.knobs.begin(), a.knobs.end(), [&](const Knob& k) { return k.key == key; });
+  };
+  // The keys the spec sets that belong to some algorithm (not the common knobs).
+  std::vector<const ScheduleRequest::Key*> algorithm_keys;
   for (const ScheduleRequest::Key& entry : req.keys) {
-    for (size_t i = 0; i < op.algorithms.size(); ++i) {
-      const std::vector<Knob>& knobs = op.algorithms[i]->knobs;
-      const bool owns = std::any_of(knobs.begin(), knobs.end(), [&](const Knob& k) { return k.key == entry.key; });
-      if (owns && first_key[i] == nullptr) first_key[i] = &entry;
+    if (std::any_of(op.algorithms.begin(), op.algorithms.end(), [&](const Algorithm* a) { return owns(*a, entry.key); })) {
+      algorithm_keys.push_back(&entry);
     }
   }
   const Algorithm* chosen = req.algorithm ? op.algorithm(*req.algorithm) : nullptr;
-  for (size_t i = 0; i < op.algorithms.size() && chosen == nullptr; ++i) {
-    if (first_key[i] != nullptr) chosen = op.algorithms[i];
+  for (const Algorithm* a : op.algorithms) {
+    if (chosen != nullptr || algorithm_keys.empty()) break;
+    if (std::all_of(algorithm_keys.begin(), algorithm_keys.end(), [&](const auto* k) { return owns(*a, k->key); })) {
+      chosen = a;
+    }
+  }
+  for (const Algorithm* a : op.algorithms) {
+    if (chosen != nullptr || algorithm_keys.empty()) break;
+    if (owns(*a, algorithm_keys.front()->key)) chosen = a;
   }
   if (chosen == nullptr) chosen = &op.default_algorithm(wl, options);
   std::vector<Diagnostic> errors;
-  for (size_t i = 0; i < op.algorithms.size(); ++i) {
-    if (first_key[i] == nullptr || op.algorithms[i] == chosen) continue;
-    errors.push_back({first_key[i]->key_where, "'" + first_key[i]->key + "' is a knob of algorithm '" +
-                                                op.algorithms[i]->name + "'; this workload uses algorithm '" +
-                                                chosen->name + "', whose knobs are " + join_keys(chosen->knobs)});
+  for (const ScheduleRequest::Key* k : algorithm_keys) {
+    if (owns(*chosen, k->key)) continue;
+    std::string owners;
+    for (const Algorithm* a : op.algorithms) {
+      if (owns(*a, k->key)) owners += std::string(owners.empty() ? "" : "' or '") + a->name;
+    }
+    errors.push_back({k->key_where, "'" + k->key + "' is a knob of algorithm '" + owners +
+                                        "'; this workload uses algorithm '" + chosen->name + "', whose knobs are " +
+                                        join_keys(chosen->knobs)});
   }
   if (!errors.empty()) throw SpecError(std::move(errors));
   return *chosen;

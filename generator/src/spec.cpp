@@ -90,12 +90,16 @@ const std::vector<std::string>& all_workload_keys() {
 }
 
 // The keys a schedule of the operator may set: `algorithm`, the knobs of
-// every algorithm, and those of all its algorithms.
+// every algorithm, and those of all its algorithms (each key once: a key
+// may belong to several algorithms).
 std::vector<std::string> schedule_keys(const Operator& op) {
   std::vector<std::string> keys = {"algorithm"};
-  for (const Knob& k : op.common_knobs) keys.push_back(k.key);
+  const auto add = [&keys](const std::string& key) {
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+  };
+  for (const Knob& k : op.common_knobs) add(k.key);
   for (const Algorithm* a : op.algorithms) {
-    for (const Knob& k : a->knobs) keys.push_back(k.key);
+    for (const Knob& k : a->knobs) add(k.key);
   }
   return keys;
 }

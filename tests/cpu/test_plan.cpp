@@ -1200,3 +1200,57 @@ workloads:
 
 }  // namespace
 }  // namespace convgen_test
+
+namespace convgen_test {
+namespace {
+
+// ConvNeXt-B's first 7x7 layer, worked out by hand from the default rule and
+// window_shape (generator/src/ops/depthwise_window.cpp): 7 rows x 2 columns a
+// thread, the whole 56-row plane one band, 28 x 8 = 224 threads; 62 staged
+// rows of 68 floats (63 columns needed, padded to 64, made not a multiple of
+// 32); two buffers of 62 x 68 floats plus 49 taps and 1 bias padded to 52.
+TEST(WindowPlan, DefaultOfTheConvNextRow) {
+  const KernelPlan p = plan("{n: 16, c: 128, h: 56, w: 56, filter: 7, padding: same, epilogue: bias}");
+  EXPECT_EQ(p.schedule.summary(),
+            "window: rows_per_thread 7, columns_per_thread 2, band_rows 56, bands_per_block 1, pipelined, filter in "
+            "registers");
+  EXPECT_EQ(p.block_threads, 224);
+  EXPECT_EQ(p.number("staged_rows"), 62);
+  EXPECT_EQ(p.number("pad_columns"), 4);
+  EXPECT_EQ(p.number("window_offset"), 1);
+  EXPECT_EQ(p.number("read_cols"), 8);
+  EXPECT_EQ(p.number("pitch"), 68);
+  EXPECT_EQ(p.smem_bytes, 4 * 2 * (62 * 68 + 52));
+  EXPECT_EQ(p.alignment, 16);
+  EXPECT_FALSE(p.flag("vector_window"));
+}
+
+// The default rule among the depthwise algorithms for 5x5 and 7x7 filters
+// (measured choices: docs/performance.md, "Large filters").
+TEST(WindowPlan, DefaultRuleForLargeFilters) {
+  const auto algorithm = [](const std::string& workload) { return plan(workload).schedule.algorithm_name(); };
+  EXPECT_EQ(algorithm("{n: 16, c: 512, h: 14, w: 14, filter: 7, padding: same}"), "window");
+  EXPECT_EQ(algorithm("{n: 1, c: 256, h: 96, w: 96, filter: 5, padding: same}"), "window");
+  // Rows holds a 5x5 band in registers and wins on 28x28.
+  EXPECT_EQ(algorithm("{n: 64, c: 120, h: 28, w: 28, filter: 5, padding: same}"), "rows");
+  // Strided: rows where it fits.
+  EXPECT_EQ(algorithm("{n: 64, c: 72, h: 56, w: 56, filter: 5, stride: 2, padding: same}"), "rows");
+  // Many 7x7 planes of a 5x5 filter: planes.
+  EXPECT_EQ(algorithm("{n: 64, c: 960, h: 7, w: 7, filter: 5, padding: same}"), "planes");
+  // Dilated: the window algorithm does not serve it.
+  EXPECT_EQ(algorithm("{n: 1, c: 64, h: 32, w: 32, filter: 7, dilation: 2, padding: same}"), "tiles");
+}
+
+// A key two algorithms share (rows_per_thread: rows and window) picks the
+// one that owns every knob the spec sets.
+TEST(WindowPlan, SharedKnobPicksTheAlgorithmOwningAllKnobs) {
+  EXPECT_EQ(plan("{n: 1, c: 32, h: 28, w: 28, filter: 7, padding: same, schedule: {rows_per_thread: 4, band_rows: 8}}")
+                .schedule.algorithm_name(),
+            "window");
+  EXPECT_EQ(plan("{n: 1, c: 32, h: 28, w: 28, filter: 3, padding: same, schedule: {rows_per_thread: 2}}")
+                .schedule.algorithm_name(),
+            "rows");
+}
+
+}  // namespace
+}  // namespace convgen_test

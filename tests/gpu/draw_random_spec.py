@@ -9,8 +9,12 @@ multiplier 1..4, every epilogue and activation. Some draws are impossible
 generator must reject those with a clear message, and the test counts them.
 
 Options narrow the draw for one algorithm: --max-extent bounds height and
-width, --schedule gives every workload a schedule (e.g. "{algorithm: planes}"),
---library names the library.
+width, --filters LO HI draws filter sides from LO to HI (default 1 7; up to
+11 for the large-filter draws), --schedule gives every workload a schedule
+(e.g. "{algorithm: planes}"), --library names the library. With
+--max-macs, each depthwise problem is shrunk (channels, then batch) until it
+needs at most that many multiply-adds, so that the float64 CPU reference of
+large filters stays quick.
 
 --op conv2d draws dense (groups 1) problems instead: input and output
 channels 1..512 (skewed toward small ones, odd counts included), the same
@@ -38,9 +42,9 @@ def draw_padding(rng, kh, kw):
                                  rng.randint(0, kw - 1), rng.randint(0, kw - 1))
 
 
-def draw_workload(rng, max_extent):
-    kh = rng.randint(1, 7)
-    kw = kh if rng.random() < 0.5 else rng.randint(1, 7)
+def draw_workload(rng, max_extent, filters, max_macs):
+    kh = rng.randint(*filters)
+    kw = kh if rng.random() < 0.5 else rng.randint(*filters)
     stride = rng.randint(1, 3)
     stride_text = str(stride) if rng.random() < 0.7 else "[%d, %d]" % (stride, rng.randint(1, 3))
     dilation = 1 if rng.random() < 0.8 else 2
@@ -57,6 +61,14 @@ def draw_workload(rng, max_extent):
         "epilogue": rng.choice(["none", "bias", "scale_shift"]),
         "activation": rng.choice(["none", "relu", "relu6"]),
     }
+    if max_macs:
+        # Input-sized work bounds the output's: n * c * multiplier * h * w * taps.
+        def macs():
+            return fields["n"] * fields["c"] * fields["multiplier"] * fields["h"] * fields["w"] * kh * kw
+        while macs() > max_macs and fields["c"] > 1:
+            fields["c"] = max(1, fields["c"] * 9 // 10)
+        while macs() > max_macs and fields["n"] > 1:
+            fields["n"] -= 1
     return "  - {" + ", ".join("%s: %s" % (k, v) for k, v in fields.items()) + "}"
 
 
@@ -183,11 +195,15 @@ def main():
     parser.add_argument("--max-extent", type=int, default=130, help="largest height and width (default 130)")
     parser.add_argument("--schedule", help="schedule of every workload, a YAML flow mapping")
     parser.add_argument("--library", default="random_draw", help="library name (default random_draw)")
-    parser.add_argument("--max-macs", type=float, default=3e7,
-                        help="conv2d: most multiply-adds per problem, batch included (default 3e7)")
+    parser.add_argument("--max-macs", type=float,
+                        help="most multiply-adds per problem, batch included (default: conv2d 3e7, depthwise none)")
+    parser.add_argument("--filters", type=int, nargs=2, default=[1, 7], metavar=("LO", "HI"),
+                        help="depthwise: filter sides drawn from LO to HI (default 1 7)")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     if args.op == "conv2d":
+        if args.max_macs is None:
+            args.max_macs = 3e7
         draw_conv2d(args, rng)
         return
     if args.count is None:
@@ -199,7 +215,7 @@ def main():
         % (", schedule: " + args.schedule if args.schedule else ""),
         "workloads:",
     ]
-    lines += [draw_workload(rng, args.max_extent) for _ in range(args.count)]
+    lines += [draw_workload(rng, args.max_extent, args.filters, args.max_macs) for _ in range(args.count)]
     with open(args.out, "w") as f:
         f.write("\n".join(lines) + "\n")
     print("drew %d problems (seed %d) into %s" % (args.count, args.seed, args.out))

@@ -15,6 +15,7 @@ extern const Operator kOperator;
 extern const Algorithm kTiles;   // depthwise_tiles.cpp
 extern const Algorithm kRows;    // depthwise_rows.cpp
 extern const Algorithm kPlanes;  // depthwise_planes.cpp
+extern const Algorithm kWindow;  // depthwise_window.cpp
 
 // The rows and planes algorithms keep a lane's values in registers. Their
 // launch bounds allow 64 registers a lane and indices and pointers take
@@ -34,5 +35,6 @@ using ops::pow2_at_least;
 // algorithm (each true only where that algorithm fits).
 bool default_is_planes(const Workload& wl, const PlanOptions& options);
 bool rows_fits_by_default(const Workload& wl);
+bool window_fits_by_default(const Workload& wl, const PlanOptions& options);
 
 }  // namespace convgen::gen::depthwise
