@@ -66,20 +66,31 @@ const Algorithm& choose_algorithm(const Workload& wl, const PlanOptions& options
     }
   }
   for (const Algorithm* a : op.algorithms) {
-    if (chosen != nullptr || algorithm_keys.empty()) break;
-    if (owns(*a, algorithm_keys.front()->key)) chosen = a;
+    if (chosen != nullptr) break;
+    if (std::any_of(algorithm_keys.begin(), algorithm_keys.end(), [&](const auto* k) { return owns(*a, k->key); })) {
+      chosen = a;
+    }
   }
   if (chosen == nullptr) chosen = &op.default_algorithm(wl, options);
+  // For each other algorithm in order, the first key it owns that the
+  // chosen one does not (each key once, naming every algorithm that owns it).
   std::vector<Diagnostic> errors;
-  for (const ScheduleRequest::Key* k : algorithm_keys) {
-    if (owns(*chosen, k->key)) continue;
-    std::string owners;
-    for (const Algorithm* a : op.algorithms) {
-      if (owns(*a, k->key)) owners += std::string(owners.empty() ? "" : "' or '") + a->name;
+  std::vector<const ScheduleRequest::Key*> reported;
+  for (const Algorithm* other : op.algorithms) {
+    for (const ScheduleRequest::Key* k : algorithm_keys) {
+      if (!owns(*other, k->key) || owns(*chosen, k->key)) continue;
+      if (std::find(reported.begin(), reported.end(), k) == reported.end()) {
+        reported.push_back(k);
+        std::string owners;
+        for (const Algorithm* a : op.algorithms) {
+          if (owns(*a, k->key)) owners += std::string(owners.empty() ? "" : "' or '") + a->name;
+        }
+        errors.push_back({k->key_where, "'" + k->key + "' is a knob of algorithm '" + owners +
+                                            "'; this workload uses algorithm '" + chosen->name +
+                                            "', whose knobs are " + join_keys(chosen->knobs)});
+      }
+      break;
     }
-    errors.push_back({k->key_where, "'" + k->key + "' is a knob of algorithm '" + owners +
-                                        "'; this workload uses algorithm '" + chosen->name + "', whose knobs are " +
-                                        join_keys(chosen->knobs)});
   }
   if (!errors.empty()) throw SpecError(std::move(errors));
   return *chosen;

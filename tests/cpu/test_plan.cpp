@@ -18,6 +18,7 @@ std::string sched(const Schedule& s) {
     return "rows " + std::to_string(s.at("rows_per_thread")) + " vector " + std::to_string(s.at("vector_width")) + " threads " +
            std::to_string(s.at("threads_per_block"));
   }
+  if (s.algorithm_name() != "tiles") return s.summary();
   return "tile " + std::to_string(s.at("tile_h")) + "x" + std::to_string(s.at("tile_w")) + " threads " +
          std::to_string(s.at("threads_y")) + "x" + std::to_string(s.at("threads_x")) + " vthreads " +
          std::to_string(s.at("vthreads_y")) + "x" + std::to_string(s.at("vthreads_x")) + " input " +
@@ -140,12 +141,15 @@ TEST(Plan, ShippedSeedsSpec) {
   const KernelPlan& ss = find("dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m1_ssrelu");
   EXPECT_EQ(ss.bytes_read, k3.bytes_read + 4LL * 2 * 256);
 
-  // The T4 study: 3x4x16x32, 7x7, default schedule.
+  // The T4 study: 3x4x16x32, 7x7, default schedule: the window algorithm,
+  // 7 rows x 2 columns a thread, 16 rows in 3 thread rows (21, the last
+  // ragged), the 4 planes of an image in one block.
   const KernelPlan& t4 = find("dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1");
-  EXPECT_EQ(sched(t4.schedule), "tile 16x32 threads 8x32 vthreads 1x1 input shared filter registers ch 1");
-  EXPECT_EQ(t4.number("in_tile_h"), 22);
-  EXPECT_EQ(t4.number("in_tile_w"), 38);
-  EXPECT_EQ(t4.smem_bytes, 22 * 38 * 4);
+  EXPECT_EQ(sched(t4.schedule),
+            "window: rows_per_thread 7, columns_per_thread 2, band_rows 21, bands_per_block 4, not pipelined, filter in "
+            "registers");
+  EXPECT_EQ(t4.number("staged_rows"), 27);
+  EXPECT_TRUE(t4.flag("ragged_rows"));
   EXPECT_EQ(t4.cost_batch, 3);
   EXPECT_EQ(t4.bytes_read, 4LL * (3 * 4 * 16 * 32 + 4 * 49));
   EXPECT_EQ(t4.bytes_written, 4LL * 3 * 4 * 16 * 32);
@@ -267,7 +271,7 @@ TEST(DefaultSchedule, TilesAcrossShapes) {
             "tile 128x4 threads 32x4 vthreads 1x1 input shared filter registers ch 1", 130 * 6 * 4, 128},
            // 200 filter taps go to shared memory. (The default rule's own
            // choice: 200 taps do not fit a lane's registers.)
-           {"{n: 1, c: 16, h: 32, w: 32, filter: 5, multiplier: 8, padding: same}",
+           {"{n: 1, c: 16, h: 32, w: 32, filter: 5, multiplier: 8, padding: same, schedule: {algorithm: tiles}}",
             "tile 32x32 threads 8x32 vthreads 1x1 input shared filter shared ch 1", 36 * 36 * 4 + 200 * 4, 256},
            // Stride and dilation together.
            {"{n: 1, c: 32, h: 64, w: 64, filter: 5, stride: 2, dilation: 2, padding: same, schedule: {algorithm: tiles}}",
@@ -482,7 +486,8 @@ TEST(DefaultSchedule, RowsPerThreadShrinkUntilTheLaneFitsItsRegisters) {
   // 5x5: 4 rows read 8 input rows, 8 x 4 + 4 + 25 + 4 = 65 values; 3 rows
   // 61, 2 rows 57, 1 row 5 x 4 + 4 + 29 = 53.
   // (Batch 64: enough warps for 4 rows a lane to be the starting point.)
-  const KernelPlan wide = plan("{n: 64, c: 32, h: 64, w: 64, filter: 5, padding: same}");
+  // (The default rule gives this 5x5 layer the window algorithm: asked for rows.)
+  const KernelPlan wide = plan("{n: 64, c: 32, h: 64, w: 64, filter: 5, padding: same, schedule: {algorithm: rows}}");
   EXPECT_EQ(sched(wide.schedule), "rows 1 vector 4 threads 128");
   EXPECT_EQ(wide.number("in_rows"), 5);
   EXPECT_EQ(wide.number("bands"), 64);
@@ -553,8 +558,10 @@ TEST(DefaultSchedule, TilesWhereRowsDoNotFit) {
             "tile 16x32 threads 8x32 vthreads 1x1 input global filter registers ch 1",
             "vector_width 4 is not a multiple of the horizontal stride 3"},
            // 7x7 at multiplier 4: 4 x (49 + 4) values before any input row.
+           // (7x7 with multiplier 4: the window algorithm by default.)
            {"{n: 1, c: 32, h: 64, w: 64, filter: 7, multiplier: 4, padding: same}",
-            "tile 32x32 threads 8x32 vthreads 1x1 input shared filter shared ch 1",
+            "window: rows_per_thread 6, columns_per_thread 2, band_rows 24, bands_per_block 1, pipelined, filter in "
+            "shared memory",
             "each lane would keep 246 values in registers (7 input rows x vector_width 4"},
            // 5x5, stride 2, dilation 2: vector_width 4 would keep 9 x 4 + 7 +
            // 25 + 2 = 70 values; 2 is narrower than the window's reach.
@@ -910,8 +917,8 @@ TEST(ScheduleOverride, KnobsOfTheOtherAlgorithm) {
   errors = spec_errors([&] { plan_kernel(mixed); });
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].str(),
-            "test.yaml:3:69: error: 'rows_per_thread' is a knob of algorithm 'rows'; this workload uses algorithm "
-            "'tiles', whose knobs are block_tile, threads, vthreads, shared_input, shared_filter, channels_per_block");
+            "test.yaml:3:69: error: 'rows_per_thread' is a knob of algorithm 'rows' or 'window'; this workload uses "
+            "algorithm 'tiles', whose knobs are block_tile, threads, vthreads, shared_input, shared_filter, channels_per_block");
 }
 
 TEST(ScheduleOverride, RowsErrorsPointAtTheKeyAtFault) {

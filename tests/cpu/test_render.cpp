@@ -235,7 +235,7 @@ void expect_strict_rendering(const Templates& t, const LibraryPlan& lib, const K
 TEST(Render, EveryBranchOfTheKernelTemplateRendersStrictly) {
   const Spec spec = parse(R"(library: branches
 workloads:
-  - {n: 1, c: 16, h: 32, w: 32, filter: 5, multiplier: 8, padding: same, epilogue: bias, activation: relu}
+  - {n: 1, c: 16, h: 32, w: 32, filter: 5, multiplier: 8, padding: same, epilogue: bias, activation: relu, schedule: {algorithm: tiles}}
   - {n: 2, c: 8, h: 21, w: 21, filter: 3, padding: same, epilogue: scale_shift, activation: relu6, schedule: {algorithm: tiles}}
   - {n: runtime, c: 8, h: 64, w: 64, filter: 1, padding: valid, schedule: {shared_input: true}}
   - {n: 1, c: 8, h: 64, w: 64, filter: 1, padding: valid, schedule: {algorithm: tiles}}

@@ -258,6 +258,7 @@ bool fit_window(const Workload& wl, const ScheduleRequest& req, const PlanOption
     if (fit_window_rows(wl, req, options, most_rows, s)) return true;
     if (req.has("rows_per_thread")) break;
   }
+  fit_window_rows(wl, req, options, 7, s);  // the first schedule tried, for the message
   return false;
 }
 
