@@ -9,6 +9,9 @@
 
 namespace convgen::gen::ops {
 
+// The most threads a CUDA block may have.
+constexpr int kMaxThreads = 1024;
+
 inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
 inline int pow2_at_least(int x) {
   int p = 1;

@@ -14,8 +14,7 @@ extern const Operator kOperator;
 extern const Algorithm kDirect;  // conv2d_direct.cpp
 extern const Algorithm kGemm;    // conv2d_gemm.cpp
 
-// Static shared memory a block may use, and the most threads CUDA allows.
-constexpr int kMaxThreads = 1024;
+using ops::kMaxThreads;
 // Accumulators a thread may keep: beyond 64 a thread needs about 250
 // registers, and such schedules never won in the sweep.
 constexpr int kMaxAccumulators = 64;

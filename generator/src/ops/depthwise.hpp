@@ -27,6 +27,7 @@ constexpr int kMaxLaneValues = 54;
 constexpr int kH100Sms = 132;
 
 using ops::ceil_div;
+using ops::kMaxThreads;
 using ops::epilogue_params;
 using ops::num;
 using ops::pow2_at_least;

@@ -9,7 +9,6 @@ namespace convgen::gen::depthwise {
 
 namespace {
 
-constexpr int kMaxThreads = 1024;
 // Accumulators a thread keeps live at once (rows x cols x multiplier): above
 // this the compiler starts to spill.
 constexpr int kMaxAccumulators = 32;

@@ -14,7 +14,6 @@ namespace convgen::gen::depthwise {
 
 namespace {
 
-constexpr int kMaxThreads = 1024;
 // Values a thread keeps live (accumulators, taps, one window row, epilogue
 // parameters). ptxas over the default schedules of 5x5 to 11x11 filters,
 // multipliers 1 to 4, strides 1 to 3: none spills at this limit
