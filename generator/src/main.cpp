@@ -118,6 +118,7 @@ nlohmann::json schedule_json(const KernelPlan& p) {
   j["block_threads"] = p.block_threads;
   j["smem_bytes"] = p.smem_bytes;
   j["alignment"] = p.alignment;
+  j["max_batch"] = p.max_batch;
   for (const Knob& k : s.algorithm->op->common_knobs) j[k.key] = knob_json(k, s);
   // The numbers the algorithm derives (group_lanes, tiles_y, ...).
   for (const auto& [name, value] : p.values) {
@@ -211,19 +212,19 @@ void print_csv(const LibraryPlan& lib) {
   const auto knobs = csv_columns(false);
   const auto common = csv_columns(true);
   std::printf("name,op,spec,n,c,c_out,h,w,kh,kw,stride_h,stride_w,padding,dilation_h,dilation_w,multiplier,epilogue,"
-              "residual,activation,algorithm%s,smem_bytes,alignment%s,bytes_read,bytes_written,floor_us,flops,"
+              "residual,activation,algorithm%s,smem_bytes,alignment,max_batch%s,bytes_read,bytes_written,floor_us,flops,"
               "compute_floor_us\n",
               csv_header(knobs).c_str(), csv_header(common).c_str());
   for (const KernelPlan& p : lib.kernels) {
     const Workload& wl = p.workload;
     const Schedule& s = p.schedule;
-    std::printf("%s,%s,%s:%d,%s,%d,%d,%d,%d,%d,%d,%d,%d,\"%s\",%d,%d,%d,%s,%d,%s,%s%s,%d,%d%s,%lld,%lld,%.3f,%lld,"
+    std::printf("%s,%s,%s:%d,%s,%d,%d,%d,%d,%d,%d,%d,%d,\"%s\",%d,%d,%d,%s,%d,%s,%s%s,%d,%d,%d%s,%lld,%lld,%.3f,%lld,"
                 "%.3f\n",
                 p.name.c_str(), wl.op_or_default().name.c_str(), wl.where.file.c_str(), wl.where.line,
                 wl.n == 0 ? "runtime" : std::to_string(wl.n).c_str(), wl.c, wl.out_channels(), wl.h, wl.w, wl.kh,
                 wl.kw, wl.stride_h, wl.stride_w, padding_text(wl).c_str(), wl.dilation_h, wl.dilation_w,
                 wl.multiplier, to_string(wl.epilogue), wl.residual ? 1 : 0, to_string(wl.activation),
-                s.algorithm_name().c_str(), csv_cells(knobs, s).c_str(), p.smem_bytes, p.alignment,
+                s.algorithm_name().c_str(), csv_cells(knobs, s).c_str(), p.smem_bytes, p.alignment, p.max_batch,
                 csv_cells(common, s).c_str(), p.bytes_read, p.bytes_written, p.floor_us, p.flops,
                 p.compute_floor_us);
   }

@@ -114,6 +114,13 @@ KernelPlan plan_kernel(const Workload& wl, const PlanOptions& options) {
     p.schedule.values[k.values.front()] = wl.schedule.value(k.values.front()).value_or(k.default_value);
   }
   op.finish_plan(wl, options, p);
+  if (p.max_batch < std::max(1, wl.n)) {
+    throw SpecError({{wl.where, "one launch of this kernel (" + p.schedule.summary() + ") covers at most " +
+                                    std::to_string(p.max_batch) + " image(s): its grid and 32-bit launch indices " +
+                                    "cannot number more; " +
+                                    (p.max_batch >= 1 ? "declare n of at most " + std::to_string(p.max_batch)
+                                                      : std::string("the problem is too large for one launch"))}});
+  }
   return p;
 }
 

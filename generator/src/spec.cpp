@@ -4,11 +4,15 @@
 
 #include "convgen/gen/operator.hpp"
 
+#include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -72,9 +76,26 @@ constexpr int kMaxStride = 8;
 constexpr int kMaxDilation = 8;
 constexpr int kMaxMultiplier = 8;
 constexpr long long kMaxPlane = 1LL << 28;  // elements of one channel plane, 32-bit indexing inside a kernel
-constexpr int kMaxBatch = 65535;     // grid.z
+constexpr long long kMaxTensor = 1LL << 40;  // elements of a tensor: the runtime refuses larger ones
+// Limits on the spec file itself, so that no input (a generated file gone
+// wrong, or a hostile one) can make convgen use unbounded time or memory:
+// a spec is a short list a person writes.
+// yaml-cpp keeps up to ~250 bytes per byte of input (a flow list of 0s), so
+// 1 MiB (some 10,000 workloads) bounds memory to ~250 MB and time to ~0.5 s.
+constexpr std::uintmax_t kMaxSpecBytes = 1u << 20;
+constexpr size_t kMaxLibraryName = 64;  // a C identifier that names files and a namespace
+constexpr size_t kMaxErrors = 100;      // diagnostics reported before reading stops
+constexpr size_t kMaxShownText = 40;    // characters of a value echoed in a message
 
 const std::vector<std::string> kTopKeys = {"library", "defaults", "workloads"};
+// The words a workload's keys take.
+const std::vector<std::string> kDtypes = {"float32"};
+const std::vector<std::string> kLayouts = {"NCHW"};
+const std::vector<std::string> kEpilogues = {"none", "bias", "scale_shift"};
+const std::vector<std::string> kActivations = {"none", "relu", "relu6"};
+const std::vector<std::string> kPaddingWords = {"same", "valid"};
+constexpr const char* kRuntimeBatch = "runtime";
+constexpr int kMaxPadding = 64;
 // Keys any operator's workload may set, for messages about `defaults`.
 const std::vector<std::string>& all_workload_keys() {
   static const std::vector<std::string> keys = [] {
@@ -128,6 +149,13 @@ std::string join_or(const std::vector<std::string>& items) {
   return text;
 }
 
+// A value as a message shows it: quoted, and cut short when it is long (a
+// message must not echo a megabyte of input).
+std::string quoted(const std::string& text) {
+  if (text.size() <= kMaxShownText) return "'" + text + "'";
+  return "'" + text.substr(0, kMaxShownText) + "...' (" + std::to_string(text.size()) + " characters)";
+}
+
 // Reads one spec, collecting diagnostics instead of stopping at the first.
 class Parser {
  public:
@@ -143,9 +171,9 @@ class Parser {
     check_keys(root, kTopKeys, "at the top level of a spec");
     if (const YAML::Node library = root["library"]) {
       spec.library_where = at(library);
-      if (!library.IsScalar() || !is_c_identifier(library.Scalar())) {
-        error(library, "'library' must be a C identifier (letters, digits, '_'; not starting with a digit), got '" +
-                           text_of(library) + "'");
+      if (!library.IsScalar() || !is_c_identifier(library.Scalar()) || library.Scalar().size() > kMaxLibraryName) {
+        error(library, "'library' must be a C identifier (letters, digits, '_'; not starting with a digit) of at most " +
+                           std::to_string(kMaxLibraryName) + " characters, got " + quoted(text_of(library)));
       } else {
         spec.library = library.Scalar();
       }
@@ -167,6 +195,7 @@ class Parser {
       return spec;
     }
     for (const YAML::Node& item : workloads) {
+      if (stopped_) break;  // too many errors: the rest would take time and say little
       const size_t errors_before = diagnostics_.size();
       if (!item.IsMap()) {
         error(item, "each workload must be a mapping with the keys " + join(all_workload_keys()));
@@ -186,9 +215,22 @@ class Parser {
     return spec;
   }
 
-  std::vector<Diagnostic>& diagnostics() { return diagnostics_; }
+  // Every diagnostic; when reading stopped at kMaxErrors, a last one says so.
+  std::vector<Diagnostic>& diagnostics() {
+    if (stopped_ && (diagnostics_.empty() || diagnostics_.back().where.line != 0)) {
+      diagnostics_.push_back({SourceLocation{file_, 0, 0}, "too many errors: stopped reading after the first " +
+                                                            std::to_string(kMaxErrors) + "; fix these and run again"});
+    }
+    return diagnostics_;
+  }
 
   void error(const YAML::Node& node, std::string message) {
+    // With kSkip each workload's diagnostics move to Spec::skipped, so only
+    // a failing parse can pile them up.
+    if (on_invalid_ == OnInvalidWorkload::kFail && diagnostics_.size() >= kMaxErrors) {
+      stopped_ = true;
+      return;
+    }
     diagnostics_.push_back({at(node), std::move(message)});
   }
   SourceLocation at(const YAML::Node& node) const {
@@ -219,7 +261,7 @@ class Parser {
       // yaml-cpp keeps both entries of a duplicated key and looks up the first.
       const auto first = std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.first == key; });
       if (first != seen.end()) {
-        error(entry.first, "duplicate key '" + key + "' " + where + "; it is already set at " + first->second.str());
+        error(entry.first, "duplicate key " + quoted(key) + " " + where + "; it is already set at " + first->second.str());
         continue;
       }
       seen.emplace_back(key, at(entry.first));
@@ -228,7 +270,7 @@ class Parser {
         error(entry.first, "YAML merge keys ('<<: *anchor') are not supported " + where +
                                "; write the keys out, or put the shared ones in 'defaults'");
       } else if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-        error(entry.first, "unknown key '" + key + "' " + where + "; allowed keys: " + join(allowed));
+        error(entry.first, "unknown key " + quoted(key) + " " + where + "; allowed keys: " + join(allowed));
       }
     }
   }
@@ -260,7 +302,7 @@ class Parser {
     long long value = 0;
     const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
     if (ec != std::errc() || end != s.data() + s.size()) {
-      error(node, "'" + what + "' must be " + range + ", got '" + s + "'");
+      error(node, "'" + what + "' must be " + range + ", got " + quoted(s));
       return std::nullopt;
     }
     if (value < lo || value > hi) {
@@ -297,7 +339,7 @@ class Parser {
     if (node.IsScalar() && std::find(allowed.begin(), allowed.end(), node.Scalar()) != allowed.end()) {
       return node.Scalar();
     }
-    error(node, "'" + what + "' must be one of " + join(allowed) + ", got '" + text_of(node) + "'");
+    error(node, "'" + what + "' must be one of " + join(allowed) + ", got " + quoted(text_of(node)));
     return std::nullopt;
   }
 
@@ -307,7 +349,7 @@ class Parser {
       if (s == "true") return true;
       if (s == "false") return false;
     }
-    error(node, "'" + what + "' must be true or false, got '" + text_of(node) + "'");
+    error(node, "'" + what + "' must be true or false, got " + quoted(text_of(node)));
     return std::nullopt;
   }
 
@@ -335,15 +377,15 @@ class Parser {
       for (const Operator* known : operators()) names.push_back(known->name);
       word(op_node, "op", names);
     }
-    if (YAML::Node dtype = get("dtype")) word(dtype, "dtype", {"float32"});
-    if (YAML::Node layout = get("layout")) word(layout, "layout", {"NCHW"});
+    if (YAML::Node dtype = get("dtype")) word(dtype, "dtype", kDtypes);
+    if (YAML::Node layout = get("layout")) word(layout, "layout", kLayouts);
 
     if (YAML::Node n = required("n", "batch size, or 'runtime'")) {
-      if (n.IsScalar() && n.Scalar() == "runtime") {
+      if (n.IsScalar() && n.Scalar() == kRuntimeBatch) {
         wl.n = 0;
-      } else if (auto v = integer(n, "n", 1, kMaxBatch)) {
+      } else if (const size_t before = diagnostics_.size(); auto v = integer(n, "n", 1, kMaxBatch)) {
         wl.n = *v;
-      } else {
+      } else if (diagnostics_.size() > before) {  // not when past kMaxErrors
         diagnostics_.back().message += " (or 'runtime')";
       }
     }
@@ -374,11 +416,11 @@ class Parser {
     }
     if (YAML::Node residual = get("residual")) wl.residual = boolean(residual, "residual").value_or(false);
     if (YAML::Node epilogue = get("epilogue")) {
-      if (auto v = word(epilogue, "epilogue", {"none", "bias", "scale_shift"}))
+      if (auto v = word(epilogue, "epilogue", kEpilogues))
         wl.epilogue = *v == "bias" ? Epilogue::kBias : *v == "scale_shift" ? Epilogue::kScaleShift : Epilogue::kNone;
     }
     if (YAML::Node activation = get("activation")) {
-      if (auto v = word(activation, "activation", {"none", "relu", "relu6"}))
+      if (auto v = word(activation, "activation", kActivations))
         wl.activation = *v == "relu" ? Activation::kRelu : *v == "relu6" ? Activation::kRelu6 : Activation::kNone;
     }
     if (diagnostics_.size() != errors_before) return std::nullopt;
@@ -407,26 +449,29 @@ class Parser {
   void parse_padding(const YAML::Node& node, Workload& wl) {
     const int window_h = wl.dilation_h * (wl.kh - 1);
     const int window_w = wl.dilation_w * (wl.kw - 1);
-    if (node.IsScalar() && node.Scalar() == "same") {
+    if (node.IsScalar() && node.Scalar() == kPaddingWords[0]) {
       wl.pad_top = window_h / 2;
       wl.pad_bottom = window_h - wl.pad_top;
       wl.pad_left = window_w / 2;
       wl.pad_right = window_w - wl.pad_left;
       return;
     }
-    if (node.IsScalar() && node.Scalar() == "valid") return;
+    if (node.IsScalar() && node.Scalar() == kPaddingWords[1]) return;
     const std::string allowed = "same, valid, an integer p, [ph, pw] or [top, bottom, left, right]";
     std::vector<int> pads;
     if (node.IsScalar()) {
-      auto v = integer(node, "padding", 0, 64);
+      const size_t before = diagnostics_.size();
+      auto v = integer(node, "padding", 0, kMaxPadding);
       if (!v) {
-        diagnostics_.back().message = "'padding' must be " + allowed + ", got '" + node.Scalar() + "'";
+        if (diagnostics_.size() > before) {  // not when past kMaxErrors
+          diagnostics_.back().message = "'padding' must be " + allowed + ", got " + quoted(node.Scalar());
+        }
         return;
       }
       pads = {*v, *v, *v, *v};
     } else if (node.IsSequence() && (node.size() == 2 || node.size() == 4)) {
       for (const YAML::Node& p : node) {
-        auto v = integer(p, "padding", 0, 64);
+        auto v = integer(p, "padding", 0, kMaxPadding);
         if (!v) return;
         pads.push_back(*v);
       }
@@ -468,7 +513,7 @@ class Parser {
         } else {
           std::vector<std::string> names;
           for (const Algorithm* a : op.algorithms) names.push_back("'" + a->name + "'");
-          error(value, "'algorithm' must be " + join_or(names) + ", got '" + name + "'");
+          error(value, "'algorithm' must be " + join_or(names) + ", got " + quoted(name));
         }
         continue;
       }
@@ -537,6 +582,15 @@ class Parser {
       error(item, "an input plane of " + std::to_string(wl.h) + "x" + std::to_string(wl.w) + " exceeds the " +
                       std::to_string(kMaxPlane) + " elements a kernel indexes with 32-bit offsets");
     }
+    if (wl.n > 0) {
+      const long long in = static_cast<long long>(wl.n) * wl.c * wl.h * wl.w;
+      const long long out = static_cast<long long>(wl.n) * wl.out_channels() * wl.out_h() * wl.out_w();
+      if (std::max(in, out) > kMaxTensor) {
+        error(item, "at n = " + std::to_string(wl.n) + " the " + (in >= out ? "input" : "output") + " holds " +
+                        std::to_string(std::max(in, out)) + " elements; a tensor holds at most " +
+                        std::to_string(kMaxTensor) + " (2^40), the runtime's limit");
+      }
+    }
     if (static_cast<long long>(wl.c) * wl.multiplier > kMaxChannels * 8LL) {
       error(item, "c * multiplier must be at most " + std::to_string(kMaxChannels * 8LL));
     }
@@ -546,30 +600,126 @@ class Parser {
   std::vector<std::pair<YAML::Node, YAML::Mark>> empty_values_;  // for at(): an empty value's key
   OnInvalidWorkload on_invalid_;
   std::vector<Diagnostic> diagnostics_;
+  bool stopped_ = false;  // an error past kMaxErrors stops reading workloads
 };
+
+// Where each YAML document of `text` starts, up to the third. yaml-cpp 0.7's
+// LoadAll never returns on some malformed input (a stray ',' outside a flow
+// collection): its parser stops advancing and reports the same empty
+// document again and again, allocating each time. Counting documents with a
+// handler that builds nothing, and stopping at three, bounds that; two
+// documents starting at one place mean the parser is stuck there.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> starts;
+  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+std::vector<YAML::Mark> document_starts(const std::string& text) {
+  std::istringstream stream(text);
+  YAML::Parser parser(stream);
+  DocumentStarts handler;
+  while (handler.starts.size() < 3 && parser.HandleNextDocument(handler)) {
+  }
+  return handler.starts;
+}
+
+std::string too_big(std::uintmax_t bytes) {
+  return "the spec is " + std::to_string(bytes) + " bytes; a spec is at most " + std::to_string(kMaxSpecBytes) +
+         " bytes (1 MiB): split the workloads over several spec files";
+}
 
 }  // namespace
 
 Spec parse_spec_text(const std::string& text, const std::string& path, OnInvalidWorkload on_invalid) {
+  if (text.size() > kMaxSpecBytes) {
+    throw SpecError({Diagnostic{SourceLocation{path, 0, 0}, too_big(text.size())}});
+  }
   Parser parser(path, on_invalid);
-  std::vector<YAML::Node> documents;
+  YAML::Node root;
   try {
-    documents = YAML::LoadAll(text);
+    const std::vector<YAML::Mark> starts = document_starts(text);
+    for (size_t i = 1; i < starts.size(); ++i) {
+      if (starts[i].pos != starts[i - 1].pos) continue;
+      // The parser is stuck: it would report this empty document forever.
+      const std::string found = starts[i].pos < static_cast<int>(text.size())
+                                    ? quoted(std::string(1, text[static_cast<size_t>(starts[i].pos)]))
+                                    : "the end of the file";
+      throw SpecError({Diagnostic{SourceLocation{path, starts[i].line + 1, starts[i].column + 1},
+                                  "YAML syntax: unexpected " + found + " here"}});
+    }
+    if (starts.size() > 1) {
+      // A second document would be dropped silently by a reader of the first.
+      throw SpecError({Diagnostic{SourceLocation{path, starts[1].line + 1, starts[1].column + 1},
+                                  "a spec is one YAML document; this file holds more (the second starts here): "
+                                  "put every workload under one 'workloads' list, or use several spec files"}});
+    }
+    if (!starts.empty()) root = YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp stops a parse nested this deep (its message says "bad file").
+    throw SpecError({Diagnostic{SourceLocation{path, e.mark.line + 1, e.mark.column + 1},
+                                "YAML nested more than " + std::to_string(e.depth()) +
+                                    " levels deep here; a spec nests a few levels (workloads, a workload, its "
+                                    "schedule, a list)"}});
   } catch (const YAML::Exception& e) {
     // yaml-cpp's marks are 0-based, ours are 1-based.
     throw SpecError({Diagnostic{SourceLocation{path, e.mark.line + 1, e.mark.column + 1}, "YAML syntax: " + e.msg}});
   }
-  if (documents.size() > 1) {
-    // A second document would be dropped silently by a reader of the first.
-    throw SpecError({Diagnostic{parser.at(documents[1]), "a spec is one YAML document; this file holds " +
-                                                             std::to_string(documents.size()) +
-                                                             " (the second starts here): put every workload "
-                                                             "under one 'workloads' list, or use several spec files"}});
-  }
-  const YAML::Node root = documents.empty() ? YAML::Node() : documents.front();
   Spec spec = parser.parse(root);
   if (!parser.diagnostics().empty()) throw SpecError(std::move(parser.diagnostics()));
   return spec;
+}
+
+SpecVocabulary spec_vocabulary() {
+  SpecVocabulary v;
+  const auto word = [&v](const std::string& w) {
+    if (std::find(v.words.begin(), v.words.end(), w) == v.words.end()) v.words.push_back(w);
+  };
+  const auto around = [&v](long long limit) {
+    for (long long n : {limit - 1, limit, limit + 1}) {
+      if (std::find(v.numbers.begin(), v.numbers.end(), n) == v.numbers.end()) v.numbers.push_back(n);
+    }
+  };
+  for (const auto* words : {&kTopKeys, &kDtypes, &kLayouts, &kEpilogues, &kActivations, &kPaddingWords}) {
+    for (const std::string& w : *words) word(w);
+  }
+  word(kRuntimeBatch);
+  word("true");
+  word("false");
+  for (const Operator* op : operators()) {
+    word(op->name);
+    for (const std::string& key : op->workload_keys) word(key);
+    for (const std::string& key : schedule_keys(*op)) word(key);
+    for (const Algorithm* a : op->algorithms) {
+      word(a->name);
+      for (const Knob& k : a->knobs) {
+        for (const std::string& c : k.choices) word(c);
+        if (k.kind == Knob::Kind::kInt) {
+          around(k.lo);
+          around(k.hi);
+        }
+      }
+    }
+    for (const Knob& k : op->common_knobs) {
+      for (const std::string& c : k.choices) word(c);
+    }
+  }
+  for (long long limit : {0LL, static_cast<long long>(kMaxChannels), static_cast<long long>(kMaxExtent),
+                          static_cast<long long>(kMaxFilter), static_cast<long long>(kMaxStride),
+                          static_cast<long long>(kMaxDilation), static_cast<long long>(kMaxMultiplier),
+                          static_cast<long long>(kMaxPadding), static_cast<long long>(kMaxBatch), kMaxPlane, kMaxTensor,
+                          static_cast<long long>(kMaxChannels) * kMaxMultiplier, 0x7fffffffLL}) {
+    around(limit);
+  }
+  return v;
 }
 
 Spec parse_spec_file(const std::string& path, OnInvalidWorkload on_invalid) {
@@ -579,10 +729,18 @@ Spec parse_spec_file(const std::string& path, OnInvalidWorkload on_invalid) {
     throw SpecError({Diagnostic{SourceLocation{path, 0, 0},
                                 std::filesystem::exists(path, ec)
                                     ? "not a regular file (a directory, a FIFO or a device); a spec is a YAML file"
-                                    : "cannot open the spec file"}});
+                                    : "cannot open the spec file: " + (ec ? ec.message() : "no such file")}});
   }
+  // Checked before reading, so that a huge file costs no memory.
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (!ec && size > kMaxSpecBytes) throw SpecError({Diagnostic{SourceLocation{path, 0, 0}, too_big(size)}});
+  errno = 0;
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw SpecError({Diagnostic{SourceLocation{path, 0, 0}, "cannot open the spec file"}});
+  if (!in) {
+    throw SpecError({Diagnostic{SourceLocation{path, 0, 0},
+                                std::string("cannot open the spec file: ") +
+                                    (errno != 0 ? std::strerror(errno) : "unknown error")}});
+  }
   std::stringstream buffer;
   buffer << in.rdbuf();
   return parse_spec_text(buffer.str(), path, on_invalid);

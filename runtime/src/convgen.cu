@@ -102,7 +102,8 @@ Status validate_geometry(const Problem& p, long long out_channels) {
   }
   const long long in_elems = 1LL * p.n * p.c * p.h * p.w;
   const long long out_elems = 1LL * p.n * out_channels * p.out_h() * p.out_w();
-  if (in_elems > (1LL << 40) || out_elems > (1LL << 40)) return bad("the tensors are too large");
+  // The generator refuses a declared batch past the same limit.
+  if (in_elems > (1LL << 40) || out_elems > (1LL << 40)) return bad("the tensors are too large: at most 2^40 elements each");
   return Status::Ok();
 }
 
@@ -360,6 +361,15 @@ cudaError_t launch(const detail::Conv2dRegistryEntry& e, const Conv2dProblem& p,
   return e.launch(a.input, a.filter, epilogue_a(p, a), a.shift, a.residual, a.output, p.n, s);
 }
 
+// Why a kernel does not take a batch: its grid and 32-bit launch indices
+// number no more images than max_batch.
+template <class Entry>
+std::string too_big_a_batch(const Entry& e, int batch) {
+  return std::string("kernel ") + e.name + " covers at most " + std::to_string(e.max_batch) +
+         " images in one launch (its grid and 32-bit launch indices number no more); batch " + std::to_string(batch) +
+         " runs on the generic kernel, or split it into several calls";
+}
+
 template <class Problem>
 KernelChoice find_in(const detail::RegistryFor<Problem>& r, const Problem& p) {
   KernelChoice choice;
@@ -370,6 +380,11 @@ KernelChoice find_in(const detail::RegistryFor<Problem>& r, const Problem& p) {
     choice.kernel = generic_name(p);
     choice.reason = std::string("library ") + r.library + " has no kernel for " + describe(p) +
                     "; the generic kernel serves it";
+    return choice;
+  }
+  if (p.n > e->max_batch) {
+    choice.kernel = generic_name(p);
+    choice.reason = too_big_a_batch(*e, p.n);
     return choice;
   }
   choice.specialized = true;
@@ -411,6 +426,12 @@ Status run_in(const detail::RegistryFor<Problem>& r, const Problem& p, const Arg
     }
     return run_generic(p, a, stream);
   }
+  if (p.n > e->max_batch) {
+    if (dispatch == Dispatch::kStrict) {
+      return error(StatusCode::kNoSpecializedKernel, too_big_a_batch(*e, p.n) + "; nothing was launched");
+    }
+    return run_generic(p, a, stream);
+  }
   return launched(launch(*e, p, a, stream), e->name);
 }
 
@@ -419,7 +440,7 @@ std::vector<KernelInfoFor<Problem>> list_of(const detail::RegistryFor<Problem>& 
   std::vector<KernelInfoFor<Problem>> infos;
   for (int i = 0; i < r.count; ++i) {
     const auto& e = r.entries[i];
-    infos.push_back({e.name, e.problem, e.schedule, e.spec_location, e.alignment});
+    infos.push_back({e.name, e.problem, e.schedule, e.spec_location, e.alignment, e.max_batch});
   }
   return infos;
 }

@@ -390,7 +390,7 @@ TEST(Parse, MissingFileIsAFileLevelError) {
   const std::vector<Diagnostic> errors = spec_errors([&] { parse_spec_file(path); });
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].where.line, 0);
-  EXPECT_EQ(errors[0].str(), path + ": error: cannot open the spec file");
+  EXPECT_EQ(errors[0].str(), path + ": error: cannot open the spec file: no such file");
 }
 
 TEST(Parse, SpecErrorWhatListsEveryDiagnostic) {

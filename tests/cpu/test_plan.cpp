@@ -207,8 +207,26 @@ TEST(Plan, BytesMovedByEpilogueBatchAndStride) {
   EXPECT_EQ(strided.bytes_written, 4LL * 4 * 49);
 
   // Large problems do not overflow.
-  const KernelPlan big = plan("{n: 65535, c: 4096, h: 64, w: 64, filter: 3, padding: same}");
-  EXPECT_EQ(big.bytes_written, 4LL * 65535 * 4096 * 64 * 64);
+  const KernelPlan big = plan("{n: 32767, c: 4096, h: 64, w: 64, filter: 3, padding: same}");
+  EXPECT_EQ(big.bytes_written, 4LL * 32767 * 4096 * 64 * 64);
+}
+
+TEST(Plan, DeclaredBatchMustFitOneLaunch) {
+  // rows numbers its thread groups (4096 channels x 16 bands of 4 rows per
+  // image) with an int: 32767 images fit, 32768 do not.
+  EXPECT_EQ(plan("{n: runtime, c: 4096, h: 64, w: 64, filter: 3, padding: same}").max_batch, 32767);
+  try {
+    plan("{n: 32768, c: 4096, h: 64, w: 64, filter: 3, padding: same}");
+    FAIL() << "a batch past one launch was accepted";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.diagnostics().at(0).str(),
+              "test.yaml:3:5: error: one launch of this kernel (rows: rows_per_thread 4, vector_width 4, "
+              "threads_per_block 128) covers at most 32767 image(s): its grid and 32-bit launch indices cannot "
+              "number more; declare n of at most 32767");
+  }
+  // Tiles launch a grid.z slice per image: the runtime's own limit.
+  EXPECT_EQ(plan("{n: 65535, c: 4, h: 64, w: 64, filter: 3, padding: same, schedule: {algorithm: tiles}}").max_batch,
+            65535);
 }
 
 TEST(Plan, CopyBandwidthOption) {

@@ -97,10 +97,10 @@ TEST(Render, ShippedSpecsRenderCompletely) {
       EXPECT_EQ(text.find("constexpr int kBM = ") != std::string::npos, algorithm == "gemm");
       EXPECT_EQ(text.find("constexpr int kInStride = ") != std::string::npos, algorithm == "planes");
       EXPECT_NE(text.find("// Schedule: " + k.schedule.summary() + "\n"), std::string::npos);
-      // The registry declares and lists every kernel, with its schedule and alignment.
+      // The registry declares and lists every kernel, with its schedule, alignment and batch limit.
       EXPECT_NE(files[1].text.find("\"" + k.schedule.summary() + "\",\n"), std::string::npos);
       EXPECT_NE(files[1].text.find("&convgen_" + lib.name + "::launch_" + k.name + ",\n     " +
-                                   std::to_string(k.alignment) + "}"),
+                                   std::to_string(k.alignment) + ",\n     " + std::to_string(k.max_batch) + "}"),
                 std::string::npos);
     }
     EXPECT_NE(files[0].text.find("namespace " + lib.name + " {"), std::string::npos);

@@ -1,6 +1,13 @@
 #include "common.hpp"
 
+#include <algorithm>
+
 namespace convgen::gen::ops {
+
+int batch_limit(long long units_per_image) {
+  const long long most = 0x7fffffffLL / std::max(1LL, units_per_image);
+  return static_cast<int>(std::min<long long>(most, kMaxBatch));
+}
 
 int epilogue_params(const Workload& wl) {
   switch (wl.epilogue) {

@@ -20,6 +20,10 @@ inline int pow2_at_least(int x) {
 }
 inline std::string num(long long v) { return std::to_string(v); }
 
+// The most images one launch covers when the kernel numbers `units_per_image`
+// units (thread groups, planes, tiles, blocks) per image with a 32-bit int.
+int batch_limit(long long units_per_image);
+
 // Parameters the epilogue reads per output channel: 0, 1 (bias) or 2 (scale, shift).
 int epilogue_params(const Workload& wl);
 

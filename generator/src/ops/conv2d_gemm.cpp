@@ -142,6 +142,10 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   p.threads = g.threads;
   p.block_threads = g.threads;
   p.smem_bytes = g.smem_bytes;
+  // grid.x is m_blocks blocks for each block_pixels pixels of the batch, at
+  // most 2^31 - 1: the batch's pixels may fill that many pixel blocks.
+  p.max_batch = std::min<long long>(kMaxBatch, (0x7fffffffLL / g.m_blocks) * s.block_pixels /
+                                                   (static_cast<long long>(wl.out_h()) * wl.out_w()));
   // 16-byte copies of the input and stores of the output.
   p.alignment = g.x_vec == 4 ? 16 : 4;
   auto n = [](int v) { return TemplateValue(static_cast<long long>(v)); };

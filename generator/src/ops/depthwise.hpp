@@ -26,6 +26,7 @@ constexpr int kMaxLaneValues = 54;
 // The default rule counts the SMs of the GPU it was measured on.
 constexpr int kH100Sms = 132;
 
+using ops::batch_limit;
 using ops::ceil_div;
 using ops::kMaxThreads;
 using ops::epilogue_params;

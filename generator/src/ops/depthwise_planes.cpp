@@ -81,6 +81,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   p.alignment = vector_copy_in || vector_copy_out ? 16 : 4;
   p.threads = 32 * *warps;
   p.block_threads = p.threads;
+  p.max_batch = batch_limit(wl.c);  // the launch numbers input planes with an int
   p.values = {
       {"threads_per_block", static_cast<long long>(32 * *warps)},
       {"planes_per_block", static_cast<long long>(32 * *warps)},

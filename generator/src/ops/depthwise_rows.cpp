@@ -175,6 +175,8 @@ void plan(const Workload& wl, const PlanOptions&, KernelPlan& p) {
   p.alignment = 4 * std::max(s.vector_width, vector_store ? shape.outputs : 1);
   p.threads = s.threads_per_block;
   p.block_threads = s.threads_per_block;
+  // The launch numbers thread groups, one per band of each plane, with an int.
+  p.max_batch = batch_limit(static_cast<long long>(wl.c) * ceil_div(wl.out_h(), s.rows_per_thread));
   p.values = {
       {"group_lanes", static_cast<long long>(group_lanes)},
       {"bands", static_cast<long long>(ceil_div(wl.out_h(), s.rows_per_thread))},

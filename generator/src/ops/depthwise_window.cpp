@@ -291,6 +291,8 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   p.threads = r.threads;
   p.block_threads = r.threads;
   p.smem_bytes = r.smem_bytes;
+  // The launch numbers tiles (bands_per_block bands) with an int.
+  p.max_batch = batch_limit(static_cast<long long>(wl.c) * r.bands / s.bands_per_block);
   p.values = {
       {"bands", static_cast<long long>(r.bands)},
       {"threads_x", static_cast<long long>(r.threads_x)},

@@ -19,6 +19,22 @@
 //
 // All calls validate the problem and the pointers first; a bad call returns a
 // status with a message and launches nothing.
+//
+// Thread safety: every call may be made from any number of host threads at
+// once, on the same or different streams, into one library or several
+// linked into one program (tests/gpu/test_concurrency.cu: 8 threads on 8
+// streams into two libraries). The libraries hold no mutable state but two
+// kinds, both safe: the list kernels() returns, built once on first use (a
+// function-local static), and a pipelined `window` kernel's count of the
+// blocks that fit on each device, found once per device and kept in an
+// atomic. Calls do not synchronize the stream or the device.
+//
+// Determinism: the same call on the same inputs gives bitwise-identical
+// output, every time, alone or concurrently with other calls: each output
+// element is summed by one thread in an order fixed at generation, with no
+// atomics and no split reductions. A specialized kernel and the generic
+// kernel sum in different orders, so they agree to rounding, not bitwise;
+// so may one spec built for two GPU architectures (different instructions).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -154,6 +170,10 @@ struct KernelInfoFor {
   std::string schedule;  // human-readable schedule summary
   std::string spec_location;  // spec file:line the kernel came from
   int alignment = 4;  // bytes the input and output pointers must be aligned to (vector loads and stores)
+  // The largest batch one call runs on this kernel (its grid and 32-bit
+  // launch indices number no more); a larger batch returns kInvalidProblem
+  // and launches nothing: split it into several calls.
+  int max_batch = 65535;
 };
 using KernelInfo = KernelInfoFor<DepthwiseProblem>;
 using Conv2dKernelInfo = KernelInfoFor<Conv2dProblem>;
@@ -211,6 +231,7 @@ struct RegistryEntryFor {
   const char* spec_location;
   typename LauncherOf<Problem>::type launch;
   int alignment;  // bytes input and output must be aligned to; others run the generic kernel
+  int max_batch;  // the most images one launch covers
 };
 
 template <class Problem>

@@ -24,6 +24,11 @@ struct KernelPlan {
   int block_threads = 0;  // threads per block
   int smem_bytes = 0;     // static shared memory per block
   int alignment = 4;      // bytes the input and output pointers must be aligned to
+  // The most images one launch covers: each algorithm lowers it where its
+  // grid or a 32-bit launch index would overflow first (CUDA's grid.z, and
+  // the runtime's batch limit, is 65535). A larger declared batch is a spec
+  // error; a larger runtime batch gets an error status, nothing launched.
+  int max_batch = kMaxBatch;
   // Cost at the declared batch (1 when the batch is runtime).
   int cost_batch = 1;
   long long bytes_read = 0, bytes_written = 0;

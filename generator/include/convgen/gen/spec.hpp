@@ -39,6 +39,10 @@ class SpecError : public std::runtime_error {
   std::vector<Diagnostic> diagnostics_;
 };
 
+// The largest batch a spec declares and any kernel takes: CUDA's grid.z
+// limit (the runtime checks the same number).
+inline constexpr int kMaxBatch = 65535;
+
 enum class Epilogue { kNone, kBias, kScaleShift };
 enum class Activation { kNone, kRelu, kRelu6 };
 
@@ -120,5 +124,14 @@ Spec parse_spec_file(const std::string& path, OnInvalidWorkload on_invalid = OnI
 // Same, from text; `path` is used in messages only.
 Spec parse_spec_text(const std::string& text, const std::string& path,
                      OnInvalidWorkload on_invalid = OnInvalidWorkload::kFail);
+
+// Everything the parser knows by name: every key, algorithm, word and the
+// numbers at and around every limit. For tools that write or mutate specs
+// (the fuzzer's dictionary, tests/fuzz/).
+struct SpecVocabulary {
+  std::vector<std::string> words;
+  std::vector<long long> numbers;
+};
+SpecVocabulary spec_vocabulary();
 
 }  // namespace convgen::gen

@@ -1,0 +1,11 @@
+// libFuzzer entry point: every input is a candidate spec (tests/fuzz/README.md).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "spec_input.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  convgen::fuzz::check_spec_input(std::string(reinterpret_cast<const char*>(data), size));
+  return 0;
+}
