@@ -3,8 +3,10 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <unistd.h>
@@ -31,8 +33,23 @@ struct CommonOptions {
   bool skip_invalid = false;
 };
 
+// A spec path must name a regular file this process may read: a directory,
+// a FIFO or a device (which a reader would wait on) is a usage error (exit 2).
+const CLI::Validator kReadableSpecFile(
+    [](std::string& path) -> std::string {
+      std::error_code ec;
+      const fs::file_status status = fs::status(path, ec);
+      if (!fs::exists(status)) return "no such file: " + path;
+      if (!fs::is_regular_file(status)) {
+        return path + " is not a regular file (a directory, a FIFO or a device); a spec is a YAML file";
+      }
+      if (::access(path.c_str(), R_OK) != 0) return "cannot read " + path + ": " + std::strerror(errno);
+      return "";
+    },
+    "SPEC");
+
 void add_common(CLI::App* cmd, CommonOptions& o) {
-  cmd->add_option("specs", o.specs, "Spec files (YAML)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("specs", o.specs, "Spec files (YAML)")->required()->check(kReadableSpecFile);
   cmd->add_option("--name", o.name, "Library name (C identifier); default: the specs' 'library' key");
   cmd->add_option("--templates", o.templates,
                   "Template directory; default: $CONVGEN_TEMPLATES, the installed templates, or the source tree's");

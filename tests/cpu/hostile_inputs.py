@@ -120,11 +120,10 @@ def make_cases(scratch):
         ("two_documents", "a second YAML document",
          file("two_documents.yaml", f"library: x\nworkloads: [{WORKLOAD}]\n---\nlibrary: y\n"), 1,
          "a spec is one YAML document", False),
-        ("directory", "a directory as the spec", directory, 2, "File is actually a directory", False),
-        ("fifo", "a FIFO as the spec (no writer)", fifo, 1, "not a regular file", False),
-        ("device", "/dev/zero as the spec", lambda: "/dev/zero", 1, "not a regular file", False),
-        ("unreadable", "a file its reader may not read (mode 000)", unreadable, 1,
-         "cannot open the spec file: Permission denied", True),
+        ("directory", "a directory as the spec", directory, 2, "is not a regular file", False),
+        ("fifo", "a FIFO as the spec (no writer)", fifo, 2, "is not a regular file", False),
+        ("device", "/dev/zero as the spec", lambda: "/dev/zero", 2, "is not a regular file", False),
+        ("unreadable", "a file its reader may not read (mode 000)", unreadable, 2, "Permission denied", True),
     ]
 
 

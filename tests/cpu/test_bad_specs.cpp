@@ -398,8 +398,8 @@ TEST(Cli, ExitStatusSeparatesUsageErrorsFromInvalidInput) {
   // A FIFO would block a reader until something writes to it: refused at once.
   ASSERT_EQ(mkfifo((tmp / "fifo.yaml").c_str(), 0600), 0);
   const CommandResult fifo = run_command(cli + " check fifo.yaml", tmp.path());
-  EXPECT_EQ(fifo.exit_code, 1);
-  EXPECT_NE(fifo.err.find("fifo.yaml: error: not a regular file"), std::string::npos) << fifo.err;
+  EXPECT_EQ(fifo.exit_code, 2);
+  EXPECT_NE(fifo.err.find("fifo.yaml is not a regular file"), std::string::npos) << fifo.err;
   EXPECT_EQ(run_command(cli + " check --no-such-option good.yaml", tmp.path()).exit_code, 2);
   EXPECT_EQ(run_command(cli, tmp.path()).exit_code, 2);  // no subcommand
   const CommandResult help = run_command(cli + " --help", tmp.path());
