@@ -4,16 +4,26 @@
 set -euo pipefail
 packages=(cmake g++ ninja-build python3 libyaml-cpp-dev libkainjow-mustache-dev libcli11-dev
           nlohmann-json3-dev libgtest-dev)
+sudo_cmd=""
+[ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing: ${missing[*]}"
-  sudo_cmd=""
-  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}"
+fi
+# The onnx package, for tools/spec_from_model.py and its tests: from Debian
+# for the system's python3 (pip may not install there), else from PyPI.
+if ! python3 -c "import onnx" >/dev/null 2>&1; then
+  echo "installing the onnx Python package"
+  if [ "$(command -v python3)" = /usr/bin/python3 ]; then
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq python3-onnx
+  else
+    python3 -m pip install -q onnx
+  fi
 fi
 if ! command -v nvcc >/dev/null 2>&1; then
   for dir in /usr/local/cuda/bin /usr/local/cuda-*/bin; do

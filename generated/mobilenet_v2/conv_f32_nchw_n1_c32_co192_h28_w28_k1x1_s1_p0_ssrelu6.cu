@@ -30,7 +30,6 @@ constexpr int kOutChannels = 192;  // output channels (GEMM M)
 constexpr int kPixels = 784;  // pixels of one image (H x W)
 constexpr int kEpilogue = 2;    // 0 none, 1 + bias[co], 2 * scale[co] + shift[co]
 constexpr bool kResidual = false;  // + residual[n, co, oy, ox] after the affine step
-constexpr int kActivation = 2;  // 0 none, 1 relu, 2 relu6
 
 // Schedule constants.
 constexpr int kBM = 32;  // output channels per block
@@ -65,14 +64,15 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
+// The activation: relu6(x) = min(max(x, 0), 6).
+__device__ __forceinline__ float activate(float x) { return fminf(fmaxf(x, 0.0f), 6.0f); }
+
 __device__ __forceinline__ float epilogue(float acc, float a, float b, float r) {
   float v = acc;
   if (kEpilogue == 1) v += a;
   if (kEpilogue == 2) v = fmaf(v, a, b);
   if (kResidual) v += r;
-  if (kActivation == 1) v = fmaxf(v, 0.0f);
-  if (kActivation == 2) v = fminf(fmaxf(v, 0.0f), 6.0f);
-  return v;
+  return activate(v);
 }
 
 }  // namespace

@@ -64,6 +64,9 @@ constexpr int kWindow = kHaloLeft + kVector + kHaloRight;
 
 using InputVector = float2;  // kVector floats
 
+// The activation: relu6(x) = min(max(x, 0), 6).
+__device__ __forceinline__ float activate(float x) { return fminf(fmaxf(x, 0.0f), 6.0f); }
+
 }  // namespace
 
 __global__ void __launch_bounds__(kThreads, 8)
@@ -157,7 +160,7 @@ dw_f32_nchw_n1_c576_h14_w14_k3x3_s2_p1_m1_ssrelu6(const float* __restrict__ inpu
       for (int o = 0; o < kOutputs; ++o) {
         float value = acc[m][o];
         value = fmaf(value, scale[m], shift[m]);
-        value = fminf(fmaxf(value, 0.0f), 6.0f);
+        value = activate(value);
         result[o] = value;
       }
       float* out_row = out_channels + m * (kOutH * kOutW) + oy * kOutW + out_col0;

@@ -65,6 +65,9 @@ constexpr int kWindow = kHaloLeft + kVector + kHaloRight;
 using InputVector = float2;  // kVector floats
 using OutputVector = float2;  // kOutputs floats
 
+// The activation: relu6(x) = min(max(x, 0), 6).
+__device__ __forceinline__ float activate(float x) { return fminf(fmaxf(x, 0.0f), 6.0f); }
+
 }  // namespace
 
 __global__ void __launch_bounds__(kThreads, 8)
@@ -158,7 +161,7 @@ dw_f32_nchw_n64_c384_h14_w14_k3x3_s1_p1_m1_ssrelu6(const float* __restrict__ inp
       for (int o = 0; o < kOutputs; ++o) {
         float value = acc[m][o];
         value = fmaf(value, scale[m], shift[m]);
-        value = fminf(fmaxf(value, 0.0f), 6.0f);
+        value = activate(value);
         result[o] = value;
       }
       // Indexed in whole vectors: from a float pointer plus an offset the

@@ -59,6 +59,9 @@ constexpr int kOutStride = 49;  // kOutPlanes, made odd
 constexpr int kInCopies = 13;  // copy steps per lane, in
 constexpr int kOutCopies = 13;  // and out
 
+// The activation: relu6(x) = min(max(x, 0), 6).
+__device__ __forceinline__ float activate(float x) { return fminf(fmaxf(x, 0.0f), 6.0f); }
+
 }  // namespace
 
 __global__ void __launch_bounds__(32 * kWarps)
@@ -134,7 +137,7 @@ dw_f32_nchw_n64_c960_h7_w7_k3x3_s1_p1_m1_ssrelu6(const float* __restrict__ input
         for (int ox = 0; ox < kOutW; ++ox) {
           float value = acc[m][ox];
           value = fmaf(value, scale[m], shift[m]);
-          value = fminf(fmaxf(value, 0.0f), 6.0f);
+          value = activate(value);
           out_p[(m * kOutH + oy) * kOutW + ox] = value;
         }
       }

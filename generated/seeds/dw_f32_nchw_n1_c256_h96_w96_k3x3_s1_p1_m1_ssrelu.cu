@@ -57,6 +57,9 @@ constexpr int kInTileH = 34;  // input rows and columns a block reads, halo incl
 constexpr int kInTileW = 34;
 constexpr int kLoadsPerThread = 10;
 
+// The activation: relu(x) = max(x, 0).
+__device__ __forceinline__ float activate(float x) { return fmaxf(x, 0.0f); }
+
 }  // namespace
 
 __global__ void __launch_bounds__(kThreads * kChannelsPerBlock)
@@ -137,7 +140,7 @@ dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m1_ssrelu(const float* __restrict__ input
             const int ox = out_col0 + col0 + j;
             float value = acc[m][i][j];
             value = fmaf(value, scale, shift);
-            value = fmaxf(value, 0.0f);
+            value = activate(value);
             out_plane[oy * kOutW + ox] = value;
           }
         }

@@ -61,6 +61,8 @@ const char* to_string(Activation a) {
     case Activation::kNone: return "none";
     case Activation::kRelu: return "relu";
     case Activation::kRelu6: return "relu6";
+    case Activation::kSilu: return "silu";
+    case Activation::kHardswish: return "hardswish";
   }
   return "?";
 }
@@ -92,7 +94,11 @@ const std::vector<std::string> kTopKeys = {"library", "defaults", "workloads"};
 const std::vector<std::string> kDtypes = {"float32"};
 const std::vector<std::string> kLayouts = {"NCHW"};
 const std::vector<std::string> kEpilogues = {"none", "bias", "scale_shift"};
-const std::vector<std::string> kActivations = {"none", "relu", "relu6"};
+const std::vector<std::string> kActivations = [] {
+  std::vector<std::string> words;
+  for (Activation a : kActivationList) words.push_back(to_string(a));
+  return words;
+}();
 const std::vector<std::string> kPaddingWords = {"same", "valid"};
 constexpr const char* kRuntimeBatch = "runtime";
 constexpr int kMaxPadding = 64;
@@ -420,8 +426,9 @@ class Parser {
         wl.epilogue = *v == "bias" ? Epilogue::kBias : *v == "scale_shift" ? Epilogue::kScaleShift : Epilogue::kNone;
     }
     if (YAML::Node activation = get("activation")) {
-      if (auto v = word(activation, "activation", kActivations))
-        wl.activation = *v == "relu" ? Activation::kRelu : *v == "relu6" ? Activation::kRelu6 : Activation::kNone;
+      if (auto v = word(activation, "activation", kActivations)) {
+        wl.activation = kActivationList[std::find(kActivations.begin(), kActivations.end(), *v) - kActivations.begin()];
+      }
     }
     if (diagnostics_.size() != errors_before) return std::nullopt;
 

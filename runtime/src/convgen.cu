@@ -33,6 +33,8 @@ const char* to_string(Activation a) {
     case Activation::kNone: return "none";
     case Activation::kRelu: return "relu";
     case Activation::kRelu6: return "relu6";
+    case Activation::kSilu: return "silu";
+    case Activation::kHardswish: return "hardswish";
   }
   return "?";
 }
@@ -170,6 +172,18 @@ Status validate(const Conv2dProblem& p, const Conv2dArgs& a) {
 
 namespace {
 
+// The activations, as the generated kernels compute them (generator/src/render.cpp).
+__device__ __forceinline__ float activate(Activation a, float x) {
+  switch (a) {
+    case Activation::kNone: return x;
+    case Activation::kRelu: return fmaxf(x, 0.0f);
+    case Activation::kRelu6: return fminf(fmaxf(x, 0.0f), 6.0f);
+    case Activation::kSilu: return x / (1.0f + expf(-x));
+    case Activation::kHardswish: return x * fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) * (1.0f / 6.0f);
+  }
+  return x;
+}
+
 // One thread per output element. Slow and simple on purpose: it is the
 // fallback that keeps every valid problem running, and the reference the
 // specialized kernels are compared with on the GPU.
@@ -200,9 +214,7 @@ __global__ void generic_depthwise_f32_nchw(DepthwiseProblem p, const float* __re
     }
     if (p.epilogue == Epilogue::kBias) acc += epilogue_a[co];
     if (p.epilogue == Epilogue::kScaleShift) acc = fmaf(acc, epilogue_a[co], epilogue_b[co]);
-    if (p.activation == Activation::kRelu) acc = fmaxf(acc, 0.0f);
-    if (p.activation == Activation::kRelu6) acc = fminf(fmaxf(acc, 0.0f), 6.0f);
-    output[idx] = acc;
+    output[idx] = activate(p.activation, acc);
   }
 }
 
@@ -296,9 +308,7 @@ generic_conv2d_f32_nchw(Conv2dProblem p, const float* __restrict__ input, const 
       if (p.epilogue == Epilogue::kBias) v += epilogue_a[co];
       if (p.epilogue == Epilogue::kScaleShift) v = fmaf(v, epilogue_a[co], epilogue_b[co]);
       if (p.residual) v += residual[index];
-      if (p.activation == Activation::kRelu) v = fmaxf(v, 0.0f);
-      if (p.activation == Activation::kRelu6) v = fminf(fmaxf(v, 0.0f), 6.0f);
-      output[index] = v;
+      output[index] = activate(p.activation, v);
     }
   }
 }

@@ -219,8 +219,6 @@ void expect_every_section_taken_both_ways(const std::string& template_file,
 void record_epilogue_sections(const Workload& wl, std::map<std::string, std::set<bool>>& seen) {
   seen["has_bias"].insert(wl.epilogue == Epilogue::kBias);
   seen["has_scale_shift"].insert(wl.epilogue == Epilogue::kScaleShift);
-  seen["relu"].insert(wl.activation == Activation::kRelu);
-  seen["relu6"].insert(wl.activation == Activation::kRelu6);
 }
 
 // The kernel renders with every placeholder filled, and reads its input with
@@ -316,6 +314,52 @@ workloads:
     expect_strict_rendering(t, lib, p);
   }
   expect_every_section_taken_both_ways("depthwise_nchw_planes.cu.mustache", seen);
+}
+
+int count_of(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Every activation, in every algorithm's template: one activate(x) a kernel
+// defines and applies once, after the epilogue; the header says which.
+TEST(Render, EveryActivationIsOneFunctionOfEveryTemplate) {
+  const std::map<std::string, std::string> body = {
+      {"none", "return x; }"},
+      {"relu", "return fmaxf(x, 0.0f); }"},
+      {"relu6", "return fminf(fmaxf(x, 0.0f), 6.0f); }"},
+      {"silu", "return x / (1.0f + expf(-x)); }"},
+      {"hardswish", "return x * fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) * (1.0f / 6.0f); }"},
+  };
+  const std::vector<std::string> workloads = {
+      "{n: 1, c: 8, h: 64, w: 64, filter: 3, padding: same, epilogue: bias, schedule: {algorithm: tiles}}",
+      "{n: 1, c: 8, h: 28, w: 28, filter: 3, padding: same, epilogue: bias, schedule: {algorithm: rows}}",
+      "{n: 64, c: 960, h: 7, w: 7, filter: 3, padding: same, epilogue: bias, schedule: {algorithm: planes}}",
+      "{n: 1, c: 8, h: 64, w: 64, filter: 7, padding: same, epilogue: bias, schedule: {algorithm: window}}",
+      "{op: conv2d, n: 1, c: 8, c_out: 16, h: 16, w: 16, filter: 3, padding: same, epilogue: bias}",
+      "{op: conv2d, n: 1, c: 8, c_out: 16, h: 16, w: 16, filter: 1, padding: valid, epilogue: bias}",
+  };
+  std::string yaml = "library: activations\nworkloads:\n";
+  for (const auto& [word, unused] : body) {
+    for (const std::string& w : workloads) yaml += "  - " + w.substr(0, w.size() - 1) + ", activation: " + word + "}\n";
+  }
+  const LibraryPlan lib = plan_library({parse(yaml)}, "");
+  const Templates t = Templates::load(CONVGEN_TEMPLATE_DIR);
+  std::set<std::string> algorithms;
+  ASSERT_EQ(lib.kernels.size(), body.size() * workloads.size());
+  for (const KernelPlan& p : lib.kernels) {
+    SCOPED_TRACE(p.name);
+    const std::string word = to_string(p.workload.activation);
+    const std::string text = render_kernel(t, lib, p);
+    algorithms.insert(p.schedule.algorithm_name());
+    EXPECT_NE(text.find("__device__ __forceinline__ float activate(float x) { " + body.at(word) + "\n"),
+              std::string::npos);
+    EXPECT_EQ(count_of(text, "activate("), 2) << "defined once, applied once";
+    EXPECT_EQ(p.name.find(word) != std::string::npos, word != "none");
+    if (word != "none") EXPECT_NE(text.find("//   epilogue: " + word + "(conv + bias[co])"), std::string::npos);
+  }
+  EXPECT_EQ(algorithms, (std::set<std::string>{"tiles", "rows", "planes", "window", "direct", "gemm"}));
 }
 
 TEST(Render, SameSpecTwiceIsByteIdentical) {

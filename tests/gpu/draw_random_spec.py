@@ -20,13 +20,15 @@ large filters stays quick.
 channels 1..512 (skewed toward small ones, odd counts included), the same
 sizes, filters (a quarter of them 1x1), strides, paddings and dilations,
 and every combination of epilogue (none, bias, scale_shift), residual
-(false, true) and activation (none, relu, relu6) in turn. The float64
+(false, true) and activation (none, relu, relu6, silu, hardswish) in turn. The float64
 reference that checks them runs on the CPU, so each problem is shrunk (height
 and width, or the batch) until it needs at most --max-macs multiply-adds
 (default 3e7); a shape that was valid stays valid.
 """
 import argparse
 import random
+
+ACTIVATIONS = ["none", "relu", "relu6", "silu", "hardswish"]
 
 
 def draw_padding(rng, kh, kw):
@@ -59,7 +61,7 @@ def draw_workload(rng, max_extent, filters, max_macs):
         "padding": draw_padding(rng, kh, kw),
         "multiplier": rng.randint(1, 4),
         "epilogue": rng.choice(["none", "bias", "scale_shift"]),
-        "activation": rng.choice(["none", "relu", "relu6"]),
+        "activation": rng.choice(ACTIVATIONS),
     }
     if max_macs:
         # Input-sized work bounds the output's: n * c * multiplier * h * w * taps.
@@ -110,9 +112,9 @@ def out_extent(extent, pad_a, pad_b, window, stride):
 
 
 # Every (epilogue, residual, activation), taken in turn so that each appears
-# count / 18 times.
+# count / 30 times.
 EPILOGUE_COMBOS = [(e, r, a) for e in ("none", "bias", "scale_shift") for r in ("false", "true")
-                   for a in ("none", "relu", "relu6")]
+                   for a in ACTIVATIONS]
 
 
 def draw_conv2d_workload(rng, index, max_extent, max_macs):

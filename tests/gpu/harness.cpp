@@ -78,6 +78,14 @@ void finish(Epilogue epilogue, Activation activation, double a, double b, const 
   }
   if (activation == Activation::kRelu) *acc = std::max(*acc, 0.0);
   if (activation == Activation::kRelu6) *acc = std::min(std::max(*acc, 0.0), 6.0);
+  if (activation == Activation::kSilu || activation == Activation::kHardswish) {
+    const double x = *acc;
+    *acc = activation == Activation::kSilu ? x / (1.0 + std::exp(-x)) : x * std::min(std::max(x + 3.0, 0.0), 6.0) / 6.0;
+    // The rounding of x passes through the slope (at most 1.1 for silu, 1.5
+    // for hardswish); expf, the division or the products add a few ulp of
+    // the result itself.
+    *abs_acc = 1.5 * *abs_acc + 4.0 * std::fabs(*acc);
+  }
 }
 
 // float64 reference, parallel over output planes.

@@ -41,6 +41,8 @@ const char* activation_enum(Activation a) {
     case Activation::kNone: return "Activation::kNone";
     case Activation::kRelu: return "Activation::kRelu";
     case Activation::kRelu6: return "Activation::kRelu6";
+    case Activation::kSilu: return "Activation::kSilu";
+    case Activation::kHardswish: return "Activation::kHardswish";
   }
   return "?";
 }

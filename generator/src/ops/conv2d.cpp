@@ -62,9 +62,6 @@ void template_values(const KernelPlan& p, TemplateValues& v) {
   v["residual"] = wl.residual;
   v["problem_initializer"] = problem_initializer(wl);
   v["epilogue_kind"] = static_cast<long long>(ops::epilogue_params(wl));
-  v["activation_kind"] = static_cast<long long>(wl.activation == Activation::kRelu    ? 1
-                                                : wl.activation == Activation::kRelu6 ? 2
-                                                                                      : 0);
   v["residual_note"] = std::string(wl.residual ? " + residual[n, co, oy, ox]" : "");
 }
 

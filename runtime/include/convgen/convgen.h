@@ -73,7 +73,9 @@ const char* to_string(StatusCode code);
 enum class DataType { kFloat32 };
 enum class Layout { kNCHW };
 enum class Epilogue { kNone, kBias, kScaleShift };
-enum class Activation { kNone, kRelu, kRelu6 };
+// After the epilogue: relu6(x) = min(max(x, 0), 6); silu(x) = x * sigmoid(x);
+// hardswish(x) = x * relu6(x + 3) / 6 (PyTorch's definitions).
+enum class Activation { kNone, kRelu, kRelu6, kSilu, kHardswish };
 
 const char* to_string(Epilogue e);
 const char* to_string(Activation a);

@@ -44,7 +44,12 @@ class SpecError : public std::runtime_error {
 inline constexpr int kMaxBatch = 65535;
 
 enum class Epilogue { kNone, kBias, kScaleShift };
-enum class Activation { kNone, kRelu, kRelu6 };
+// After the epilogue (and a dense convolution's residual): relu6(x) =
+// min(max(x, 0), 6); silu(x) = x * sigmoid(x) (EfficientNet); hardswish(x) =
+// x * relu6(x + 3) / 6 (MobileNetV3), as PyTorch defines them.
+enum class Activation { kNone, kRelu, kRelu6, kSilu, kHardswish };
+inline constexpr Activation kActivationList[] = {Activation::kNone, Activation::kRelu, Activation::kRelu6,
+                                                 Activation::kSilu, Activation::kHardswish};
 
 // Letters, digits and '_', not starting with a digit: a library name.
 bool is_c_identifier(const std::string& s);

@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""tools/spec_from_model.py on ONNX models built here with onnx.helper (no GPU,
+no torch): what it serves, what it folds, what it leaves out and why, that its
+output is the same on every run, and that convgen accepts the spec it writes.
+
+  test_spec_from_model.py CONVGEN    (exits 77, skipped, where onnx is missing)
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
+
+try:
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+except ImportError as e:
+    print(f"SKIPPED: {e}: the spec writer's ONNX tests need the onnx package (scripts/install_deps.sh installs it)")
+    sys.exit(77)
+
+import spec_from_model  # noqa: E402
+
+CONVGEN = None
+
+
+def conv_node(name, x, c, c_out, k, groups=1, stride=1, pads=None, bias=True, dilation=1, auto_pad=None):
+    """A Conv node and its initializers (weights OIHW)."""
+    inits = [numpy_helper.from_array(np.zeros((c_out, c // groups, k, k), np.float32), f"{name}_w")]
+    inputs = [x, f"{name}_w"]
+    if bias:
+        inits.append(numpy_helper.from_array(np.zeros(c_out, np.float32), f"{name}_b"))
+        inputs.append(f"{name}_b")
+    attrs = {"kernel_shape": [k, k], "strides": [stride, stride], "group": groups, "dilations": [dilation, dilation]}
+    if auto_pad:
+        attrs["auto_pad"] = auto_pad
+    else:
+        attrs["pads"] = pads if pads is not None else [k // 2] * 4
+    return helper.make_node("Conv", inputs, [f"{name}_y"], name=name, **attrs), inits
+
+
+def batch_norm(name, x, c):
+    inits = [numpy_helper.from_array(np.ones(c, np.float32), f"{name}_{p}") for p in ("s", "b", "m", "v")]
+    node = helper.make_node("BatchNormalization", [x] + [f"{name}_{p}" for p in ("s", "b", "m", "v")],
+                            [f"{name}_y"], name=name)
+    return node, inits
+
+
+def model(nodes, inits, x_shape, y, elem=TensorProto.FLOAT):
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", elem, x_shape)],
+                              [helper.make_tensor_value_info(y, elem, None)], initializer=inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+class SpecFromOnnx(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def write(self, m, name="m.onnx"):
+        path = os.path.join(self.tmp.name, name)
+        onnx.save(m, path)
+        return path
+
+    def spec(self, m, *extra):
+        path = self.write(m)
+        out = os.path.join(self.tmp.name, "spec.yaml")
+        proc = subprocess.run([sys.executable, os.path.join(HERE, "..", "..", "tools", "spec_from_model.py"), path,
+                               "--out", out, "--library", "net", *extra], capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        with open(out) as f:
+            return f.read(), proc.stderr, out
+
+    def workloads(self, text):
+        return [line[4:] for line in text.splitlines() if line.startswith("  - ")]
+
+    def test_depthwise_with_batch_norm_and_relu6_folds_into_one_workload(self):
+        conv, ci = conv_node("dw", "x", 32, 32, 3, groups=32, bias=False)
+        bn, bi = batch_norm("bn", "dw_y", 32)
+        lo = numpy_helper.from_array(np.array(0, np.float32), "lo")
+        hi = numpy_helper.from_array(np.array(6, np.float32), "hi")
+        clip = helper.make_node("Clip", ["bn_y", "lo", "hi"], ["y"], name="clip")
+        text, _, _ = self.spec(model([conv, bn, clip], ci + bi + [lo, hi], [1, 32, 112, 112], "y"), "--batch", "1", "64")
+        self.assertEqual(self.workloads(text), [
+            "{op: depthwise_conv2d, n: 1, c: 32, h: 112, w: 112, filter: 3, stride: 1, dilation: 1, "
+            "padding: [1, 1, 1, 1], multiplier: 1, epilogue: scale_shift, activation: relu6}",
+            "{op: depthwise_conv2d, n: 64, c: 32, h: 112, w: 112, filter: 3, stride: 1, dilation: 1, "
+            "padding: [1, 1, 1, 1], multiplier: 1, epilogue: scale_shift, activation: relu6}"])
+        self.assertIn("# Left out: none.", text)
+
+    def test_dense_with_bias_relu_silu_and_hardswish(self):
+        c1, i1 = conv_node("c1", "x", 16, 24, 1, pads=[0, 0, 0, 0])
+        relu = helper.make_node("Relu", ["c1_y"], ["r"], name="relu")
+        c2, i2 = conv_node("c2", "r", 24, 24, 3, stride=2)
+        sig = helper.make_node("Sigmoid", ["c2_y"], ["s"], name="sig")
+        mul = helper.make_node("Mul", ["c2_y", "s"], ["m"], name="mul")
+        c3, i3 = conv_node("c3", "m", 24, 8, 5, auto_pad="SAME_UPPER")
+        hs = helper.make_node("HardSwish", ["c3_y"], ["y"], name="hs")
+        text, _, _ = self.spec(model([c1, relu, c2, sig, mul, c3, hs], i1 + i2 + i3, [2, 16, 20, 20], "y"))
+        self.assertEqual(self.workloads(text), [
+            "{op: conv2d, n: 1, c: 16, c_out: 24, h: 20, w: 20, filter: 1, stride: 1, dilation: 1, "
+            "padding: [0, 0, 0, 0], epilogue: bias, activation: relu}",
+            "{op: conv2d, n: 1, c: 24, c_out: 24, h: 20, w: 20, filter: 3, stride: 2, dilation: 1, "
+            "padding: [1, 1, 1, 1], epilogue: bias, activation: silu}",
+            "{op: conv2d, n: 1, c: 24, c_out: 8, h: 10, w: 10, filter: 5, stride: 1, dilation: 1, "
+            "padding: [2, 2, 2, 2], epilogue: bias, activation: hardswish}"])
+
+    def test_left_out_with_reasons(self):
+        grouped, gi = conv_node("grouped", "x", 8, 8, 3, groups=2)
+        text, err, _ = self.spec(model([grouped], gi, [1, 8, 8, 8], "grouped_y"))
+        self.assertEqual(self.workloads(text), [])
+        self.assertIn("grouped: grouped convolution (groups=2 of 8 channels", text)
+        self.assertIn("left out grouped: grouped convolution", err)
+        half, hi = conv_node("half", "x", 8, 8, 3)
+        for init in hi:
+            init.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(init).astype(np.float16), init.name))
+        text, _, _ = self.spec(model([half], hi, [1, 8, 8, 8], "half_y", TensorProto.FLOAT16))
+        self.assertIn("half: dtype float16 (convgen serves float32)", text)
+
+    def test_nothing_folds_into_a_convolution_whose_output_is_read_twice(self):
+        c1, i1 = conv_node("c1", "x", 8, 8, 3)
+        bn, bi = batch_norm("bn", "c1_y", 8)
+        add = helper.make_node("Add", ["bn_y", "c1_y"], ["y"], name="add")
+        text, _, _ = self.spec(model([c1, bn, add], i1 + bi, [1, 8, 8, 8], "y"))
+        self.assertEqual(self.workloads(text), [
+            "{op: conv2d, n: 1, c: 8, c_out: 8, h: 8, w: 8, filter: 3, stride: 1, dilation: 1, "
+            "padding: [1, 1, 1, 1], epilogue: bias, activation: none}"])
+
+    def test_same_problem_once_and_the_same_bytes_every_run(self):
+        c1, i1 = conv_node("c1", "x", 8, 8, 3, groups=8)
+        c2, i2 = conv_node("c2", "c1_y", 8, 8, 3, groups=8)
+        m = model([c1, c2], i1 + i2, [1, 8, 8, 8], "c2_y")
+        first, _, _ = self.spec(m, "--batch", "4")
+        second, _, _ = self.spec(m, "--batch", "4")
+        self.assertEqual(first, second)
+        self.assertEqual(len(self.workloads(first)), 1)
+        self.assertIn("# 2 convolutions, 2 served, 1 distinct workloads.", first)
+
+    def test_convgen_accepts_the_spec(self):
+        conv, ci = conv_node("dw", "x", 32, 64, 3, groups=32, stride=2)
+        relu = helper.make_node("Relu", ["dw_y"], ["y"], name="relu")
+        _, _, path = self.spec(model([conv, relu], ci, [1, 32, 30, 30], "y"), "--batch", "1", "8")
+        proc = subprocess.run([CONVGEN, "check", path], capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("has 2 kernels", proc.stdout + proc.stderr)
+
+    def test_a_bad_model_is_an_error_not_a_traceback(self):
+        path = os.path.join(self.tmp.name, "broken.onnx")
+        with open(path, "wb") as f:
+            f.write(b"not a model")
+        proc = subprocess.run([sys.executable, os.path.join(HERE, "..", "..", "tools", "spec_from_model.py"), path,
+                               "--out", os.path.join(self.tmp.name, "s.yaml"), "--library", "net"],
+                              capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn("spec_from_model: cannot read", proc.stderr)
+        self.assertNotIn("Traceback", proc.stderr)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        print(__doc__)
+        sys.exit(2)
+    CONVGEN = sys.argv.pop(1)
+    unittest.main(verbosity=2)

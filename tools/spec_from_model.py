@@ -1,0 +1,334 @@
+#!/usr/bin/env python3
+"""Writes a convgen spec from a trained network: every convolution convgen
+serves, with a following BatchNorm folded into `scale_shift` and a following
+ReLU, ReLU6, SiLU or Hardswish into the activation.
+
+From an ONNX file (the `onnx` package and its shape inference):
+
+  tools/spec_from_model.py model.onnx --batch 1 64 --library mnv2 --out mnv2.yaml
+
+or from a PyTorch module (torch.fx symbolic trace and shape propagation),
+named as `package.module:callable` and built with random weights:
+
+  tools/spec_from_model.py torchvision.models:mobilenet_v2 --input 3 224 224 \\
+      --batch 1 64 --library mnv2 --out mnv2.yaml
+
+The spec holds one workload per distinct problem at each batch asked, in the
+order the model first uses it (so the output is the same on every run). What
+is left out, and why, is printed and written at the top of the spec.
+Exit status: 0 success; 1 the model cannot be read; 2 usage error.
+"""
+import argparse
+import importlib
+import sys
+from dataclasses import dataclass, field
+
+ACTIVATIONS = ("relu", "relu6", "silu", "hardswish")
+
+
+@dataclass
+class Conv:
+    """One convolution of the model, with what follows it folded in."""
+    name: str
+    c: int
+    h: int
+    w: int
+    c_out: int
+    kh: int
+    kw: int
+    stride: tuple
+    dilation: tuple
+    pads: tuple  # top, bottom, left, right
+    groups: int
+    dtype: str = "float32"
+    bias: bool = False
+    batch_norm: bool = False
+    activation: str = "none"
+    folded: list = field(default_factory=list)  # names of the nodes folded in
+
+    def workload(self, batch):
+        """The spec workload (a flow mapping), or (None, why) if convgen does not serve it."""
+        if self.dtype != "float32":
+            return None, f"dtype {self.dtype} (convgen serves float32)"
+        if self.groups == 1:
+            op = {"op": "conv2d", "c_out": self.c_out}
+        elif self.groups == self.c and self.c_out % self.c == 0:
+            op = {"op": "depthwise_conv2d", "multiplier": self.c_out // self.c}
+        else:
+            return None, (f"grouped convolution (groups={self.groups} of {self.c} channels; convgen serves "
+                          "groups=1 and depthwise, groups=channels)")
+        epilogue = "scale_shift" if self.batch_norm else "bias" if self.bias else "none"
+        fields = {"op": op["op"], "n": batch, "c": self.c}
+        if "c_out" in op:
+            fields["c_out"] = op["c_out"]
+        fields.update({"h": self.h, "w": self.w, "filter": pair(self.kh, self.kw),
+                       "stride": pair(*self.stride), "dilation": pair(*self.dilation),
+                       "padding": "[%d, %d, %d, %d]" % self.pads})
+        if "multiplier" in op:
+            fields["multiplier"] = op["multiplier"]
+        fields["epilogue"] = epilogue
+        fields["activation"] = self.activation
+        return "{" + ", ".join(f"{k}: {v}" for k, v in fields.items()) + "}", None
+
+
+def pair(a, b):
+    return str(a) if a == b else f"[{a}, {b}]"
+
+
+# --------------------------------------------------------------------- ONNX
+
+def convs_from_onnx(path):
+    import onnx
+    from onnx import numpy_helper, shape_inference
+
+    model = shape_inference.infer_shapes(onnx.load(path))
+    graph = model.graph
+    shapes, dtypes = {}, {}
+    for value in list(graph.value_info) + list(graph.input) + list(graph.output):
+        t = value.type.tensor_type
+        if t.HasField("shape"):
+            shapes[value.name] = [d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim]
+        dtypes[value.name] = onnx.TensorProto.DataType.Name(t.elem_type).lower()
+    initializers = {i.name: i for i in graph.initializer}
+    for name, init in initializers.items():
+        shapes.setdefault(name, list(init.dims))
+        dtypes.setdefault(name, onnx.TensorProto.DataType.Name(init.data_type).lower())
+    consumers = {}
+    for node in graph.node:
+        for i in node.input:
+            consumers.setdefault(i, []).append(node)
+    graph_outputs = {o.name for o in graph.output}
+
+    def only_consumer(tensor):
+        """The one node reading `tensor`, if exactly one does and it is not a graph output."""
+        users = consumers.get(tensor, [])
+        return users[0] if len(users) == 1 and tensor not in graph_outputs else None
+
+    def attr(node, name, default):
+        for a in node.attribute:
+            if a.name == name:
+                return onnx.helper.get_attribute_value(a)
+        return default
+
+    def constant(name):
+        if name in initializers:
+            return numpy_helper.to_array(initializers[name])
+        for node in graph.node:
+            if node.op_type == "Constant" and node.output[0] == name:
+                return numpy_helper.to_array(attr(node, "value", None))
+        return None
+
+    convs, skipped = [], []
+    for node in graph.node:
+        if node.op_type != "Conv":
+            continue
+        x, w = node.input[0], node.input[1]
+        x_shape, w_shape = shapes.get(x), shapes.get(w)
+        if not x_shape or not w_shape or len(x_shape) != 4 or None in x_shape[1:] or None in w_shape:
+            skipped.append((node.name or node.output[0], "not a 2-D convolution of known shape"))
+            continue
+        _, c, h, wd = x_shape
+        c_out, _, kh, kw = w_shape
+        kh, kw = attr(node, "kernel_shape", [kh, kw])
+        stride = tuple(attr(node, "strides", [1, 1]))
+        dilation = tuple(attr(node, "dilations", [1, 1]))
+        pads = onnx_pads(attr(node, "auto_pad", b"NOTSET"), attr(node, "pads", [0, 0, 0, 0]), (h, wd), (kh, kw),
+                         stride, dilation)
+        conv = Conv(node.name or node.output[0], c, h, wd, c_out, kh, kw, stride, dilation, pads,
+                    attr(node, "group", 1), dtypes.get(x, "float"), bias=len(node.input) > 2 and node.input[2] != "")
+        if conv.dtype == "float":
+            conv.dtype = "float32"
+        out = node.output[0]
+        nxt = only_consumer(out)
+        if nxt is not None and nxt.op_type == "BatchNormalization" and nxt.input[0] == out:
+            conv.batch_norm = True
+            conv.folded.append(nxt.name or nxt.output[0])
+            out = nxt.output[0]
+            nxt = only_consumer(out)
+        activation, out = onnx_activation(nxt, out, consumers, only_consumer, constant)
+        if activation:
+            conv.activation = activation[0]
+            conv.folded.extend(activation[1])
+        convs.append(conv)
+    return convs, skipped
+
+
+def onnx_pads(auto_pad, pads, size, kernel, stride, dilation):
+    auto_pad = auto_pad.decode() if isinstance(auto_pad, bytes) else auto_pad
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        result = []
+        for extent, k, s, d in zip(size, kernel, stride, dilation):
+            out = -(-extent // s)
+            total = max(0, (out - 1) * s + d * (k - 1) + 1 - extent)
+            small, large = total // 2, total - total // 2
+            result.append((small, large) if auto_pad == "SAME_UPPER" else (large, small))
+        return (result[0][0], result[0][1], result[1][0], result[1][1])
+    if auto_pad == "VALID":
+        return (0, 0, 0, 0)
+    top, left, bottom, right = pads
+    return (top, bottom, left, right)
+
+
+def onnx_activation(node, out, consumers, only_consumer, constant):
+    """(activation, folded node names) for the activation reading `out`, and its output.
+    `node` is the one node reading `out`, if only one does."""
+    # x * sigmoid(x): SiLU as exporters write it. `out` feeds both nodes.
+    users = consumers.get(out, [])
+    if len(users) == 2:
+        sigmoid = next((u for u in users if u.op_type == "Sigmoid"), None)
+        mul = next((u for u in users if u.op_type == "Mul"), None)
+        if sigmoid is not None and mul is not None and set(mul.input) == {out, sigmoid.output[0]} \
+                and consumers.get(sigmoid.output[0], []) == [mul]:
+            return ("silu", [sigmoid.name or sigmoid.output[0], mul.name or mul.output[0]]), mul.output[0]
+    if node is None:
+        return None, out
+    name = node.name or node.output[0]
+    if node.op_type == "Relu":
+        return ("relu", [name]), node.output[0]
+    if node.op_type == "HardSwish":
+        return ("hardswish", [name]), node.output[0]
+    if node.op_type == "Clip":
+        low = constant(node.input[1]) if len(node.input) > 1 and node.input[1] else None
+        high = constant(node.input[2]) if len(node.input) > 2 and node.input[2] else None
+        if low is not None and high is not None and float(low) == 0.0 and float(high) == 6.0:
+            return ("relu6", [name]), node.output[0]
+        return None, out
+    return None, out
+
+
+# -------------------------------------------------------------------- torch
+
+def convs_from_torch(target, input_chw):
+    import torch
+    from torch import fx, nn
+    from torch.fx.passes.shape_prop import ShapeProp
+    import torch.nn.functional as F
+
+    module_name, _, attr_name = target.partition(":")
+    factory = getattr(importlib.import_module(module_name), attr_name)
+    torch.manual_seed(0)
+    model = factory().eval()
+    traced = fx.symbolic_trace(model)
+    ShapeProp(traced).propagate(torch.randn(1, *input_chw))
+    modules = dict(traced.named_modules())
+
+    def module_of(node):
+        return modules.get(node.target) if node.op == "call_module" else None
+
+    def only_user(node):
+        users = list(node.users)
+        return users[0] if len(users) == 1 else None
+
+    def activation_of(node):
+        if node is None:
+            return None
+        m = module_of(node)
+        if isinstance(m, nn.ReLU) or node.target in (F.relu, torch.relu):
+            return "relu"
+        if isinstance(m, nn.ReLU6) or node.target is F.relu6:
+            return "relu6"
+        if isinstance(m, nn.Hardtanh) and m.min_val == 0.0 and m.max_val == 6.0:
+            return "relu6"
+        if isinstance(m, nn.SiLU) or node.target is F.silu:
+            return "silu"
+        if isinstance(m, nn.Hardswish) or node.target is F.hardswish:
+            return "hardswish"
+        return None
+
+    convs, skipped = [], []
+    for node in traced.graph.nodes:
+        m = module_of(node)
+        if not isinstance(m, nn.Conv2d):
+            if isinstance(m, nn.modules.conv._ConvNd):
+                skipped.append((node.target, f"{type(m).__name__} (convgen serves 2-D convolutions)"))
+            continue
+        shape = node.args[0].meta["tensor_meta"].shape
+        _, c, h, w = shape
+        kh, kw = m.kernel_size
+        if isinstance(m.padding, str):
+            if m.padding == "valid":
+                pads = (0, 0, 0, 0)
+            else:  # "same": PyTorch puts the odd one at the end
+                th, tw = m.dilation[0] * (kh - 1), m.dilation[1] * (kw - 1)
+                pads = (th // 2, th - th // 2, tw // 2, tw - tw // 2)
+        else:
+            pads = (m.padding[0], m.padding[0], m.padding[1], m.padding[1])
+        if m.padding_mode != "zeros":
+            skipped.append((node.target, f"padding_mode {m.padding_mode} (convgen pads with zeros)"))
+            continue
+        conv = Conv(node.target, c, h, w, m.out_channels, kh, kw, tuple(m.stride), tuple(m.dilation), pads,
+                    m.groups, str(m.weight.dtype).replace("torch.", ""), bias=m.bias is not None)
+        nxt = only_user(node)
+        if nxt is not None and isinstance(module_of(nxt), nn.BatchNorm2d):
+            conv.batch_norm = True
+            conv.folded.append(nxt.target)
+            nxt = only_user(nxt)
+        act = activation_of(nxt)
+        if act:
+            conv.activation = act
+            conv.folded.append(str(nxt.target if nxt.op == "call_module" else nxt.name))
+        convs.append(conv)
+    return convs, skipped
+
+
+# --------------------------------------------------------------------- spec
+
+def write_spec(convs, skipped, batches, library, source):
+    """The spec text, and the lines saying what was left out."""
+    workloads, seen, left_out = [], set(), []
+    for conv in convs:
+        for batch in batches:
+            text, why = conv.workload(batch)
+            if text is None:
+                if batch == batches[0]:
+                    left_out.append(f"{conv.name}: {why}")
+                continue
+            if text not in seen:
+                seen.add(text)
+                workloads.append(text)
+    left_out += [f"{name}: {why}" for name, why in skipped]
+    served = len(convs) - sum(1 for c in convs if c.workload(batches[0])[0] is None)
+    lines = [f"# Generated by tools/spec_from_model.py from {source} at batch {', '.join(map(str, batches))}:",
+             f"# {len(convs) + len(skipped)} convolutions, {served} served, {len(workloads)} distinct workloads.",
+             "# Left out:" if left_out else "# Left out: none."]
+    lines += [f"#   {line}" for line in left_out]
+    lines += [f"library: {library}", "defaults: {dtype: float32, layout: NCHW}", "workloads:"]
+    lines += [f"  - {w}" for w in workloads]
+    return "\n".join(lines) + "\n", left_out
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("model", help="an .onnx file, or a PyTorch factory as package.module:callable")
+    parser.add_argument("--out", required=True, help="the spec to write ('-' for standard output)")
+    parser.add_argument("--library", required=True, help="the library name (a C identifier)")
+    parser.add_argument("--batch", type=int, nargs="+", default=[1], help="batch sizes (default: 1)")
+    parser.add_argument("--input", type=int, nargs=3, metavar=("C", "H", "W"), default=[3, 224, 224],
+                        help="a PyTorch model's input shape (default: 3 224 224)")
+    args = parser.parse_args(argv)
+    if not args.library.isidentifier():
+        parser.error(f"--library {args.library!r} is not a C identifier")
+    if any(b < 1 for b in args.batch):
+        parser.error("batch sizes must be at least 1")
+    try:
+        if args.model.endswith(".onnx"):
+            convs, skipped = convs_from_onnx(args.model)
+        else:
+            convs, skipped = convs_from_torch(args.model, args.input)
+    except Exception as e:  # the model's own error, named: never a traceback for a bad model
+        print(f"spec_from_model: cannot read {args.model}: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+    text, left_out = write_spec(convs, skipped, args.batch, args.library, args.model)
+    if args.out == "-":
+        sys.stdout.write(text)
+    else:
+        with open(args.out, "w") as f:
+            f.write(text)
+    for line in left_out:
+        print(f"spec_from_model: left out {line}", file=sys.stderr)
+    print(f"spec_from_model: {text.splitlines()[1][2:]} -> {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
