@@ -198,6 +198,18 @@ def onnx_activation(node, out, consumers, only_consumer, constant):
 
 # -------------------------------------------------------------------- torch
 
+def torch_conv_padding(conv):
+    """A torch Conv2d's padding as convgen's (top, bottom, left, right)."""
+    kh, kw = conv.kernel_size
+    if isinstance(conv.padding, str):
+        if conv.padding == "valid":
+            return (0, 0, 0, 0)
+        # "same": PyTorch puts the odd one at the end
+        th, tw = conv.dilation[0] * (kh - 1), conv.dilation[1] * (kw - 1)
+        return (th // 2, th - th // 2, tw // 2, tw - tw // 2)
+    return (conv.padding[0], conv.padding[0], conv.padding[1], conv.padding[1])
+
+
 def convs_from_torch(target, input_chw):
     import torch
     from torch import fx, nn
@@ -245,14 +257,7 @@ def convs_from_torch(target, input_chw):
         shape = node.args[0].meta["tensor_meta"].shape
         _, c, h, w = shape
         kh, kw = m.kernel_size
-        if isinstance(m.padding, str):
-            if m.padding == "valid":
-                pads = (0, 0, 0, 0)
-            else:  # "same": PyTorch puts the odd one at the end
-                th, tw = m.dilation[0] * (kh - 1), m.dilation[1] * (kw - 1)
-                pads = (th // 2, th - th // 2, tw // 2, tw - tw // 2)
-        else:
-            pads = (m.padding[0], m.padding[0], m.padding[1], m.padding[1])
+        pads = torch_conv_padding(m)
         if m.padding_mode != "zeros":
             skipped.append((node.target, f"padding_mode {m.padding_mode} (convgen pads with zeros)"))
             continue

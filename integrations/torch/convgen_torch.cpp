@@ -1,0 +1,198 @@
+// PyTorch operators over one generated convgen library (torch.library):
+//
+//   convgen::depthwise_conv2d(Tensor input, Tensor weight, Tensor? bias, Tensor? scale, Tensor? shift,
+//                             int[2] stride, int[4] padding, int[2] dilation, str activation) -> Tensor
+//   convgen::conv2d(Tensor input, Tensor weight, Tensor? bias, Tensor? scale, Tensor? shift, Tensor? residual,
+//                   int[2] stride, int[4] padding, int[2] dilation, str activation) -> Tensor
+//   convgen::fallbacks() -> int
+//
+// padding is [top, bottom, left, right]; the epilogue is `bias`, or `scale`
+// and `shift` (a folded batch norm), or neither; activation is none, relu,
+// relu6, silu or hardswish. Tensors are CUDA float32, contiguous NCHW;
+// anything else raises with the reason. A problem the library has no kernel
+// for (or whose pointers are too loosely aligned for it) runs on ATen and is
+// counted by fallbacks(). Built by integrations/torch/convgen_torch.py, which
+// names the library (CONVGEN_TORCH_LIBRARY) and its header.
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <torch/library.h>
+
+#include <atomic>
+#include <optional>
+#include <string>
+
+#include CONVGEN_TORCH_LIBRARY_HEADER
+
+namespace {
+
+namespace lib = convgen::CONVGEN_TORCH_LIBRARY;
+
+std::atomic<long long> g_fallbacks{0};
+
+convgen::Activation activation_of(const std::string& name) {
+  for (convgen::Activation a : {convgen::Activation::kNone, convgen::Activation::kRelu, convgen::Activation::kRelu6,
+                                convgen::Activation::kSilu, convgen::Activation::kHardswish}) {
+    if (name == convgen::to_string(a)) return a;
+  }
+  TORCH_CHECK(false, "convgen: activation must be none, relu, relu6, silu or hardswish, got '", name, "'");
+}
+
+void check_tensor(const at::Tensor& t, const char* what, const at::Tensor& input) {
+  TORCH_CHECK(t.is_cuda(), "convgen: ", what, " must be a CUDA tensor, got ", t.device());
+  TORCH_CHECK(t.device() == input.device(), "convgen: ", what, " is on ", t.device(), ", input on ", input.device());
+  TORCH_CHECK(t.scalar_type() == at::kFloat, "convgen: ", what, " must be float32, got ", t.scalar_type());
+  TORCH_CHECK(t.is_contiguous(), "convgen: ", what, " must be contiguous (NCHW)");
+}
+
+void check_channels(const std::optional<at::Tensor>& t, const char* what, const at::Tensor& input, int64_t channels) {
+  if (!t) return;
+  check_tensor(*t, what, input);
+  TORCH_CHECK(t->dim() == 1 && t->size(0) == channels, "convgen: ", what, " must hold ", channels,
+              " values (one per output channel), got shape ", t->sizes());
+}
+
+// The window and epilogue fields every convolution problem shares.
+template <class Problem>
+void fill_window(Problem& p, const at::Tensor& input, const at::Tensor& weight, at::IntArrayRef stride,
+                 at::IntArrayRef padding, at::IntArrayRef dilation, const std::optional<at::Tensor>& bias,
+                 const std::optional<at::Tensor>& scale, const std::optional<at::Tensor>& shift,
+                 const std::string& activation) {
+  TORCH_CHECK(input.dim() == 4, "convgen: input must be NCHW (4 dimensions), got shape ", input.sizes());
+  TORCH_CHECK(weight.dim() == 4, "convgen: weight must have 4 dimensions, got shape ", weight.sizes());
+  TORCH_CHECK(stride.size() == 2 && dilation.size() == 2 && padding.size() == 4,
+              "convgen: stride and dilation take 2 values, padding 4 (top, bottom, left, right)");
+  TORCH_CHECK(!bias || (!scale && !shift), "convgen: give bias, or scale and shift, not both");
+  TORCH_CHECK(scale.has_value() == shift.has_value(), "convgen: scale and shift come together");
+  p.n = static_cast<int>(input.size(0));
+  p.c = static_cast<int>(input.size(1));
+  p.h = static_cast<int>(input.size(2));
+  p.w = static_cast<int>(input.size(3));
+  p.kh = static_cast<int>(weight.size(2));
+  p.kw = static_cast<int>(weight.size(3));
+  p.stride_h = static_cast<int>(stride[0]);
+  p.stride_w = static_cast<int>(stride[1]);
+  p.pad_top = static_cast<int>(padding[0]);
+  p.pad_bottom = static_cast<int>(padding[1]);
+  p.pad_left = static_cast<int>(padding[2]);
+  p.pad_right = static_cast<int>(padding[3]);
+  p.dilation_h = static_cast<int>(dilation[0]);
+  p.dilation_w = static_cast<int>(dilation[1]);
+  p.epilogue = bias ? convgen::Epilogue::kBias : scale ? convgen::Epilogue::kScaleShift : convgen::Epilogue::kNone;
+  p.activation = activation_of(activation);
+}
+
+// What ATen computes for the same call: the fallback.
+at::Tensor aten_conv(const at::Tensor& input, const at::Tensor& weight, int64_t groups, at::IntArrayRef stride,
+                     at::IntArrayRef padding, at::IntArrayRef dilation, const std::optional<at::Tensor>& bias,
+                     const std::optional<at::Tensor>& scale, const std::optional<at::Tensor>& shift,
+                     const std::optional<at::Tensor>& residual, convgen::Activation activation) {
+  ++g_fallbacks;
+  const at::Tensor padded = at::constant_pad_nd(input, {padding[2], padding[3], padding[0], padding[1]}, 0.0);
+  at::Tensor y = at::conv2d(padded, weight, bias ? *bias : at::Tensor(), stride, 0, dilation, groups);
+  if (scale) y = y * scale->view({1, -1, 1, 1}) + shift->view({1, -1, 1, 1});
+  if (residual) y = y + *residual;
+  switch (activation) {
+    case convgen::Activation::kNone: return y;
+    case convgen::Activation::kRelu: return at::relu(y);
+    case convgen::Activation::kRelu6: return at::clamp(y, 0.0, 6.0);
+    case convgen::Activation::kSilu: return at::silu(y);
+    case convgen::Activation::kHardswish: return at::hardswish(y);
+  }
+  return y;
+}
+
+// The library's answer: run, fall back, or raise.
+bool ran(const convgen::Status& s) {
+  if (s.ok()) return true;
+  // No kernel for this problem (or its pointers): ATen serves it.
+  if (s.code == convgen::StatusCode::kNoSpecializedKernel || s.code == convgen::StatusCode::kInvalidPointer) {
+    return false;
+  }
+  TORCH_CHECK(false, "convgen: ", s.message);
+}
+
+at::Tensor depthwise_conv2d(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                            const std::optional<at::Tensor>& scale, const std::optional<at::Tensor>& shift,
+                            at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
+                            const std::string& activation) {
+  check_tensor(input, "input", input);
+  check_tensor(weight, "weight", input);
+  convgen::DepthwiseProblem p;
+  fill_window(p, input, weight, stride, padding, dilation, bias, scale, shift, activation);
+  TORCH_CHECK(weight.size(1) == 1 && weight.size(0) % p.c == 0,
+              "convgen: a depthwise weight is [channels x multiplier, 1, kh, kw]; input has ", p.c,
+              " channels, weight shape ", weight.sizes());
+  p.multiplier = static_cast<int>(weight.size(0) / p.c);
+  check_channels(bias, "bias", input, weight.size(0));
+  check_channels(scale, "scale", input, weight.size(0));
+  check_channels(shift, "shift", input, weight.size(0));
+  const convgen::Status valid = convgen::validate(p);
+  TORCH_CHECK(valid.ok(), "convgen: ", valid.message);
+  at::Tensor out = at::empty({p.n, p.out_channels(), p.out_h(), p.out_w()}, input.options());
+  convgen::DepthwiseArgs a;
+  a.input = input.data_ptr<float>();
+  a.filter = weight.data_ptr<float>();
+  a.bias = bias ? bias->data_ptr<float>() : nullptr;
+  a.scale = scale ? scale->data_ptr<float>() : nullptr;
+  a.shift = shift ? shift->data_ptr<float>() : nullptr;
+  a.output = out.data_ptr<float>();
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream(input.device().index()).stream();
+  if (ran(lib::depthwise_conv2d(p, a, stream, convgen::Dispatch::kStrict))) return out;
+  return aten_conv(input, weight, p.c, stride, padding, dilation, bias, scale, shift, std::nullopt, p.activation);
+}
+
+at::Tensor conv2d(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                  const std::optional<at::Tensor>& scale, const std::optional<at::Tensor>& shift,
+                  const std::optional<at::Tensor>& residual, at::IntArrayRef stride, at::IntArrayRef padding,
+                  at::IntArrayRef dilation, const std::string& activation) {
+  check_tensor(input, "input", input);
+  check_tensor(weight, "weight", input);
+  convgen::Conv2dProblem p;
+  fill_window(p, input, weight, stride, padding, dilation, bias, scale, shift, activation);
+  TORCH_CHECK(weight.size(1) == p.c, "convgen: a dense weight is [c_out, c, kh, kw]; input has ", p.c,
+              " channels, weight shape ", weight.sizes());
+  p.c_out = static_cast<int>(weight.size(0));
+  p.residual = residual.has_value();
+  check_channels(bias, "bias", input, p.c_out);
+  check_channels(scale, "scale", input, p.c_out);
+  check_channels(shift, "shift", input, p.c_out);
+  const convgen::Status valid = convgen::validate(p);
+  TORCH_CHECK(valid.ok(), "convgen: ", valid.message);
+  if (residual) {
+    check_tensor(*residual, "residual", input);
+    TORCH_CHECK(residual->sizes() == at::IntArrayRef({p.n, p.c_out, p.out_h(), p.out_w()}),
+                "convgen: residual must be shaped like the output [", p.n, ", ", p.c_out, ", ", p.out_h(), ", ",
+                p.out_w(), "], got ", residual->sizes());
+  }
+  at::Tensor out = at::empty({p.n, p.c_out, p.out_h(), p.out_w()}, input.options());
+  convgen::Conv2dArgs a;
+  a.input = input.data_ptr<float>();
+  a.filter = weight.data_ptr<float>();
+  a.bias = bias ? bias->data_ptr<float>() : nullptr;
+  a.scale = scale ? scale->data_ptr<float>() : nullptr;
+  a.shift = shift ? shift->data_ptr<float>() : nullptr;
+  a.residual = residual ? residual->data_ptr<float>() : nullptr;
+  a.output = out.data_ptr<float>();
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream(input.device().index()).stream();
+  if (ran(lib::conv2d(p, a, stream, convgen::Dispatch::kStrict))) return out;
+  return aten_conv(input, weight, 1, stride, padding, dilation, bias, scale, shift, residual, p.activation);
+}
+
+int64_t fallbacks() { return g_fallbacks.load(); }
+
+}  // namespace
+
+TORCH_LIBRARY(convgen, m) {
+  m.def(
+      "depthwise_conv2d(Tensor input, Tensor weight, Tensor? bias, Tensor? scale, Tensor? shift, int[2] stride, "
+      "int[4] padding, int[2] dilation, str activation) -> Tensor");
+  m.def(
+      "conv2d(Tensor input, Tensor weight, Tensor? bias, Tensor? scale, Tensor? shift, Tensor? residual, "
+      "int[2] stride, int[4] padding, int[2] dilation, str activation) -> Tensor");
+  m.def("fallbacks() -> int", &fallbacks);
+}
+
+TORCH_LIBRARY_IMPL(convgen, CUDA, m) {
+  m.impl("depthwise_conv2d", &depthwise_conv2d);
+  m.impl("conv2d", &conv2d);
+}

@@ -1,0 +1,144 @@
+"""convgen kernels inside PyTorch.
+
+    import convgen_torch
+    convgen_torch.load("build/", "torchvision")        # build + load the operators (once)
+    fast = convgen_torch.swap(model.eval())            # conv(+BN)(+act) -> torch.ops.convgen.*
+    y = fast(x)
+    torch.ops.convgen.fallbacks()                      # calls that ran on ATen instead
+
+load() builds convgen_torch.cpp with torch.utils.cpp_extension against a
+generated library (its header and static archive, from convgen_add_library)
+and the convgen runtime; the operators are torch.ops.convgen.depthwise_conv2d
+and torch.ops.convgen.conv2d (see convgen_torch.cpp). swap() traces a module
+with torch.fx and replaces each Conv2d, with the BatchNorm2d and the
+ReLU/ReLU6/SiLU/Hardswish that follow it alone, by one fused operator call.
+"""
+import os
+import sys
+
+import torch
+from torch import fx, nn
+import torch.nn.functional as F
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_ROOT = os.path.dirname(os.path.dirname(_HERE))
+sys.path.insert(0, os.path.join(_ROOT, "tools"))
+from spec_from_model import torch_conv_padding  # noqa: E402  (one reading of a Conv2d's padding)
+
+
+def load(build_dir, library, verbose=False):
+    """Builds (or reuses) and loads the operators over library `library`,
+    whose header and archive convgen_add_library left under `build_dir`."""
+    from torch.utils import cpp_extension
+
+    header_dir = os.path.join(build_dir, f"convgen_{library}.convgen")
+    archive = os.path.join(build_dir, f"libconvgen_{library}.a")
+    runtime = os.path.join(build_dir, "libconvgen_runtime.a")
+    for path in (os.path.join(header_dir, f"{library}.h"), archive, runtime):
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"convgen_torch.load: {path} is missing; build the library first")
+    cuda_lib = os.path.join(cpp_extension.CUDA_HOME or "/usr/local/cuda", "lib64")
+    cpp_extension.load(
+        name=f"convgen_torch_{library}",
+        sources=[os.path.join(_HERE, "convgen_torch.cpp")],
+        extra_include_paths=[header_dir, os.path.join(_ROOT, "runtime", "include")],
+        extra_cflags=["-O2", f"-DCONVGEN_TORCH_LIBRARY={library}",
+                      f'-DCONVGEN_TORCH_LIBRARY_HEADER="{library}.h"'],
+        # The archive's kernels register themselves with the CUDA runtime when
+        # the extension loads: keep every object of it.
+        extra_ldflags=["-Wl,--whole-archive", archive, "-Wl,--no-whole-archive", runtime, f"-L{cuda_lib}",
+                       "-lcudart"],
+        with_cuda=True, is_python_module=False, verbose=verbose)
+
+
+_ACTIVATIONS = {nn.ReLU: "relu", nn.ReLU6: "relu6", nn.SiLU: "silu", nn.Hardswish: "hardswish"}
+_FUNCTIONAL = {F.relu: "relu", torch.relu: "relu", F.relu6: "relu6", F.silu: "silu", F.hardswish: "hardswish"}
+
+
+class ConvgenConv2d(nn.Module):
+    """A Conv2d with its batch norm folded (scale, shift) and its activation, on one convgen operator."""
+
+    def __init__(self, conv, bn, activation):
+        super().__init__()
+        self.depthwise = conv.groups == conv.in_channels and conv.groups > 1
+        if conv.groups != 1 and not self.depthwise:
+            raise ValueError(f"convgen serves dense and depthwise convolutions, not groups={conv.groups}")
+        if conv.padding_mode != "zeros":
+            raise ValueError(f"convgen pads with zeros, not {conv.padding_mode}")
+        self.stride, self.dilation = list(conv.stride), list(conv.dilation)
+        self.padding = list(torch_conv_padding(conv))
+        self.activation = activation
+        self.register_buffer("weight", conv.weight.detach().contiguous())
+        bias = conv.bias.detach() if conv.bias is not None else None
+        if bn is not None:
+            scale = bn.weight.detach() / torch.sqrt(bn.running_var + bn.eps)
+            shift = bn.bias.detach() - bn.running_mean * scale
+            if bias is not None:
+                shift = shift + bias * scale
+            self.register_buffer("scale", scale.contiguous())
+            self.register_buffer("shift", shift.contiguous())
+            self.register_buffer("bias", None)
+        else:
+            self.register_buffer("scale", None)
+            self.register_buffer("shift", None)
+            self.register_buffer("bias", bias.contiguous() if bias is not None else None)
+
+    def forward(self, x):
+        x = x.contiguous()
+        if self.depthwise:
+            return torch.ops.convgen.depthwise_conv2d(x, self.weight, self.bias, self.scale, self.shift, self.stride,
+                                                      self.padding, self.dilation, self.activation)
+        return torch.ops.convgen.conv2d(x, self.weight, self.bias, self.scale, self.shift, None, self.stride,
+                                        self.padding, self.dilation, self.activation)
+
+
+def swap(model, depthwise=True, dense=True):
+    """A GraphModule computing `model` (in eval mode) with each conv(+BN)(+act)
+    group it serves replaced by a ConvgenConv2d; the rest stays as it is."""
+    if model.training:
+        raise ValueError("convgen_torch.swap folds batch norms: call model.eval() first")
+    traced = fx.symbolic_trace(model)
+    modules = dict(traced.named_modules())
+
+    def module_of(node):
+        return modules.get(node.target) if node.op == "call_module" else None
+
+    def only_user(node):
+        users = list(node.users)
+        return users[0] if len(users) == 1 else None
+
+    count = 0
+    for node in list(traced.graph.nodes):
+        conv = module_of(node)
+        if not isinstance(conv, nn.Conv2d) or conv.padding_mode != "zeros":
+            continue
+        is_depthwise = conv.groups == conv.in_channels and conv.groups > 1
+        if not ((is_depthwise and depthwise) or (conv.groups == 1 and dense)):
+            continue
+        group, bn, activation = [node], None, "none"
+        nxt = only_user(node)
+        if nxt is not None and isinstance(module_of(nxt), nn.BatchNorm2d):
+            bn = module_of(nxt)
+            group.append(nxt)
+            nxt = only_user(nxt)
+        if nxt is not None:
+            m = module_of(nxt)
+            act = _ACTIVATIONS.get(type(m)) if m is not None else _FUNCTIONAL.get(nxt.target) \
+                if nxt.op == "call_function" and not nxt.kwargs.get("inplace") else None
+            if isinstance(m, nn.Hardtanh) and m.min_val == 0.0 and m.max_val == 6.0:
+                act = "relu6"
+            if act:
+                activation = act
+                group.append(nxt)
+        name = f"convgen_{count}"
+        count += 1
+        traced.add_submodule(name, ConvgenConv2d(conv, bn, activation))
+        with traced.graph.inserting_after(group[-1]):
+            fused = traced.graph.call_module(name, args=(node.args[0],))
+        group[-1].replace_all_uses_with(fused)
+        for n in reversed(group):
+            traced.graph.erase_node(n)
+    traced.graph.lint()
+    traced.recompile()
+    traced.convgen_swapped = count
+    return traced
