@@ -12,7 +12,8 @@
 // anything else raises with the reason. A problem the library has no kernel
 // for (or whose pointers are too loosely aligned for it) runs on ATen and is
 // counted by fallbacks(). Built by integrations/torch/convgen_torch.py, which
-// names the library (CONVGEN_TORCH_LIBRARY) and its header.
+// writes convgen_torch_library.h: the library's header, and the alias
+// convgen_torch_library for its namespace.
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <torch/library.h>
@@ -21,11 +22,13 @@
 #include <optional>
 #include <string>
 
-#include CONVGEN_TORCH_LIBRARY_HEADER
+#include <vector>
+
+#include "convgen_torch_library.h"
 
 namespace {
 
-namespace lib = convgen::CONVGEN_TORCH_LIBRARY;
+namespace lib = convgen_torch_library;
 
 std::atomic<long long> g_fallbacks{0};
 
@@ -35,6 +38,7 @@ convgen::Activation activation_of(const std::string& name) {
     if (name == convgen::to_string(a)) return a;
   }
   TORCH_CHECK(false, "convgen: activation must be none, relu, relu6, silu or hardswish, got '", name, "'");
+  return convgen::Activation::kNone;  // not reached: TORCH_CHECK throws
 }
 
 void check_tensor(const at::Tensor& t, const char* what, const at::Tensor& input) {
@@ -88,7 +92,8 @@ at::Tensor aten_conv(const at::Tensor& input, const at::Tensor& weight, int64_t 
                      const std::optional<at::Tensor>& residual, convgen::Activation activation) {
   ++g_fallbacks;
   const at::Tensor padded = at::constant_pad_nd(input, {padding[2], padding[3], padding[0], padding[1]}, 0.0);
-  at::Tensor y = at::conv2d(padded, weight, bias ? *bias : at::Tensor(), stride, 0, dilation, groups);
+  const std::vector<int64_t> no_padding = {0, 0};
+  at::Tensor y = at::conv2d(padded, weight, bias, stride, no_padding, dilation, groups);
   if (scale) y = y * scale->view({1, -1, 1, 1}) + shift->view({1, -1, 1, 1});
   if (residual) y = y + *residual;
   switch (activation) {
@@ -109,6 +114,7 @@ bool ran(const convgen::Status& s) {
     return false;
   }
   TORCH_CHECK(false, "convgen: ", s.message);
+  return false;  // not reached: TORCH_CHECK throws
 }
 
 at::Tensor depthwise_conv2d(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
@@ -128,7 +134,8 @@ at::Tensor depthwise_conv2d(const at::Tensor& input, const at::Tensor& weight, c
   check_channels(shift, "shift", input, weight.size(0));
   const convgen::Status valid = convgen::validate(p);
   TORCH_CHECK(valid.ok(), "convgen: ", valid.message);
-  at::Tensor out = at::empty({p.n, p.out_channels(), p.out_h(), p.out_w()}, input.options());
+  const std::vector<int64_t> out_shape = {p.n, p.out_channels(), p.out_h(), p.out_w()};
+  at::Tensor out = at::empty(out_shape, input.options());
   convgen::DepthwiseArgs a;
   a.input = input.data_ptr<float>();
   a.filter = weight.data_ptr<float>();
@@ -158,13 +165,13 @@ at::Tensor conv2d(const at::Tensor& input, const at::Tensor& weight, const std::
   check_channels(shift, "shift", input, p.c_out);
   const convgen::Status valid = convgen::validate(p);
   TORCH_CHECK(valid.ok(), "convgen: ", valid.message);
+  const std::vector<int64_t> out_shape = {p.n, p.c_out, p.out_h(), p.out_w()};
   if (residual) {
     check_tensor(*residual, "residual", input);
-    TORCH_CHECK(residual->sizes() == at::IntArrayRef({p.n, p.c_out, p.out_h(), p.out_w()}),
-                "convgen: residual must be shaped like the output [", p.n, ", ", p.c_out, ", ", p.out_h(), ", ",
-                p.out_w(), "], got ", residual->sizes());
+    TORCH_CHECK(residual->sizes() == at::IntArrayRef(out_shape), "convgen: residual must be shaped like the output ",
+                at::IntArrayRef(out_shape), ", got ", residual->sizes());
   }
-  at::Tensor out = at::empty({p.n, p.c_out, p.out_h(), p.out_w()}, input.options());
+  at::Tensor out = at::empty(out_shape, input.options());
   convgen::Conv2dArgs a;
   a.input = input.data_ptr<float>();
   a.filter = weight.data_ptr<float>();

@@ -37,13 +37,22 @@ def load(build_dir, library, verbose=False):
     for path in (os.path.join(header_dir, f"{library}.h"), archive, runtime):
         if not os.path.exists(path):
             raise FileNotFoundError(f"convgen_torch.load: {path} is missing; build the library first")
+    # The one header convgen_torch.cpp includes: the library's, and an alias
+    # for its namespace.
+    alias_dir = os.path.join(os.path.abspath(build_dir), f"convgen_torch_{library}")
+    os.makedirs(alias_dir, exist_ok=True)
+    alias = (f'#pragma once\n#include "{library}.h"\n'
+             f"namespace convgen_torch_library = convgen::{library};\n")
+    alias_path = os.path.join(alias_dir, "convgen_torch_library.h")
+    if not os.path.exists(alias_path) or open(alias_path).read() != alias:
+        with open(alias_path, "w") as f:
+            f.write(alias)
     cuda_lib = os.path.join(cpp_extension.CUDA_HOME or "/usr/local/cuda", "lib64")
     cpp_extension.load(
         name=f"convgen_torch_{library}",
         sources=[os.path.join(_HERE, "convgen_torch.cpp")],
-        extra_include_paths=[header_dir, os.path.join(_ROOT, "runtime", "include")],
-        extra_cflags=["-O2", f"-DCONVGEN_TORCH_LIBRARY={library}",
-                      f'-DCONVGEN_TORCH_LIBRARY_HEADER="{library}.h"'],
+        extra_include_paths=[alias_dir, header_dir, os.path.join(_ROOT, "runtime", "include")],
+        extra_cflags=["-O2"],
         # The archive's kernels register themselves with the CUDA runtime when
         # the extension loads: keep every object of it.
         extra_ldflags=["-Wl,--whole-archive", archive, "-Wl,--no-whole-archive", runtime, f"-L{cuda_lib}",
