@@ -31,6 +31,7 @@ def load(build_dir, library, verbose=False):
     whose header and archive convgen_add_library left under `build_dir`."""
     from torch.utils import cpp_extension
 
+    build_dir = os.path.abspath(build_dir)  # the extension builds in its own folder
     header_dir = os.path.join(build_dir, f"convgen_{library}.convgen")
     archive = os.path.join(build_dir, f"libconvgen_{library}.a")
     runtime = os.path.join(build_dir, "libconvgen_runtime.a")
@@ -39,7 +40,7 @@ def load(build_dir, library, verbose=False):
             raise FileNotFoundError(f"convgen_torch.load: {path} is missing; build the library first")
     # The one header convgen_torch.cpp includes: the library's, and an alias
     # for its namespace.
-    alias_dir = os.path.join(os.path.abspath(build_dir), f"convgen_torch_{library}")
+    alias_dir = os.path.join(build_dir, f"convgen_torch_{library}")
     os.makedirs(alias_dir, exist_ok=True)
     alias = (f'#pragma once\n#include "{library}.h"\n'
              f"namespace convgen_torch_library = convgen::{library};\n")
