@@ -55,9 +55,12 @@ def load(build_dir, library, verbose=False):
         extra_include_paths=[alias_dir, header_dir, os.path.join(_ROOT, "runtime", "include")],
         extra_cflags=["-O2"],
         # The archive's kernels register themselves with the CUDA runtime when
-        # the extension loads: keep every object of it.
+        # the extension loads: keep every object of it. The C++ runtime is the
+        # shared one the Python process already has: a compiler whose search
+        # path offers only libstdc++.a would otherwise copy a second one in,
+        # whose uninitialized locale crashes the first stream that is used.
         extra_ldflags=["-Wl,--whole-archive", archive, "-Wl,--no-whole-archive", runtime, f"-L{cuda_lib}",
-                       "-lcudart"],
+                       "-lcudart", "-l:libstdc++.so.6"],
         with_cuda=True, is_python_module=False, verbose=verbose)
 
 

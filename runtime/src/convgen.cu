@@ -3,7 +3,6 @@
 #include "convgen/convgen.h"
 
 #include <cstdint>
-#include <sstream>
 #include <tuple>
 
 namespace convgen {
@@ -39,23 +38,31 @@ const char* to_string(Activation a) {
   return "?";
 }
 
+// Messages are built without iostreams: a library linked into another
+// program (a PyTorch extension, say) must not depend on the host's stream
+// and locale state.
+namespace {
+std::string num(int v) { return std::to_string(v); }
+
+// " k3x3 stride 1x1 pad 1,1,1,1 dilation 1x1": the window fields both problems share.
+template <class Problem>
+std::string window_text(const Problem& p) {
+  return " k" + num(p.kh) + "x" + num(p.kw) + " stride " + num(p.stride_h) + "x" + num(p.stride_w) + " pad " +
+         num(p.pad_top) + "," + num(p.pad_bottom) + "," + num(p.pad_left) + "," + num(p.pad_right) + " dilation " +
+         num(p.dilation_h) + "x" + num(p.dilation_w);
+}
+}  // namespace
+
 std::string describe(const DepthwiseProblem& p) {
-  std::ostringstream s;
-  s << "depthwise conv2d f32 NCHW n" << p.n << " c" << p.c << " h" << p.h << " w" << p.w << " k" << p.kh << "x"
-    << p.kw << " stride " << p.stride_h << "x" << p.stride_w << " pad " << p.pad_top << "," << p.pad_bottom << ","
-    << p.pad_left << "," << p.pad_right << " dilation " << p.dilation_h << "x" << p.dilation_w << " multiplier "
-    << p.multiplier << " epilogue " << to_string(p.epilogue) << " activation " << to_string(p.activation);
-  return s.str();
+  return "depthwise conv2d f32 NCHW n" + num(p.n) + " c" + num(p.c) + " h" + num(p.h) + " w" + num(p.w) +
+         window_text(p) + " multiplier " + num(p.multiplier) + " epilogue " + to_string(p.epilogue) +
+         " activation " + to_string(p.activation);
 }
 
 std::string describe(const Conv2dProblem& p) {
-  std::ostringstream s;
-  s << "conv2d f32 NCHW n" << p.n << " c" << p.c << " c_out " << p.c_out << " h" << p.h << " w" << p.w << " k" << p.kh
-    << "x" << p.kw << " stride " << p.stride_h << "x" << p.stride_w << " pad " << p.pad_top << "," << p.pad_bottom
-    << "," << p.pad_left << "," << p.pad_right << " dilation " << p.dilation_h << "x" << p.dilation_w << " groups "
-    << p.groups << " epilogue " << to_string(p.epilogue) << (p.residual ? " + residual" : "") << " activation "
-    << to_string(p.activation);
-  return s.str();
+  return "conv2d f32 NCHW n" + num(p.n) + " c" + num(p.c) + " c_out " + num(p.c_out) + " h" + num(p.h) + " w" +
+         num(p.w) + window_text(p) + " groups " + num(p.groups) + " epilogue " + to_string(p.epilogue) +
+         (p.residual ? " + residual" : "") + " activation " + to_string(p.activation);
 }
 
 namespace {
