@@ -19,6 +19,9 @@ except ImportError as e:
 if not torch.cuda.is_available():
     print("SKIPPED: no CUDA device")
     sys.exit(77)
+if len(sys.argv) >= 3 and not os.path.exists(os.path.join(sys.argv[1], f"libconvgen_{sys.argv[2]}.a")):
+    print(f"SKIPPED: no library {sys.argv[2]} in {sys.argv[1]}: configure with -DCONVGEN_BUILD_TORCH_MODELS=ON")
+    sys.exit(77)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import convgen_torch  # noqa: E402
