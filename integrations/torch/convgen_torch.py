@@ -120,6 +120,17 @@ def swap(model, depthwise=True, dense=True):
         users = list(node.users)
         return users[0] if len(users) == 1 else None
 
+    def activation_of(node):
+        """The convgen activation `node` computes, or None."""
+        m = module_of(node)
+        if m is not None:
+            if isinstance(m, nn.Hardtanh) and m.min_val == 0.0 and m.max_val == 6.0:
+                return "relu6"
+            return _ACTIVATIONS.get(type(m))
+        if node.op == "call_function" and not node.kwargs.get("inplace"):
+            return _FUNCTIONAL.get(node.target)
+        return None
+
     count = 0
     for node in list(traced.graph.nodes):
         conv = module_of(node)
@@ -134,15 +145,9 @@ def swap(model, depthwise=True, dense=True):
             bn = module_of(nxt)
             group.append(nxt)
             nxt = only_user(nxt)
-        if nxt is not None:
-            m = module_of(nxt)
-            act = _ACTIVATIONS.get(type(m)) if m is not None else _FUNCTIONAL.get(nxt.target) \
-                if nxt.op == "call_function" and not nxt.kwargs.get("inplace") else None
-            if isinstance(m, nn.Hardtanh) and m.min_val == 0.0 and m.max_val == 6.0:
-                act = "relu6"
-            if act:
-                activation = act
-                group.append(nxt)
+        if nxt is not None and activation_of(nxt) is not None:
+            activation = activation_of(nxt)
+            group.append(nxt)
         name = f"convgen_{count}"
         count += 1
         traced.add_submodule(name, ConvgenConv2d(conv, bn, activation))
