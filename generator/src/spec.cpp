@@ -99,7 +99,9 @@ const std::vector<std::string> kActivations = [] {
   for (Activation a : kActivationList) words.push_back(to_string(a));
   return words;
 }();
-const std::vector<std::string> kPaddingWords = {"same", "valid"};
+constexpr const char* kSamePadding = "same";
+constexpr const char* kValidPadding = "valid";
+const std::vector<std::string> kPaddingWords = {kSamePadding, kValidPadding};
 constexpr const char* kRuntimeBatch = "runtime";
 constexpr int kMaxPadding = 64;
 // Keys any operator's workload may set, for messages about `defaults`.
@@ -456,14 +458,14 @@ class Parser {
   void parse_padding(const YAML::Node& node, Workload& wl) {
     const int window_h = wl.dilation_h * (wl.kh - 1);
     const int window_w = wl.dilation_w * (wl.kw - 1);
-    if (node.IsScalar() && node.Scalar() == kPaddingWords[0]) {
+    if (node.IsScalar() && node.Scalar() == kSamePadding) {
       wl.pad_top = window_h / 2;
       wl.pad_bottom = window_h - wl.pad_top;
       wl.pad_left = window_w / 2;
       wl.pad_right = window_w - wl.pad_left;
       return;
     }
-    if (node.IsScalar() && node.Scalar() == kPaddingWords[1]) return;
+    if (node.IsScalar() && node.Scalar() == kValidPadding) return;
     const std::string allowed = "same, valid, an integer p, [ph, pw] or [top, bottom, left, right]";
     std::vector<int> pads;
     if (node.IsScalar()) {
