@@ -214,7 +214,6 @@ def convs_from_torch(target, input_chw):
     import torch
     from torch import fx, nn
     from torch.fx.passes.shape_prop import ShapeProp
-    import torch.nn.functional as F
 
     module_name, _, attr_name = target.partition(":")
     factory = getattr(importlib.import_module(module_name), attr_name)
@@ -222,58 +221,77 @@ def convs_from_torch(target, input_chw):
     model = factory().eval()
     traced = fx.symbolic_trace(model)
     ShapeProp(traced).propagate(torch.randn(1, *input_chw))
-    modules = dict(traced.named_modules())
+    convs, skipped = [], []
+    for node in traced.graph.nodes:
+        m = traced.get_submodule(node.target) if node.op == "call_module" else None
+        if isinstance(m, nn.modules.conv._ConvNd) and not isinstance(m, nn.Conv2d):
+            skipped.append((node.target, f"{type(m).__name__} (convgen serves 2-D convolutions)"))
+    for group in torch_conv_groups(traced):
+        node, m = group.nodes[0], group.conv
+        if m.padding_mode != "zeros":
+            skipped.append((node.target, f"padding_mode {m.padding_mode} (convgen pads with zeros)"))
+            continue
+        _, c, h, w = node.args[0].meta["tensor_meta"].shape
+        kh, kw = m.kernel_size
+        conv = Conv(node.target, c, h, w, m.out_channels, kh, kw, tuple(m.stride), tuple(m.dilation),
+                    torch_conv_padding(m), m.groups, str(m.weight.dtype).replace("torch.", ""),
+                    bias=m.bias is not None, batch_norm=group.batch_norm is not None, activation=group.activation,
+                    folded=[str(n.target if n.op == "call_module" else n.name) for n in group.nodes[1:]])
+        convs.append(conv)
+    return convs, skipped
+
+
+@dataclass
+class ConvGroup:
+    """A Conv2d node of an FX graph with what follows it alone: a BatchNorm2d,
+    then a ReLU, ReLU6, SiLU or Hardswish (module or function)."""
+    nodes: list  # the conv's node, then those folded into it, in graph order
+    conv: object
+    batch_norm: object  # the BatchNorm2d module, or None
+    activation: str  # "none" or one of ACTIVATIONS
+
+
+def torch_conv_groups(traced):
+    """Every Conv2d group of an FX-traced module (tools/spec_from_model.py
+    writes them as workloads; integrations/torch swaps them for convgen)."""
+    import torch
+    from torch import nn
+    import torch.nn.functional as F
+
+    by_module = {nn.ReLU: "relu", nn.ReLU6: "relu6", nn.SiLU: "silu", nn.Hardswish: "hardswish"}
+    by_function = {F.relu: "relu", torch.relu: "relu", F.relu6: "relu6", F.silu: "silu", F.hardswish: "hardswish"}
 
     def module_of(node):
-        return modules.get(node.target) if node.op == "call_module" else None
+        return traced.get_submodule(node.target) if node.op == "call_module" else None
 
     def only_user(node):
         users = list(node.users)
         return users[0] if len(users) == 1 else None
 
     def activation_of(node):
-        if node is None:
-            return None
         m = module_of(node)
-        if isinstance(m, nn.ReLU) or node.target in (F.relu, torch.relu):
-            return "relu"
-        if isinstance(m, nn.ReLU6) or node.target is F.relu6:
-            return "relu6"
-        if isinstance(m, nn.Hardtanh) and m.min_val == 0.0 and m.max_val == 6.0:
-            return "relu6"
-        if isinstance(m, nn.SiLU) or node.target is F.silu:
-            return "silu"
-        if isinstance(m, nn.Hardswish) or node.target is F.hardswish:
-            return "hardswish"
-        return None
+        if m is not None:
+            if isinstance(m, nn.Hardtanh) and m.min_val == 0.0 and m.max_val == 6.0:
+                return "relu6"
+            return by_module.get(type(m))
+        return by_function.get(node.target) if node.op == "call_function" else None
 
-    convs, skipped = [], []
-    for node in traced.graph.nodes:
-        m = module_of(node)
-        if not isinstance(m, nn.Conv2d):
-            if isinstance(m, nn.modules.conv._ConvNd):
-                skipped.append((node.target, f"{type(m).__name__} (convgen serves 2-D convolutions)"))
+    groups = []
+    for node in list(traced.graph.nodes):
+        conv = module_of(node)
+        if not isinstance(conv, nn.Conv2d):
             continue
-        shape = node.args[0].meta["tensor_meta"].shape
-        _, c, h, w = shape
-        kh, kw = m.kernel_size
-        pads = torch_conv_padding(m)
-        if m.padding_mode != "zeros":
-            skipped.append((node.target, f"padding_mode {m.padding_mode} (convgen pads with zeros)"))
-            continue
-        conv = Conv(node.target, c, h, w, m.out_channels, kh, kw, tuple(m.stride), tuple(m.dilation), pads,
-                    m.groups, str(m.weight.dtype).replace("torch.", ""), bias=m.bias is not None)
+        group = ConvGroup([node], conv, None, "none")
         nxt = only_user(node)
         if nxt is not None and isinstance(module_of(nxt), nn.BatchNorm2d):
-            conv.batch_norm = True
-            conv.folded.append(nxt.target)
+            group.batch_norm = module_of(nxt)
+            group.nodes.append(nxt)
             nxt = only_user(nxt)
-        act = activation_of(nxt)
-        if act:
-            conv.activation = act
-            conv.folded.append(str(nxt.target if nxt.op == "call_module" else nxt.name))
-        convs.append(conv)
-    return convs, skipped
+        if nxt is not None and activation_of(nxt) is not None:
+            group.activation = activation_of(nxt)
+            group.nodes.append(nxt)
+        groups.append(group)
+    return groups
 
 
 # --------------------------------------------------------------------- spec

@@ -18,12 +18,12 @@ import sys
 
 import torch
 from torch import fx, nn
-import torch.nn.functional as F
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _ROOT = os.path.dirname(os.path.dirname(_HERE))
 sys.path.insert(0, os.path.join(_ROOT, "tools"))
-from spec_from_model import torch_conv_padding  # noqa: E402  (one reading of a Conv2d's padding)
+# One reading of a Conv2d (its padding) and of what follows it (its groups).
+from spec_from_model import torch_conv_groups, torch_conv_padding  # noqa: E402
 
 
 def load(build_dir, library, verbose=False):
@@ -62,10 +62,6 @@ def load(build_dir, library, verbose=False):
         extra_ldflags=["-Wl,--whole-archive", archive, "-Wl,--no-whole-archive", runtime, f"-L{cuda_lib}",
                        "-lcudart", "-l:libstdc++.so.6"],
         with_cuda=True, is_python_module=False, verbose=verbose)
-
-
-_ACTIVATIONS = {nn.ReLU: "relu", nn.ReLU6: "relu6", nn.SiLU: "silu", nn.Hardswish: "hardswish"}
-_FUNCTIONAL = {F.relu: "relu", torch.relu: "relu", F.relu6: "relu6", F.silu: "silu", F.hardswish: "hardswish"}
 
 
 class ConvgenConv2d(nn.Module):
@@ -111,50 +107,22 @@ def swap(model, depthwise=True, dense=True):
     if model.training:
         raise ValueError("convgen_torch.swap folds batch norms: call model.eval() first")
     traced = fx.symbolic_trace(model)
-    modules = dict(traced.named_modules())
-
-    def module_of(node):
-        return modules.get(node.target) if node.op == "call_module" else None
-
-    def only_user(node):
-        users = list(node.users)
-        return users[0] if len(users) == 1 else None
-
-    def activation_of(node):
-        """The convgen activation `node` computes, or None."""
-        m = module_of(node)
-        if m is not None:
-            if isinstance(m, nn.Hardtanh) and m.min_val == 0.0 and m.max_val == 6.0:
-                return "relu6"
-            return _ACTIVATIONS.get(type(m))
-        if node.op == "call_function" and not node.kwargs.get("inplace"):
-            return _FUNCTIONAL.get(node.target)
-        return None
-
     count = 0
-    for node in list(traced.graph.nodes):
-        conv = module_of(node)
-        if not isinstance(conv, nn.Conv2d) or conv.padding_mode != "zeros":
+    for group in torch_conv_groups(traced):
+        conv, node = group.conv, group.nodes[0]
+        if conv.padding_mode != "zeros":
             continue
         is_depthwise = conv.groups == conv.in_channels and conv.groups > 1
         if not ((is_depthwise and depthwise) or (conv.groups == 1 and dense)):
             continue
-        group, bn, activation = [node], None, "none"
-        nxt = only_user(node)
-        if nxt is not None and isinstance(module_of(nxt), nn.BatchNorm2d):
-            bn = module_of(nxt)
-            group.append(nxt)
-            nxt = only_user(nxt)
-        if nxt is not None and activation_of(nxt) is not None:
-            activation = activation_of(nxt)
-            group.append(nxt)
         name = f"convgen_{count}"
         count += 1
-        traced.add_submodule(name, ConvgenConv2d(conv, bn, activation))
-        with traced.graph.inserting_after(group[-1]):
+        traced.add_submodule(name, ConvgenConv2d(conv, group.batch_norm, group.activation))
+        last = group.nodes[-1]
+        with traced.graph.inserting_after(last):
             fused = traced.graph.call_module(name, args=(node.args[0],))
-        group[-1].replace_all_uses_with(fused)
-        for n in reversed(group):
+        last.replace_all_uses_with(fused)
+        for n in reversed(group.nodes):
             traced.graph.erase_node(n)
     traced.graph.lint()
     traced.recompile()
