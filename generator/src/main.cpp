@@ -9,12 +9,17 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 #include <unistd.h>
 
 #include "convgen/gen/output.hpp"
 #include "convgen/gen/plan.hpp"
 #include "convgen/gen/render.hpp"
 #include "convgen/gen/spec.hpp"
+#include "convgen/gen/tuning.hpp"
+#ifdef CONVGEN_HAVE_TUNER
+#include "tune/tuner.hpp"
+#endif
 
 #ifndef CONVGEN_DEFAULT_TEMPLATE_DIR
 #define CONVGEN_DEFAULT_TEMPLATE_DIR "templates"
@@ -31,6 +36,8 @@ struct CommonOptions {
   std::string templates;
   double copy_bandwidth_tbps = 3.0;
   bool skip_invalid = false;
+  std::string tuning;      // a tuning database to apply
+  std::string tuning_gpu;  // whose entries; empty: the database's only GPU
 };
 
 // A spec path must name a regular file this process may read: a directory,
@@ -48,6 +55,14 @@ const CLI::Validator kReadableSpecFile(
     },
     "SPEC");
 
+const CLI::Validator kReadableTuningFile(
+    [](std::string& path) -> std::string {
+      std::string checked = path;
+      const std::string why = kReadableSpecFile(checked);
+      return why.empty() ? "" : "tuning database: " + why;
+    },
+    "DB");
+
 void add_common(CLI::App* cmd, CommonOptions& o) {
   cmd->add_option("specs", o.specs, "Spec files (YAML)")->required()->check(kReadableSpecFile);
   cmd->add_option("--name", o.name, "Library name (C identifier); default: the specs' 'library' key");
@@ -58,6 +73,11 @@ void add_common(CLI::App* cmd, CommonOptions& o) {
       ->capture_default_str();
   cmd->add_flag("--skip-invalid", o.skip_invalid,
                 "Leave invalid workloads out (each reported on stderr) instead of failing");
+  cmd->add_option("--tuning", o.tuning,
+                  "Tuning database (convgen tune) whose schedules to apply where the spec sets none")
+      ->check(kReadableTuningFile);
+  cmd->add_option("--tuning-gpu", o.tuning_gpu,
+                  "The GPU whose database entries apply, as the database names it; default: its only GPU");
 }
 
 // Paths in messages and kernel headers are relative to the working directory
@@ -81,6 +101,8 @@ std::string template_dir(const CommonOptions& o) {
   return CONVGEN_DEFAULT_TEMPLATE_DIR;
 }
 
+std::string template_dir(const CommonOptions& o);
+
 LibraryPlan load(const CommonOptions& o) {
   std::vector<Spec> specs;
   std::vector<Diagnostic> errors;
@@ -95,7 +117,19 @@ LibraryPlan load(const CommonOptions& o) {
   if (!errors.empty()) throw SpecError(std::move(errors));
   PlanOptions options;
   options.copy_bandwidth_tbps = o.copy_bandwidth_tbps;
-  LibraryPlan lib = plan_library(specs, o.name, options, on_invalid);
+  TuningDb db;
+  TuningSelection tuning;
+  if (!o.tuning.empty()) {
+    db = parse_tuning_file(display_path(o.tuning));
+    tuning.db = &db;
+    tuning.gpu = o.tuning_gpu;
+    const Templates templates = Templates::load(template_dir(o));
+    for (const auto& [file, text] : templates.kernels) tuning.fingerprints[file] = tuning_fingerprint(text);
+  } else if (!o.tuning_gpu.empty()) {
+    throw std::runtime_error("--tuning-gpu names the GPU of a tuning database: give the database with --tuning");
+  }
+  LibraryPlan lib = plan_library(specs, o.name, options, on_invalid, o.tuning.empty() ? nullptr : &tuning);
+  for (const Diagnostic& d : lib.tuning_notes) std::fprintf(stderr, "%s: note: %s\n", d.where.str().c_str(), d.message.c_str());
   for (const Diagnostic& d : lib.skipped) std::fprintf(stderr, "skipped: %s\n", d.str().c_str());
   if (!lib.skipped.empty()) {
     std::fprintf(stderr, "convgen: skipped %zu invalid workload diagnostic(s); %zu kernels remain\n",
@@ -144,7 +178,29 @@ nlohmann::json schedule_json(const KernelPlan& p) {
   return j;
 }
 
+// "spec", "default" or "tuned".
+const char* origin_word(ScheduleOrigin o) {
+  return o == ScheduleOrigin::kSpec ? "spec" : o == ScheduleOrigin::kTuned ? "tuned" : "default";
+}
+
+double tuned_speedup(const KernelPlan& p) { return p.tuned_us > 0 ? p.default_us / p.tuned_us : 0.0; }
+
+// The origin column of the table: "spec", "default" or "tuned 1.23x".
+std::string origin_cell(const KernelPlan& p) {
+  if (p.origin != ScheduleOrigin::kTuned) return origin_word(p.origin);
+  char text[32];
+  std::snprintf(text, sizeof text, "tuned %.2fx", tuned_speedup(p));
+  return text;
+}
+
 nlohmann::json kernel_json(const KernelPlan& p) {
+  nlohmann::json origin{{"source", origin_word(p.origin)}};
+  if (p.origin == ScheduleOrigin::kTuned) {
+    origin["gpu"] = p.tuned_gpu;
+    origin["tuned_us"] = p.tuned_us;
+    origin["default_us"] = p.default_us;
+    origin["speedup"] = tuned_speedup(p);
+  }
   const Workload& wl = p.workload;
   return {
       {"name", p.name},
@@ -162,6 +218,7 @@ nlohmann::json kernel_json(const KernelPlan& p) {
       {"activation", to_string(wl.activation)},
       {"out_h", p.out_h}, {"out_w", p.out_w},
       {"schedule", schedule_json(p)},
+      {"origin", origin},
       {"bytes_read", p.bytes_read},
       {"bytes_written", p.bytes_written},
       {"floor_us", p.floor_us},
@@ -175,10 +232,17 @@ void print_table(const LibraryPlan& lib) {
               lib.spec_files.size());
   // The floor: the longer of moving the bytes at the copy bandwidth and
   // doing the arithmetic at the fp32 peak.
-  std::printf("%-58s %9s  %-74s  %s\n", "kernel", "floor_us", "schedule", "spec");
+  // The origin: where the schedule came from (the spec, a tuning database's
+  // entry, with its speedup over the default rule, or the default rule).
+  std::string tuned_on;
   for (const KernelPlan& p : lib.kernels) {
-    std::printf("%-58s %9.2f  %-74s  %s:%d\n", p.name.c_str(), std::max(p.floor_us, p.compute_floor_us),
-                p.schedule.summary().c_str(),
+    if (p.origin == ScheduleOrigin::kTuned) tuned_on = p.tuned_gpu;
+  }
+  if (!tuned_on.empty()) std::printf("tuned schedules: measured on %s\n\n", tuned_on.c_str());
+  std::printf("%-58s %9s  %-74s  %-11s  %s\n", "kernel", "floor_us", "schedule", "origin", "spec");
+  for (const KernelPlan& p : lib.kernels) {
+    std::printf("%-58s %9.2f  %-74s  %-11s  %s:%d\n", p.name.c_str(), std::max(p.floor_us, p.compute_floor_us),
+                p.schedule.summary().c_str(), origin_cell(p).c_str(),
                 p.workload.where.file.c_str(), p.workload.where.line);
   }
 }
@@ -230,20 +294,20 @@ void print_csv(const LibraryPlan& lib) {
   const auto common = csv_columns(true);
   std::printf("name,op,spec,n,c,c_out,h,w,kh,kw,stride_h,stride_w,padding,dilation_h,dilation_w,multiplier,epilogue,"
               "residual,activation,algorithm%s,smem_bytes,alignment,max_batch%s,bytes_read,bytes_written,floor_us,flops,"
-              "compute_floor_us\n",
+              "compute_floor_us,origin,tuned_gpu,tuned_speedup\n",
               csv_header(knobs).c_str(), csv_header(common).c_str());
   for (const KernelPlan& p : lib.kernels) {
     const Workload& wl = p.workload;
     const Schedule& s = p.schedule;
     std::printf("%s,%s,%s:%d,%s,%d,%d,%d,%d,%d,%d,%d,%d,\"%s\",%d,%d,%d,%s,%d,%s,%s%s,%d,%d,%d%s,%lld,%lld,%.3f,%lld,"
-                "%.3f\n",
+                "%.3f,%s,\"%s\",%.3f\n",
                 p.name.c_str(), wl.op_or_default().name.c_str(), wl.where.file.c_str(), wl.where.line,
                 wl.n == 0 ? "runtime" : std::to_string(wl.n).c_str(), wl.c, wl.out_channels(), wl.h, wl.w, wl.kh,
                 wl.kw, wl.stride_h, wl.stride_w, padding_text(wl).c_str(), wl.dilation_h, wl.dilation_w,
                 wl.multiplier, to_string(wl.epilogue), wl.residual ? 1 : 0, to_string(wl.activation),
                 s.algorithm_name().c_str(), csv_cells(knobs, s).c_str(), p.smem_bytes, p.alignment, p.max_batch,
                 csv_cells(common, s).c_str(), p.bytes_read, p.bytes_written, p.floor_us, p.flops,
-                p.compute_floor_us);
+                p.compute_floor_us, origin_word(p.origin), p.tuned_gpu.c_str(), tuned_speedup(p));
   }
 }
 
@@ -318,7 +382,7 @@ const KernelPlan& pick_kernel(const LibraryPlan& lib, const std::string& wanted)
 int main(int argc, char** argv) {
   CLI::App app{"convgen: generates specialized CUDA convolution kernels (depthwise_conv2d, conv2d) from YAML specs"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("convgen 0.1.0"));
+  app.set_version_flag("--version", std::string("convgen ") + kConvgenVersion);
 
   CommonOptions common;
   std::string out_dir;
@@ -354,6 +418,37 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
 
+  std::string tune_db, tune_devices = "0";
+#ifdef CONVGEN_HAVE_TUNER
+  convgen::tune::TuneOptions tune_options;
+#else
+  struct { std::string kernels, objective = "hot", search = "auto", report_json; double budget_s = 20; bool retune = false;
+           unsigned long long seed = 1; int break_candidate = 0; } tune_options;
+#endif
+  auto* tune = app.add_subcommand(
+      "tune", "Search each kernel's schedules on this machine's GPU and record the fastest in a tuning database");
+  add_common(tune, common);
+  tune->add_option("--db", tune_db, "The tuning database to write (created, or updated and continued)")->required();
+  tune->add_option("--kernels", tune_options.kernels, "Tune only the kernels whose name contains this");
+  tune->add_option("--budget-s", tune_options.budget_s, "Seconds of search per kernel (a sampled search)")
+      ->check(CLI::Range(1.0, 86400.0))
+      ->capture_default_str();
+  tune->add_option("--devices", tune_devices, "GPUs to tune on, e.g. 0,1: one worker each, kernels split")
+      ->capture_default_str();
+  tune->add_flag("--retune", tune_options.retune, "Tune again kernels the database already holds for this GPU");
+  tune->add_option("--objective", tune_options.objective, "Rank by hot (CUDA graph replays) or cold (L2 flushed)")
+      ->check(CLI::IsMember({"hot", "cold"}))
+      ->capture_default_str();
+  tune->add_option("--search", tune_options.search,
+                   "auto: every schedule when few fit, else sampling and local search within the budget; "
+                   "exhaustive: every schedule that fits, no budget")
+      ->check(CLI::IsMember({"auto", "exhaustive"}))
+      ->capture_default_str();
+  tune->add_option("--seed", tune_options.seed, "Seed of the search's random draws")->capture_default_str();
+  tune->add_option("--report", tune_options.report_json, "Write every candidate of every kernel to this JSON file");
+  // For tests: the Nth candidate (not the default) is launched wrong and must be rejected.
+  tune->add_option("--break-candidate", tune_options.break_candidate)->group("");
+
   app.footer(
       "Exit status: 0 success; 1 invalid input (a spec that does not validate, a template or I/O error; "
       "nothing is written); 2 usage error (an unknown option, a missing argument, a spec path that is not a "
@@ -371,6 +466,35 @@ int main(int argc, char** argv) {
   }
 
   try {
+    if (*tune) {
+      // The kernels as planned without a database: tuning searches their spaces.
+      CommonOptions plain = common;
+      plain.tuning.clear();
+      plain.tuning_gpu.clear();
+      const LibraryPlan lib = load(plain);
+      const Templates templates = Templates::load(template_dir(common));
+#ifdef CONVGEN_HAVE_TUNER
+      tune_options.db_path = tune_db;
+      tune_options.devices.clear();
+      std::stringstream list(tune_devices);
+      for (std::string item; std::getline(list, item, ',');) {
+        try {
+          size_t used = 0;
+          tune_options.devices.push_back(std::stoi(item, &used));
+          if (used != item.size()) throw std::invalid_argument(item);
+        } catch (const std::exception&) {
+          std::fprintf(stderr, "--devices: '%s' is not a list of device numbers such as 0,1\n", tune_devices.c_str());
+          return 2;
+        }
+      }
+      return convgen::tune::run_tune(lib, templates, tune_options);
+#else
+      (void)lib;
+      std::fprintf(stderr, "convgen: error: this convgen was built without the CUDA toolkit's headers (cuda.h, "
+                           "nvrtc.h), so it cannot tune; rebuild it where the toolkit is installed\n");
+      return 1;
+#endif
+    }
     const LibraryPlan lib = load(common);
     if (*generate) {
       const Templates templates = Templates::load(template_dir(common));

@@ -78,6 +78,22 @@ std::vector<int> Knob::domain() const {
   return out;
 }
 
+std::vector<int> Knob::space() const {
+  const std::vector<int> all = domain();
+  if (all.size() <= kWholeSpace) return all;
+  const auto is_round = [](int v) {
+    for (int odd : {1, 3, 7}) {
+      if (v % odd == 0 && ((v / odd) & (v / odd - 1)) == 0) return true;
+    }
+    return false;
+  };
+  std::vector<int> out;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (i == 0 || i + 1 == all.size() || is_round(all[i])) out.push_back(all[i]);
+  }
+  return out;
+}
+
 std::string Knob::word(int value) const {
   if (kind == Kind::kBool) return value ? "true" : "false";
   if (kind == Kind::kChoice) return choices.at(static_cast<size_t>(value));

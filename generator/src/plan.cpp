@@ -3,8 +3,11 @@
 #include "convgen/gen/plan.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <stdexcept>
+
+#include "convgen/gen/tuning.hpp"
 
 namespace convgen::gen {
 
@@ -25,6 +28,21 @@ bool KernelPlan::flag(const std::string& name) const {
 }
 
 std::string kernel_name(const Workload& wl) { return wl.op_or_default().kernel_name(wl); }
+
+std::string origin_text(const KernelPlan& plan) {
+  switch (plan.origin) {
+    case ScheduleOrigin::kSpec:
+      return "set in the spec";
+    case ScheduleOrigin::kTuned: {
+      char speedup[32];
+      std::snprintf(speedup, sizeof speedup, "%.2fx", plan.tuned_us > 0 ? plan.default_us / plan.tuned_us : 0.0);
+      return "tuned on " + plan.tuned_gpu + ": " + speedup + " the speed of the default rule's";
+    }
+    case ScheduleOrigin::kDefault:
+      break;
+  }
+  return "the default rule";
+}
 
 Schedule default_schedule(const Workload& wl, const PlanOptions& options) {
   Workload bare = wl;
@@ -125,7 +143,7 @@ KernelPlan plan_kernel(const Workload& wl, const PlanOptions& options) {
 }
 
 LibraryPlan plan_library(const std::vector<Spec>& specs, const std::string& name_override,
-                         const PlanOptions& options, OnInvalidWorkload on_invalid) {
+                         const PlanOptions& options, OnInvalidWorkload on_invalid, const TuningSelection* tuning) {
   LibraryPlan lib;
   std::vector<Diagnostic> errors;
   lib.name = name_override;
@@ -148,12 +166,66 @@ LibraryPlan plan_library(const std::vector<Spec>& specs, const std::string& name
     errors.push_back({where, "no library name: add 'library: <name>' to the spec or pass --name"});
   }
 
+  // The GPU whose database entries apply: the one named, else the only one.
+  std::string gpu;
+  if (tuning != nullptr && tuning->db != nullptr) {
+    const std::vector<std::string> gpus = tuning->db->gpus();
+    gpu = tuning->gpu;
+    std::string names;
+    for (const std::string& g : gpus) names += (names.empty() ? "'" : ", '") + g + "'";
+    if (gpu.empty() && gpus.size() > 1) {
+      errors.push_back({SourceLocation{tuning->db->file, 1, 1},
+                        "the tuning database holds entries for several GPUs (" + names +
+                            "); name the target with --tuning-gpu (CMake: TUNING_GPU)"});
+    } else if (gpu.empty() && gpus.size() == 1) {
+      gpu = gpus.front();
+    } else if (!gpu.empty() && !gpus.empty() && std::find(gpus.begin(), gpus.end(), gpu) == gpus.end()) {
+      lib.tuning_notes.push_back({SourceLocation{tuning->db->file, 1, 1},
+                                  "no entry is for GPU '" + gpu + "' (the entries are for " + names +
+                                      "); every kernel keeps its default schedule"});
+    }
+  }
+
   std::map<std::string, KernelPlan> by_name;
   for (const Spec& spec : specs) {
     lib.skipped.insert(lib.skipped.end(), spec.skipped.begin(), spec.skipped.end());
     for (const Workload& wl : spec.workloads) {
       try {
-        KernelPlan plan = plan_kernel(wl, options);
+        const bool spec_schedule = wl.schedule.algorithm.has_value() || !wl.schedule.keys.empty();
+        const TuningEntry* entry = nullptr;
+        if (!spec_schedule && !gpu.empty()) entry = tuning->db->find(kernel_name(wl), gpu);
+        if (entry != nullptr) {
+          const Algorithm* algorithm = wl.op_or_default().algorithm(entry->schedule.algorithm.value_or(""));
+          const auto current = algorithm != nullptr ? tuning->fingerprints.find(algorithm->template_file)
+                                                    : tuning->fingerprints.end();
+          if (current != tuning->fingerprints.end() && current->second != entry->fingerprint) {
+            lib.tuning_notes.push_back({entry->where, "ignored: the entry for " + entry->kernel + " has fingerprint " +
+                                                          entry->fingerprint + ", but this generator and template " +
+                                                          algorithm->template_file + " give " + current->second +
+                                                          " (stale: tune it again)"});
+            entry = nullptr;
+          }
+        }
+        KernelPlan plan;
+        if (entry != nullptr) {
+          Workload tuned = wl;
+          tuned.schedule = entry->schedule;
+          try {
+            plan = plan_kernel(tuned, options);
+          } catch (const SpecError& e) {
+            // The schedule's own error points into the database.
+            throw SpecError({{entry->where, "the tuned schedule of " + entry->kernel + " does not fit the workload of " +
+                                                wl.where.str() + ": " + e.diagnostics().front().message}});
+          }
+          plan.workload.schedule = wl.schedule;
+          plan.origin = ScheduleOrigin::kTuned;
+          plan.tuned_gpu = gpu;
+          plan.tuned_us = entry->time_us;
+          plan.default_us = entry->default_us;
+        } else {
+          plan = plan_kernel(wl, options);
+          plan.origin = spec_schedule ? ScheduleOrigin::kSpec : ScheduleOrigin::kDefault;
+        }
         auto [it, inserted] = by_name.emplace(plan.name, plan);
         if (!inserted && it->second.schedule != plan.schedule) {
           errors.push_back({wl.where, "this workload is the problem of " + it->second.workload.where.str() +

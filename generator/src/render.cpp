@@ -168,6 +168,7 @@ ms::data kernel_data(const LibraryPlan& lib, const KernelPlan& p, const RenderOp
   v["activation_body"] = std::string(activation_code(wl.activation).body);
   v["activation_definition"] = std::string(activation_code(wl.activation).definition);
   v["schedule_summary"] = p.schedule.summary();
+  v["schedule_origin"] = origin_text(p);
   v["alignment"] = static_cast<long long>(p.alignment);
   v["max_batch"] = static_cast<long long>(p.max_batch);
   v["smem_bytes"] = static_cast<long long>(p.smem_bytes);

@@ -3,6 +3,7 @@
 #include "convgen/gen/spec.hpp"
 
 #include "convgen/gen/operator.hpp"
+#include "convgen/gen/tuning.hpp"
 
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
@@ -12,6 +13,9 @@
 #include <cctype>
 #include <cerrno>
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -90,6 +94,17 @@ constexpr size_t kMaxErrors = 100;      // diagnostics reported before reading s
 constexpr size_t kMaxShownText = 40;    // characters of a value echoed in a message
 
 const std::vector<std::string> kTopKeys = {"library", "defaults", "workloads"};
+// A tuning database: its keys, and one entry's.
+const std::vector<std::string> kTuningTopKeys = {"convgen_tuning", "entries"};
+const std::vector<std::string> kTuningEntryKeys = {
+    "kernel", "op", "gpu", "sms", "compute_capability", "schedule", "objective", "time_us", "default_us",
+    "default_schedule", "candidates", "tuning_s", "date", "fingerprint"};
+const std::vector<std::string> kTuningCandidateKeys = {"compiled", "verified", "rejected", "failed"};
+const std::vector<std::string> kObjectives = {"hot", "cold"};
+constexpr int kTuningFormat = 1;
+// A database holds an entry (~700 bytes) per kernel and GPU: 16 MiB is some
+// 20,000 of them, and bounds yaml-cpp's memory as kMaxSpecBytes does.
+constexpr std::uintmax_t kMaxTuningBytes = 16u << 20;
 // The words a workload's keys take.
 const std::vector<std::string> kDtypes = {"float32"};
 const std::vector<std::string> kLayouts = {"NCHW"};
@@ -223,6 +238,124 @@ class Parser {
     return spec;
   }
 
+  // A tuning database (tuning.hpp): the same checks, messages and limits as a spec.
+  TuningDb parse_tuning(const YAML::Node& root) {
+    TuningDb db;
+    db.file = file_;
+    if (!root.IsMap()) {
+      error(root, "a tuning database must be a mapping with the keys " + join(kTuningTopKeys));
+      return db;
+    }
+    check_keys(root, kTuningTopKeys, "at the top level of a tuning database");
+    const YAML::Node format = root["convgen_tuning"];
+    if (!format) {
+      error(root, "missing key 'convgen_tuning': the database format, " + std::to_string(kTuningFormat));
+    } else if (auto v = integer(format, "convgen_tuning", kTuningFormat, kTuningFormat); !v) {
+      return db;
+    }
+    const YAML::Node entries = root["entries"];
+    if (!entries) {
+      error(root, "missing key 'entries': a list of tuned kernels (may be [])");
+      return db;
+    }
+    if (!entries.IsSequence()) {
+      error(entries, "'entries' must be a list of tuned kernels, got " + text_of(entries));
+      return db;
+    }
+    for (const YAML::Node& item : entries) {
+      if (stopped_) break;
+      const size_t errors_before = diagnostics_.size();
+      if (!item.IsMap()) {
+        error(item, "each entry must be a mapping with the keys " + join(kTuningEntryKeys));
+        continue;
+      }
+      check_keys(item, kTuningEntryKeys, "in a tuning entry");
+      TuningEntry e;
+      e.where = at(item);
+      const auto required = [&](const char* key) {
+        const YAML::Node node = item[key];
+        if (!node) error(item, std::string("missing key '") + key + "' in a tuning entry");
+        return node;
+      };
+      if (const YAML::Node kernel = required("kernel")) {
+        if (kernel.IsScalar() && is_c_identifier(kernel.Scalar()) && kernel.Scalar().size() <= 200) {
+          e.kernel = kernel.Scalar();
+        } else {
+          error(kernel, "'kernel' must be a kernel name (a C identifier, as `convgen list` prints), got " +
+                            quoted(text_of(kernel)));
+        }
+      }
+      if (const YAML::Node op = required("op")) {
+        std::vector<std::string> names;
+        for (const Operator* known : operators()) names.push_back(known->name);
+        if (auto v = word(op, "op", names)) e.op = find_operator(*v);
+      }
+      if (const YAML::Node gpu = required("gpu")) e.gpu.name = text(gpu, "gpu", "the GPU's name").value_or("");
+      if (const YAML::Node sms = required("sms")) e.gpu.sms = integer(sms, "sms", 1, 100000).value_or(0);
+      if (const YAML::Node cc = required("compute_capability")) {
+        const std::string v = text(cc, "compute_capability", "major.minor, e.g. \"9.0\"").value_or("");
+        const size_t dot = v.find('.');
+        if (!v.empty() && (dot == std::string::npos || dot == 0 || dot + 1 == v.size() ||
+                           !std::all_of(v.begin(), v.end(), [](char c) { return std::isdigit(c) || c == '.'; }))) {
+          error(cc, "'compute_capability' must be major.minor, e.g. \"9.0\", got " + quoted(v));
+        }
+        e.gpu.compute_capability = v;
+      }
+      if (const YAML::Node schedule = required("schedule"); schedule && e.op != nullptr) {
+        parse_schedule(schedule, *e.op, e.schedule);
+        if (schedule.IsMap() && !schedule["algorithm"]) {
+          error(schedule, "a tuned schedule names its 'algorithm'");
+        }
+      }
+      if (const YAML::Node objective = item["objective"]) {
+        if (auto v = word(objective, "objective", kObjectives)) e.objective = *v;
+      }
+      if (const YAML::Node t = required("time_us")) e.time_us = positive(t, "time_us").value_or(0);
+      if (const YAML::Node t = required("default_us")) e.default_us = positive(t, "default_us").value_or(0);
+      if (const YAML::Node d = item["default_schedule"]) {
+        e.default_schedule = text(d, "default_schedule", "the default rule's schedule in words").value_or("");
+      }
+      if (const YAML::Node c = item["candidates"]) {
+        if (!c.IsMap()) {
+          error(c, "'candidates' must be a mapping with the keys " + join(kTuningCandidateKeys));
+        } else {
+          check_keys(c, kTuningCandidateKeys, "in 'candidates'");
+          int* counts[] = {&e.compiled, &e.verified, &e.rejected, &e.failed};
+          for (size_t i = 0; i < kTuningCandidateKeys.size(); ++i) {
+            if (const YAML::Node n = c[kTuningCandidateKeys[i]]) {
+              *counts[i] = integer(n, kTuningCandidateKeys[i], 0, 100000000).value_or(0);
+            }
+          }
+        }
+      }
+      if (const YAML::Node t = item["tuning_s"]) e.tuning_s = positive(t, "tuning_s").value_or(0);
+      if (const YAML::Node d = required("date")) {
+        const std::string v = text(d, "date", "YYYY-MM-DD").value_or("");
+        const bool ok = v.size() == 10 && v[4] == '-' && v[7] == '-' &&
+                        std::all_of(v.begin(), v.end(), [](char c) { return std::isdigit(c) || c == '-'; });
+        if (!v.empty() && !ok) error(d, "'date' must be YYYY-MM-DD, got " + quoted(v));
+        e.date = v;
+      }
+      if (const YAML::Node f = required("fingerprint")) {
+        const std::string v = text(f, "fingerprint", "16 hex digits").value_or("");
+        if (!v.empty() && (v.size() != 16 || !std::all_of(v.begin(), v.end(), [](char c) {
+                             return std::isdigit(c) || (c >= 'a' && c <= 'f');
+                           }))) {
+          error(f, "'fingerprint' must be 16 lower-case hex digits (as convgen tune writes it), got " + quoted(v));
+        }
+        e.fingerprint = v;
+      }
+      if (diagnostics_.size() != errors_before) continue;
+      if (const TuningEntry* first = db.find(e.kernel, e.gpu.name)) {
+        error(item, "a second entry for kernel " + e.kernel + " on GPU '" + e.gpu.name + "'; the first is at " +
+                        first->where.str() + " (one entry per kernel and GPU)");
+        continue;
+      }
+      db.put(std::move(e));
+    }
+    return db;
+  }
+
   // Every diagnostic; when reading stopped at kMaxErrors, a last one says so.
   std::vector<Diagnostic>& diagnostics() {
     if (stopped_ && (diagnostics_.empty() || diagnostics_.back().where.line != 0)) {
@@ -348,6 +481,26 @@ class Parser {
       return node.Scalar();
     }
     error(node, "'" + what + "' must be one of " + join(allowed) + ", got " + quoted(text_of(node)));
+    return std::nullopt;
+  }
+
+  // A non-empty scalar of at most 200 characters.
+  std::optional<std::string> text(const YAML::Node& node, const std::string& what, const std::string& meaning) {
+    if (node.IsScalar() && !node.Scalar().empty() && node.Scalar().size() <= 200) return node.Scalar();
+    error(node, "'" + what + "' must be " + meaning + " (at most 200 characters), got " + quoted(text_of(node)));
+    return std::nullopt;
+  }
+
+  // A finite number greater than zero.
+  std::optional<double> positive(const YAML::Node& node, const std::string& what) {
+    if (node.IsScalar()) {
+      const std::string& s = node.Scalar();
+      char* end = nullptr;
+      errno = 0;
+      const double v = std::strtod(s.c_str(), &end);
+      if (!s.empty() && end == s.c_str() + s.size() && errno == 0 && std::isfinite(v) && v > 0) return v;
+    }
+    error(node, "'" + what + "' must be a number greater than 0, got " + quoted(text_of(node)));
     return std::nullopt;
   }
 
@@ -646,14 +799,9 @@ std::string too_big(std::uintmax_t bytes) {
          " bytes (1 MiB): split the workloads over several spec files";
 }
 
-}  // namespace
-
-Spec parse_spec_text(const std::string& text, const std::string& path, OnInvalidWorkload on_invalid) {
-  if (text.size() > kMaxSpecBytes) {
-    throw SpecError({Diagnostic{SourceLocation{path, 0, 0}, too_big(text.size())}});
-  }
-  Parser parser(path, on_invalid);
-  YAML::Node root;
+// The YAML of a spec or a tuning database, `what` in messages: one document,
+// or a SpecError pointing at the syntax error.
+YAML::Node load_yaml(const std::string& text, const std::string& path, const std::string& what) {
   try {
     const std::vector<YAML::Mark> starts = document_starts(text);
     for (size_t i = 1; i < starts.size(); ++i) {
@@ -668,23 +816,80 @@ Spec parse_spec_text(const std::string& text, const std::string& path, OnInvalid
     if (starts.size() > 1) {
       // A second document would be dropped silently by a reader of the first.
       throw SpecError({Diagnostic{SourceLocation{path, starts[1].line + 1, starts[1].column + 1},
-                                  "a spec is one YAML document; this file holds more (the second starts here): "
-                                  "put every workload under one 'workloads' list, or use several spec files"}});
+                                  "a " + what + " is one YAML document; this file holds more (the second starts "
+                                  "here): " + (what == "spec" ? "put every workload under one 'workloads' list, or "
+                                                                "use several spec files"
+                                                              : "keep one 'entries' list")}});
     }
-    if (!starts.empty()) root = YAML::Load(text);
+    if (!starts.empty()) return YAML::Load(text);
+    return YAML::Node();
   } catch (const YAML::DeepRecursion& e) {
     // yaml-cpp stops a parse nested this deep (its message says "bad file").
     throw SpecError({Diagnostic{SourceLocation{path, e.mark.line + 1, e.mark.column + 1},
-                                "YAML nested more than " + std::to_string(e.depth()) +
-                                    " levels deep here; a spec nests a few levels (workloads, a workload, its "
-                                    "schedule, a list)"}});
+                                "YAML nested more than " + std::to_string(e.depth()) + " levels deep here; a " + what +
+                                    " nests a few levels (workloads, a workload, its schedule, a list)"}});
   } catch (const YAML::Exception& e) {
     // yaml-cpp's marks are 0-based, ours are 1-based.
     throw SpecError({Diagnostic{SourceLocation{path, e.mark.line + 1, e.mark.column + 1}, "YAML syntax: " + e.msg}});
   }
+}
+
+// The file's text, or a SpecError: not a regular file, larger than
+// `max_bytes` (checked before reading, so a huge file costs no memory), or
+// unreadable.
+std::string read_input(const std::string& path, std::uintmax_t max_bytes, const std::string& what,
+                       const std::function<std::string(std::uintmax_t)>& too_big_message) {
+  // Opening a FIFO or a device would wait for a writer, or never end.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw SpecError({Diagnostic{SourceLocation{path, 0, 0},
+                                std::filesystem::exists(path, ec)
+                                    ? "not a regular file (a directory, a FIFO or a device); a " + what +
+                                          " is a YAML file"
+                                    : "cannot open the " + what + " file: " + (ec ? ec.message() : "no such file")}});
+  }
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (!ec && size > max_bytes) throw SpecError({Diagnostic{SourceLocation{path, 0, 0}, too_big_message(size)}});
+  errno = 0;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw SpecError({Diagnostic{SourceLocation{path, 0, 0}, "cannot open the " + what + " file: " +
+                                                                (errno != 0 ? std::strerror(errno) : "unknown error")}});
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+std::string tuning_too_big(std::uintmax_t bytes) {
+  return "the tuning database is " + std::to_string(bytes) + " bytes; one is at most " +
+         std::to_string(kMaxTuningBytes) + " bytes (16 MiB): split it by spec";
+}
+
+}  // namespace
+
+Spec parse_spec_text(const std::string& text, const std::string& path, OnInvalidWorkload on_invalid) {
+  if (text.size() > kMaxSpecBytes) {
+    throw SpecError({Diagnostic{SourceLocation{path, 0, 0}, too_big(text.size())}});
+  }
+  Parser parser(path, on_invalid);
+  const YAML::Node root = load_yaml(text, path, "spec");
   Spec spec = parser.parse(root);
   if (!parser.diagnostics().empty()) throw SpecError(std::move(parser.diagnostics()));
   return spec;
+}
+
+TuningDb parse_tuning_text(const std::string& text, const std::string& path) {
+  if (text.size() > kMaxTuningBytes) throw SpecError({Diagnostic{SourceLocation{path, 0, 0}, tuning_too_big(text.size())}});
+  Parser parser(path, OnInvalidWorkload::kFail);
+  const YAML::Node root = load_yaml(text, path, "tuning database");
+  TuningDb db = parser.parse_tuning(root);
+  if (!parser.diagnostics().empty()) throw SpecError(std::move(parser.diagnostics()));
+  return db;
+}
+
+TuningDb parse_tuning_file(const std::string& path) {
+  return parse_tuning_text(read_input(path, kMaxTuningBytes, "tuning database", tuning_too_big), path);
 }
 
 SpecVocabulary spec_vocabulary() {
@@ -732,27 +937,7 @@ SpecVocabulary spec_vocabulary() {
 }
 
 Spec parse_spec_file(const std::string& path, OnInvalidWorkload on_invalid) {
-  // Opening a FIFO or a device would wait for a writer, or never end.
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    throw SpecError({Diagnostic{SourceLocation{path, 0, 0},
-                                std::filesystem::exists(path, ec)
-                                    ? "not a regular file (a directory, a FIFO or a device); a spec is a YAML file"
-                                    : "cannot open the spec file: " + (ec ? ec.message() : "no such file")}});
-  }
-  // Checked before reading, so that a huge file costs no memory.
-  const std::uintmax_t size = std::filesystem::file_size(path, ec);
-  if (!ec && size > kMaxSpecBytes) throw SpecError({Diagnostic{SourceLocation{path, 0, 0}, too_big(size)}});
-  errno = 0;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw SpecError({Diagnostic{SourceLocation{path, 0, 0},
-                                std::string("cannot open the spec file: ") +
-                                    (errno != 0 ? std::strerror(errno) : "unknown error")}});
-  }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return parse_spec_text(buffer.str(), path, on_invalid);
+  return parse_spec_text(read_input(path, kMaxSpecBytes, "spec", too_big), path, on_invalid);
 }
 
 }  // namespace convgen::gen

@@ -82,6 +82,7 @@ const Operator kOperator{
      "const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t",
      "n (0: runtime), c, h, w, c_out, kh, kw, stride h/w, pad top/bottom/left/right, dilation h/w, groups, "
      "epilogue, residual, activation"},
+    true,
 };
 
 }  // namespace convgen::gen::conv2d

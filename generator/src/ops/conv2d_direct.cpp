@@ -219,6 +219,18 @@ std::string describe(const Schedule& s) {
          num(s.at("ci_step"));
 }
 
+// As the template's launcher: grid (output channel blocks x tiles, batch),
+// block (columns, rows, channels).
+LaunchShape launch(const KernelPlan& p, int batch) {
+  LaunchShape l;
+  l.grid[0] = static_cast<unsigned>(p.number("grid_x"));
+  l.grid[1] = static_cast<unsigned>(batch);
+  l.block[0] = static_cast<unsigned>(p.schedule.at("threads_x"));
+  l.block[1] = static_cast<unsigned>(p.schedule.at("threads_y"));
+  l.block[2] = static_cast<unsigned>(p.schedule.at("threads_z"));
+  return l;
+}
+
 }  // namespace
 
 const Algorithm kDirect{
@@ -234,6 +246,7 @@ const Algorithm kDirect{
     "conv2d_nchw_direct.cu.mustache",
     &plan,
     &describe,
+    &launch,
 };
 
 }  // namespace convgen::gen::conv2d

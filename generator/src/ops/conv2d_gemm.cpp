@@ -167,6 +167,19 @@ std::string describe(const Schedule& s) {
          " (4x4 outputs each)";
 }
 
+// As the template's launcher: one block per pixel block and channel block;
+// the kernel takes the batch.
+LaunchShape launch(const KernelPlan& p, int batch) {
+  LaunchShape l;
+  const long long pixel_blocks = (static_cast<long long>(batch) * p.number("pixels") + p.schedule.at("block_pixels") - 1) /
+                                 p.schedule.at("block_pixels");
+  l.grid[0] = static_cast<unsigned>(pixel_blocks * p.number("m_blocks"));
+  l.block[0] = static_cast<unsigned>(p.block_threads);
+  l.has_count = true;
+  l.count = batch;
+  return l;
+}
+
 }  // namespace
 
 const Algorithm kGemm{
@@ -180,6 +193,7 @@ const Algorithm kGemm{
     "conv2d_nchw_gemm.cu.mustache",
     &plan,
     &describe,
+    &launch,
 };
 
 }  // namespace convgen::gen::conv2d

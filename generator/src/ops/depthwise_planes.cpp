@@ -100,6 +100,18 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
 
 std::string describe(const Schedule& s) { return "warps_per_block " + num(s.at("warps_per_block")); }
 
+// As the template's launcher: a lane per plane, the plane count passed on.
+LaunchShape launch(const KernelPlan& p, int batch) {
+  LaunchShape l;
+  const long long planes = static_cast<long long>(batch) * p.workload.c;
+  const long long per_block = p.number("planes_per_block");
+  l.grid[0] = static_cast<unsigned>((planes + per_block - 1) / per_block);
+  l.block[0] = static_cast<unsigned>(p.block_threads);
+  l.has_count = true;
+  l.count = planes;
+  return l;
+}
+
 }  // namespace
 
 // Planes of at most kPlanesMaxPlane values, where one lane's serial work
@@ -119,6 +131,7 @@ const Algorithm kPlanes{
     "depthwise_nchw_planes.cu.mustache",
     &plan,
     &describe,
+    &launch,
 };
 
 }  // namespace convgen::gen::depthwise

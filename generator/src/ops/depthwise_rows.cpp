@@ -220,6 +220,19 @@ Knob threads_per_block_knob() {
   return k;
 }
 
+// As the template's launcher: a group of lanes per band of a plane, the
+// group count passed on.
+LaunchShape launch(const KernelPlan& p, int batch) {
+  LaunchShape l;
+  const long long groups = static_cast<long long>(batch) * p.workload.c * p.number("bands");
+  const long long per_block = p.number("groups_per_block");
+  l.grid[0] = static_cast<unsigned>((groups + per_block - 1) / per_block);
+  l.block[0] = static_cast<unsigned>(p.block_threads);
+  l.has_count = true;
+  l.count = groups;
+  return l;
+}
+
 }  // namespace
 
 bool rows_fits_by_default(const Workload& wl) { return fit_rows(wl, std::nullopt, std::nullopt).has_value(); }
@@ -232,6 +245,7 @@ const Algorithm kRows{
     "depthwise_nchw_rows.cu.mustache",
     &plan,
     &describe,
+    &launch,
 };
 
 }  // namespace convgen::gen::depthwise

@@ -211,6 +211,20 @@ std::string describe(const Schedule& s) {
 
 
 
+// As the template's launcher: grid (tiles, channel groups, batch), block
+// (threads_x, threads_y, channels_per_block).
+LaunchShape launch(const KernelPlan& p, int batch) {
+  LaunchShape l;
+  const int channels_per_block = p.schedule.at("channels_per_block");
+  l.grid[0] = static_cast<unsigned>(p.number("grid_x"));
+  l.grid[1] = static_cast<unsigned>(p.workload.c / channels_per_block);
+  l.grid[2] = static_cast<unsigned>(batch);
+  l.block[0] = static_cast<unsigned>(p.schedule.at("threads_x"));
+  l.block[1] = static_cast<unsigned>(p.schedule.at("threads_y"));
+  l.block[2] = static_cast<unsigned>(channels_per_block);
+  return l;
+}
+
 }  // namespace
 
 const Algorithm kTiles{
@@ -226,6 +240,7 @@ const Algorithm kTiles{
     "depthwise_nchw.cu.mustache",
     &plan,
     &describe,
+    &launch,
 };
 
 }  // namespace convgen::gen::depthwise

@@ -44,8 +44,13 @@ struct Knob {
   static Knob flag(std::string key, std::string meaning);
   static Knob choice(std::string key, std::vector<std::string> words, std::string meaning);
 
-  // Every value the knob may take, in order (the tuner's space).
+  // Every value the knob may take, in order.
   std::vector<int> domain() const;
+  // The values the tuner tries, in order: the whole domain when it has at
+  // most kWholeSpace values, else those of the form 2^i, 3*2^i or 7*2^i (the
+  // sizes CNN planes and channel counts split into) and the range's ends.
+  static constexpr size_t kWholeSpace = 16;
+  std::vector<int> space() const;
   // The spec's word for a value: the number, true/false, or the choice.
   std::string word(int value) const;
 };
@@ -70,6 +75,22 @@ struct Schedule {
 using TemplateValue = std::variant<long long, bool, std::string>;
 using TemplateValues = std::map<std::string, TemplateValue>;
 
+// One launch of a kernel, as its template's launcher makes it: the tuner
+// launches kernels it compiled itself through this, and checks every one
+// (the default's included) against a reference, so a launch that drifted
+// from the template's would fail every tune.
+struct LaunchShape {
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  // The kernel's last argument, after its pointers: none, or an int count
+  // (of images, planes, thread groups or tiles).
+  bool has_count = false;
+  long long count = 0;
+  // grid[0] is at most the blocks resident on the device at once
+  // (persistent kernels: the launcher asks the occupancy API).
+  bool grid_capped_by_residency = false;
+};
+
 // One algorithm of one operator.
 struct Algorithm {
   std::string name;                // the spec's `algorithm:` word
@@ -82,6 +103,8 @@ struct Algorithm {
   void (*plan)(const Workload& wl, const PlanOptions& options, KernelPlan& plan) = nullptr;
   // The knob part of the one-line summary, e.g. "rows_per_thread 4, ...".
   std::string (*describe)(const Schedule& s) = nullptr;
+  // The launch for `batch` images (at most the plan's max_batch).
+  LaunchShape (*launch)(const KernelPlan& plan, int batch) = nullptr;
 };
 
 // How the runtime (runtime/include/convgen/convgen.h) names an operator's
@@ -110,6 +133,7 @@ struct Operator {
   void (*finish_plan)(const Workload& wl, const PlanOptions& options, KernelPlan& plan) = nullptr;
   void (*template_values)(const KernelPlan& plan, TemplateValues& values) = nullptr;
   RuntimeApi runtime;
+  bool takes_residual = false;  // its kernels take a residual pointer before the output
 
   const Algorithm* algorithm(const std::string& name) const;  // null if it has none of that name
   // The knob a spec key names, in `algorithm` or among the common knobs; null if none.

@@ -13,10 +13,18 @@
 
 namespace convgen::gen {
 
+// Where a kernel's schedule came from: the spec, a tuning database's entry
+// for the target GPU, or the default rule.
+enum class ScheduleOrigin { kDefault, kSpec, kTuned };
+
 struct KernelPlan {
   std::string name;  // the kernel's one name: file, symbol, registry key, CLI filter, bench row
   Workload workload;
   Schedule schedule;
+  ScheduleOrigin origin = ScheduleOrigin::kDefault;
+  // kTuned: the GPU, and the entry's times of this schedule and the default's.
+  std::string tuned_gpu;
+  double tuned_us = 0, default_us = 0;
 
   // Output shape.
   int out_h = 0, out_w = 0, out_channels = 0;
@@ -53,6 +61,10 @@ struct PlanOptions {
 // The name that encodes the problem, e.g. dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m1_ssrelu.
 std::string kernel_name(const Workload& wl);
 
+// "the default rule", "set in the spec" or "tuned on <gpu>: 1.23x the
+// default rule's time"; for headers and listings.
+std::string origin_text(const KernelPlan& plan);
+
 // The schedule a workload gets when the spec sets no knob.
 Schedule default_schedule(const Workload& wl, const PlanOptions& options = {});
 
@@ -67,15 +79,22 @@ struct LibraryPlan {
   std::vector<std::string> spec_files;
   std::vector<KernelPlan> kernels;  // sorted by name, duplicates merged
   std::vector<Diagnostic> skipped;  // with OnInvalidWorkload::kSkip: workloads left out, and why
+  // Tuning-database entries not applied, and why (stale fingerprint); for stderr.
+  std::vector<Diagnostic> tuning_notes;
 };
+
+struct TuningSelection;  // tuning.hpp
 
 // Plans every workload of the specs. The library is named `name_override`
 // when given, else by the specs' `library` key (which must then agree).
 // Throws SpecError with every problem found.
 // With OnInvalidWorkload::kSkip, a workload whose schedule does not fit is
 // left out and listed in `skipped` (with the specs' own skipped workloads).
+// With `tuning`, a workload whose spec sets no schedule key takes its
+// kernel's entry for the selected GPU, when its fingerprint is current.
 LibraryPlan plan_library(const std::vector<Spec>& specs, const std::string& name_override,
                          const PlanOptions& options = {},
-                         OnInvalidWorkload on_invalid = OnInvalidWorkload::kFail);
+                         OnInvalidWorkload on_invalid = OnInvalidWorkload::kFail,
+                         const TuningSelection* tuning = nullptr);
 
 }  // namespace convgen::gen

@@ -1,0 +1,32 @@
+// `convgen tune`: searches each kernel's schedule space on the GPU and
+// records the fastest verified schedule in a tuning database.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "convgen/gen/plan.hpp"
+#include "convgen/gen/render.hpp"
+
+namespace convgen::tune {
+
+struct TuneOptions {
+  std::string db_path;
+  std::string kernels;             // a substring of the kernel names to tune; empty: all
+  double budget_s = 20;            // per kernel, for the search (exhaustive runs ignore it)
+  std::vector<int> devices = {0};  // one worker per device
+  bool retune = false;             // tune again kernels the database already holds (for this GPU)
+  std::string objective = "hot";   // hot or cold
+  std::string search = "auto";     // auto (exhaustive when small, else sampled) or exhaustive
+  unsigned long long seed = 1;     // the search's random draws (inputs are drawn fresh every run)
+  int break_candidate = 0;         // test hook: launch the Nth candidate of each kernel one block short
+  std::string report_json;         // where to write every kernel's report (candidates included); empty: none
+};
+
+// Tunes `lib`'s kernels (planned with default schedules; those the spec
+// schedules are tuned too, but the build keeps the spec's). Returns the exit
+// status: 0 when every kernel was tuned (or kept), 1 on an error, 130 when
+// interrupted (the finished kernels are in the database).
+int run_tune(const gen::LibraryPlan& lib, const gen::Templates& templates, const TuneOptions& options);
+
+}  // namespace convgen::tune

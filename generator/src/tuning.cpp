@@ -1,0 +1,307 @@
+// The tuning database's writer and lookups, and the schedule space the
+// tuner searches (the parser shares the spec's, in spec.cpp).
+#include "convgen/gen/tuning.hpp"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+
+#include "convgen/gen/output.hpp"
+
+namespace convgen::gen {
+
+const TuningEntry* TuningDb::find(const std::string& kernel, const std::string& gpu) const {
+  for (const TuningEntry& e : entries) {
+    if (e.kernel == kernel && e.gpu.name == gpu) return &e;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> TuningDb::gpus() const {
+  std::vector<std::string> names;
+  for (const TuningEntry& e : entries) {
+    if (std::find(names.begin(), names.end(), e.gpu.name) == names.end()) names.push_back(e.gpu.name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+void TuningDb::put(TuningEntry entry) {
+  const auto key = [](const TuningEntry& e) { return std::tie(e.kernel, e.gpu.name); };
+  const auto it = std::lower_bound(entries.begin(), entries.end(), entry,
+                                   [&](const TuningEntry& a, const TuningEntry& b) { return key(a) < key(b); });
+  if (it != entries.end() && key(*it) == key(entry)) {
+    *it = std::move(entry);
+  } else {
+    entries.insert(it, std::move(entry));
+  }
+}
+
+namespace {
+
+// A value as YAML writes it: plain when it is a simple word, else quoted.
+std::string yaml_string(const std::string& s) {
+  const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+  if (plain && !std::isdigit(static_cast<unsigned char>(s.front()))) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string fixed(double v, int digits) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", digits, v);
+  return text;
+}
+
+// The schedule as a flow mapping, in the order of the algorithm's knobs then
+// the operator's common ones.
+std::string schedule_text(const TuningEntry& e) {
+  const Algorithm* algorithm = e.op->algorithm(e.schedule.algorithm.value_or(""));
+  std::string text = "{algorithm: " + (algorithm != nullptr ? algorithm->name : std::string("?"));
+  if (algorithm == nullptr) return text + "}";
+  for (const std::vector<Knob>* knobs : {&algorithm->knobs, &e.op->common_knobs}) {
+    for (const Knob& k : *knobs) {
+      if (!e.schedule.has(k.values.front())) continue;
+      text += ", " + k.key + ": ";
+      if (k.values.size() > 1) {
+        text += "[";
+        for (size_t i = 0; i < k.values.size(); ++i) {
+          text += (i ? ", " : "") + k.word(e.schedule.value(k.values[i]).value_or(0));
+        }
+        text += "]";
+      } else {
+        text += k.word(*e.schedule.value(k.values.front()));
+      }
+    }
+  }
+  return text + "}";
+}
+
+}  // namespace
+
+std::string tuning_text(const TuningDb& db) {
+  std::string t =
+      "# convgen tuning database: the schedule `convgen tune` measured fastest for each kernel\n"
+      "# on each GPU. Commit it beside the spec; the build applies the entries for its target GPU\n"
+      "# (convgen generate --tuning FILE [--tuning-gpu NAME]; CMake: convgen_add_library(... TUNING FILE)).\n"
+      "# A schedule written in the spec wins over an entry; an entry whose fingerprint is not the\n"
+      "# current generator's is reported and ignored. Times are microseconds.\n"
+      "convgen_tuning: 1\n";
+  if (db.entries.empty()) return t + "entries: []\n";
+  t += "entries:\n";
+  for (const TuningEntry& e : db.entries) {
+    t += "  - kernel: " + e.kernel + "\n";
+    t += "    op: " + e.op->name + "\n";
+    t += "    gpu: " + yaml_string(e.gpu.name) + "\n";
+    t += "    sms: " + std::to_string(e.gpu.sms) + "\n";
+    t += "    compute_capability: " + yaml_string(e.gpu.compute_capability) + "\n";
+    t += "    schedule: " + schedule_text(e) + "\n";
+    t += "    objective: " + e.objective + "\n";
+    t += "    time_us: " + fixed(e.time_us, 3) + "\n";
+    t += "    default_us: " + fixed(e.default_us, 3) + "\n";
+    t += "    default_schedule: " + yaml_string(e.default_schedule) + "\n";
+    t += "    candidates: {compiled: " + std::to_string(e.compiled) + ", verified: " + std::to_string(e.verified) +
+         ", rejected: " + std::to_string(e.rejected) + ", failed: " + std::to_string(e.failed) + "}\n";
+    t += "    tuning_s: " + fixed(e.tuning_s, 1) + "\n";
+    t += "    date: " + yaml_string(e.date) + "\n";
+    t += "    fingerprint: " + yaml_string(e.fingerprint) + "\n";
+  }
+  return t;
+}
+
+void write_tuning_file(const std::string& path, const TuningDb& db) {
+  const std::string text = tuning_text(db);
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) throw std::runtime_error("cannot write " + tmp);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw std::runtime_error("cannot rename " + tmp + " to " + path);
+  }
+}
+
+std::string tuning_fingerprint(const std::string& template_text) {
+  // FNV-1a, 64 bits: stable across machines and compilers (std::hash is not).
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  const auto mix = [&h](const std::string& s) {
+    for (unsigned char c : s) {
+      h ^= c;
+      h *= 0x100000001b3ULL;
+    }
+    h ^= 0xff;
+    h *= 0x100000001b3ULL;
+  };
+  mix(kConvgenVersion);
+  mix(template_text);
+  char text[17];
+  std::snprintf(text, sizeof text, "%016" PRIx64, h);
+  return text;
+}
+
+// ---------------------------------------------------------------------------
+// The schedule space.
+
+std::vector<AlgorithmSpace> schedule_space(const Workload& wl) {
+  const Operator& op = wl.op_or_default();
+  std::vector<AlgorithmSpace> spaces;
+  for (const Algorithm* a : op.algorithms) {
+    AlgorithmSpace s;
+    s.algorithm = a;
+    s.size = 1;
+    for (const std::vector<Knob>* knobs : {&a->knobs, &op.common_knobs}) {
+      for (const Knob& k : *knobs) {
+        s.knobs.push_back(&k);
+        s.size *= std::pow(static_cast<double>(k.space().size()), static_cast<double>(k.values.size()));
+      }
+    }
+    spaces.push_back(s);
+  }
+  return spaces;
+}
+
+Workload with_schedule(const Workload& wl, const Algorithm& algorithm, const std::map<std::string, int>& values) {
+  Workload out = wl;
+  ScheduleRequest& req = out.schedule;
+  req = ScheduleRequest{};
+  req.where = wl.where;
+  req.algorithm = algorithm.name;
+  req.values = values;
+  for (const std::vector<Knob>* knobs : {&algorithm.knobs, &algorithm.op->common_knobs}) {
+    for (const Knob& k : *knobs) {
+      if (values.count(k.values.front())) req.keys.push_back({k.key, wl.where, wl.where});
+    }
+  }
+  return out;
+}
+
+bool try_plan(const Workload& wl, const Algorithm& algorithm, const std::map<std::string, int>& values,
+              const PlanOptions& options, KernelPlan& plan) {
+  try {
+    KernelPlan p = plan_kernel(with_schedule(wl, algorithm, values), options);
+    // The plan fills knobs the values leave out: the schedule is what it planned.
+    if (p.schedule.algorithm != &algorithm) return false;
+    plan = std::move(p);
+    plan.workload.schedule = wl.schedule;
+    return true;
+  } catch (const SpecError&) {
+    return false;
+  }
+}
+
+namespace {
+
+// Every value name of a space, with the knob's space.
+struct Axis {
+  std::string name;
+  std::vector<int> values;
+};
+
+std::vector<Axis> axes_of(const Algorithm& algorithm) {
+  std::vector<Axis> axes;
+  for (const std::vector<Knob>* knobs : {&algorithm.knobs, &algorithm.op->common_knobs}) {
+    for (const Knob& k : *knobs) {
+      for (const std::string& name : k.values) axes.push_back({name, k.space()});
+    }
+  }
+  return axes;
+}
+
+}  // namespace
+
+bool enumerate_schedules(const Workload& wl, const AlgorithmSpace& space, double limit, const PlanOptions& options,
+                         std::vector<KernelPlan>& out) {
+  if (space.size > limit) return false;
+  const std::vector<Axis> axes = axes_of(*space.algorithm);
+  std::vector<size_t> at(axes.size(), 0);
+  while (true) {
+    std::map<std::string, int> values;
+    for (size_t i = 0; i < axes.size(); ++i) values[axes[i].name] = axes[i].values[at[i]];
+    KernelPlan plan;
+    if (try_plan(wl, *space.algorithm, values, options, plan)) out.push_back(std::move(plan));
+    size_t i = 0;
+    while (i < axes.size() && ++at[i] == axes[i].values.size()) at[i++] = 0;
+    if (i == axes.size()) break;
+  }
+  return true;
+}
+
+namespace {
+
+// The index of `value` in `values`, or of the nearest one.
+size_t nearest(const std::vector<int>& values, int value) {
+  size_t best = 0;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (std::abs(values[i] - value) < std::abs(values[best] - value)) best = i;
+  }
+  return best;
+}
+
+}  // namespace
+
+std::vector<KernelPlan> neighbour_schedules(const KernelPlan& from, const PlanOptions& options) {
+  const Algorithm& algorithm = *from.schedule.algorithm;
+  std::vector<KernelPlan> out;
+  std::vector<std::map<std::string, int>> tried;
+  const auto add = [&](const std::map<std::string, int>& values) {
+    if (values == from.schedule.values) return;
+    if (std::find(tried.begin(), tried.end(), values) != tried.end()) return;
+    tried.push_back(values);
+    KernelPlan plan;
+    if (try_plan(from.workload, algorithm, values, options, plan)) out.push_back(std::move(plan));
+  };
+  const auto moved = [&](std::map<std::string, int> values, const std::string& name, const std::vector<int>& space,
+                         int step) -> std::optional<std::map<std::string, int>> {
+    const long long i = static_cast<long long>(nearest(space, values.at(name))) + step;
+    if (i < 0 || i >= static_cast<long long>(space.size())) return std::nullopt;
+    values[name] = space[static_cast<size_t>(i)];
+    return values;
+  };
+  for (const std::vector<Knob>* knobs : {&algorithm.knobs, &algorithm.op->common_knobs}) {
+    for (const Knob& k : *knobs) {
+      const std::vector<int> space = k.space();
+      for (const std::string& name : k.values) {
+        for (int step : {-1, 1}) {
+          if (auto v = moved(from.schedule.values, name, space, step)) add(*v);
+        }
+      }
+      // A list knob's values often go together (a tile and its threads): move two at once.
+      for (size_t a = 0; a < k.values.size(); ++a) {
+        for (size_t b = a + 1; b < k.values.size(); ++b) {
+          for (int sa : {-1, 1}) {
+            for (int sb : {-1, 1}) {
+              auto v = moved(from.schedule.values, k.values[a], space, sa);
+              if (v) v = moved(*v, k.values[b], space, sb);
+              if (v) add(*v);
+            }
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+KernelPlan random_walk(const KernelPlan& from, int steps, std::mt19937_64& rng, const PlanOptions& options) {
+  KernelPlan at = from;
+  for (int i = 0; i < steps; ++i) {
+    std::vector<KernelPlan> next = neighbour_schedules(at, options);
+    if (next.empty()) break;
+    at = std::move(next[std::uniform_int_distribution<size_t>(0, next.size() - 1)(rng)]);
+  }
+  return at;
+}
+
+}  // namespace convgen::gen
