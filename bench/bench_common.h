@@ -286,4 +286,19 @@ void print_table(const std::vector<std::vector<std::string>>& cells, const std::
 
 std::string gpu_name();
 
+// The largest difference between a tuned and the default kernel's outputs,
+// relative to the largest output: both compute the same sums, in orders that
+// the schedules may change.
+constexpr double kMaxTunedRelativeError = 1e-5;
+
+// The schedule summary of the kernel `choice` names, from its library's list.
+template <typename KernelInfo>
+std::string schedule_of(const std::vector<KernelInfo>& kernels, const convgen::KernelChoice& choice) {
+  if (!choice.specialized) return "generic";
+  for (const KernelInfo& k : kernels) {
+    if (k.name == choice.kernel) return k.schedule;
+  }
+  return "?";
+}
+
 }  // namespace bench_common

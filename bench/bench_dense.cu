@@ -8,11 +8,21 @@
 //   - cuDNN's fastest fp32 (FMA, no TF32) algorithm for the convolution alone,
 //     hot and cold, and checks that its output matches convgen's;
 //   - a device-to-device copy of as many bytes as the row moves, cold;
+//   - when the program was built with a tuning database (CMake:
+//     CONVGEN_BENCH_DENSE_TUNING, which defines CONVGEN_BENCH_DENSE_HAS_TUNED),
+//     the row's kernel of the same spec built with the database applied
+//     (library bench_dense_tuned), hot and cold on the same buffers, its
+//     schedule beside the default one, and its output checked as the
+//     default's is (against cuDNN + the epilogue) and against the default
+//     kernel's output;
 // and reports each against the roofline: the larger of the row's bytes at the
 // copy ceiling and its FLOPs at the fp32 peak, both measured at start-up (the
 // peak by an SGEMM without TF32). See --help for the options.
 #include "bench_common.h"
 #include "bench_dense.h"  // generated from bench/dense_bench.yaml: namespace convgen::bench_dense
+#if defined(CONVGEN_BENCH_DENSE_HAS_TUNED)
+#include "bench_dense_tuned.h"  // the same spec, tuning database applied: namespace convgen::bench_dense_tuned
+#endif
 
 #include <convgen/convgen.h>
 #include <cublas_v2.h>
@@ -80,6 +90,10 @@ Options parse_options(int argc, char** argv) {
       "fastest algorithm of cudnnFindConvolutionForwardAlgorithmEx under CUDNN_FMA_MATH); the check accepts a\n"
       "max relative error (to the largest output) of 1e-4, 1e-3 where cuDNN chose a Winograd or FFT algorithm.\n"
       "copy_cold_us: cudaMemcpyAsync of half the row's bytes (reads + writes = the row's), cold.\n"
+      "Tuned (when built with CONVGEN_BENCH_DENSE_TUNING): the row's kernel from the same spec built with the\n"
+      "tuning database applied, timed the same way on the same buffers; tuned_speedup_hot = convgen hot / tuned\n"
+      "hot. Its output must match cuDNN + epilogue as the default's does, and the default kernel's output within a\n"
+      "max relative error (to the largest output) of 1e-5; a row that fails either makes the program exit 1.\n"
       "Environment: CONVGEN_COMMIT is written to the JSON as 'commit'.");
   parse_or_exit(app, argc, argv);
   return options;
@@ -350,6 +364,42 @@ CudnnConvShape cudnn_shape(const convgen::Conv2dProblem& p) {
 }
 
 // ---------------------------------------------------------------------------
+// The tuned library: the same spec built with a tuning database applied.
+// Without it (no CONVGEN_BENCH_DENSE_HAS_TUNED) nothing below is called.
+
+#if defined(CONVGEN_BENCH_DENSE_HAS_TUNED)
+constexpr bool kHasTuned = true;
+const char* const kTuningDb = CONVGEN_BENCH_DENSE_HAS_TUNED_DB;
+
+convgen::KernelChoice tuned_find(const convgen::Conv2dProblem& problem) {
+  return convgen::bench_dense_tuned::find(problem);
+}
+
+Launch tuned_launch(const convgen::Conv2dProblem& problem, const convgen::Conv2dArgs& args) {
+  return [problem, args](cudaStream_t stream) {
+    CONVGEN_CHECK(convgen::bench_dense_tuned::conv2d(problem, args, stream));
+  };
+}
+
+const std::vector<convgen::Conv2dKernelInfo>& tuned_kernels() { return convgen::bench_dense_tuned::conv2d_kernels(); }
+#else
+constexpr bool kHasTuned = false;
+const char* const kTuningDb = "";
+
+convgen::KernelChoice tuned_find(const convgen::Conv2dProblem&) { return {}; }
+
+Launch tuned_launch(const convgen::Conv2dProblem&, const convgen::Conv2dArgs&) {
+  return [](cudaStream_t) { fail(__FILE__, __LINE__, "no tuned library was linked"); };
+}
+
+const std::vector<convgen::Conv2dKernelInfo>& tuned_kernels() {
+  static const std::vector<convgen::Conv2dKernelInfo> none;
+  return none;
+}
+#endif
+
+
+// ---------------------------------------------------------------------------
 // Cross-check.
 
 // cuDNN's Winograd and FFT algorithms compute through transforms that round
@@ -382,6 +432,9 @@ struct Selected {
   convgen::KernelChoice choice;           // for the row
   convgen::KernelChoice plain_choice;     // for the row without epilogue
   convgen::KernelChoice residual_choice;  // for the row with a residual add
+  // With the tuned library: its kernel for the row, and both kernels' schedules.
+  convgen::KernelChoice tuned_choice;
+  std::string schedule, tuned_schedule;
 };
 
 // A selected row and what was measured for it; NaN: not measured.
@@ -400,6 +453,12 @@ struct RowResult : Selected {
   double check_limit = kNaN;           // the largest relative error the check accepts
   bool check_ok = true;                // false: a cross-check failed
 
+  // The tuned library's kernel for the row (measured only when it is linked).
+  double tuned_hot_us = kNaN, tuned_cold_us = kNaN;
+  double tuned_max_rel_err = kNaN;             // vs cuDNN + the epilogue on the host, as fused_max_rel_err
+  double tuned_vs_default_max_rel_err = kNaN;  // vs the default kernel's output
+  bool tuned_check_ok = true;                  // false: a check of the tuned output failed
+
   bool cudnn_ran() const { return !cudnn_algo.empty(); }
   double tflops() const { return flops / (convgen_hot_us * 1e6); }
   double cudnn_tflops() const { return flops / (cudnn_hot_us * 1e6); }
@@ -411,6 +470,11 @@ struct RowResult : Selected {
   double speedup_vs_cudnn() const { return cudnn_hot_us / convgen_hot_us; }
   double fused_plain_ratio() const { return convgen_hot_us / convgen_noepilogue_hot_us; }
   double residual_plain_ratio() const { return convgen_residual_hot_us / convgen_noepilogue_hot_us; }
+  double tuned_tflops() const { return flops / (tuned_hot_us * 1e6); }
+  double tuned_frac_roofline() const { return roofline_us / tuned_cold_us; }
+  double tuned_speedup_hot() const { return convgen_hot_us / tuned_hot_us; }
+  double tuned_speedup_cold() const { return convgen_cold_us / tuned_cold_us; }
+  bool tuned_changed() const { return tuned_schedule != schedule; }
 };
 
 Launch convgen_launch(const convgen::Conv2dProblem& problem, const convgen::Conv2dArgs& args) {
@@ -422,9 +486,9 @@ Launch convgen_launch(const convgen::Conv2dProblem& problem, const convgen::Conv
 // are applied to cuDNN's output on the host.
 void check_against_cudnn(RowResult& row, const Operands& ops, const std::vector<float>& fused_out,
                          const std::vector<float>& plain_out, const std::vector<float>& residual_out,
-                         const std::vector<float>& cudnn_out) {
+                         const std::vector<float>& cudnn_out, const std::vector<float>& fused_reference) {
   row.max_rel_err = max_relative_error(plain_out, cudnn_out);
-  row.fused_max_rel_err = max_relative_error(fused_out, apply_epilogue(cudnn_out, row.problem, ops));
+  row.fused_max_rel_err = max_relative_error(fused_out, fused_reference);
   row.residual_max_rel_err =
       max_relative_error(residual_out, apply_epilogue(cudnn_out, with_residual(row.problem), ops));
   row.check_limit = relative_error_limit(row.cudnn_algo);
@@ -436,6 +500,28 @@ void check_against_cudnn(RowResult& row, const Operands& ops, const std::vector<
                  "epilogue, %.3g with, %.3g with residual (limit %.0e)\n",
                  row.bench.suite.c_str(), row.bench.csv_line, row.cudnn_algo.c_str(), row.max_rel_err,
                  row.fused_max_rel_err, row.residual_max_rel_err, row.check_limit);
+  }
+}
+
+// Checks the tuned kernel's output (from the same run on poisoned buffers):
+// against cuDNN + the epilogue as the default's is, when cuDNN ran
+// (`fused_reference` not null; row.check_limit set), and always against the
+// default kernel's.
+void check_tuned(RowResult& row, const std::vector<float>& tuned_out, const std::vector<float>& default_out,
+                 const std::vector<float>* fused_reference) {
+  row.tuned_vs_default_max_rel_err = max_relative_error(tuned_out, default_out);
+  row.tuned_check_ok = error_ok(row.tuned_vs_default_max_rel_err, kMaxTunedRelativeError);
+  if (fused_reference) {
+    row.tuned_max_rel_err = max_relative_error(tuned_out, *fused_reference);
+    row.tuned_check_ok = row.tuned_check_ok && error_ok(row.tuned_max_rel_err, row.check_limit);
+  }
+  if (!row.tuned_check_ok) {
+    std::fprintf(stderr,
+                 "ERROR: %s (csv line %d): the TUNED kernel %s (%s) computes a different result: max relative "
+                 "error %.3g against the default kernel (limit %.0e), %.3g against cuDNN + epilogue (limit %.0e)\n",
+                 row.bench.suite.c_str(), row.bench.csv_line, row.tuned_choice.kernel.c_str(),
+                 row.tuned_schedule.c_str(), row.tuned_vs_default_max_rel_err, kMaxTunedRelativeError,
+                 row.tuned_max_rel_err, row.check_limit);
   }
 }
 
@@ -455,6 +541,9 @@ RowResult measure_row(const Selected& selected, double ceiling_tbps, double peak
   const Launch fused = convgen_launch(row.problem, make_args(row.problem, ops, out));
   const Launch plain = convgen_launch(plain_problem, make_args(plain_problem, ops, plain_out));
   const Launch residual = convgen_launch(residual_problem, make_args(residual_problem, ops, residual_out));
+  // The tuned kernel reads the same operands and writes its own output.
+  const DeviceBuffer tuned_out = kHasTuned ? DeviceBuffer::floats(outputs) : DeviceBuffer();
+  const Launch tuned = kHasTuned ? tuned_launch(row.problem, make_args(row.problem, ops, tuned_out)) : Launch();
 
   if (cudnn_handle && cudnn_supports(row.problem)) {
     const DeviceBuffer cudnn_out = DeviceBuffer::floats(outputs);
@@ -466,17 +555,33 @@ RowResult measure_row(const Selected& selected, double ceiling_tbps, double peak
     for (const DeviceBuffer* buffer : {&out, &plain_out, &residual_out, &cudnn_out}) {
       poison(*buffer, stopwatch.stream());
     }
+    if (kHasTuned) poison(tuned_out, stopwatch.stream());
     for (const Launch* launch : {&fused, &plain, &residual, &conv}) (*launch)(stopwatch.stream());
+    if (kHasTuned) tuned(stopwatch.stream());
     stopwatch.synchronize();
-    check_against_cudnn(row, ops, out.download(), plain_out.download(), residual_out.download(),
-                        cudnn_out.download());
+    const std::vector<float> cudnn_host = cudnn_out.download();
+    const std::vector<float> fused_reference = apply_epilogue(cudnn_host, row.problem, ops);
+    const std::vector<float> fused_host = out.download();
+    check_against_cudnn(row, ops, fused_host, plain_out.download(), residual_out.download(), cudnn_host,
+                        fused_reference);
+    if (kHasTuned) check_tuned(row, tuned_out.download(), fused_host, &fused_reference);
 
     row.cudnn_hot_us = stopwatch.hot_us(conv, options.hot_launches, options.hot_replays);
     row.cudnn_cold_us = stopwatch.cold_us(conv, options.trials);
+  } else if (kHasTuned) {
+    // No cuDNN output to check against: the tuned kernel against the default one.
+    for (const DeviceBuffer* buffer : {&out, &tuned_out}) poison(*buffer, stopwatch.stream());
+    for (const Launch* launch : {&fused, &tuned}) (*launch)(stopwatch.stream());
+    stopwatch.synchronize();
+    check_tuned(row, tuned_out.download(), out.download(), nullptr);
   }
 
   row.convgen_hot_us = stopwatch.hot_us(fused, options.hot_launches, options.hot_replays);
   row.convgen_cold_us = stopwatch.cold_us(fused, options.trials);
+  if (kHasTuned) {
+    row.tuned_hot_us = stopwatch.hot_us(tuned, options.hot_launches, options.hot_replays);
+    row.tuned_cold_us = stopwatch.cold_us(tuned, options.trials);
+  }
   row.copy_cold_us = copy_cold_us(stopwatch, bytes_moved(row.problem), options.trials);
   // Without an epilogue the plain problem is the row's own: measured once.
   row.convgen_noepilogue_hot_us = has_epilogue(row.problem)
@@ -499,8 +604,20 @@ std::vector<Selected> select_rows(const std::vector<BenchCase>& cases, const Opt
       fail_csv(options.csv_path, bench.csv_line, "invalid problem: " + choice.status.message);
     }
     if (choice.kernel.find(options.kernel_filter) == std::string::npos) continue;
-    selected.push_back({bench, problem, choice, convgen::bench_dense::find(without_epilogue(problem)),
-                        convgen::bench_dense::find(with_residual(problem))});
+    Selected s{bench,
+               problem,
+               choice,
+               convgen::bench_dense::find(without_epilogue(problem)),
+               convgen::bench_dense::find(with_residual(problem)),
+               {},
+               {},
+               {}};
+    if (kHasTuned) {
+      s.tuned_choice = tuned_find(problem);
+      s.schedule = schedule_of(convgen::bench_dense::conv2d_kernels(), s.choice);
+      s.tuned_schedule = schedule_of(tuned_kernels(), s.tuned_choice);
+    }
+    selected.push_back(s);
   }
   return selected;
 }
@@ -521,6 +638,10 @@ void warn_about_generic_kernels(const std::vector<Selected>& selected) {
     if (!s.residual_choice.specialized) {
       std::fprintf(stderr, "warning: %s with residual is served by the GENERIC kernel: %s\n", where.c_str(),
                    s.residual_choice.reason.c_str());
+    }
+    if (kHasTuned && !s.tuned_choice.specialized) {
+      std::fprintf(stderr, "warning: %s is served by the GENERIC kernel in the tuned library: %s\n", where.c_str(),
+                   s.tuned_choice.reason.c_str());
     }
   }
 }
@@ -577,6 +698,22 @@ Json row_json(const RowResult& r) {
   row["check_limit"] = error_value(r.check_limit);
   row["check_ok"] = r.cudnn_ran() ? Json(r.check_ok) : Json(nullptr);
   row["dispatch_reason"] = r.choice.reason;
+  if (kHasTuned) {
+    row["default_schedule"] = r.schedule;
+    row["tuned_name"] = r.tuned_choice.kernel;
+    row["tuned_specialized"] = r.tuned_choice.specialized;
+    row["tuned_schedule"] = r.tuned_schedule;
+    row["tuned_changed"] = r.tuned_changed();  // false: the database had no entry for the kernel
+    row["tuned_hot_us"] = number(r.tuned_hot_us, 3);
+    row["tuned_cold_us"] = number(r.tuned_cold_us, 3);
+    row["tuned_tflops"] = number(r.tuned_tflops(), 3);
+    row["tuned_frac_roofline"] = number(r.tuned_frac_roofline(), 4);
+    row["tuned_speedup_hot"] = number(r.tuned_speedup_hot(), 3);
+    row["tuned_speedup_cold"] = number(r.tuned_speedup_cold(), 3);
+    row["tuned_max_rel_err"] = error_value(r.tuned_max_rel_err);
+    row["tuned_vs_default_max_rel_err"] = error_value(r.tuned_vs_default_max_rel_err);
+    row["tuned_check_ok"] = r.tuned_check_ok;
+  }
   return row;
 }
 
@@ -587,6 +724,7 @@ Json results_document(const std::string& gpu, double ceiling_tbps, const Fp32Pea
   document["fp32_peak_tflops"] = number(peak.tflops, 3);
   document["fp32_peak_method"] = peak.method;
   document["cublas_version"] = peak.cublas_version;
+  if (kHasTuned) document["tuning_db"] = kTuningDb;
   finish_document(document, options, rows);
   return document;
 }
@@ -636,6 +774,48 @@ void print_results(const std::vector<RowResult>& rows, double ceiling_tbps, cons
   if (mismatched) std::cout << "\n" << mismatched << " row(s) where convgen and cuDNN disagree (MISMATCH).\n";
 }
 
+// The tuned library beside the default one: times, speedups, the schedule
+// where the database changed it, and the check of the tuned output.
+void print_tuned_results(const std::vector<RowResult>& rows) {
+  std::vector<std::vector<std::string>> cells = {{"suite", "NxCxHxW", "c_out", "k", "s", "epilogue", "cg hot",
+                                                  "tuned hot", "speedup hot", "cg cold", "tuned cold",
+                                                  "speedup cold", "tuned TFLOP/s", "tuned check", "tuned schedule"}};
+  const std::vector<bool> left = {true,  true,  false, true,  false, true,  false, false,
+                                  false, false, false, false, false, true,  true};
+  double log_sum = 0;
+  int measured = 0, slower = 0;
+  for (const RowResult& r : rows) {
+    const convgen::Conv2dProblem& p = r.problem;
+    cells.push_back({r.bench.suite, shape_text(p), std::to_string(p.c_out),
+                     std::to_string(p.kh) + "x" + std::to_string(p.kw), std::to_string(r.bench.stride),
+                     r.bench.epilogue, fixed(r.convgen_hot_us, 2), fixed(r.tuned_hot_us, 2),
+                     fixed(r.tuned_speedup_hot(), 3, "x"), fixed(r.convgen_cold_us, 2), fixed(r.tuned_cold_us, 2),
+                     fixed(r.tuned_speedup_cold(), 3, "x"), fixed(r.tuned_tflops(), 2),
+                     r.tuned_check_ok ? "ok" : "TUNED MISMATCH",
+                     r.tuned_changed() ? r.tuned_schedule : "(default) " + r.tuned_schedule});
+    const double speedup = r.tuned_speedup_hot();
+    if (std::isfinite(speedup) && speedup > 0) {
+      log_sum += std::log(speedup);
+      ++measured;
+      if (speedup < 1 / 1.02) ++slower;
+    }
+  }
+  std::cout << "\nTuned library (tuning database " << kTuningDb << "): the same spec with the database applied.\n"
+            << "speedup = convgen (default) time / tuned time; (default): the database left the schedule as it "
+               "was.\n\n";
+  print_table(cells, left);
+  if (measured) {
+    std::cout << "\nGeometric-mean hot speedup of the tuned library: " << fixed(std::exp(log_sum / measured), 3, "x")
+              << " over " << measured << " row(s); " << slower
+              << " row(s) where the tuned kernel is more than 2% slower (hot).\n";
+  }
+  const auto mismatched =
+      std::count_if(rows.begin(), rows.end(), [](const RowResult& r) { return !r.tuned_check_ok; });
+  if (mismatched) {
+    std::cout << "\n" << mismatched << " row(s) where the TUNED kernel computes a different result (TUNED MISMATCH).\n";
+  }
+}
+
 std::string progress_label(const Selected& s, size_t index, size_t total) {
   const convgen::Conv2dProblem& p = s.problem;
   return "[" + std::to_string(index + 1) + "/" + std::to_string(total) + "] " + s.bench.suite + " " +
@@ -674,10 +854,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "    convgen %.2f us hot (%.2f TFLOP/s), %.2f us cold; cuDNN %s us hot (%s)\n",
                  r.convgen_hot_us, r.tflops(), r.convgen_cold_us, fixed(r.cudnn_hot_us, 2).c_str(),
                  r.cudnn_ran() ? r.cudnn_algo.c_str() : "-");
+    if (kHasTuned) {
+      std::fprintf(stderr, "    tuned   %.2f us hot, %.2f us cold (%.3fx hot)%s: %s\n", r.tuned_hot_us,
+                   r.tuned_cold_us, r.tuned_speedup_hot(), r.tuned_check_ok ? "" : " TUNED MISMATCH",
+                   r.tuned_changed() ? r.tuned_schedule.c_str() : "default schedule");
+    }
   }
   if (cudnn) CUDNN_CHECK(cudnnDestroy(cudnn));
 
   print_results(results, ceiling_tbps, peak, gpu);
+  if (kHasTuned) print_tuned_results(results);
 
   Json rows = Json::array();
   for (const RowResult& r : results) rows.push_back(row_json(r));
@@ -685,8 +871,15 @@ int main(int argc, char** argv) {
     write_file(options.json_path, results_document(gpu, ceiling_tbps, peak, options, rows).dump(2) + "\n");
   }
   if (!options.csv_out_path.empty()) write_file(options.csv_out_path, rows_csv(rows));
-  // A row whose output disagrees with cuDNN fails the run (its times are still written).
+  // A row whose output disagrees with cuDNN, or whose tuned kernel's output
+  // differs, fails the run (its times are still written).
   const bool all_agree = std::all_of(results.begin(), results.end(), [](const RowResult& r) { return r.check_ok; });
   if (!all_agree) std::fprintf(stderr, "convgen_bench_dense: some rows disagree with cuDNN (MISMATCH above)\n");
-  return all_agree ? EXIT_SUCCESS : EXIT_FAILURE;
+  const bool tuned_ok =
+      std::all_of(results.begin(), results.end(), [](const RowResult& r) { return r.tuned_check_ok; });
+  if (!tuned_ok) {
+    std::fprintf(stderr, "convgen_bench_dense: the tuned library computes a different result on some rows "
+                         "(TUNED MISMATCH above)\n");
+  }
+  return all_agree && tuned_ok ? EXIT_SUCCESS : EXIT_FAILURE;
 }

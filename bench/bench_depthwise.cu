@@ -8,10 +8,19 @@
 //     hot and cold, and checks that its output matches convgen's;
 //   - a device-to-device copy of as many bytes as the row moves, cold: what
 //     any kernel of that size reaches;
+//   - when the program was built with a tuning database (CMake:
+//     CONVGEN_BENCH_TUNING, which defines CONVGEN_BENCH_HAS_TUNED), the
+//     kernel of the same spec built with the database applied (library
+//     bench_tuned), hot and cold on the same buffers, its schedule beside the
+//     default one, and its output checked as the default's is (against cuDNN
+//     + the epilogue) and against the default kernel's output;
 // and reports each against the floor set by the copy bandwidth measured at
 // start-up. See --help for the options and the timing method.
 #include "bench.h"  // generated from bench/depthwise_bench.yaml: namespace convgen::bench
 #include "bench_common.h"
+#if defined(CONVGEN_BENCH_HAS_TUNED)
+#include "bench_tuned.h"  // the same spec, tuning database applied: namespace convgen::bench_tuned
+#endif
 
 #include <convgen/convgen.h>
 #include <cuda_runtime.h>
@@ -52,6 +61,10 @@ Options parse_options(int argc, char** argv) {
       "copy ceiling (1 GiB device-to-device copy, bytes read + written, measured in the same run);\n"
       "*_frac_ceiling = floor_us / cold time. The cuDNN columns time the convolution alone.\n"
       "copy_cold_us: cudaMemcpyAsync of half the row's bytes (reads + writes = the row's), cold.\n"
+      "Tuned (when built with CONVGEN_BENCH_TUNING): the row's kernel from the same spec built with the tuning\n"
+      "database applied, timed the same way on the same buffers; tuned_speedup_hot = convgen hot / tuned hot.\n"
+      "Its output must match cuDNN + epilogue as the default's does, and the default kernel's output within\n"
+      "a max relative error (to the largest output) of 1e-5; a row that fails either makes the program exit 1.\n"
       "Environment: CONVGEN_COMMIT is written to the JSON as 'commit'.");
   parse_or_exit(app, argc, argv);
   return options;
@@ -240,6 +253,42 @@ CudnnConvShape cudnn_shape(const convgen::DepthwiseProblem& p) {
 }
 
 // ---------------------------------------------------------------------------
+// The tuned library: the same spec built with a tuning database applied.
+// Without it (no CONVGEN_BENCH_HAS_TUNED) nothing below is called.
+
+#if defined(CONVGEN_BENCH_HAS_TUNED)
+constexpr bool kHasTuned = true;
+const char* const kTuningDb = CONVGEN_BENCH_HAS_TUNED_DB;
+
+convgen::KernelChoice tuned_find(const convgen::DepthwiseProblem& problem) {
+  return convgen::bench_tuned::find(problem);
+}
+
+Launch tuned_launch(const convgen::DepthwiseProblem& problem, const convgen::DepthwiseArgs& args) {
+  return [problem, args](cudaStream_t stream) {
+    CONVGEN_CHECK(convgen::bench_tuned::depthwise_conv2d(problem, args, stream));
+  };
+}
+
+const std::vector<convgen::KernelInfo>& tuned_kernels() { return convgen::bench_tuned::kernels(); }
+#else
+constexpr bool kHasTuned = false;
+const char* const kTuningDb = "";
+
+convgen::KernelChoice tuned_find(const convgen::DepthwiseProblem&) { return {}; }
+
+Launch tuned_launch(const convgen::DepthwiseProblem&, const convgen::DepthwiseArgs&) {
+  return [](cudaStream_t) { fail(__FILE__, __LINE__, "no tuned library was linked"); };
+}
+
+const std::vector<convgen::KernelInfo>& tuned_kernels() {
+  static const std::vector<convgen::KernelInfo> none;
+  return none;
+}
+#endif
+
+
+// ---------------------------------------------------------------------------
 // Cross-check.
 
 // `conv` (cuDNN's output) with the problem's epilogue applied on the host.
@@ -263,6 +312,9 @@ struct Selected {
   convgen::DepthwiseProblem problem;
   convgen::KernelChoice choice;        // for the row
   convgen::KernelChoice plain_choice;  // for the row without epilogue
+  // With the tuned library: its kernel for the row, and both kernels' schedules.
+  convgen::KernelChoice tuned_choice;
+  std::string schedule, tuned_schedule;
 };
 
 // A selected row and what was measured for it; NaN: not measured.
@@ -280,11 +332,21 @@ struct RowResult : Selected {
   double fused_max_rel_err = kNaN;  // the row's kernel vs cuDNN + the epilogue on the host
   bool check_ok = true;             // false: a cross-check failed
 
+  // The tuned library's kernel for the row (measured only when it is linked).
+  double tuned_hot_us = kNaN, tuned_cold_us = kNaN;
+  double tuned_max_rel_err = kNaN;             // vs cuDNN + the epilogue on the host, as fused_max_rel_err
+  double tuned_vs_default_max_rel_err = kNaN;  // vs the default kernel's output
+  bool tuned_check_ok = true;                  // false: a check of the tuned output failed
+
   bool cudnn_ran() const { return !cudnn_algo.empty(); }
   double convgen_frac_ceiling() const { return floor_us / convgen_cold_us; }
   double cudnn_frac_ceiling() const { return floor_us / cudnn_cold_us; }
   double copy_frac_ceiling() const { return floor_us / copy_cold_us; }
   double speedup_vs_cudnn() const { return cudnn_hot_us / convgen_hot_us; }
+  double tuned_frac_ceiling() const { return floor_us / tuned_cold_us; }
+  double tuned_speedup_hot() const { return convgen_hot_us / tuned_hot_us; }
+  double tuned_speedup_cold() const { return convgen_cold_us / tuned_cold_us; }
+  bool tuned_changed() const { return tuned_schedule != schedule; }
 };
 
 Launch convgen_launch(const convgen::DepthwiseProblem& problem, const convgen::DepthwiseArgs& args) {
@@ -294,12 +356,12 @@ Launch convgen_launch(const convgen::DepthwiseProblem& problem, const convgen::D
 }
 
 // Compares the outputs of one run on poisoned buffers with cuDNN's: the plain
-// convolution directly, the fused kernel after the epilogue is applied to
-// cuDNN's output on the host.
-void check_against_cudnn(RowResult& row, const Operands& ops, const std::vector<float>& fused_out,
-                         const std::vector<float>& plain_out, const std::vector<float>& cudnn_out) {
+// convolution directly, the fused kernel against `fused_reference`, cuDNN's
+// output with the epilogue applied on the host.
+void check_against_cudnn(RowResult& row, const std::vector<float>& fused_out, const std::vector<float>& plain_out,
+                         const std::vector<float>& cudnn_out, const std::vector<float>& fused_reference) {
   row.max_rel_err = max_relative_error(plain_out, cudnn_out);
-  row.fused_max_rel_err = max_relative_error(fused_out, apply_epilogue(cudnn_out, row.problem, ops));
+  row.fused_max_rel_err = max_relative_error(fused_out, fused_reference);
   row.check_ok = error_ok(row.max_rel_err) && error_ok(row.fused_max_rel_err);
   if (!row.check_ok) {
     std::fprintf(stderr,
@@ -307,6 +369,27 @@ void check_against_cudnn(RowResult& row, const Operands& ops, const std::vector<
                  "epilogue, %.3g with (limit %.0e)\n",
                  row.bench.suite.c_str(), row.bench.csv_line, row.max_rel_err, row.fused_max_rel_err,
                  kMaxRelativeError);
+  }
+}
+
+// Checks the tuned kernel's output (from the same run on poisoned buffers):
+// against cuDNN + the epilogue as the default's is, when cuDNN ran
+// (`fused_reference` not null), and always against the default kernel's.
+void check_tuned(RowResult& row, const std::vector<float>& tuned_out, const std::vector<float>& default_out,
+                 const std::vector<float>* fused_reference) {
+  row.tuned_vs_default_max_rel_err = max_relative_error(tuned_out, default_out);
+  row.tuned_check_ok = error_ok(row.tuned_vs_default_max_rel_err, kMaxTunedRelativeError);
+  if (fused_reference) {
+    row.tuned_max_rel_err = max_relative_error(tuned_out, *fused_reference);
+    row.tuned_check_ok = row.tuned_check_ok && error_ok(row.tuned_max_rel_err);
+  }
+  if (!row.tuned_check_ok) {
+    std::fprintf(stderr,
+                 "ERROR: %s (csv line %d): the TUNED kernel %s (%s) computes a different result: max relative "
+                 "error %.3g against the default kernel (limit %.0e), %.3g against cuDNN + epilogue (limit %.0e)\n",
+                 row.bench.suite.c_str(), row.bench.csv_line, row.tuned_choice.kernel.c_str(),
+                 row.tuned_schedule.c_str(), row.tuned_vs_default_max_rel_err, kMaxTunedRelativeError,
+                 row.tuned_max_rel_err, kMaxRelativeError);
   }
 }
 
@@ -321,6 +404,9 @@ RowResult measure_row(const Selected& selected, double ceiling_tbps, cudnnHandle
   const DeviceBuffer out = DeviceBuffer::floats(outputs), plain_out = DeviceBuffer::floats(outputs);
   const Launch fused = convgen_launch(row.problem, make_args(row.problem, ops, out));
   const Launch plain = convgen_launch(plain_problem, make_args(plain_problem, ops, plain_out));
+  // The tuned kernel reads the same operands and writes its own output.
+  const DeviceBuffer tuned_out = kHasTuned ? DeviceBuffer::floats(outputs) : DeviceBuffer();
+  const Launch tuned = kHasTuned ? tuned_launch(row.problem, make_args(row.problem, ops, tuned_out)) : Launch();
 
   if (cudnn_handle && cudnn_supports(row.problem)) {
     const DeviceBuffer cudnn_out = DeviceBuffer::floats(outputs);
@@ -330,16 +416,32 @@ RowResult measure_row(const Selected& selected, double ceiling_tbps, cudnnHandle
     row.cudnn_algo = cudnn.algorithm();
 
     for (const DeviceBuffer* buffer : {&out, &plain_out, &cudnn_out}) poison(*buffer, stopwatch.stream());
+    if (kHasTuned) poison(tuned_out, stopwatch.stream());
     for (const Launch* launch : {&fused, &plain, &conv}) (*launch)(stopwatch.stream());
+    if (kHasTuned) tuned(stopwatch.stream());
     stopwatch.synchronize();
-    check_against_cudnn(row, ops, out.download(), plain_out.download(), cudnn_out.download());
+    const std::vector<float> cudnn_host = cudnn_out.download();
+    const std::vector<float> fused_reference = apply_epilogue(cudnn_host, row.problem, ops);
+    const std::vector<float> fused_host = out.download();
+    check_against_cudnn(row, fused_host, plain_out.download(), cudnn_host, fused_reference);
+    if (kHasTuned) check_tuned(row, tuned_out.download(), fused_host, &fused_reference);
 
     row.cudnn_hot_us = stopwatch.hot_us(conv, options.hot_launches, options.hot_replays);
     row.cudnn_cold_us = stopwatch.cold_us(conv, options.trials);
+  } else if (kHasTuned) {
+    // No cuDNN output to check against: the tuned kernel against the default one.
+    for (const DeviceBuffer* buffer : {&out, &tuned_out}) poison(*buffer, stopwatch.stream());
+    for (const Launch* launch : {&fused, &tuned}) (*launch)(stopwatch.stream());
+    stopwatch.synchronize();
+    check_tuned(row, tuned_out.download(), out.download(), nullptr);
   }
 
   row.convgen_hot_us = stopwatch.hot_us(fused, options.hot_launches, options.hot_replays);
   row.convgen_cold_us = stopwatch.cold_us(fused, options.trials);
+  if (kHasTuned) {
+    row.tuned_hot_us = stopwatch.hot_us(tuned, options.hot_launches, options.hot_replays);
+    row.tuned_cold_us = stopwatch.cold_us(tuned, options.trials);
+  }
   row.copy_cold_us = copy_cold_us(stopwatch, bytes_moved(row.problem), options.trials);
   // Without an epilogue the plain problem is the row's own: measured once.
   row.convgen_noepilogue_hot_us = has_epilogue(row.problem)
@@ -361,7 +463,13 @@ std::vector<Selected> select_rows(const std::vector<BenchCase>& cases, const Opt
       fail_csv(options.csv_path, bench.csv_line, "invalid problem: " + choice.status.message);
     }
     if (choice.kernel.find(options.kernel_filter) == std::string::npos) continue;
-    selected.push_back({bench, problem, choice, convgen::bench::find(without_epilogue(problem))});
+    Selected s{bench, problem, choice, convgen::bench::find(without_epilogue(problem)), {}, {}, {}};
+    if (kHasTuned) {
+      s.tuned_choice = tuned_find(problem);
+      s.schedule = schedule_of(convgen::bench::kernels(), s.choice);
+      s.tuned_schedule = schedule_of(tuned_kernels(), s.tuned_choice);
+    }
+    selected.push_back(s);
   }
   return selected;
 }
@@ -377,6 +485,10 @@ void warn_about_generic_kernels(const std::vector<Selected>& selected) {
     if (has_epilogue(s.problem) && !s.plain_choice.specialized) {
       std::fprintf(stderr, "warning: %s (csv line %d) without epilogue is served by the GENERIC kernel: %s\n",
                    s.bench.suite.c_str(), s.bench.csv_line, s.plain_choice.reason.c_str());
+    }
+    if (kHasTuned && !s.tuned_choice.specialized) {
+      std::fprintf(stderr, "warning: %s (csv line %d) is served by the GENERIC kernel in the tuned library: %s\n",
+                   s.bench.suite.c_str(), s.bench.csv_line, s.tuned_choice.reason.c_str());
     }
   }
 }
@@ -420,12 +532,28 @@ Json row_json(const RowResult& r) {
   row["fused_max_rel_err"] = error_value(r.fused_max_rel_err);
   row["check_ok"] = r.cudnn_ran() ? Json(r.check_ok) : Json(nullptr);
   row["dispatch_reason"] = r.choice.reason;
+  if (kHasTuned) {
+    row["default_schedule"] = r.schedule;
+    row["tuned_name"] = r.tuned_choice.kernel;
+    row["tuned_specialized"] = r.tuned_choice.specialized;
+    row["tuned_schedule"] = r.tuned_schedule;
+    row["tuned_changed"] = r.tuned_changed();  // false: the database had no entry for the kernel
+    row["tuned_hot_us"] = number(r.tuned_hot_us, 3);
+    row["tuned_cold_us"] = number(r.tuned_cold_us, 3);
+    row["tuned_frac_ceiling"] = number(r.tuned_frac_ceiling(), 4);
+    row["tuned_speedup_hot"] = number(r.tuned_speedup_hot(), 3);
+    row["tuned_speedup_cold"] = number(r.tuned_speedup_cold(), 3);
+    row["tuned_max_rel_err"] = error_value(r.tuned_max_rel_err);
+    row["tuned_vs_default_max_rel_err"] = error_value(r.tuned_vs_default_max_rel_err);
+    row["tuned_check_ok"] = r.tuned_check_ok;
+  }
   return row;
 }
 
 // The whole run: where and how it was measured, then the rows.
 Json results_document(const std::string& gpu, double ceiling_tbps, const Options& options, const Json& rows) {
   Json document = start_document(gpu, ceiling_tbps, options);
+  if (kHasTuned) document["tuning_db"] = kTuningDb;
   finish_document(document, options, rows);
   return document;
 }
@@ -471,6 +599,47 @@ void print_results(const std::vector<RowResult>& rows, double ceiling_tbps, cons
   if (mismatched) std::cout << "\n" << mismatched << " row(s) where convgen and cuDNN disagree (MISMATCH).\n";
 }
 
+// The tuned library beside the default one: times, speedups, the schedule
+// where the database changed it, and the check of the tuned output.
+void print_tuned_results(const std::vector<RowResult>& rows) {
+  std::vector<std::vector<std::string>> cells = {{"suite", "NxCxHxW", "k", "s", "m", "epilogue", "cg hot",
+                                                  "tuned hot", "speedup hot", "cg cold", "tuned cold",
+                                                  "speedup cold", "tuned check", "tuned schedule"}};
+  const std::vector<bool> left = {true,  true,  true,  false, false, true, false,
+                                  false, false, false, false, false, true, true};
+  double log_sum = 0;
+  int measured = 0, slower = 0;
+  for (const RowResult& r : rows) {
+    const convgen::DepthwiseProblem& p = r.problem;
+    cells.push_back({r.bench.suite, shape_text(p), std::to_string(p.kh) + "x" + std::to_string(p.kw),
+                     std::to_string(r.bench.stride), std::to_string(p.multiplier), r.bench.epilogue,
+                     fixed(r.convgen_hot_us, 2), fixed(r.tuned_hot_us, 2), fixed(r.tuned_speedup_hot(), 3, "x"),
+                     fixed(r.convgen_cold_us, 2), fixed(r.tuned_cold_us, 2), fixed(r.tuned_speedup_cold(), 3, "x"),
+                     r.tuned_check_ok ? "ok" : "TUNED MISMATCH",
+                     r.tuned_changed() ? r.tuned_schedule : "(default) " + r.tuned_schedule});
+    const double speedup = r.tuned_speedup_hot();
+    if (std::isfinite(speedup) && speedup > 0) {
+      log_sum += std::log(speedup);
+      ++measured;
+      if (speedup < 1 / 1.02) ++slower;
+    }
+  }
+  std::cout << "\nTuned library (tuning database " << kTuningDb << "): the same spec with the database applied.\n"
+            << "speedup = convgen (default) time / tuned time; (default): the database left the schedule as it "
+               "was.\n\n";
+  print_table(cells, left);
+  if (measured) {
+    std::cout << "\nGeometric-mean hot speedup of the tuned library: " << fixed(std::exp(log_sum / measured), 3, "x")
+              << " over " << measured << " row(s); " << slower
+              << " row(s) where the tuned kernel is more than 2% slower (hot).\n";
+  }
+  const auto mismatched =
+      std::count_if(rows.begin(), rows.end(), [](const RowResult& r) { return !r.tuned_check_ok; });
+  if (mismatched) {
+    std::cout << "\n" << mismatched << " row(s) where the TUNED kernel computes a different result (TUNED MISMATCH).\n";
+  }
+}
+
 std::string progress_label(const Selected& s, size_t index, size_t total) {
   const convgen::DepthwiseProblem& p = s.problem;
   return "[" + std::to_string(index + 1) + "/" + std::to_string(total) + "] " + s.bench.suite + " " +
@@ -507,10 +676,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "    convgen %.2f us hot, %.2f us cold; cuDNN %s us hot (%s)\n", r.convgen_hot_us,
                  r.convgen_cold_us, fixed(r.cudnn_hot_us, 2).c_str(),
                  r.cudnn_ran() ? r.cudnn_algo.c_str() : "-");
+    if (kHasTuned) {
+      std::fprintf(stderr, "    tuned   %.2f us hot, %.2f us cold (%.3fx hot)%s: %s\n", r.tuned_hot_us,
+                   r.tuned_cold_us, r.tuned_speedup_hot(), r.tuned_check_ok ? "" : " TUNED MISMATCH",
+                   r.tuned_changed() ? r.tuned_schedule.c_str() : "default schedule");
+    }
   }
   if (cudnn) CUDNN_CHECK(cudnnDestroy(cudnn));
 
   print_results(results, ceiling_tbps, gpu);
+  if (kHasTuned) print_tuned_results(results);
 
   Json rows = Json::array();
   for (const RowResult& r : results) rows.push_back(row_json(r));
@@ -518,5 +693,13 @@ int main(int argc, char** argv) {
     write_file(options.json_path, results_document(gpu, ceiling_tbps, options, rows).dump(2) + "\n");
   }
   if (!options.csv_out_path.empty()) write_file(options.csv_out_path, rows_csv(rows));
+  // A tuned kernel whose output differs fails the run (its times are still written).
+  const bool tuned_ok =
+      std::all_of(results.begin(), results.end(), [](const RowResult& r) { return r.tuned_check_ok; });
+  if (!tuned_ok) {
+    std::fprintf(stderr, "convgen_bench_depthwise: the tuned library computes a different result on some rows "
+                         "(TUNED MISMATCH above)\n");
+    return EXIT_FAILURE;
+  }
   return EXIT_SUCCESS;
 }

@@ -7,6 +7,11 @@ Depthwise: one column of panels per suite (in the order the suites first appear)
               black tick for a device-to-device copy of the same bytes
               for convgen, cuDNN and PyTorch, where a cold time exists
 
+Rows measured with a tuned library (convgen_bench_depthwise / _dense built
+with a tuning database: tuned_hot_us, tuned_cold_us, ...) add a "convgen tuned"
+bar beside convgen's in the panels of their suite; without them the figure
+is as before.
+
 Dense conv2d (when the JSON has dense rows: its "dense" object, or top-level
 rows with a "c_out" key), below the depthwise panels, one column per suite:
   hot time: convgen fused, convgen plain, convgen with residual, cuDNN (conv
@@ -33,10 +38,13 @@ SERIES = [
     ("cuDNN", "cudnn_hot_us", "cudnn_cold_us", "cudnn_frac_ceiling", "#ff7f0e"),
     ("PyTorch", "torch_hot_us", "torch_cold_us", "torch_frac_ceiling", "#2ca02c"),
 ]
+# The same spec built with a tuning database; drawn beside convgen only in suites that have it.
+TUNED_SERIES = ("convgen tuned", "tuned_hot_us", "tuned_cold_us", "tuned_frac_ceiling", "#9467bd")
 
 # Dense panels: (label, hot key, colour) and (label, cold key, precomputed fraction key, colour).
 DENSE_HOT_SERIES = [
     ("convgen fused", "convgen_hot_us", "#1f77b4"),
+    ("convgen tuned fused", "tuned_hot_us", "#9467bd"),
     ("convgen plain", "convgen_noepilogue_hot_us", "#9ecae1"),
     ("convgen + residual", "convgen_residual_hot_us", "#08519c"),
     ("cuDNN (conv alone)", "cudnn_hot_us", "#ff7f0e"),
@@ -44,6 +52,7 @@ DENSE_HOT_SERIES = [
 ]
 DENSE_ROOF_SERIES = [
     ("convgen fused", "convgen_cold_us", "convgen_frac_roofline", "#1f77b4"),
+    ("convgen tuned fused", "tuned_cold_us", "tuned_frac_roofline", "#9467bd"),
     ("cuDNN (conv alone)", "cudnn_cold_us", "cudnn_frac_roofline", "#ff7f0e"),
     ("PyTorch fused", "torch_cold_us", "torch_frac_roofline", "#2ca02c"),
 ]
@@ -146,9 +155,16 @@ def draw_bars(ax, labels, series_values, width=0.8):
     ax.grid(axis="y", alpha=0.3, which="both")
 
 
+def series_of(rows):
+    """SERIES, with the tuned library after convgen when any of `rows` was measured with it."""
+    if not any(num(r.get(TUNED_SERIES[1])) or num(r.get(TUNED_SERIES[2])) for r in rows):
+        return SERIES
+    return SERIES[:1] + [TUNED_SERIES] + SERIES[1:]
+
+
 def draw_hot_panel(ax, suite, rows, labels):
     series = [(name, colour, [num(r.get(hot)) for r in rows])
-              for name, hot, _, _, colour in SERIES]
+              for name, hot, _, _, colour in series_of(rows)]
     draw_bars(ax, labels, series)
     values = [v for _, _, vals in series for v in vals if v is not None]
     if values and max(values) / min(values) > LOG_RANGE:
@@ -159,7 +175,7 @@ def draw_hot_panel(ax, suite, rows, labels):
 
 def draw_ceiling_panel(ax, suite, rows, labels):
     series = [(name, colour, [frac_ceiling(r, cold, frac) for r in rows])
-              for name, _, cold, frac, colour in SERIES]
+              for name, _, cold, frac, colour in series_of(rows)]
     # Leave out a library with no cold numbers at all rather than show an empty legend entry.
     series = [s for s in series if any(v is not None for v in s[2])]
     if not series:

@@ -14,6 +14,12 @@ carrying at least DENSE_REQUIRED_ROW_KEYS.
 Dense rows are those of the input's "dense" object (as scripts/gpu_check.sh
 writes it) and any top-level row with a "c_out" key (a convgen_bench_dense
 JSON given directly).
+
+Depthwise rows measured with a tuned library (convgen_bench_depthwise built
+with CONVGEN_BENCH_TUNING: rows carry tuned_hot_us, tuned_schedule, ...) add
+four columns to their suite's table (default hot, tuned hot, speedup, tuned
+schedule) and a summary of the tuned library; without them the page and the
+JSON are as before.
 """
 
 import argparse
@@ -38,10 +44,12 @@ DENSE_REQUIRED_ROW_KEYS = [
 # Top-level keys of the dense benchmark copied through to benchmarks.json's "dense" object.
 DENSE_META_KEYS = ["gpu", "commit", "date", "copy_ceiling_tbps", "fp32_peak_tflops", "fp32_peak_method",
                    "cublas_version", "cudnn_version"]
+# ... and these when present (a dense benchmark built with a tuning database).
+DENSE_OPTIONAL_META_KEYS = ["tuning_db"]
 
 # Top-level keys copied through to benchmarks.json when present.
 META_KEYS = ["gpu", "commit", "date", "copy_ceiling_tbps", "torch_version",
-             "torch_cudnn_version", "torch_method"]
+             "torch_cudnn_version", "torch_method", "tuning_db"]
 
 TABLE_COLUMNS = [
     "workload (N×C×H×W k s mult epilogue)", "specialized", "floor µs", "convgen hot µs",
@@ -49,6 +57,15 @@ TABLE_COLUMNS = [
     "PyTorch plain hot µs", "convgen % of ceiling (cold)", "copy % of ceiling (cold)", "speedup vs cuDNN (hot)",
     "speedup vs PyTorch (hot)",
 ]
+
+# Added to a suite's table when its rows were measured with a tuned library.
+TUNED_TABLE_COLUMNS = ["default hot µs", "tuned hot µs", "tuned speedup (hot)", "tuned schedule"]
+
+# A tuned kernel this much slower than the default (hot) is counted as slower.
+TUNED_SLOWER_MARGIN = 1.02
+# Rows where the default kernel reaches less than this fraction of what a copy
+# of the same bytes reaches (cold) have room left for a better schedule.
+TUNED_HEADROOM = 0.9
 
 METHOD_TEXT = """\
 ## How each number was taken
@@ -88,6 +105,19 @@ launch unless marked otherwise.
   (launch, ramp-up and tail take a few µs), so this is what a kernel of that
   size can reach.
 - **speedup vs X (hot)**: X hot µs / convgen hot µs; above 1× convgen is faster.
+"""
+
+TUNED_METHOD_TEXT = """\
+- **tuned**: the kernel convgen generated for the workload from the same spec
+  with a tuning database (`convgen tune`) applied, built into the same
+  benchmark program and timed in the same run, on the same buffers and with
+  the same hot and cold methods as the default kernel (*default hot µs*, the
+  same number as *convgen hot µs*). Its output is checked against cuDNN plus
+  the epilogue as the default's is, and against the default kernel's output
+  (largest difference up to 1e-5 of the largest output).
+  **tuned speedup (hot)** = default hot µs / tuned hot µs; above 1× the tuned
+  kernel is faster. **tuned schedule** is the schedule the database gave the
+  kernel, *default* where it left the default one.
 """
 
 
@@ -141,6 +171,83 @@ def geomean(values):
 
 
 # ---------------------------------------------------------------------------
+# The tuned library (rows of convgen_bench_depthwise built with a tuning database).
+# ---------------------------------------------------------------------------
+
+def has_tuned(row):
+    return "tuned_hot_us" in row or "tuned_schedule" in row
+
+
+def tuned_speedup(row):
+    """Default hot / tuned hot; prefer the producer's value."""
+    return num(row.get("tuned_speedup_hot")) or ratio(row.get("convgen_hot_us"), row.get("tuned_hot_us"))
+
+
+def tuned_derived(row):
+    """Derived values of a row measured with a tuned library; empty for other rows."""
+    if not has_tuned(row):
+        return {}
+    return {
+        "tuned_speedup_hot": tuned_speedup(row),
+        "tuned_frac_ceiling": num(row.get("tuned_frac_ceiling"))
+        or ratio(row.get("floor_us"), row.get("tuned_cold_us")),
+    }
+
+
+def has_headroom(row):
+    """The default kernel reaches, cold, less than TUNED_HEADROOM of what a copy of the same bytes reaches.
+
+    Both are fractions of the copy ceiling as derived() computes them (floor / cold time), so this is
+    default cold time > copy cold time / TUNED_HEADROOM.
+    """
+    d = derived(row)
+    got, copy = d["convgen_frac_ceiling"], d["copy_frac_ceiling"]
+    return got is not None and copy is not None and got < TUNED_HEADROOM * copy
+
+
+def tuned_summary(rows, headroom_part=True):
+    """One sentence on the tuned library over `rows`, or None when none was measured with it.
+
+    headroom_part: also the geometric mean over the rows with headroom (has_headroom; depthwise).
+    """
+    rows = [r for r in rows if has_tuned(r)]
+    speedups = [(r, tuned_speedup(r)) for r in rows]
+    measured = [(r, s) for r, s in speedups if s]
+    if not measured:
+        return None if not rows else "Tuned library: no row has both a default and a tuned hot time."
+    slower = sum(1 for _, s in measured if s < 1 / TUNED_SLOWER_MARGIN)
+    headroom = [s for r, s in measured if has_headroom(r)]
+    changed = sum(1 for r in rows if r.get("tuned_changed") is True)
+    text = (f"Tuned library: geometric-mean hot speedup {fmt_x(geomean(s for _, s in measured))} over "
+            f"{len(measured)} workload(s) ({changed} with a schedule from the database); "
+            f"{slower} where the tuned kernel is more than {100 * (TUNED_SLOWER_MARGIN - 1):.0f}% slower (hot)")
+    where = (f"where the default kernel reaches, cold, less than {TUNED_HEADROOM:.1f}× what a copy of the "
+             "same bytes reaches")
+    if not headroom_part:
+        text += "."
+    elif headroom:
+        text += f"; {fmt_x(geomean(headroom))} over the {len(headroom)} workload(s) {where}."
+    else:
+        text += f"; no workload {where}."
+    bad = [r for r in rows if r.get("tuned_check_ok") is False]
+    if bad:
+        text += (f" **{len(bad)} workload(s) where the tuned kernel computes a different result:** "
+                 + ", ".join(f"{r.get('suite')}/{r.get('tuned_name') or r.get('name')} (max rel. error "
+                             f"{r.get('tuned_vs_default_max_rel_err')} vs default, "
+                             f"{r.get('tuned_max_rel_err')} vs cuDNN)"
+                             for r in bad) + ".")
+    return text
+
+
+def fmt_schedule(row):
+    if not row.get("tuned_schedule"):
+        return DASH
+    if row.get("tuned_changed") is False:
+        return "default"
+    return str(row["tuned_schedule"]).replace("|", "\\|")
+
+
+# ---------------------------------------------------------------------------
 # Formatting.
 # ---------------------------------------------------------------------------
 
@@ -181,7 +288,7 @@ def workload(row):
             f"s{row.get('stride')} m{row.get('mult')} {row.get('epilogue', 'none')}")
 
 
-def table_row(row):
+def table_row(row, tuned=False):
     d = derived(row)
     cells = [
         workload(row), fmt_yes_no(row.get("specialized")), fmt_us(row.get("floor_us")),
@@ -191,6 +298,14 @@ def table_row(row):
         fmt_pct(d["convgen_frac_ceiling"]), fmt_pct(d["copy_frac_ceiling"]), fmt_x(d["speedup_vs_cudnn_hot"]),
         fmt_x(d["speedup_vs_torch_hot"]),
     ]
+    if tuned:
+        speedup = tuned_speedup(row)
+        if speedup and row.get("tuned_check_ok") is False:
+            speedup_text = fmt_x(speedup) + " (WRONG RESULT)"
+        else:
+            speedup_text = fmt_x(speedup)
+        cells += [fmt_us(row.get("convgen_hot_us")), fmt_us(row.get("tuned_hot_us")), speedup_text,
+                  fmt_schedule(row)]
     return "| " + " | ".join(cells) + " |"
 
 
@@ -200,11 +315,18 @@ def suite_table(suite, rows):
     sp_torch = geomean(derived(r)["speedup_vs_torch_hot"] for r in rows)
     lines.append(f"{len(rows)} workloads; geometric-mean hot speedup vs cuDNN {fmt_x(sp_cudnn)}, "
                  f"vs PyTorch {fmt_x(sp_torch)}.")
+    tuned = any(has_tuned(r) for r in rows)
+    if tuned:
+        lines += ["", tuned_summary(rows)]
+    columns = TABLE_COLUMNS + (TUNED_TABLE_COLUMNS if tuned else [])
     lines.append("")
-    lines.append("| " + " | ".join(TABLE_COLUMNS) + " |")
-    # Workload and "specialized" are text; the rest are numbers, right-aligned.
-    lines.append("|" + "|".join([":---", ":---:"] + ["---:"] * (len(TABLE_COLUMNS) - 2)) + "|")
-    lines.extend(table_row(r) for r in rows)
+    lines.append("| " + " | ".join(columns) + " |")
+    # Workload, "specialized" and the tuned schedule are text; the rest are numbers, right-aligned.
+    align = [":---", ":---:"] + ["---:"] * (len(TABLE_COLUMNS) - 2)
+    if tuned:
+        align += ["---:"] * (len(TUNED_TABLE_COLUMNS) - 1) + [":---"]
+    lines.append("|" + "|".join(align) + "|")
+    lines.extend(table_row(r, tuned) for r in rows)
     lines.append("")
     return lines
 
@@ -228,6 +350,8 @@ def header(data, png_name, dense=False, depthwise=True):
     ]
     if torch_v:
         lines.append(f"- **PyTorch:** {torch_v}" + (f" (cuDNN {cudnn_v})" if cudnn_v else ""))
+    if data.get("tuning_db"):
+        lines.append(f"- **Tuning database:** `{data['tuning_db']}` (the depthwise kernels' *tuned* columns)")
     lines += ["", f"![convgen vs cuDNN vs PyTorch]({png_name})", ""]
     return lines
 
@@ -254,7 +378,11 @@ def markdown(data, png_name):
     dense_meta, dense_rows = dense_document(data)
     lines = header(data, png_name, bool(dense_rows), bool(rows))
     if rows:
-        lines += [METHOD_TEXT, "## Results", ""]
+        summary = tuned_summary(rows)
+        if summary is None:
+            lines += [METHOD_TEXT, "## Results", ""]
+        else:
+            lines += [METHOD_TEXT.rstrip("\n"), TUNED_METHOD_TEXT, "## Results", "", summary, ""]
         for suite, suite_rows in group_by_suite(rows).items():
             lines += suite_table(suite, suite_rows)
     if dense_rows:
@@ -272,6 +400,10 @@ DENSE_TABLE_COLUMNS = [
     "convgen plain hot µs", "convgen residual hot µs", "cuDNN hot µs", "PyTorch hot µs (fused)",
     "PyTorch plain hot µs", "convgen TFLOP/s", "convgen % of roofline (cold)", "fused / plain",
 ]
+
+# Added to the dense table when its rows were measured with a tuned library
+# (the default hot time is the table's "convgen hot µs (fused)").
+DENSE_TUNED_TABLE_COLUMNS = ["tuned hot µs (fused)", "tuned speedup (hot)", "tuned schedule"]
 
 DENSE_METHOD_TEXT = """\
 Dense (groups = 1) fp32 NCHW convolutions of `bench/dense.csv`, measured by
@@ -296,6 +428,15 @@ Dense (groups = 1) fp32 NCHW convolutions of `bench/dense.csv`, measured by
 - **roofline**: max(bytes the row must move / copy ceiling, FLOPs / fp32 peak),
   the peak measured in the same run by an SGEMM without TF32 (method above);
   **% of roofline** = roofline / convgen cold time.
+"""
+
+DENSE_TUNED_METHOD_TEXT = """\
+- **tuned**: as for depthwise above: the row's kernel from the same spec with
+  the tuning database (`convgen_bench_dense` built with
+  `CONVGEN_BENCH_DENSE_TUNING`) applied, timed in the same run on the same
+  buffers; its output is checked against cuDNN plus the epilogue (the limits
+  above) and against the default kernel's (1e-5). **tuned speedup (hot)** =
+  convgen hot (fused) / tuned hot (fused).
 """
 
 
@@ -343,7 +484,7 @@ def fmt_ratio(v):
     return DASH if v is None else f"{v:.2f}"
 
 
-def dense_table_row(row):
+def dense_table_row(row, tuned=False):
     d = dense_derived(row)
     kh, kw = row.get("kh"), row.get("kw")
     h, w = row.get("h"), row.get("w")
@@ -357,6 +498,11 @@ def dense_table_row(row):
     ]
     if row.get("specialized") is False:
         cells[0] += " (generic)"
+    if tuned:
+        speedup = tuned_speedup(row)
+        wrong = speedup and row.get("tuned_check_ok") is False
+        cells += [fmt_us(row.get("tuned_hot_us")), fmt_x(speedup) + (" (WRONG RESULT)" if wrong else ""),
+                  fmt_schedule(row)]
     return "| " + " | ".join(cells) + " |"
 
 
@@ -369,7 +515,11 @@ def dense_section(meta, rows):
     lines.append(f"- **Copy ceiling (this run):** {f'{ceiling:.2f} TB/s' if ceiling else DASH}")
     if meta.get("date") or meta.get("commit"):
         lines.append(f"- **Measured:** {meta.get('date', DASH)}, commit `{meta.get('commit', DASH)}`")
+    if meta.get("tuning_db"):
+        lines.append(f"- **Tuning database:** `{meta['tuning_db']}` (the *tuned* columns)")
     lines += ["", DENSE_METHOD_TEXT]
+    if any(has_tuned(r) for r in rows):
+        lines.append(DENSE_TUNED_METHOD_TEXT)
     sp_cudnn = geomean(dense_derived(r)["speedup_vs_cudnn_hot"] for r in rows)
     sp_torch = geomean(dense_derived(r)["speedup_vs_torch_hot"] for r in rows)
     fused = geomean(dense_derived(r)["fused_plain_ratio"] for r in rows)
@@ -383,10 +533,17 @@ def dense_section(meta, rows):
         lines.append(f"**{len(bad)} row(s) where convgen and cuDNN disagree:** "
                      + ", ".join(f"{r.get('suite')}/{r.get('name')} (max rel. error {r.get('max_rel_err')})"
                                  for r in bad) + ".")
+    tuned = any(has_tuned(r) for r in rows)
+    if tuned:
+        lines += ["", tuned_summary(rows, headroom_part=False)]
     lines.append("")
-    lines.append("| " + " | ".join(DENSE_TABLE_COLUMNS) + " |")
-    lines.append("|" + "|".join([":---"] * 7 + ["---:"] * (len(DENSE_TABLE_COLUMNS) - 7)) + "|")
-    lines.extend(dense_table_row(r) for r in rows)
+    columns = DENSE_TABLE_COLUMNS + (DENSE_TUNED_TABLE_COLUMNS if tuned else [])
+    lines.append("| " + " | ".join(columns) + " |")
+    align = [":---"] * 7 + ["---:"] * (len(DENSE_TABLE_COLUMNS) - 7)
+    if tuned:
+        align += ["---:"] * (len(DENSE_TUNED_TABLE_COLUMNS) - 1) + [":---"]
+    lines.append("|" + "|".join(align) + "|")
+    lines.extend(dense_table_row(r, tuned) for r in rows)
     lines.append("")
     return lines
 
@@ -397,7 +554,7 @@ def dense_out_row(row):
     for k, v in row.items():
         if k not in out and k != "torch_version":
             out[k] = v
-    for k, v in dense_derived(row).items():
+    for k, v in {**dense_derived(row), **tuned_derived(row)}.items():
         out.setdefault(k, v)
         if out[k] is None:
             out[k] = v
@@ -415,7 +572,7 @@ def out_row(row):
     for k, v in row.items():
         if k not in out and k != "torch_version":  # torch_version is kept once, top-level
             out[k] = v
-    for k, v in derived(row).items():
+    for k, v in {**derived(row), **tuned_derived(row)}.items():
         out.setdefault(k, v)
         if out[k] is None:
             out[k] = v
@@ -429,6 +586,7 @@ def out_json(data):
     dense_meta, dense_rows = dense_document(data)
     if dense_rows:
         dense = {k: dense_meta.get(k) for k in DENSE_META_KEYS}
+        dense.update({k: dense_meta[k] for k in DENSE_OPTIONAL_META_KEYS if k in dense_meta})
         dense["rows"] = [dense_out_row(r) for r in dense_rows]
         out["dense"] = dense
     return out

@@ -1,5 +1,5 @@
 # convgen_add_library(<target> SPECS <spec.yaml>... [NAME <c_identifier>] [ARCHS <arch>...]
-#                     [SKIP_INVALID])
+#                     [SKIP_INVALID] [TUNING <db.yaml> [TUNING_GPU <gpu name>]])
 #
 # Generates specialized CUDA depthwise kernels from the specs at build time
 # and returns <target>, an ordinary static library. Link it and include
@@ -7,6 +7,18 @@
 # key. SKIP_INVALID leaves invalid workloads out (reported when configuring)
 # instead of failing. One translation unit per kernel, so kernels compile in parallel and an
 # edited spec recompiles only the kernels whose text changed.
+#
+# TUNING applies a tuning database (`convgen tune` writes one): a kernel takes
+# the schedule set in its spec if any, else the database's entry for it on
+# the target GPU, else the default rule. The target GPU is TUNING_GPU, as the
+# database names it (e.g. "NVIDIA H100 80GB HBM3"); without it, the
+# database's only GPU (a database of several GPUs then needs TUNING_GPU).
+# Applying needs no GPU: the build machine only reads the file. An entry
+# tuned against another generator or template (stale fingerprint) is
+# reported when configuring and not applied. Editing the database re-runs
+# the generator, which rewrites only the kernels whose schedule changed, so
+# only those recompile (and the registry, which lists the schedules).
+# Relative paths (specs, TUNING) are relative to the calling CMakeLists.txt.
 #
 # Needs: CONVGEN_EXECUTABLE (the generator run at build time, a target name
 # or a path), CONVGEN_QUERY_EXECUTABLE (a generator runnable at configure
@@ -24,7 +36,7 @@ foreach(_convgen_var IN ITEMS CONVGEN_EXECUTABLE CONVGEN_QUERY_EXECUTABLE CONVGE
 endforeach()
 
 function(convgen_add_library target)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "SKIP_INVALID" "NAME" "SPECS;ARCHS")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "SKIP_INVALID" "NAME;TUNING;TUNING_GPU" "SPECS;ARCHS")
   foreach(var IN ITEMS CONVGEN_EXECUTABLE CONVGEN_QUERY_EXECUTABLE CONVGEN_TEMPLATE_DIR)
     if(NOT ${var})
       get_property(${var} GLOBAL PROPERTY ${var})
@@ -40,29 +52,54 @@ function(convgen_add_library target)
   if(NOT ARG_SPECS)
     message(FATAL_ERROR "convgen_add_library(${target}): SPECS is required")
   endif()
+  # A GPU name without a database would be silently ignored: most likely the
+  # variable holding the database's path is empty or misspelt.
+  if(NOT "${ARG_TUNING_GPU}" STREQUAL "" AND "${ARG_TUNING}" STREQUAL "")
+    message(FATAL_ERROR "convgen_add_library(${target}): TUNING_GPU \"${ARG_TUNING_GPU}\" names the GPU of a "
+                        "tuning database; give the database with TUNING <db.yaml>")
+  endif()
 
   set(specs "")
   foreach(spec IN LISTS ARG_SPECS)
     get_filename_component(spec "${spec}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
     list(APPEND specs "${spec}")
   endforeach()
-  set(name_args "")
+  set(gen_args "")
   if(ARG_NAME)
-    set(name_args --name "${ARG_NAME}")
+    set(gen_args --name "${ARG_NAME}")
   endif()
   if(ARG_SKIP_INVALID)
-    list(APPEND name_args --skip-invalid)
+    list(APPEND gen_args --skip-invalid)
+  endif()
+  # The database is an input like the specs: passed to both the configure-time
+  # query and the build-time generator, so the two agree on the kernels.
+  set(tuning "")
+  if(NOT "${ARG_TUNING}" STREQUAL "")
+    get_filename_component(tuning "${ARG_TUNING}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    if(NOT EXISTS "${tuning}" OR IS_DIRECTORY "${tuning}")
+      message(FATAL_ERROR "convgen_add_library(${target}): TUNING ${tuning}: no such file")
+    endif()
+    list(APPEND gen_args --tuning "${tuning}")
+    if(NOT "${ARG_TUNING_GPU}" STREQUAL "")
+      list(APPEND gen_args --tuning-gpu "${ARG_TUNING_GPU}")
+    endif()
   endif()
   set(out_dir "${CMAKE_CURRENT_BINARY_DIR}/${target}.convgen")
 
-  # The file names depend on the specs: re-configure when one changes.
-  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${specs})
+  # The file names depend on the specs: re-configure when one changes. The
+  # database names no files, but re-configuring re-checks it (its errors and
+  # stale entries are reported here rather than only in the build).
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${specs} ${tuning})
   execute_process(
-    COMMAND "${CONVGEN_QUERY_EXECUTABLE}" outputs ${specs} ${name_args} --templates "${CONVGEN_TEMPLATE_DIR}"
+    COMMAND "${CONVGEN_QUERY_EXECUTABLE}" outputs ${specs} ${gen_args} --templates "${CONVGEN_TEMPLATE_DIR}"
     WORKING_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}"
     RESULT_VARIABLE rc OUTPUT_VARIABLE names ERROR_VARIABLE errors)
   if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "convgen_add_library(${target}): the specs are invalid:\n${errors}")
+    set(inputs "the specs are")
+    if(tuning)
+      set(inputs "the specs or the tuning database are")
+    endif()
+    message(FATAL_ERROR "convgen_add_library(${target}): ${inputs} invalid:\n${errors}")
   elseif(errors)
     message(STATUS "convgen_add_library(${target}):\n${errors}")
   endif()
@@ -80,9 +117,9 @@ function(convgen_add_library target)
   file(GLOB templates CONFIGURE_DEPENDS "${CONVGEN_TEMPLATE_DIR}/*.mustache")
   add_custom_command(
     OUTPUT ${outputs}
-    COMMAND "${CONVGEN_EXECUTABLE}" generate ${specs} ${name_args} --templates "${CONVGEN_TEMPLATE_DIR}"
+    COMMAND "${CONVGEN_EXECUTABLE}" generate ${specs} ${gen_args} --templates "${CONVGEN_TEMPLATE_DIR}"
             --out "${out_dir}" --prune
-    DEPENDS "${CONVGEN_EXECUTABLE}" ${specs} ${templates}
+    DEPENDS "${CONVGEN_EXECUTABLE}" ${specs} ${tuning} ${templates}
     WORKING_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}"
     COMMENT "convgen: generating ${target}"
     VERBATIM)

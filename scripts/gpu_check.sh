@@ -6,6 +6,10 @@
 #   tests     ctest --test-dir BUILD_DIR -L gpu          -> OUT_DIR/gpu_tests.log
 #   sanitize  scripts/sanitize.sh (when it exists)       -> OUT_DIR/sanitize.log
 #   bench     convgen_bench_depthwise on bench/depthwise.csv -> OUT_DIR/bench.json
+#             (a build with a tuning database, CMake CONVGEN_BENCH_TUNING, also
+#             times the tuned library: tuned_* keys in each row, which torch,
+#             plot and report carry on; a tuned kernel with a wrong result
+#             fails the step, its times still written)
 #   dense     convgen_bench_dense on bench/dense.csv     -> OUT_DIR/bench.json, key "dense"
 #             (its whole JSON document, merged into bench.json; bench.json is
 #             created holding only it when the depthwise step left none)
@@ -186,6 +190,9 @@ run_bench() {
         STEP_NOTE="exit 0 but no bench.json"
         return 1
     fi
+    if [[ -s "$OUT_DIR/bench.json" ]] && grep -q '"tuning_db"' "$OUT_DIR/bench.json"; then
+        STEP_NOTE="tuned library timed too"
+    fi
     return "$rc"
 }
 
@@ -222,6 +229,7 @@ run_dense() {
         [[ $rc -eq 0 ]] && STEP_NOTE="exit 0 but no dense JSON"
         return 1
     fi
+    grep -q '"tuning_db"' "$json" && STEP_NOTE="tuned library timed too"
     # bench.json gets the dense document under "dense"; OUT_DIR keeps its 8 files.
     "$PYTHON" - "$OUT_DIR/bench.json" "$json" <<'PY' || return 1
 import json, os, sys

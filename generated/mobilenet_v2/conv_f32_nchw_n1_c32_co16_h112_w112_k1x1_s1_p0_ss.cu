@@ -8,7 +8,7 @@
 //   output  [N, 16, 112, 112]
 //   epilogue: conv * scale[co] + shift[co]
 //
-// Schedule: gemm: block_tile 16x128, k_step 8, vthreads 1x2 (4x4 outputs each)
+// Schedule (the default rule): gemm: block_tile 16x128, k_step 8, vthreads 1x2 (4x4 outputs each)
 //   per image the GEMM out[16 x 12544] = filter[16 x 32] x input[32 x 12544], the batch's pixels side by side;
 //   a block computes 16 output channels x 128 pixels in 4 stage(s) of 8 input channels, double-buffered;
 //   a thread computes 1x2 groups of 4x4 outputs, 16/1 channels and 128/2 pixels apart
@@ -19,7 +19,9 @@
 // Cost at N = 1: reads 1607808 bytes, writes 802816 bytes, 12845056 flops;
 //   floor 0.80 us at the copy bandwidth of 3.00 TB/s, 0.25 us at the fp32 peak.
 
+#ifndef __CUDACC_RTC__  // convgen tune compiles the kernel alone, with NVRTC
 #include <cuda_runtime.h>
+#endif
 
 namespace convgen_mobilenet_v2 {
 namespace {
@@ -221,6 +223,7 @@ conv_f32_nchw_n1_c32_co16_h112_w112_k1x1_s1_p0_ss(const float* __restrict__ inpu
   }
 }
 
+#ifndef __CUDACC_RTC__
 // Launches the kernel for `batch` images on `stream`. Unused epilogue and
 // residual pointers are ignored.
 cudaError_t launch_conv_f32_nchw_n1_c32_co16_h112_w112_k1x1_s1_p0_ss(const float* input, const float* filter, const float* epilogue_a,
@@ -231,5 +234,6 @@ cudaError_t launch_conv_f32_nchw_n1_c32_co16_h112_w112_k1x1_s1_p0_ss(const float
   conv_f32_nchw_n1_c32_co16_h112_w112_k1x1_s1_p0_ss<<<grid, kThreads, 0, stream>>>(input, filter, epilogue_a, epilogue_b, residual, output, batch);
   return cudaGetLastError();
 }
+#endif  // __CUDACC_RTC__
 
 }  // namespace convgen_mobilenet_v2

@@ -9,7 +9,7 @@
 //   output  [N, 32, 112, 112]
 //   epilogue: relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)
 //
-// Schedule: direct: threads 2x8x4, thread_tile 4x1x7, column_groups 1, ci_step 3
+// Schedule (the default rule): direct: threads 2x8x4, thread_tile 4x1x7, column_groups 1, ci_step 3
 //   a block computes 8 output channels x 8 rows x 28 columns of one image; a thread
 //   computes 4 channels x 1 rows x 7 columns, 1 time(s) along the columns
 //   (28 columns apart); the reduction runs over 1 stage(s) of 3 input channels, double-buffered
@@ -21,7 +21,9 @@
 // Cost at N = 1: reads 605824 bytes, writes 1605632 bytes, 21676032 flops;
 //   floor 0.74 us at the copy bandwidth of 3.00 TB/s, 0.42 us at the fp32 peak.
 
+#ifndef __CUDACC_RTC__  // convgen tune compiles the kernel alone, with NVRTC
 #include <cuda_runtime.h>
+#endif
 
 namespace convgen_mobilenet_v2 {
 namespace {
@@ -296,6 +298,7 @@ conv_f32_nchw_n1_c3_co32_h224_w224_k3x3_s2_p1_ssrelu6(const float* __restrict__ 
   }
 }
 
+#ifndef __CUDACC_RTC__
 // Launches the kernel for `batch` images on `stream`. Unused epilogue and
 // residual pointers are ignored.
 cudaError_t launch_conv_f32_nchw_n1_c3_co32_h224_w224_k3x3_s2_p1_ssrelu6(const float* input, const float* filter, const float* epilogue_a,
@@ -306,5 +309,6 @@ cudaError_t launch_conv_f32_nchw_n1_c3_co32_h224_w224_k3x3_s2_p1_ssrelu6(const f
   conv_f32_nchw_n1_c3_co32_h224_w224_k3x3_s2_p1_ssrelu6<<<grid, block, 0, stream>>>(input, filter, epilogue_a, epilogue_b, residual, output);
   return cudaGetLastError();
 }
+#endif  // __CUDACC_RTC__
 
 }  // namespace convgen_mobilenet_v2

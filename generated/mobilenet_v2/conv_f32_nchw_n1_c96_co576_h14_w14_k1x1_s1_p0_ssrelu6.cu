@@ -8,7 +8,7 @@
 //   output  [N, 576, 14, 14]
 //   epilogue: relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)
 //
-// Schedule: gemm: block_tile 32x128, k_step 8, vthreads 2x2 (4x4 outputs each)
+// Schedule (the default rule): gemm: block_tile 32x128, k_step 8, vthreads 2x2 (4x4 outputs each)
 //   per image the GEMM out[576 x 196] = filter[576 x 96] x input[96 x 196], the batch's pixels side by side;
 //   a block computes 32 output channels x 128 pixels in 12 stage(s) of 8 input channels, double-buffered;
 //   a thread computes 2x2 groups of 4x4 outputs, 32/2 channels and 128/2 pixels apart
@@ -19,7 +19,9 @@
 // Cost at N = 1: reads 301056 bytes, writes 451584 bytes, 21676032 flops;
 //   floor 0.25 us at the copy bandwidth of 3.00 TB/s, 0.42 us at the fp32 peak.
 
+#ifndef __CUDACC_RTC__  // convgen tune compiles the kernel alone, with NVRTC
 #include <cuda_runtime.h>
+#endif
 
 namespace convgen_mobilenet_v2 {
 namespace {
@@ -221,6 +223,7 @@ conv_f32_nchw_n1_c96_co576_h14_w14_k1x1_s1_p0_ssrelu6(const float* __restrict__ 
   }
 }
 
+#ifndef __CUDACC_RTC__
 // Launches the kernel for `batch` images on `stream`. Unused epilogue and
 // residual pointers are ignored.
 cudaError_t launch_conv_f32_nchw_n1_c96_co576_h14_w14_k1x1_s1_p0_ssrelu6(const float* input, const float* filter, const float* epilogue_a,
@@ -231,5 +234,6 @@ cudaError_t launch_conv_f32_nchw_n1_c96_co576_h14_w14_k1x1_s1_p0_ssrelu6(const f
   conv_f32_nchw_n1_c96_co576_h14_w14_k1x1_s1_p0_ssrelu6<<<grid, kThreads, 0, stream>>>(input, filter, epilogue_a, epilogue_b, residual, output, batch);
   return cudaGetLastError();
 }
+#endif  // __CUDACC_RTC__
 
 }  // namespace convgen_mobilenet_v2

@@ -8,7 +8,7 @@
 //   output  [N, 320, 7, 7]
 //   epilogue: conv * scale[co] + shift[co]
 //
-// Schedule: gemm: block_tile 32x128, k_step 16, vthreads 2x1 (4x4 outputs each)
+// Schedule (the default rule): gemm: block_tile 32x128, k_step 16, vthreads 2x1 (4x4 outputs each)
 //   per image the GEMM out[320 x 49] = filter[320 x 960] x input[960 x 49], the batch's pixels side by side;
 //   a block computes 32 output channels x 128 pixels in 60 stage(s) of 16 input channels, double-buffered;
 //   a thread computes 2x1 groups of 4x4 outputs, 32/2 channels and 128/1 pixels apart
@@ -19,7 +19,9 @@
 // Cost at N = 64: reads 13273600 bytes, writes 4014080 bytes, 1926758400 flops;
 //   floor 5.76 us at the copy bandwidth of 3.00 TB/s, 37.34 us at the fp32 peak.
 
+#ifndef __CUDACC_RTC__  // convgen tune compiles the kernel alone, with NVRTC
 #include <cuda_runtime.h>
+#endif
 
 namespace convgen_mobilenet_v2 {
 namespace {
@@ -221,6 +223,7 @@ conv_f32_nchw_n64_c960_co320_h7_w7_k1x1_s1_p0_ss(const float* __restrict__ input
   }
 }
 
+#ifndef __CUDACC_RTC__
 // Launches the kernel for `batch` images on `stream`. Unused epilogue and
 // residual pointers are ignored.
 cudaError_t launch_conv_f32_nchw_n64_c960_co320_h7_w7_k1x1_s1_p0_ss(const float* input, const float* filter, const float* epilogue_a,
@@ -231,5 +234,6 @@ cudaError_t launch_conv_f32_nchw_n64_c960_co320_h7_w7_k1x1_s1_p0_ss(const float*
   conv_f32_nchw_n64_c960_co320_h7_w7_k1x1_s1_p0_ss<<<grid, kThreads, 0, stream>>>(input, filter, epilogue_a, epilogue_b, residual, output, batch);
   return cudaGetLastError();
 }
+#endif  // __CUDACC_RTC__
 
 }  // namespace convgen_mobilenet_v2

@@ -9,7 +9,7 @@
 //   output  [N, 192, 28, 28]
 //   epilogue: relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)
 //
-// Schedule: rows: rows_per_thread 2, vector_width 4, threads_per_block 128
+// Schedule (the default rule): rows: rows_per_thread 2, vector_width 4, threads_per_block 128
 //   A group of 8 lanes of a warp owns one band of 2 output rows of one
 //   channel. Each lane reads 4 adjacent input column(s) of every input row of the band
 //   with one 16-byte load, takes the 1 column(s) left and 1 right of them
@@ -26,7 +26,9 @@
 // Cost at N = 1: reads 610560 bytes, writes 602112 bytes;
 //   floor 0.40 us at the copy bandwidth of 3.00 TB/s.
 
+#ifndef __CUDACC_RTC__  // convgen tune compiles the kernel alone, with NVRTC
 #include <cuda_runtime.h>
+#endif
 
 namespace convgen_mobilenet_v2 {
 namespace {
@@ -171,6 +173,7 @@ dw_f32_nchw_n1_c192_h28_w28_k3x3_s1_p1_m1_ssrelu6(const float* __restrict__ inpu
   }
 }
 
+#ifndef __CUDACC_RTC__
 // Launches the kernel for `batch` images on `stream`. Unused epilogue
 // pointers are ignored.
 cudaError_t launch_dw_f32_nchw_n1_c192_h28_w28_k3x3_s1_p1_m1_ssrelu6(const float* input, const float* filter, const float* epilogue_a,
@@ -181,5 +184,6 @@ cudaError_t launch_dw_f32_nchw_n1_c192_h28_w28_k3x3_s1_p1_m1_ssrelu6(const float
   dw_f32_nchw_n1_c192_h28_w28_k3x3_s1_p1_m1_ssrelu6<<<blocks, kThreads, 0, stream>>>(input, filter, epilogue_a, epilogue_b, output, static_cast<int>(groups));
   return cudaGetLastError();
 }
+#endif  // __CUDACC_RTC__
 
 }  // namespace convgen_mobilenet_v2

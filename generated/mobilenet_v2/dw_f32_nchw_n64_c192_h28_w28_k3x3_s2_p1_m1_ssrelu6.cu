@@ -9,7 +9,7 @@
 //   output  [N, 192, 14, 14]
 //   epilogue: relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)
 //
-// Schedule: rows: rows_per_thread 4, vector_width 4, threads_per_block 128
+// Schedule (the default rule): rows: rows_per_thread 4, vector_width 4, threads_per_block 128
 //   A group of 8 lanes of a warp owns one band of 4 output rows of one
 //   channel. Each lane reads 4 adjacent input column(s) of every input row of the band
 //   with one 16-byte load, takes the 1 column(s) left and 0 right of them
@@ -26,7 +26,9 @@
 // Cost at N = 64: reads 38543616 bytes, writes 9633792 bytes;
 //   floor 16.06 us at the copy bandwidth of 3.00 TB/s.
 
+#ifndef __CUDACC_RTC__  // convgen tune compiles the kernel alone, with NVRTC
 #include <cuda_runtime.h>
+#endif
 
 namespace convgen_mobilenet_v2 {
 namespace {
@@ -172,6 +174,7 @@ dw_f32_nchw_n64_c192_h28_w28_k3x3_s2_p1_m1_ssrelu6(const float* __restrict__ inp
   }
 }
 
+#ifndef __CUDACC_RTC__
 // Launches the kernel for `batch` images on `stream`. Unused epilogue
 // pointers are ignored.
 cudaError_t launch_dw_f32_nchw_n64_c192_h28_w28_k3x3_s2_p1_m1_ssrelu6(const float* input, const float* filter, const float* epilogue_a,
@@ -182,5 +185,6 @@ cudaError_t launch_dw_f32_nchw_n64_c192_h28_w28_k3x3_s2_p1_m1_ssrelu6(const floa
   dw_f32_nchw_n64_c192_h28_w28_k3x3_s2_p1_m1_ssrelu6<<<blocks, kThreads, 0, stream>>>(input, filter, epilogue_a, epilogue_b, output, static_cast<int>(groups));
   return cudaGetLastError();
 }
+#endif  // __CUDACC_RTC__
 
 }  // namespace convgen_mobilenet_v2

@@ -9,7 +9,7 @@
 //   output  [N, 960, 7, 7]
 //   epilogue: relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)
 //
-// Schedule: planes: warps_per_block 2
+// Schedule (the default rule): planes: warps_per_block 2
 //   Each lane of a warp owns one whole input plane (one channel of one image)
 //   and computes every output of its 1 output plane(s). The warp's 32 input
 //   planes are one contiguous run of memory: the warp copies it into shared
@@ -27,7 +27,9 @@
 // Cost at N = 64: reads 12084480 bytes, writes 12042240 bytes;
 //   floor 8.04 us at the copy bandwidth of 3.00 TB/s.
 
+#ifndef __CUDACC_RTC__  // convgen tune compiles the kernel alone, with NVRTC
 #include <cuda_runtime.h>
+#endif
 
 namespace convgen_mobilenet_v2 {
 namespace {
@@ -158,6 +160,7 @@ dw_f32_nchw_n64_c960_h7_w7_k3x3_s1_p1_m1_ssrelu6(const float* __restrict__ input
   if (lane < count * kOutPlanes - 4 * out_vectors) dst[4 * out_vectors + lane] = out_s[4 * out_vectors + lane];
 }
 
+#ifndef __CUDACC_RTC__
 // Launches the kernel for `batch` images on `stream`. Unused epilogue
 // pointers are ignored.
 cudaError_t launch_dw_f32_nchw_n64_c960_h7_w7_k3x3_s1_p1_m1_ssrelu6(const float* input, const float* filter, const float* epilogue_a,
@@ -168,5 +171,6 @@ cudaError_t launch_dw_f32_nchw_n64_c960_h7_w7_k3x3_s1_p1_m1_ssrelu6(const float*
   dw_f32_nchw_n64_c960_h7_w7_k3x3_s1_p1_m1_ssrelu6<<<blocks, 32 * kWarps, 0, stream>>>(input, filter, epilogue_a, epilogue_b, output, static_cast<int>(planes));
   return cudaGetLastError();
 }
+#endif  // __CUDACC_RTC__
 
 }  // namespace convgen_mobilenet_v2

@@ -9,7 +9,7 @@
 //   output  [N, 16, 64, 64]
 //   epilogue: none
 //
-// Schedule: direct: threads 2x8x8, thread_tile 4x1x4, column_groups 1, ci_step 8
+// Schedule (the default rule): direct: threads 2x8x8, thread_tile 4x1x4, column_groups 1, ci_step 8
 //   a block computes 8 output channels x 8 rows x 32 columns of one image; a thread
 //   computes 4 channels x 1 rows x 4 columns, 1 time(s) along the columns
 //   (32 columns apart); the reduction runs over 2 stage(s) of 8 input channels, double-buffered
@@ -21,7 +21,9 @@
 // Cost at N = 1: reads 271360 bytes, writes 262144 bytes, 18874368 flops;
 //   floor 0.18 us at the copy bandwidth of 3.00 TB/s, 0.37 us at the fp32 peak.
 
+#ifndef __CUDACC_RTC__  // convgen tune compiles the kernel alone, with NVRTC
 #include <cuda_runtime.h>
+#endif
 
 namespace convgen_seeds {
 namespace {
@@ -296,6 +298,7 @@ conv_f32_nchw_n1_c16_co16_h64_w64_k3x3_s1_p1(const float* __restrict__ input, co
   }
 }
 
+#ifndef __CUDACC_RTC__
 // Launches the kernel for `batch` images on `stream`. Unused epilogue and
 // residual pointers are ignored.
 cudaError_t launch_conv_f32_nchw_n1_c16_co16_h64_w64_k3x3_s1_p1(const float* input, const float* filter, const float* epilogue_a,
@@ -306,5 +309,6 @@ cudaError_t launch_conv_f32_nchw_n1_c16_co16_h64_w64_k3x3_s1_p1(const float* inp
   conv_f32_nchw_n1_c16_co16_h64_w64_k3x3_s1_p1<<<grid, block, 0, stream>>>(input, filter, epilogue_a, epilogue_b, residual, output);
   return cudaGetLastError();
 }
+#endif  // __CUDACC_RTC__
 
 }  // namespace convgen_seeds

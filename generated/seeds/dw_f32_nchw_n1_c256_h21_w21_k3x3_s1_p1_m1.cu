@@ -9,7 +9,7 @@
 //   output  [N, 256, 21, 21]
 //   epilogue: none
 //
-// Schedule: rows: rows_per_thread 2, vector_width 1, threads_per_block 128
+// Schedule (the default rule): rows: rows_per_thread 2, vector_width 1, threads_per_block 128
 //   A group of 32 lanes of a warp owns one band of 2 output rows of one
 //   channel. Each lane reads 1 adjacent input column(s) of every input row of the band
 //   with one 4-byte load, takes the 1 column(s) left and 1 right of them
@@ -26,7 +26,9 @@
 // Cost at N = 1: reads 460800 bytes, writes 451584 bytes;
 //   floor 0.30 us at the copy bandwidth of 3.00 TB/s.
 
+#ifndef __CUDACC_RTC__  // convgen tune compiles the kernel alone, with NVRTC
 #include <cuda_runtime.h>
+#endif
 
 namespace convgen_seeds {
 namespace {
@@ -162,6 +164,7 @@ dw_f32_nchw_n1_c256_h21_w21_k3x3_s1_p1_m1(const float* __restrict__ input, const
   }
 }
 
+#ifndef __CUDACC_RTC__
 // Launches the kernel for `batch` images on `stream`. Unused epilogue
 // pointers are ignored.
 cudaError_t launch_dw_f32_nchw_n1_c256_h21_w21_k3x3_s1_p1_m1(const float* input, const float* filter, const float* epilogue_a,
@@ -172,5 +175,6 @@ cudaError_t launch_dw_f32_nchw_n1_c256_h21_w21_k3x3_s1_p1_m1(const float* input,
   dw_f32_nchw_n1_c256_h21_w21_k3x3_s1_p1_m1<<<blocks, kThreads, 0, stream>>>(input, filter, epilogue_a, epilogue_b, output, static_cast<int>(groups));
   return cudaGetLastError();
 }
+#endif  // __CUDACC_RTC__
 
 }  // namespace convgen_seeds

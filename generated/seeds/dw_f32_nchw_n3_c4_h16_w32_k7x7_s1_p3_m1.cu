@@ -9,7 +9,7 @@
 //   output  [N, 4, 16, 32]
 //   epilogue: none
 //
-// Schedule: window: rows_per_thread 7, columns_per_thread 2, band_rows 21, bands_per_block 4, not pipelined, filter in registers
+// Schedule (the default rule): window: rows_per_thread 7, columns_per_thread 2, band_rows 21, bands_per_block 4, not pipelined, filter in registers
 //   A tile is 4 band(s) of 21 output rows, each band of one plane (one channel of
 //   one image). A block copies a tile's 27 input rows per band (halo rows included; rows
 //   outside the image as zeros) into shared memory with 16-byte cp.async copies, with the taps
@@ -28,9 +28,11 @@
 // Cost at N = 3: reads 25360 bytes, writes 24576 bytes;
 //   floor 0.02 us at the copy bandwidth of 3.00 TB/s.
 
+#ifndef __CUDACC_RTC__  // convgen tune compiles the kernel alone, with NVRTC
 #include <cuda_runtime.h>
 
 #include <atomic>
+#endif
 
 namespace convgen_seeds {
 namespace {
@@ -257,6 +259,8 @@ dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1(const float* __restrict__ input, const f
   }
 }
 
+#ifndef __CUDACC_RTC__
+
 // Launches the kernel for `batch` images on `stream`. Unused epilogue
 // pointers are ignored.
 cudaError_t launch_dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1(const float* input, const float* filter, const float* epilogue_a,
@@ -267,5 +271,6 @@ cudaError_t launch_dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1(const float* input, c
   dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1<<<blocks, kThreads, 0, stream>>>(input, filter, epilogue_a, epilogue_b, output, static_cast<int>(tiles));
   return cudaGetLastError();
 }
+#endif  // __CUDACC_RTC__
 
 }  // namespace convgen_seeds

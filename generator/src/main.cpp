@@ -422,7 +422,7 @@ int main(int argc, char** argv) {
 #ifdef CONVGEN_HAVE_TUNER
   convgen::tune::TuneOptions tune_options;
 #else
-  struct { std::string kernels, objective = "hot", search = "auto", report_json; double budget_s = 20; bool retune = false;
+  struct { std::string kernels, objective = "hot", search = "auto", algorithm, report_json; double budget_s = 20; bool retune = false;
            unsigned long long seed = 1; int break_candidate = 0; } tune_options;
 #endif
   auto* tune = app.add_subcommand(
@@ -444,6 +444,8 @@ int main(int argc, char** argv) {
                    "exhaustive: every schedule that fits, no budget")
       ->check(CLI::IsMember({"auto", "exhaustive"}))
       ->capture_default_str();
+  tune->add_option("--algorithm", tune_options.algorithm,
+                   "Search only this algorithm's schedules (the default rule's schedule is always timed)");
   tune->add_option("--seed", tune_options.seed, "Seed of the search's random draws")->capture_default_str();
   tune->add_option("--report", tune_options.report_json, "Write every candidate of every kernel to this JSON file");
   // For tests: the Nth candidate (not the default) is launched wrong and must be rejected.

@@ -194,11 +194,22 @@ LibraryPlan plan_library(const std::vector<Spec>& specs, const std::string& name
         const bool spec_schedule = wl.schedule.algorithm.has_value() || !wl.schedule.keys.empty();
         const TuningEntry* entry = nullptr;
         if (!spec_schedule && !gpu.empty()) entry = tuning->db->find(kernel_name(wl), gpu);
+        if (entry != nullptr && entry->op != &wl.op_or_default()) {
+          throw SpecError({{entry->where, "the entry for " + entry->kernel + " names op '" +
+                                              (entry->op != nullptr ? entry->op->name : std::string("?")) +
+                                              "', but that kernel is a " + wl.op_or_default().name + " (" +
+                                              wl.where.str() + ")"}});
+        }
         if (entry != nullptr) {
           const Algorithm* algorithm = wl.op_or_default().algorithm(entry->schedule.algorithm.value_or(""));
           const auto current = algorithm != nullptr ? tuning->fingerprints.find(algorithm->template_file)
                                                     : tuning->fingerprints.end();
-          if (current != tuning->fingerprints.end() && current->second != entry->fingerprint) {
+          if (current == tuning->fingerprints.end()) {
+            // Without the current fingerprint no entry can be trusted.
+            lib.tuning_notes.push_back({entry->where, "ignored: no fingerprint is known for the template of "
+                                                      "the entry's algorithm, so it cannot be checked"});
+            entry = nullptr;
+          } else if (current->second != entry->fingerprint) {
             lib.tuning_notes.push_back({entry->where, "ignored: the entry for " + entry->kernel + " has fingerprint " +
                                                           entry->fingerprint + ", but this generator and template " +
                                                           algorithm->template_file + " give " + current->second +

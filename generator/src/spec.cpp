@@ -102,9 +102,9 @@ const std::vector<std::string> kTuningEntryKeys = {
 const std::vector<std::string> kTuningCandidateKeys = {"compiled", "verified", "rejected", "failed"};
 const std::vector<std::string> kObjectives = {"hot", "cold"};
 constexpr int kTuningFormat = 1;
-// A database holds an entry (~700 bytes) per kernel and GPU: 16 MiB is some
-// 20,000 of them, and bounds yaml-cpp's memory as kMaxSpecBytes does.
-constexpr std::uintmax_t kMaxTuningBytes = 16u << 20;
+// A database holds an entry (~700 bytes) per kernel and GPU: 1 MiB is some
+// 1,500 of them, and bounds yaml-cpp's memory as kMaxSpecBytes does a spec's.
+constexpr std::uintmax_t kMaxTuningBytes = 1u << 20;
 // The words a workload's keys take.
 const std::vector<std::string> kDtypes = {"float32"};
 const std::vector<std::string> kLayouts = {"NCHW"};
@@ -240,6 +240,7 @@ class Parser {
 
   // A tuning database (tuning.hpp): the same checks, messages and limits as a spec.
   TuningDb parse_tuning(const YAML::Node& root) {
+    file_is_spec_ = false;
     TuningDb db;
     db.file = file_;
     if (!root.IsMap()) {
@@ -250,7 +251,9 @@ class Parser {
     const YAML::Node format = root["convgen_tuning"];
     if (!format) {
       error(root, "missing key 'convgen_tuning': the database format, " + std::to_string(kTuningFormat));
-    } else if (auto v = integer(format, "convgen_tuning", kTuningFormat, kTuningFormat); !v) {
+    } else if (!format.IsScalar() || format.Scalar() != std::to_string(kTuningFormat)) {
+      error(format, "'convgen_tuning' is the database format, " + std::to_string(kTuningFormat) +
+                        " (the only one this convgen reads), got " + quoted(text_of(format)));
       return db;
     }
     const YAML::Node entries = root["entries"];
@@ -408,8 +411,8 @@ class Parser {
       seen.emplace_back(key, at(entry.first));
       if (key == "<<") {
         // yaml-cpp reads a merge key as an ordinary key.
-        error(entry.first, "YAML merge keys ('<<: *anchor') are not supported " + where +
-                               "; write the keys out, or put the shared ones in 'defaults'");
+        error(entry.first, "YAML merge keys ('<<: *anchor') are not supported " + where + "; write the keys out" +
+                               (file_is_spec_ ? ", or put the shared ones in 'defaults'" : ""));
       } else if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
         error(entry.first, "unknown key " + quoted(key) + " " + where + "; allowed keys: " + join(allowed));
       }
@@ -763,6 +766,7 @@ class Parser {
   OnInvalidWorkload on_invalid_;
   std::vector<Diagnostic> diagnostics_;
   bool stopped_ = false;  // an error past kMaxErrors stops reading workloads
+  bool file_is_spec_ = true;  // else a tuning database: some remedies differ
 };
 
 // Where each YAML document of `text` starts, up to the third. yaml-cpp 0.7's
@@ -863,7 +867,7 @@ std::string read_input(const std::string& path, std::uintmax_t max_bytes, const 
 
 std::string tuning_too_big(std::uintmax_t bytes) {
   return "the tuning database is " + std::to_string(bytes) + " bytes; one is at most " +
-         std::to_string(kMaxTuningBytes) + " bytes (16 MiB): split it by spec";
+         std::to_string(kMaxTuningBytes) + " bytes (1 MiB): keep one database per spec";
 }
 
 }  // namespace

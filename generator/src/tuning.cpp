@@ -51,14 +51,22 @@ std::string yaml_string(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
     if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20 && c != '\t') {  // a line break or other control character
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", static_cast<unsigned char>(c));
+      out += escaped;
+      continue;
+    }
     out += c;
   }
   return out + "\"";
 }
 
-std::string fixed(double v, int digits) {
+// Four significant digits at least (times are microseconds and seconds),
+// and never 0 for a positive time.
+std::string number(double v) {
   char text[64];
-  std::snprintf(text, sizeof text, "%.*f", digits, v);
+  std::snprintf(text, sizeof text, v >= 100 ? "%.1f" : "%.4g", v);
   return text;
 }
 
@@ -106,12 +114,12 @@ std::string tuning_text(const TuningDb& db) {
     t += "    compute_capability: " + yaml_string(e.gpu.compute_capability) + "\n";
     t += "    schedule: " + schedule_text(e) + "\n";
     t += "    objective: " + e.objective + "\n";
-    t += "    time_us: " + fixed(e.time_us, 3) + "\n";
-    t += "    default_us: " + fixed(e.default_us, 3) + "\n";
-    t += "    default_schedule: " + yaml_string(e.default_schedule) + "\n";
+    t += "    time_us: " + number(e.time_us) + "\n";
+    t += "    default_us: " + number(e.default_us) + "\n";
+    if (!e.default_schedule.empty()) t += "    default_schedule: " + yaml_string(e.default_schedule) + "\n";
     t += "    candidates: {compiled: " + std::to_string(e.compiled) + ", verified: " + std::to_string(e.verified) +
          ", rejected: " + std::to_string(e.rejected) + ", failed: " + std::to_string(e.failed) + "}\n";
-    t += "    tuning_s: " + fixed(e.tuning_s, 1) + "\n";
+    if (e.tuning_s > 0) t += "    tuning_s: " + number(e.tuning_s) + "\n";
     t += "    date: " + yaml_string(e.date) + "\n";
     t += "    fingerprint: " + yaml_string(e.fingerprint) + "\n";
   }

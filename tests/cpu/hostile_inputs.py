@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Hostile inputs to `convgen check`: each must end in a clear error, quickly,
-in bounded memory, and write nothing.
+"""Hostile inputs to `convgen check`, and hostile tuning databases to
+`convgen list SPEC --tuning DB`: each must end in a clear error, quickly, in
+bounded memory, and write nothing (list: nothing on stdout).
 
 Every case is made in a scratch folder (some are megabytes, or not files at
 all), run with a hang guard, and checked for its exit status and message.
@@ -47,6 +48,60 @@ def repeat(piece, times):
     for _ in range(times // chunk):
         yield piece * chunk
     yield piece * (times % chunk)
+
+
+def tuning_billion_laughs(path):
+    # As billion_laughs, in a tuning database: the entries are nine levels of nine aliases.
+    lines = ["convgen_tuning: 1", "a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    for i in range(1, 10):
+        lines.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]")
+    lines.append("entries: *a9")
+    write(path, "\n".join(lines) + "\n")
+
+
+def make_tuning_cases(scratch):
+    """Tuning databases given to `convgen list SPEC --tuning DB`, as make_cases'
+    tuples, with a last field: a known generator bug that explains a failure
+    (reported, not counted), or None."""
+    def file(name, text):
+        def make():
+            path = os.path.join(scratch, name)
+            write(path, text() if callable(text) else text)
+            return path
+        return make
+
+    def bomb():
+        path = os.path.join(scratch, "tuning_billion_laughs.yaml")
+        tuning_billion_laughs(path)
+        return path
+
+    def binary():
+        path = os.path.join(scratch, "tuning_binary.yaml")
+        write(path, random.Random(11).randbytes(64 * 1024), "wb")
+        return path
+
+    def fifo():
+        path = os.path.join(scratch, "tuning_fifo.yaml")
+        os.mkfifo(path)
+        return path
+
+    return [
+        ("tuning_billion_laughs", "a database whose entries are 9 levels of 9 aliases", bomb, 1,
+         "each entry must be a mapping", False, None),
+        ("tuning_deep_nesting", "a database of 10,000 nested '['",
+         file("tuning_deep.yaml", "convgen_tuning: 1\nentries: " + "[" * 10000), 1,
+         "YAML nested more than 500 levels deep", False, None),
+        ("tuning_huge_file", "a 64 MiB database", file("tuning_huge.yaml", lambda: repeat("#", 64 << 20)), 1,
+         "one is at most 1048576 bytes (1 MiB)", False, None),
+        ("tuning_binary", "a database of 64 KiB of random bytes", binary, 1, "error:", False, None),
+        ("tuning_many_errors", "a database of 200,000 empty entries (1 MiB)",
+         file("tuning_many.yaml", lambda: ["convgen_tuning: 1\nentries:\n", *repeat("- {}\n", 200_000)]), 1,
+         "too many errors: stopped reading after the first 100", False, None),
+        ("tuning_widest_list", "a database whose entries are a flow list of 500,000 zeros (1 MiB)",
+         file("tuning_wide.yaml", lambda: ["convgen_tuning: 1\nentries: [", *repeat("0,", 500_000), "0]\n"]), 1,
+         "too many errors: stopped reading after the first 100", False, None),
+        ("tuning_fifo", "a FIFO as the database (no writer)", fifo, 2, "tuning database: ", False, None),
+    ]
 
 
 def make_cases(scratch):
@@ -128,7 +183,7 @@ def make_cases(scratch):
 
 
 def run(command, timeout):
-    """Runs `command`; returns (status, stderr, seconds, peak RSS in MB) or raises on a hang."""
+    """Runs `command`; returns (status, stderr, stdout, seconds, peak RSS in MB) or raises on a hang."""
     start = time.monotonic()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(command, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
@@ -140,9 +195,11 @@ def run(command, timeout):
         seconds = time.monotonic() - start
         err.seek(0)
         text = err.read().decode(errors="replace")
+        out.seek(0)
+        printed = out.read().decode(errors="replace")
     if seconds >= timeout:
         raise TimeoutError(f"{' '.join(command)} ran past {timeout} s")
-    return proc.returncode, text, seconds, usage.ru_maxrss / 1024
+    return proc.returncode, text, printed, seconds, usage.ru_maxrss / 1024
 
 
 def main():
@@ -156,11 +213,16 @@ def main():
 
     scratch = tempfile.mkdtemp(prefix="convgen_hostile_")
     os.chmod(scratch, 0o755)  # the unreadable case runs as nobody, who must reach the file
-    failures, rows = [], []
+    failures, known, rows = [], [], []
+    # The tuning databases are applied to a small valid spec: any error is the database's.
+    spec = os.path.join(scratch, "spec.yaml")
+    write(spec, f"library: x\nworkloads: [{WORKLOAD}]\n")
+    cases = [case + (None,) for case in make_cases(scratch)] + make_tuning_cases(scratch)
     try:
-        for name, what, make, want_status, want_text, as_nobody in make_cases(scratch):
+        for name, what, make, want_status, want_text, as_nobody, known_bug in cases:
             path = make()
-            command = [args.convgen, "check", path]
+            tuning = name.startswith("tuning_")
+            command = [args.convgen, "list", spec, "--tuning", path] if tuning else [args.convgen, "check", path]
             if as_nobody and os.geteuid() == 0:
                 # root reads any file: drop to nobody, as a user would be.
                 setpriv = shutil.which("setpriv")
@@ -169,9 +231,9 @@ def main():
                     continue
                 command = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"] + command
             try:
-                status, stderr, seconds, rss = run(command, args.max_seconds)
+                status, stderr, stdout, seconds, rss = run(command, args.max_seconds)
             except TimeoutError as e:
-                failures.append(f"{name}: {e}")
+                (known if known_bug else failures).append(f"{name}: {e}")
                 continue
             first = next((line for line in stderr.splitlines() if want_text in line), stderr.splitlines()[:1])
             message = first if isinstance(first, str) else (first[0] if first else "")
@@ -182,10 +244,15 @@ def main():
                 problems.append(f"stderr lacks {want_text!r}: {stderr[:300]!r}")
             if rss > args.max_rss_mb:
                 problems.append(f"peak memory {rss:.0f} MB > {args.max_rss_mb:.0f} MB")
+            if tuning and stdout:
+                problems.append(f"a failed list printed on stdout: {stdout[:200]!r}")
             status_text = "ok" if not problems else "FAILED: " + "; ".join(problems)
-            print(f"{name:20} {seconds:6.3f} s {rss:7.1f} MB  exit {status}  {status_text}")
+            if problems and known_bug:
+                status_text = "KNOWN GENERATOR BUG (not counted): " + "; ".join(problems)
+            print(f"{name:22} {seconds:6.3f} s {rss:7.1f} MB  exit {status}  {status_text}")
             if problems:
-                failures.append(f"{name}: " + "; ".join(problems))
+                (known if known_bug else failures).append(f"{name}: " + "; ".join(problems) +
+                                                          (f" [{known_bug}]" if known_bug else ""))
             shown = message.replace(scratch + "/", "")
             if len(shown) > 160:
                 shown = shown[:157] + "..."
@@ -203,11 +270,13 @@ def main():
             for name, what, status, message, seconds, rss in rows:
                 cell = message.replace("|", "\\|")
                 f.write(f"| {name} | {what} | {status} | `{cell}` | {seconds:.3f} | {rss:.0f} |\n")
+    if known:
+        print("\n".join(["known generator bugs (not counted as failures):"] + known), file=sys.stderr)
     if failures:
         print("\n".join(["hostile inputs that were not handled:"] + failures), file=sys.stderr)
         return 1
-    print(f"{len(rows)} hostile inputs: each a clear error, within {args.max_seconds:g} s and "
-          f"{args.max_rss_mb:g} MB")
+    print(f"{len(rows) - len(known)} hostile inputs: each a clear error, within {args.max_seconds:g} s and "
+          f"{args.max_rss_mb:g} MB" + (f"; {len(known)} more not, by a known generator bug" if known else ""))
     return 0
 
 

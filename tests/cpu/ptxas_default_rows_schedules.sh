@@ -18,7 +18,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$convgen" generate "$spec" --out "$work" --quiet
 # Only that algorithm's kernels: the others are not bounded by its rule.
-grep -L "^// Schedule: $algorithm:" "$work"/dw_*.cu | xargs -r rm --
+# The header line is "// Schedule (<origin>): <algorithm>: <knobs>"; the
+# origin may hold a colon (tuned on <gpu>: ...), so match up to "): ".
+grep -L "^// Schedule (.*): $algorithm:" "$work"/dw_*.cu | xargs -r rm --
 rows=$(find "$work" -name 'dw_*.cu' | wc -l)
 echo "$rows kernels of $spec have the $algorithm algorithm"
 if (( rows == 0 )); then

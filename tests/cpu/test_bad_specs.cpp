@@ -1,14 +1,6 @@
 // The bad-spec corpus: every file in tests/bad_specs has one mistake (a few
-// have several), and starts with the diagnostics it must produce:
-//
-//   # expect: <file>:<line>:<col>: error: <text>
-//
-// one line per diagnostic, in the order the generator reports them. <file> is
-// the spec's own file name; line and column must match exactly; the message
-// must contain <text>, where " ... " stands for any text in between (a path
-// that depends on where the checkout lies, say). A comment line starting with
-// "# KNOWN GENERATOR BUG" below the expectations explains a failure that is
-// the generator's, not the test's.
+// have several), and starts with the diagnostics it must produce (the format
+// is in corpus_util.h).
 //
 // Each file is checked twice: through the library (parse_spec_file +
 // plan_library must throw SpecError with exactly those diagnostics) and
@@ -18,87 +10,19 @@
 
 #include <algorithm>
 #include <map>
-#include <regex>
 
 #include <sys/stat.h>
 
 #include "convgen/gen/plan.hpp"
 #include "convgen/gen/render.hpp"
 #include "convgen/gen/spec.hpp"
+#include "corpus_util.h"
 #include "test_util.h"
 
 namespace convgen_test {
 namespace {
 
-struct Expectation {
-  std::string file;
-  int line = 0, column = 0;
-  std::vector<std::string> parts;  // the message contains these, in this order
-  std::string text;                // as written, for messages
-};
-
-struct CorpusFile {
-  fs::path path;
-  std::vector<Expectation> expected;
-  std::string known_bug;  // the "# KNOWN GENERATOR BUG" note, if any
-  std::string format_error;  // a malformed expectation line
-};
-
-std::vector<std::string> split_parts(const std::string& text) {
-  std::vector<std::string> parts;
-  size_t from = 0;
-  for (size_t at; (at = text.find(" ... ", from)) != std::string::npos; from = at + 5) {
-    parts.push_back(text.substr(from, at - from));
-  }
-  parts.push_back(text.substr(from));
-  return parts;
-}
-
-CorpusFile load_corpus_file(const fs::path& path) {
-  static const std::regex kExpect(R"(^# expect: ([^:]+):([0-9]+):([0-9]+): error: (.+)$)");
-  CorpusFile f;
-  f.path = path;
-  for (const std::string& line : split_lines(read_file(path))) {
-    if (line.rfind("# expect:", 0) == 0) {
-      std::smatch m;
-      if (!std::regex_match(line, m, kExpect)) {
-        f.format_error = "malformed expectation: " + line;
-        continue;
-      }
-      f.expected.push_back({m[1], std::stoi(m[2]), std::stoi(m[3]), split_parts(m[4]), m[4]});
-    } else {
-      if (line.rfind("# KNOWN GENERATOR BUG", 0) == 0) f.known_bug = line.substr(2);
-      break;
-    }
-  }
-  return f;
-}
-
-std::vector<fs::path> corpus_paths() {
-  std::vector<fs::path> paths;
-  for (const auto& entry : fs::directory_iterator(CONVGEN_BAD_SPECS_DIR)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".yaml") paths.push_back(entry.path());
-  }
-  std::sort(paths.begin(), paths.end());
-  return paths;
-}
-
-// Whether `message` contains the parts in order.
-bool contains_in_order(const std::string& message, const std::vector<std::string>& parts) {
-  size_t at = 0;
-  for (const std::string& part : parts) {
-    const size_t found = message.find(part, at);
-    if (found == std::string::npos) return false;
-    at = found + part.size();
-  }
-  return true;
-}
-
-std::string describe(const std::vector<Diagnostic>& diagnostics) {
-  std::string text;
-  for (const Diagnostic& d : diagnostics) text += "    " + d.str() + "\n";
-  return text.empty() ? "    (none)\n" : text;
-}
+std::vector<fs::path> bad_spec_paths() { return corpus_paths(CONVGEN_BAD_SPECS_DIR); }
 
 // What the library reports for a spec file: parse, then plan.
 std::vector<Diagnostic> library_diagnostics(const fs::path& path, bool* threw) {
@@ -113,21 +37,7 @@ std::vector<Diagnostic> library_diagnostics(const fs::path& path, bool* threw) {
   return {};
 }
 
-TEST(BadSpecCorpus, IsLargeAndEveryFileStatesItsDiagnostics) {
-  const std::vector<fs::path> paths = corpus_paths();
-  EXPECT_GE(paths.size(), 35u);
-  int with_several = 0;
-  for (const fs::path& path : paths) {
-    const CorpusFile f = load_corpus_file(path);
-    EXPECT_EQ(f.format_error, "") << path;
-    ASSERT_FALSE(f.expected.empty()) << path << ": the first line must be '# expect: ...'";
-    for (const Expectation& e : f.expected) {
-      EXPECT_EQ(e.file, path.filename().string()) << path << ": an expectation names another file";
-    }
-    if (f.expected.size() >= 2) ++with_several;
-  }
-  EXPECT_GE(with_several, 2) << "the corpus needs files that report several errors at once";
-}
+TEST(BadSpecCorpus, IsLargeAndEveryFileStatesItsDiagnostics) { check_corpus_is_well_formed(bad_spec_paths(), 35); }
 
 class BadSpec : public ::testing::TestWithParam<fs::path> {
  protected:
@@ -147,21 +57,7 @@ TEST_P(BadSpec, LibraryThrowsSpecErrorWithTheExpectedDiagnostics) {
   bool threw = false;
   const std::vector<Diagnostic> got = library_diagnostics(GetParam(), &threw);
   ASSERT_TRUE(threw) << "parse_spec_file + plan_library accepted a bad spec";
-  ASSERT_EQ(got.size(), file_.expected.size()) << "diagnostics reported:\n" << describe(got);
-  for (size_t i = 0; i < got.size(); ++i) {
-    const Expectation& e = file_.expected[i];
-    const Diagnostic& d = got[i];
-    SCOPED_TRACE("expected #" + std::to_string(i + 1) + ": " + e.file + ":" + std::to_string(e.line) + ":" +
-                 std::to_string(e.column) + ": error: " + e.text + "\n  got: " + d.str());
-    const std::string expected_at =
-        GetParam().string() + ":" + std::to_string(e.line) + ":" + std::to_string(e.column);
-    EXPECT_EQ(d.where.file + ":" + std::to_string(d.where.line) + ":" + std::to_string(d.where.column), expected_at);
-    EXPECT_TRUE(contains_in_order(d.message, e.parts));
-    // What a person reads: "file:line:col: error: message".
-    if (d.where.line == e.line && d.where.column == e.column) {
-      EXPECT_EQ(d.str(), expected_at + ": error: " + d.message);
-    }
-  }
+  check_library_diagnostics(file_, got);
 }
 
 TEST_P(BadSpec, CliFailsPrintsTheDiagnosticsAndWritesNothing) {
@@ -178,31 +74,10 @@ TEST_P(BadSpec, CliFailsPrintsTheDiagnosticsAndWritesNothing) {
   EXPECT_EQ(r.out, "") << "a failed run printed on stdout";
   EXPECT_FALSE(fs::exists(out)) << "a failed run created the output directory";
 
-  std::vector<std::string> error_lines;
-  for (const std::string& line : split_lines(r.err)) {
-    if (line.find(": error: ") != std::string::npos) error_lines.push_back(line);
-  }
-  ASSERT_EQ(error_lines.size(), file_.expected.size()) << "stderr:\n" << r.err;
-  for (size_t i = 0; i < error_lines.size(); ++i) {
-    const Expectation& e = file_.expected[i];
-    const std::string prefix =
-        e.file + ":" + std::to_string(e.line) + ":" + std::to_string(e.column) + ": error: ";
-    EXPECT_TRUE(error_lines[i].rfind(prefix, 0) == 0)
-        << "expected a line starting with '" << prefix << "'\n  got: '" << error_lines[i] << "'";
-    EXPECT_TRUE(contains_in_order(error_lines[i], e.parts))
-        << "expected '" << e.text << "'\n  got: '" << error_lines[i] << "'";
-  }
+  check_cli_diagnostics(file_, r.err);
 }
 
-std::string test_name(const ::testing::TestParamInfo<fs::path>& info) {
-  std::string name = info.param.stem().string();
-  for (char& ch : name) {
-    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  }
-  return name;
-}
-
-INSTANTIATE_TEST_SUITE_P(Corpus, BadSpec, ::testing::ValuesIn(corpus_paths()), test_name);
+INSTANTIATE_TEST_SUITE_P(Corpus, BadSpec, ::testing::ValuesIn(bad_spec_paths()), corpus_test_name);
 
 // A failed run leaves an existing output directory exactly as it was, even
 // with --prune.

@@ -96,7 +96,10 @@ TEST(Render, ShippedSpecsRenderCompletely) {
                 algorithm == "tiles" || algorithm == "direct");
       EXPECT_EQ(text.find("constexpr int kBM = ") != std::string::npos, algorithm == "gemm");
       EXPECT_EQ(text.find("constexpr int kInStride = ") != std::string::npos, algorithm == "planes");
-      EXPECT_NE(text.find("// Schedule: " + k.schedule.summary() + "\n"), std::string::npos);
+      // The header says where the schedule came from: a shipped spec is
+      // planned without a tuning database, so the spec or the default rule.
+      EXPECT_NE(k.origin, ScheduleOrigin::kTuned);
+      EXPECT_NE(text.find("// Schedule (" + origin_text(k) + "): " + k.schedule.summary() + "\n"), std::string::npos);
       // The registry declares and lists every kernel, with its schedule, alignment and batch limit.
       EXPECT_NE(files[1].text.find("\"" + k.schedule.summary() + "\",\n"), std::string::npos);
       EXPECT_NE(files[1].text.find("&convgen_" + lib.name + "::launch_" + k.name + ",\n     " +
@@ -153,7 +156,7 @@ TEST(Render, RowsKernelCarriesThePlanNumbers) {
   ASSERT_EQ(k.schedule.algorithm_name(), "rows");
   const std::string text = render_kernel(t, mnv2, k);
   for (const std::string& expected : {
-           std::string("// Schedule: rows: rows_per_thread 4, vector_width 4, threads_per_block 128\n"),
+           std::string("// Schedule (the default rule): rows: rows_per_thread 4, vector_width 4, threads_per_block 128\n"),
            std::string("constexpr int kChannels = 32;"),
            std::string("constexpr int kOutH = 112;"),
            std::string("constexpr int kOutW = 112;"),

@@ -8,6 +8,7 @@
 #include "convgen/gen/plan.hpp"
 #include "convgen/gen/render.hpp"
 #include "convgen/gen/spec.hpp"
+#include "convgen/gen/tuning.hpp"
 
 namespace convgen::fuzz {
 
@@ -16,9 +17,29 @@ namespace {
 using namespace convgen::gen;
 
 constexpr const char* kFile = "fuzz.yaml";
+constexpr const char* kTuningFile = "fuzz_tuning.yaml";
 // A message names the problem and what is allowed; echoed input is cut short
 // (spec.cpp), so no message comes near this.
 constexpr size_t kMaxMessage = 2000;
+
+// The spec a fuzzed tuning database applies to: a kernel of each default
+// algorithm but planes (tiles and planes are reached by entries that name
+// them). The corpus's databases name these kernels:
+//   dw_f32_nchw_n1_c8_h8_w8_k3x3_s1_p1_m1          rows
+//   dw_f32_nchw_n1_c32_h30_w30_k3x3_s1_p1_m1       rows (w 30: no lane of 4 columns)
+//   dw_f32_nchw_nany_c16_h56_w56_k5x5_s2_p2_m1     rows, batch at run time
+//   dw_f32_nchw_n2_c4_h16_w32_k7x7_s1_p3_m1        window
+//   conv_f32_nchw_n1_c16_co32_h14_w14_k1x1_s1_p0   gemm
+//   conv_f32_nchw_n1_c8_co8_h16_w16_k3x3_s1_p1     direct
+constexpr const char* kFuzzTuningSpec = R"(library: fuzz
+workloads:
+  - {n: 1, c: 8, h: 8, w: 8, filter: 3, padding: same}
+  - {n: 1, c: 32, h: 30, w: 30, filter: 3, padding: same}
+  - {n: runtime, c: 16, h: 56, w: 56, filter: 5, stride: 2, padding: same}
+  - {n: 2, c: 4, h: 16, w: 32, filter: 7, padding: same}
+  - {op: conv2d, n: 1, c: 16, c_out: 32, h: 14, w: 14, filter: 1, padding: valid}
+  - {op: conv2d, n: 1, c: 8, c_out: 8, h: 16, w: 16, filter: 3, padding: same}
+)";
 
 [[noreturn]] void broken(const std::string& what) {
   std::fprintf(stderr, "convgen fuzz: broken guarantee: %s\n", what.c_str());
@@ -31,11 +52,11 @@ const Templates& templates() {
   return loaded;
 }
 
-void check_rejection(const SpecError& e, const std::string& text) {
-  if (e.diagnostics().empty()) broken("a SpecError with no diagnostic");
+// Every diagnostic names `file`, inside `text`, with a short message.
+void check_diagnostics(const std::vector<Diagnostic>& diagnostics, const std::string& text, const char* file) {
   const long long lines = std::count(text.begin(), text.end(), '\n') + 1;
-  for (const Diagnostic& d : e.diagnostics()) {
-    if (d.where.file != kFile) broken("a diagnostic names '" + d.where.file + "', not the spec: " + d.str());
+  for (const Diagnostic& d : diagnostics) {
+    if (d.where.file != file) broken("a diagnostic names '" + d.where.file + "', not " + file + ": " + d.str());
     if (d.message.empty()) broken("an empty message at " + d.where.str());
     if (d.message.size() > kMaxMessage) {
       broken("a message of " + std::to_string(d.message.size()) + " characters: " + d.message.substr(0, 200));
@@ -45,6 +66,11 @@ void check_rejection(const SpecError& e, const std::string& text) {
       broken("a diagnostic outside the text (" + std::to_string(lines) + " lines): " + d.str());
     }
   }
+}
+
+void check_rejection(const SpecError& e, const std::string& text, const char* file) {
+  if (e.diagnostics().empty()) broken("a SpecError with no diagnostic");
+  check_diagnostics(e.diagnostics(), text, file);
 }
 
 void check_outputs(const LibraryPlan& lib, const std::vector<OutputFile>& files) {
@@ -64,11 +90,62 @@ Verdict check_spec_input(const std::string& text) {
     const Spec spec = parse_spec_text(text, kFile);
     lib = plan_library({spec}, spec.library.empty() ? "fuzz" : "");
   } catch (const SpecError& e) {
-    check_rejection(e, text);
+    check_rejection(e, text, kFile);
     return Verdict::kRejected;
   }
   check_outputs(lib, render_library(templates(), lib));
   return Verdict::kGenerated;
 }
+
+Verdict check_tuning_input(const std::string& text) {
+  static const Spec spec = parse_spec_text(kFuzzTuningSpec, "fuzz_spec.yaml");
+  TuningDb db;
+  try {
+    db = parse_tuning_text(text, kTuningFile);
+  } catch (const SpecError& e) {
+    check_rejection(e, text, kTuningFile);
+    return Verdict::kRejected;
+  }
+
+  // What the tuner writes of it, the build reads back as it was.
+  {
+    const std::string written = tuning_text(db);
+    try {
+      const std::string again = tuning_text(parse_tuning_text(written, kTuningFile));
+      if (again != written) broken("tuning_text does not read back to itself:\n" + written + "\n---\n" + again);
+    } catch (const SpecError& e) {
+      broken("tuning_text wrote a database that does not parse: " + e.diagnostics().front().str() + "\n" + written);
+    }
+  }
+
+  // Applied for its first GPU, with the templates' own fingerprints: an
+  // entry applies exactly when its fingerprint is current.
+  TuningSelection selection;
+  selection.db = &db;
+  for (const auto& [file, text] : templates().kernels) selection.fingerprints[file] = tuning_fingerprint(text);
+  const std::vector<std::string> gpus = db.gpus();
+  if (!gpus.empty()) selection.gpu = gpus.front();
+  LibraryPlan lib;
+  try {
+    lib = plan_library({spec}, "", {}, OnInvalidWorkload::kFail, &selection);
+  } catch (const SpecError& e) {
+    check_rejection(e, text, kTuningFile);  // the spec is valid: every error is the database's
+    return Verdict::kRejected;
+  }
+  check_diagnostics(lib.tuning_notes, text, kTuningFile);
+  if (lib.kernels.size() != spec.workloads.size()) broken("applying a database changed the kernels");
+  for (const KernelPlan& k : lib.kernels) {
+    const TuningEntry* entry = selection.gpu.empty() ? nullptr : db.find(k.name, selection.gpu);
+    const Algorithm* algorithm =
+        entry != nullptr ? k.workload.op_or_default().algorithm(entry->schedule.algorithm.value_or("")) : nullptr;
+    const bool current = algorithm != nullptr && selection.fingerprints.at(algorithm->template_file) == entry->fingerprint;
+    const ScheduleOrigin want = current ? ScheduleOrigin::kTuned : ScheduleOrigin::kDefault;
+    if (k.origin != want) broken("kernel " + k.name + " has the origin '" + origin_text(k) + "'");
+  }
+  check_outputs(lib, render_library(templates(), lib));
+  return Verdict::kGenerated;
+}
+
+Verdicts check_input(const std::string& text) { return {check_spec_input(text), check_tuning_input(text)}; }
 
 }  // namespace convgen::fuzz

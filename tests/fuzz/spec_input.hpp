@@ -1,6 +1,8 @@
-// The one check the spec fuzzer and its corpus replay run on an input: the
-// generator's stages in memory (parse -> validate -> plan -> render), with
-// the guarantees every input must keep.
+// The checks the spec fuzzer and its corpus replay run on an input: the
+// generator's stages in memory, with the guarantees every input must keep.
+// Every input is checked twice: as a spec (parse -> validate -> plan ->
+// render), and as a tuning database applied to a fixed spec (parse -> write
+// and read back -> apply -> render).
 #pragma once
 
 #include <string>
@@ -17,5 +19,23 @@ enum class Verdict { kRejected, kGenerated };
 // a broken guarantee) aborts the process with the reason on stderr, which is
 // what libFuzzer and the replay report.
 Verdict check_spec_input(const std::string& text);
+
+// Runs `text` as the tuning database "fuzz_tuning.yaml" over a fixed spec of
+// depthwise and conv2d workloads (kFuzzTuningSpec in spec_input.cpp, whose
+// kernels the corpus's databases name). Rejected: a SpecError, from the
+// parse or from applying it, every diagnostic of which names
+// fuzz_tuning.yaml:line:col inside the text (or the file alone), with a
+// short, non-empty message. Generated: the database parsed; what
+// tuning_text writes of it reads back to the same text; applied for its
+// first GPU (whatever the entries' fingerprints), every kernel with an entry
+// is tuned, every other keeps the default rule, and the library renders.
+// Anything else aborts, as above.
+Verdict check_tuning_input(const std::string& text);
+
+struct Verdicts {
+  Verdict spec, tuning;
+};
+// Both checks, on the same text.
+Verdicts check_input(const std::string& text);
 
 }  // namespace convgen::fuzz

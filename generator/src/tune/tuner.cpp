@@ -291,6 +291,7 @@ struct KernelReport {
   double space_before = 0;
   long long space_after = -1;  // -1: not enumerated (too large)
   std::string search;          // "exhaustive" or "sampled"
+  std::string space_detail;    // per algorithm: its size before and after pruning
   std::vector<Candidate> candidates;
   int best = -1, default_index = -1;
   double wall_s = 0;
@@ -305,7 +306,7 @@ nlohmann::json report_json(const KernelReport& r) {
   }
   nlohmann::json j{{"kernel", r.kernel}, {"gpu", r.gpu}, {"space_before_pruning", r.space_before},
                    {"space_after_pruning", r.space_after < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.space_after)},
-                   {"search", r.search}, {"wall_s", r.wall_s}, {"candidates", cands}};
+                   {"space", r.space_detail}, {"search", r.search}, {"wall_s", r.wall_s}, {"candidates", cands}};
   if (r.best >= 0) {
     const Candidate& b = r.candidates[static_cast<size_t>(r.best)];
     const Candidate& d = r.candidates[static_cast<size_t>(r.default_index)];
@@ -344,9 +345,15 @@ class Progress {
       ++tuned_;
     }
   }
+  // "3/37": the kernels done, of all.
   std::string counts() {
     std::lock_guard<std::mutex> lock(m_);
     return std::to_string(done_) + "/" + std::to_string(total_);
+  }
+  std::string start() {
+    std::lock_guard<std::mutex> lock(m_);
+    ++started_;
+    return std::to_string(started_) + "/" + std::to_string(total_);
   }
   std::string eta(double budget_s) {
     std::lock_guard<std::mutex> lock(m_);
@@ -360,7 +367,7 @@ class Progress {
     shown_ = false;
   }
   std::mutex m_;
-  size_t total_, workers_, done_ = 0, tuned_ = 0;
+  size_t total_, workers_, done_ = 0, tuned_ = 0, started_ = 0;
   double tuned_seconds_ = 0;
   bool tty_, shown_ = false;
 };
@@ -738,10 +745,21 @@ std::vector<Candidate> Tuner::initial_candidates(const Workload& wl, KernelRepor
   bool enumerated = true;
   std::vector<KernelPlan> algorithm_defaults;
   for (const AlgorithmSpace& space : schedule_space(wl)) {
+    if (!options_.algorithm.empty() && space.algorithm->name != options_.algorithm) continue;
     report.space_before += space.size;
     KernelPlan own;
     if (try_plan(wl, *space.algorithm, {}, plan_options_, own)) algorithm_defaults.push_back(own);
-    if (!enumerate_schedules(wl, space, kEnumerateLimit, plan_options_, pruned)) enumerated = false;
+    const size_t before = pruned.size();
+    char line[200];
+    if (enumerate_schedules(wl, space, kEnumerateLimit, plan_options_, pruned)) {
+      std::snprintf(line, sizeof line, "%s %.3g -> %zu fit", space.algorithm->name.c_str(), space.size,
+                    pruned.size() - before);
+    } else {
+      enumerated = false;
+      std::snprintf(line, sizeof line, "%s %.3g (not enumerated%s)", space.algorithm->name.c_str(), space.size,
+                    own.schedule.algorithm != nullptr ? "" : "; its default does not fit");
+    }
+    report.space_detail += (report.space_detail.empty() ? "" : "; ") + std::string(line);
   }
   report.space_after = enumerated ? static_cast<long long>(pruned.size()) : -1;
   for (const KernelPlan& p : algorithm_defaults) {
@@ -793,12 +811,7 @@ KernelReport Tuner::tune_kernel(Device& d, const KernelPlan& plan) {
   std::mt19937_64 rng(options_.seed ^ std::hash<std::string>{}(plan.name));
 
   std::vector<Candidate> pending = initial_candidates(wl, report, rng);
-  char space[160];
-  std::snprintf(space, sizeof space, "  space: %.3g schedules before pruning, %s; search: %s", report.space_before,
-                report.space_after >= 0 ? (std::to_string(report.space_after) + " fit").c_str()
-                                        : "too many to enumerate",
-                report.search.c_str());
-  progress_->line(std::string(space));
+  progress_->line("  space before -> after pruning: " + report.space_detail + "; search: " + report.search);
 
   Problem problem = make_problem(api_, d, plan);
   double best_us = 0;
@@ -854,7 +867,7 @@ KernelReport Tuner::tune_kernel(Device& d, const KernelPlan& plan) {
     const double default_us = report.candidates.front().hot_us;
     char status[200];
     std::snprintf(status, sizeof status,
-                  "  [%s] compiled %d, verified %d, rejected %d | best %.2f us (%.2fx the default) | %s | ETA %s",
+                  "  %s done | compiled %d, verified %d, rejected %d | best %.2f us (%.2fx the default) | %s | ETA %s",
                   progress_->counts().c_str(), compiled, verified, rejected, best_us,
                   best_us > 0 ? default_us / best_us : 0.0, duration_text(seconds_since(start)).c_str(),
                   progress_->eta(options_.budget_s).c_str());
@@ -895,7 +908,7 @@ void Tuner::worker(Device& d) {
       plan = queue_.front();
       queue_.pop_front();
     }
-    progress_->line("[" + progress_->counts() + "] " + plan->name + " on " + d.id.name + " (device " +
+    progress_->line("[" + progress_->start() + "] " + plan->name + " on " + d.id.name + " (device " +
                     std::to_string(d.ordinal) + ")");
     KernelReport report;
     try {
@@ -998,9 +1011,11 @@ int Tuner::run() {
   }
   progress_ = std::make_unique<Progress>(queue_.size(), devices.size());
   for (const std::string& k : kept) progress_->line("kept " + k);
+  char budget[32];
+  std::snprintf(budget, sizeof budget, "%g", options_.budget_s);
   progress_->line("convgen tune: " + std::to_string(queue_.size()) + " kernel(s) to tune on " +
-                  std::to_string(devices.size()) + " device(s), " + std::to_string(options_.budget_s) +
-                  " s each at most (search " + options_.search + ", objective " + options_.objective +
+                  std::to_string(devices.size()) + " device(s), " + budget +
+                  " s of search each (search " + options_.search + ", objective " + options_.objective +
                   "); database " + options_.db_path);
 
   std::signal(SIGINT, on_interrupt);

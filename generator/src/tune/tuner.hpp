@@ -18,6 +18,7 @@ struct TuneOptions {
   bool retune = false;             // tune again kernels the database already holds (for this GPU)
   std::string objective = "hot";   // hot or cold
   std::string search = "auto";     // auto (exhaustive when small, else sampled) or exhaustive
+  std::string algorithm;           // search only this algorithm's schedules (and the default); empty: all
   unsigned long long seed = 1;     // the search's random draws (inputs are drawn fresh every run)
   int break_candidate = 0;         // test hook: launch the Nth candidate of each kernel one block short
   std::string report_json;         // where to write every kernel's report (candidates included); empty: none
