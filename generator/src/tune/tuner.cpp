@@ -669,8 +669,8 @@ void Tuner::evaluate(Device& d, std::vector<Candidate>& batch, Problem& problem,
         const unsigned resident = static_cast<unsigned>(std::max(1, per_sm * d.id.sms));
         l.shape.grid[0] = std::min(l.shape.grid[0], resident);
       }
-      // The test hook: this candidate is launched one block short (or not at
-      // all), so its output is wrong and verification must reject it.
+      // The test hook: this candidate is launched short of its work, so its
+      // output is wrong and verification must reject it.
       const bool broken = !c.is_default && options_.break_candidate > 0 &&
                           ++candidate_counter_ == options_.break_candidate;
       l.in = problem.input.get();
@@ -685,7 +685,11 @@ void Tuner::evaluate(Device& d, std::vector<Candidate>& batch, Problem& problem,
       l.args.push_back(&l.out);
       if (l.shape.has_count) l.args.push_back(&l.count);
       if (broken) {
-        if (l.shape.grid[0] > 1) {
+        // One work item fewer (a persistent kernel's blocks would cover a
+        // missing block), else one block fewer: some outputs stay NaN.
+        if (l.shape.has_count) {
+          --l.count;
+        } else if (l.shape.grid[0] > 1) {
           --l.shape.grid[0];
         } else if (l.shape.grid[1] > 1) {
           --l.shape.grid[1];
