@@ -3,7 +3,12 @@
 default rule's time, the tuned time, the speedup, the winning schedule, the
 candidates and the tuning wall time; then the totals.
 
-    tools/tuning_table.py bench/depthwise_bench.tuning.yaml [--json OUT.json]
+With --bench (the JSON of convgen_bench_depthwise, built with the database),
+one row per benchmark workload instead: the default and tuned kernels' hot
+times as the benchmark measured them in one run, beside the database's
+search figures for the kernel.
+
+    tools/tuning_table.py bench/depthwise_bench.tuning.yaml [--bench bench.json] [--json OUT.json]
 """
 import argparse
 import json
@@ -25,6 +30,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("db", help="a tuning database written by convgen tune")
     parser.add_argument("--json", help="also write the rows as JSON here")
+    parser.add_argument("--bench", help="a benchmark JSON with tuned columns: one row per workload")
     args = parser.parse_args()
     try:
         with open(args.db) as f:
@@ -43,6 +49,9 @@ def main():
             "verified": c.get("verified", 0), "rejected": c.get("rejected", 0), "failed": c.get("failed", 0),
             "tuning_s": e.get("tuning_s", 0.0), "objective": e.get("objective", "hot"),
         })
+    if args.bench:
+        print_bench(args.bench, {r["kernel"]: r for r in rows})
+        return
     print("| kernel | default us | tuned us | speedup | tuned schedule | compiled | verified | rejected | tuning s |")
     print("|---|---:|---:|---:|---|---:|---:|---:|---:|")
     for r in rows:
@@ -61,6 +70,40 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
+
+
+def print_bench(path, by_kernel):
+    try:
+        with open(path) as f:
+            bench = json.load(f)
+    except (OSError, ValueError) as e:
+        sys.exit(f"tuning_table.py: cannot read {path}: {e}")
+    rows = [r for r in bench.get("rows", []) if "tuned_hot_us" in r]
+    if not rows:
+        sys.exit(f"tuning_table.py: {path} has no tuned columns (was the benchmark built with a database?)")
+    print("| workload | default hot us | tuned hot us | speedup | tuned schedule | compiled | verified | rejected "
+          "| tuning s | default cold / copy cold |")
+    print("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|")
+    speedups, slow_rows = [], []
+    for r in rows:
+        e = by_kernel.get(r["tuned_name"], {})
+        speedup = r["convgen_hot_us"] / r["tuned_hot_us"]
+        speedups.append(speedup)
+        # The default's cold rate against a copy of the same bytes: both are floor / cold time.
+        rate = r["convgen_frac_ceiling"] / r["copy_frac_ceiling"]
+        if rate < 0.9:
+            slow_rows.append(speedup)
+        schedule = r["tuned_schedule"] if r.get("tuned_changed") else "the default's"
+        workload = (f"{r['suite']} {r['n']}x{r['c']}x{r['h']}x{r['w']} k{r['kh']}x{r['kw']} s{r['stride']} "
+                    f"m{r['mult']} {r['epilogue']}")
+        print(f"| {workload} | {r['convgen_hot_us']:.2f} | {r['tuned_hot_us']:.2f} | {speedup:.2f} | {schedule} | "
+              f"{e.get('compiled', '')} | {e.get('verified', '')} | {e.get('rejected', '')} | "
+              f"{e.get('tuning_s', 0):.1f} | {rate:.2f} |")
+    geo = lambda v: math.exp(sum(math.log(x) for x in v) / len(v)) if v else float("nan")
+    print(f"\n{len(rows)} workloads on {bench.get('gpu', '?')} (commit {bench.get('commit', '?')}): tuned/default "
+          f"geometric mean {geo(speedups):.3f}, worst {min(speedups):.3f}, best {max(speedups):.3f}; "
+          f"{sum(1 for x in speedups if x < 0.98)} slower by more than 2%; {geo(slow_rows):.3f} over the "
+          f"{len(slow_rows)} where the default reaches, cold, less than 0.9x the rate of a copy of the same bytes.")
 
 
 if __name__ == "__main__":

@@ -1027,8 +1027,10 @@ void Tuner::worker(Device& d) {
       e.fingerprint = fingerprints_.at(best.plan.schedule.algorithm->template_file);
       char line[400];
       std::snprintf(line, sizeof line,
-                    "  best: %s\n        %.2f us hot, %.2f us cold; default %.2f us hot (%.2fx); %d compiled, "
+                    "  best%s: %s\n        %.2f us hot, %.2f us cold; default %.2f us hot (%.2fx); %d compiled, "
                     "%d verified, %d rejected, %d failed; %.1f s",
+                    // With several workers their lines interleave: say whose.
+                    options_.devices.size() > 1 ? (" for " + plan->name).c_str() : "",
                     best.plan.schedule.summary().c_str(), best.hot_us, best.cold_us, def.hot_us,
                     def.hot_us / best.hot_us, e.compiled, e.verified, e.rejected, e.failed, report.wall_s);
       progress_->line(line);
