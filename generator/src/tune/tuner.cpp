@@ -407,6 +407,8 @@ class Tuner {
   void prepare(Device& d, const KernelPlan& plan, const struct Compiled& compiled, struct Problem& problem,
                struct Loaded& l);
   bool confirm(Device& d, struct Problem& problem, Candidate& def, Candidate& best);
+  // A candidate's time by the objective.
+  double score(const Candidate& c) const { return options_.objective == "cold" ? c.cold_us : c.hot_us; }
 
   const CudaApi& api_;
   const LibraryPlan& lib_;
@@ -701,7 +703,7 @@ bool Tuner::confirm(Device& d, Problem& problem, Candidate& def, Candidate& best
   double& best_time = options_.objective == "cold" ? best.cold_us : best.hot_us;
   def_time = median(times[0]);
   best_time = median(times[1]);
-  return best_time < (1.0 - kMinGain) * def_time;
+  return score(best) < (1.0 - kMinGain) * score(def);
 }
 
 void Tuner::evaluate(Device& d, std::vector<Candidate>& batch, Problem& problem, KernelReport& report,
@@ -769,8 +771,7 @@ void Tuner::evaluate(Device& d, std::vector<Candidate>& batch, Problem& problem,
         // default's and each new best's (so the winner's is known).
         const bool new_best_hot = !stopped && (best_us <= 0 || c.hot_us < best_us);
         if (!stopped && (options_.objective == "cold" || c.is_default || new_best_hot)) c.cold_us = time_cold(api_, d, l);
-        const double score = options_.objective == "cold" ? c.cold_us : c.hot_us;
-        if (!stopped && (best_us <= 0 || score < best_us)) best_us = score;
+        if (!stopped && (best_us <= 0 || score(c) < best_us)) best_us = score(c);
       }
     } catch (const CudaError& e) {
       c.state = State::kLaunchFailed;
@@ -887,15 +888,11 @@ KernelReport Tuner::tune_kernel(Device& d, const KernelPlan& plan) {
         const Candidate& c = report.candidates[i];
         if (c.state != State::kTimed) continue;
         if (std::find(expanded.begin(), expanded.end(), i) != expanded.end()) continue;
-        const double s = options_.objective == "cold" ? c.cold_us : c.hot_us;
-        const double b = best < 0 ? 0 : (options_.objective == "cold" ? report.candidates[best].cold_us
-                                                                       : report.candidates[best].hot_us);
-        if (best < 0 || s < b) best = static_cast<int>(i);
+        if (best < 0 || score(c) < score(report.candidates[static_cast<size_t>(best)])) best = static_cast<int>(i);
       }
       if (best < 0) break;
       // Expand only candidates within kEarlyStop of the best overall.
-      const double s = options_.objective == "cold" ? report.candidates[best].cold_us : report.candidates[best].hot_us;
-      if (s > kEarlyStop * best_us) break;
+      if (score(report.candidates[static_cast<size_t>(best)]) > kEarlyStop * best_us) break;
       expanded.push_back(static_cast<size_t>(best));
       for (KernelPlan& n : neighbour_schedules(report.candidates[static_cast<size_t>(best)].plan, plan_options_)) {
         if (!tried.count(key(n))) pending.push_back(as_candidate(std::move(n)));
@@ -919,7 +916,7 @@ KernelReport Tuner::tune_kernel(Device& d, const KernelPlan& plan) {
       verified += c.state == State::kTimed || c.state == State::kStoppedEarly;
       rejected += c.state == State::kRejected;
     }
-    const double default_us = report.candidates.front().hot_us;
+    const double default_us = score(report.candidates.front());
     char status[200];
     std::snprintf(status, sizeof status,
                   "  %s done | compiled %d, verified %d, rejected %d | best %.2f us (%.2fx the default) | %s | ETA %s",
@@ -934,18 +931,14 @@ KernelReport Tuner::tune_kernel(Device& d, const KernelPlan& plan) {
     const Candidate& c = report.candidates[i];
     if (c.is_default) report.default_index = static_cast<int>(i);
     if (c.state != State::kTimed) continue;
-    const double s = options_.objective == "cold" ? c.cold_us : c.hot_us;
-    if (report.best < 0) {
+    if (report.best < 0 || score(c) < score(report.candidates[static_cast<size_t>(report.best)])) {
       report.best = static_cast<int>(i);
-    } else {
-      const Candidate& b = report.candidates[static_cast<size_t>(report.best)];
-      if (s < (options_.objective == "cold" ? b.cold_us : b.hot_us)) report.best = static_cast<int>(i);
     }
   }
   if (report.best >= 0 && report.default_index >= 0 && report.best != report.default_index && !interrupted) {
     Candidate& best = report.candidates[static_cast<size_t>(report.best)];
     Candidate& def = report.candidates[static_cast<size_t>(report.default_index)];
-    const double searched = options_.objective == "cold" ? best.cold_us : best.hot_us;
+    const double searched = score(best);
     if (confirm(d, problem, def, best)) {
       report.confirmed = true;
     } else {
@@ -953,8 +946,7 @@ KernelReport Tuner::tune_kernel(Device& d, const KernelPlan& plan) {
       std::snprintf(line, sizeof line,
                     "  kept the default: the best (%.2f us in the search) timed again at %.2f us against the "
                     "default's %.2f us, not %.0f%% faster",
-                    searched, options_.objective == "cold" ? best.cold_us : best.hot_us,
-                    options_.objective == "cold" ? def.cold_us : def.hot_us, 100 * kMinGain);
+                    searched, score(best), score(def), 100 * kMinGain);
       progress_->line(line);
       report.best = report.default_index;
     }
@@ -1013,8 +1005,8 @@ void Tuner::worker(Device& d) {
       e.schedule.algorithm = best.plan.schedule.algorithm_name();
       e.schedule.values = best.plan.schedule.values;
       e.objective = options_.objective;
-      e.time_us = options_.objective == "cold" ? best.cold_us : best.hot_us;
-      e.default_us = options_.objective == "cold" ? def.cold_us : def.hot_us;
+      e.time_us = score(best);
+      e.default_us = score(def);
       e.default_schedule = def.plan.schedule.summary();
       for (const Candidate& c : report.candidates) {
         e.compiled += c.state != State::kCompileFailed;
