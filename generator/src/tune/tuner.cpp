@@ -302,7 +302,6 @@ struct KernelReport {
   std::vector<Candidate> candidates;
   int best = -1, default_index = -1;
   double wall_s = 0;
-  bool kept = false;  // already in the database
   bool confirmed = false;  // the best beat the default when timed again against it
 };
 
@@ -531,11 +530,10 @@ struct Loaded {
   int count = 0;
 };
 
-void launch(const CudaApi& api, const Device& d, Loaded& l, CUstream stream) {
+void launch(const CudaApi& api, Loaded& l, CUstream stream) {
   api.check(api.cuLaunchKernel(l.function, l.shape.grid[0], l.shape.grid[1], l.shape.grid[2], l.shape.block[0],
                                l.shape.block[1], l.shape.block[2], 0, stream, l.args.data(), nullptr),
             "cuLaunchKernel");
-  (void)d;
 }
 
 float elapsed_ms(const CudaApi& api, CUevent a, CUevent b) {
@@ -557,9 +555,9 @@ double time_hot(const CudaApi& api, Device& d, Loaded& l, double best_us, bool& 
   api.check(api.cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
   api.check(api.cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
   // One launch, timed alone, sizes the graph.
-  launch(api, d, l, d.stream);
+  launch(api, l, d.stream);
   api.check(api.cuEventRecord(start, d.stream), "cuEventRecord");
-  launch(api, d, l, d.stream);
+  launch(api, l, d.stream);
   api.check(api.cuEventRecord(stop, d.stream), "cuEventRecord");
   api.check(api.cuEventSynchronize(stop), "the candidate");
   const double single_us = std::max(1.0, 1000.0 * elapsed_ms(api, start, stop));
@@ -568,7 +566,7 @@ double time_hot(const CudaApi& api, Device& d, Loaded& l, double best_us, bool& 
   CUgraph graph = nullptr;
   CUgraphExec exec = nullptr;
   api.check(api.cuStreamBeginCapture(d.stream, CU_STREAM_CAPTURE_MODE_RELAXED), "cuStreamBeginCapture");
-  for (int i = 0; i < launches; ++i) launch(api, d, l, d.stream);
+  for (int i = 0; i < launches; ++i) launch(api, l, d.stream);
   api.check(api.cuStreamEndCapture(d.stream, &graph), "cuStreamEndCapture");
   api.check(api.cuGraphInstantiateWithFlags(&exec, graph, 0), "cuGraphInstantiate");
   api.check(api.cuGraphLaunch(exec, d.stream), "cuGraphLaunch");  // uploads the graph
@@ -602,7 +600,7 @@ double time_cold(const CudaApi& api, Device& d, Loaded& l) {
   for (int t = 0; t < kColdTrials; ++t) {
     api.check(api.cuMemsetD8Async(d.flush.get(), static_cast<unsigned char>(t), d.flush.bytes(), d.stream), "flush");
     api.check(api.cuEventRecord(start, d.stream), "cuEventRecord");
-    launch(api, d, l, d.stream);
+    launch(api, l, d.stream);
     api.check(api.cuEventRecord(stop, d.stream), "cuEventRecord");
     api.check(api.cuEventSynchronize(stop), "the candidate");
     us.push_back(1000.0 * elapsed_ms(api, start, stop));
@@ -620,7 +618,7 @@ std::string verify(const CudaApi& api, Device& d, Loaded& l, Problem& p) {
   std::vector<std::uint32_t> guard(kGuard, kGuardPattern);
   api.check(api.cuMemcpyHtoD(p.output.get(), guard.data(), kGuard * 4), "guard");
   api.check(api.cuMemcpyHtoD(p.output.get() + (kGuard + p.out_count) * 4, guard.data(), kGuard * 4), "guard");
-  launch(api, d, l, d.stream);
+  launch(api, l, d.stream);
   api.check(api.cuStreamSynchronize(d.stream), "the candidate");
   std::vector<float> got(total);
   api.check(api.cuMemcpyDtoH(got.data(), p.output.get(), total * sizeof(float)), "cuMemcpyDtoH");
