@@ -22,6 +22,7 @@
 #ifndef __CUDACC_RTC__  // convgen tune compiles the kernel alone, with NVRTC
 #include <cuda_runtime.h>
 #endif
+#include <convgen/epilogue.h>  // the activations, as every convgen kernel computes them
 
 namespace convgen_mobilenet_v2 {
 namespace {
@@ -67,7 +68,7 @@ template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
 // The activation: none.
-__device__ __forceinline__ float activate(float x) { return x; }
+__device__ __forceinline__ float activate(float x) { return convgen::activate(convgen::Activation::kNone, x); }
 
 __device__ __forceinline__ float epilogue(float acc, float a, float b, float r) {
   float v = acc;

@@ -22,6 +22,7 @@
 #ifndef __CUDACC_RTC__  // convgen tune compiles the kernel alone, with NVRTC
 #include <cuda_runtime.h>
 #endif
+#include <convgen/epilogue.h>  // the activations, as every convgen kernel computes them
 
 namespace convgen_mobilenet_v2 {
 namespace {
@@ -67,7 +68,7 @@ template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
 // The activation: relu6(x) = min(max(x, 0), 6).
-__device__ __forceinline__ float activate(float x) { return fminf(fmaxf(x, 0.0f), 6.0f); }
+__device__ __forceinline__ float activate(float x) { return convgen::activate(convgen::Activation::kRelu6, x); }
 
 __device__ __forceinline__ float epilogue(float acc, float a, float b, float r) {
   float v = acc;

@@ -29,6 +29,7 @@
 #ifndef __CUDACC_RTC__  // convgen tune compiles the kernel alone, with NVRTC
 #include <cuda_runtime.h>
 #endif
+#include <convgen/epilogue.h>  // the activations, as every convgen kernel computes them
 
 namespace convgen_mobilenet_v2 {
 namespace {
@@ -68,7 +69,7 @@ using InputVector = float2;  // kVector floats
 using OutputVector = float2;  // kOutputs floats
 
 // The activation: relu6(x) = min(max(x, 0), 6).
-__device__ __forceinline__ float activate(float x) { return fminf(fmaxf(x, 0.0f), 6.0f); }
+__device__ __forceinline__ float activate(float x) { return convgen::activate(convgen::Activation::kRelu6, x); }
 
 }  // namespace
 

@@ -30,6 +30,7 @@
 #ifndef __CUDACC_RTC__  // convgen tune compiles the kernel alone, with NVRTC
 #include <cuda_runtime.h>
 #endif
+#include <convgen/epilogue.h>  // the activations, as every convgen kernel computes them
 
 namespace convgen_mobilenet_v2 {
 namespace {
@@ -62,7 +63,7 @@ constexpr int kInCopies = 13;  // copy steps per lane, in
 constexpr int kOutCopies = 13;  // and out
 
 // The activation: relu6(x) = min(max(x, 0), 6).
-__device__ __forceinline__ float activate(float x) { return fminf(fmaxf(x, 0.0f), 6.0f); }
+__device__ __forceinline__ float activate(float x) { return convgen::activate(convgen::Activation::kRelu6, x); }
 
 }  // namespace
 

@@ -29,6 +29,7 @@
 #ifndef __CUDACC_RTC__  // convgen tune compiles the kernel alone, with NVRTC
 #include <cuda_runtime.h>
 #endif
+#include <convgen/epilogue.h>  // the activations, as every convgen kernel computes them
 
 namespace convgen_seeds {
 namespace {
@@ -67,7 +68,7 @@ constexpr int kWindow = kHaloLeft + kVector + kHaloRight;
 using InputVector = float;  // kVector floats
 
 // The activation: none.
-__device__ __forceinline__ float activate(float x) { return x; }
+__device__ __forceinline__ float activate(float x) { return convgen::activate(convgen::Activation::kNone, x); }
 
 }  // namespace
 

@@ -33,6 +33,7 @@
 
 #include <atomic>
 #endif
+#include <convgen/epilogue.h>  // the activations, as every convgen kernel computes them
 
 namespace convgen_seeds {
 namespace {
@@ -145,7 +146,7 @@ __device__ __forceinline__ void copy_tile(const float* input, const float* filte
 }
 
 // The activation: none.
-__device__ __forceinline__ float activate(float x) { return x; }
+__device__ __forceinline__ float activate(float x) { return convgen::activate(convgen::Activation::kNone, x); }
 
 }  // namespace
 

@@ -103,36 +103,12 @@ std::string fixed(double value, int digits) {
 
 std::string spec_location(const Workload& wl) { return wl.where.file + ":" + std::to_string(wl.where.line); }
 
-// Each activation as a kernel computes it (the body of its activate(x)) and
-// as its header defines it. The float64 reference of the GPU tests
-// (tests/gpu/harness.cpp) and the generic kernels (runtime/src/convgen.cu)
-// compute the same functions.
-struct ActivationCode {
-  const char* body;
-  const char* definition;
-};
-
-ActivationCode activation_code(Activation a) {
-  switch (a) {
-    case Activation::kNone: return {"x", "none"};
-    case Activation::kRelu: return {"fmaxf(x, 0.0f)", "relu(x) = max(x, 0)"};
-    case Activation::kRelu6: return {"fminf(fmaxf(x, 0.0f), 6.0f)", "relu6(x) = min(max(x, 0), 6)"};
-    // x / (1 + e^-x): for x below -88, e^-x is inf and the quotient the right limit, -0.
-    case Activation::kSilu: return {"x / (1.0f + expf(-x))", "silu(x) = x * sigmoid(x) = x / (1 + e^-x)"};
-    case Activation::kHardswish:
-      return {"x * fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) * (1.0f / 6.0f)", "hardswish(x) = x * relu6(x + 3) / 6"};
-  }
-  return {"x", "none"};
-}
-
 std::string epilogue_description(const Workload& wl) {
-  std::string affine = wl.epilogue == Epilogue::kBias         ? " + bias[co]"
-                       : wl.epilogue == Epilogue::kScaleShift ? " * scale[co] + shift[co]"
-                                                              : "";
+  std::string affine = row(wl.epilogue).affine;
   if (wl.residual) affine += " + residual[n, co, oy, ox]";
   if (affine.empty() && wl.activation == Activation::kNone) return "none";
   if (wl.activation == Activation::kNone) return "conv" + affine;
-  const std::string note = wl.activation == Activation::kRelu ? "" : std::string(", ") + activation_code(wl.activation).definition;
+  const std::string note = wl.activation == Activation::kRelu ? "" : std::string(", ") + row(wl.activation).definition;
   return to_string(wl.activation) + ("(conv" + affine + ")") + note;
 }
 
@@ -165,8 +141,8 @@ ms::data kernel_data(const LibraryPlan& lib, const KernelPlan& p, const RenderOp
   v["epilogue_description"] = epilogue_description(wl);
   v["has_bias"] = wl.epilogue == Epilogue::kBias;
   v["has_scale_shift"] = wl.epilogue == Epilogue::kScaleShift;
-  v["activation_body"] = std::string(activation_code(wl.activation).body);
-  v["activation_definition"] = std::string(activation_code(wl.activation).definition);
+  v["activation_enumerator"] = std::string(row(wl.activation).enumerator);
+  v["activation_definition"] = std::string(row(wl.activation).definition);
   v["schedule_summary"] = p.schedule.summary();
   v["schedule_origin"] = origin_text(p);
   v["alignment"] = static_cast<long long>(p.alignment);

@@ -51,26 +51,6 @@ bool is_c_identifier(const std::string& s) {
                      [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; });
 }
 
-const char* to_string(Epilogue e) {
-  switch (e) {
-    case Epilogue::kNone: return "none";
-    case Epilogue::kBias: return "bias";
-    case Epilogue::kScaleShift: return "scale_shift";
-  }
-  return "?";
-}
-
-const char* to_string(Activation a) {
-  switch (a) {
-    case Activation::kNone: return "none";
-    case Activation::kRelu: return "relu";
-    case Activation::kRelu6: return "relu6";
-    case Activation::kSilu: return "silu";
-    case Activation::kHardswish: return "hardswish";
-  }
-  return "?";
-}
-
 namespace {
 
 // Limits of what the generated kernels support. Each is stated in the error
@@ -82,7 +62,7 @@ constexpr int kMaxStride = 8;
 constexpr int kMaxDilation = 8;
 constexpr int kMaxMultiplier = 8;
 constexpr long long kMaxPlane = 1LL << 28;  // elements of one channel plane, 32-bit indexing inside a kernel
-constexpr long long kMaxTensor = 1LL << 40;  // elements of a tensor: the runtime refuses larger ones
+constexpr long long kMaxTensor = kMaxTensorElements;  // the runtime refuses larger ones
 // Limits on the spec file itself, so that no input (a generated file gone
 // wrong, or a hostile one) can make convgen use unbounded time or memory:
 // a spec is a short list a person writes.
@@ -108,10 +88,14 @@ constexpr std::uintmax_t kMaxTuningBytes = 1u << 20;
 // The words a workload's keys take.
 const std::vector<std::string> kDtypes = {"float32"};
 const std::vector<std::string> kLayouts = {"NCHW"};
-const std::vector<std::string> kEpilogues = {"none", "bias", "scale_shift"};
+const std::vector<std::string> kEpilogues = [] {
+  std::vector<std::string> words;
+  for (const EpilogueRow& r : kEpilogueTable) words.push_back(r.word);
+  return words;
+}();
 const std::vector<std::string> kActivations = [] {
   std::vector<std::string> words;
-  for (Activation a : kActivationList) words.push_back(to_string(a));
+  for (const ActivationRow& r : kActivationTable) words.push_back(r.word);
   return words;
 }();
 constexpr const char* kSamePadding = "same";
@@ -581,11 +565,11 @@ class Parser {
     if (YAML::Node residual = get("residual")) wl.residual = boolean(residual, "residual").value_or(false);
     if (YAML::Node epilogue = get("epilogue")) {
       if (auto v = word(epilogue, "epilogue", kEpilogues))
-        wl.epilogue = *v == "bias" ? Epilogue::kBias : *v == "scale_shift" ? Epilogue::kScaleShift : Epilogue::kNone;
+        wl.epilogue = kEpilogueTable[std::find(kEpilogues.begin(), kEpilogues.end(), *v) - kEpilogues.begin()].value;
     }
     if (YAML::Node activation = get("activation")) {
       if (auto v = word(activation, "activation", kActivations)) {
-        wl.activation = kActivationList[std::find(kActivations.begin(), kActivations.end(), *v) - kActivations.begin()];
+        wl.activation = kActivationTable[std::find(kActivations.begin(), kActivations.end(), *v) - kActivations.begin()].value;
       }
     }
     if (diagnostics_.size() != errors_before) return std::nullopt;

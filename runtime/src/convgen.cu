@@ -18,26 +18,6 @@ const char* to_string(StatusCode code) {
   return "unknown status";
 }
 
-const char* to_string(Epilogue e) {
-  switch (e) {
-    case Epilogue::kNone: return "none";
-    case Epilogue::kBias: return "bias";
-    case Epilogue::kScaleShift: return "scale_shift";
-  }
-  return "?";
-}
-
-const char* to_string(Activation a) {
-  switch (a) {
-    case Activation::kNone: return "none";
-    case Activation::kRelu: return "relu";
-    case Activation::kRelu6: return "relu6";
-    case Activation::kSilu: return "silu";
-    case Activation::kHardswish: return "hardswish";
-  }
-  return "?";
-}
-
 // Messages are built without iostreams: a library linked into another
 // program (a PyTorch extension, say) must not depend on the host's stream
 // and locale state.
@@ -68,9 +48,6 @@ std::string describe(const Conv2dProblem& p) {
 namespace {
 
 Status error(StatusCode code, const std::string& message) { return {code, message}; }
-
-// The largest batch a launch takes: grid.z.
-constexpr int kMaxBatch = 65535;
 
 bool misaligned(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % alignof(float) != 0; }
 
@@ -112,7 +89,9 @@ Status validate_geometry(const Problem& p, long long out_channels) {
   const long long in_elems = 1LL * p.n * p.c * p.h * p.w;
   const long long out_elems = 1LL * p.n * out_channels * p.out_h() * p.out_w();
   // The generator refuses a declared batch past the same limit.
-  if (in_elems > (1LL << 40) || out_elems > (1LL << 40)) return bad("the tensors are too large: at most 2^40 elements each");
+  if (in_elems > kMaxTensorElements || out_elems > kMaxTensorElements) {
+    return bad("the tensors are too large: at most 2^40 elements each");
+  }
   return Status::Ok();
 }
 
@@ -179,18 +158,6 @@ Status validate(const Conv2dProblem& p, const Conv2dArgs& a) {
 
 namespace {
 
-// The activations, as the generated kernels compute them (generator/src/render.cpp).
-__device__ __forceinline__ float activate(Activation a, float x) {
-  switch (a) {
-    case Activation::kNone: return x;
-    case Activation::kRelu: return fmaxf(x, 0.0f);
-    case Activation::kRelu6: return fminf(fmaxf(x, 0.0f), 6.0f);
-    case Activation::kSilu: return x / (1.0f + expf(-x));
-    case Activation::kHardswish: return x * fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) * (1.0f / 6.0f);
-  }
-  return x;
-}
-
 // One thread per output element. Slow and simple on purpose: it is the
 // fallback that keeps every valid problem running, and the reference the
 // specialized kernels are compared with on the GPU.
@@ -219,8 +186,9 @@ __global__ void generic_depthwise_f32_nchw(DepthwiseProblem p, const float* __re
         acc = fmaf(plane[1LL * y * p.w + x], taps[ky * p.kw + kx], acc);
       }
     }
-    if (p.epilogue == Epilogue::kBias) acc += epilogue_a[co];
-    if (p.epilogue == Epilogue::kScaleShift) acc = fmaf(acc, epilogue_a[co], epilogue_b[co]);
+    if (p.epilogue != Epilogue::kNone) {
+      acc = apply_epilogue(p.epilogue, acc, epilogue_a[co], p.epilogue == Epilogue::kScaleShift ? epilogue_b[co] : 0.0f);
+    }
     output[idx] = activate(p.activation, acc);
   }
 }
@@ -312,8 +280,9 @@ generic_conv2d_f32_nchw(Conv2dProblem p, const float* __restrict__ input, const 
       if (pixel >= pixels) continue;
       const long long index = ((pixel / plane) * p.c_out + co) * plane + pixel % plane;
       float v = acc[i][j];
-      if (p.epilogue == Epilogue::kBias) v += epilogue_a[co];
-      if (p.epilogue == Epilogue::kScaleShift) v = fmaf(v, epilogue_a[co], epilogue_b[co]);
+      if (p.epilogue != Epilogue::kNone) {
+        v = apply_epilogue(p.epilogue, v, epilogue_a[co], p.epilogue == Epilogue::kScaleShift ? epilogue_b[co] : 0.0f);
+      }
       if (p.residual) v += residual[index];
       output[index] = activate(p.activation, v);
     }

@@ -65,27 +65,14 @@ void parallel_for(long long planes, const F& one_plane) {
 // the kernels apply them, on one output's sum and its magnitude.
 void finish(Epilogue epilogue, Activation activation, double a, double b, const float* residual, double* acc,
             double* abs_acc) {
-  if (epilogue == Epilogue::kBias) {
-    *acc += a;
-    *abs_acc += std::fabs(a);
-  } else if (epilogue == Epilogue::kScaleShift) {
-    *acc = *acc * a + b;
-    *abs_acc = *abs_acc * std::fabs(a) + std::fabs(b);
-  }
+  *acc = apply_epilogue(epilogue, *acc, a, b);
+  *abs_acc = apply_epilogue(epilogue, *abs_acc, std::fabs(a), std::fabs(b));
   if (residual != nullptr) {
     *acc += *residual;
     *abs_acc += std::fabs(*residual);
   }
-  if (activation == Activation::kRelu) *acc = std::max(*acc, 0.0);
-  if (activation == Activation::kRelu6) *acc = std::min(std::max(*acc, 0.0), 6.0);
-  if (activation == Activation::kSilu || activation == Activation::kHardswish) {
-    const double x = *acc;
-    *acc = activation == Activation::kSilu ? x / (1.0 + std::exp(-x)) : x * std::min(std::max(x + 3.0, 0.0), 6.0) / 6.0;
-    // The rounding of x passes through the slope (at most 1.1 for silu, 1.5
-    // for hardswish); expf, the division or the products add a few ulp of
-    // the result itself.
-    *abs_acc = 1.5 * *abs_acc + 4.0 * std::fabs(*acc);
-  }
+  *acc = activate(activation, *acc);
+  *abs_acc = activation_error_scale(activation, *abs_acc, *acc);
 }
 
 // float64 reference, parallel over output planes.

@@ -9,14 +9,7 @@ int batch_limit(long long units_per_image) {
   return static_cast<int>(std::min<long long>(most, kMaxBatch));
 }
 
-int epilogue_params(const Workload& wl) {
-  switch (wl.epilogue) {
-    case Epilogue::kNone: return 0;
-    case Epilogue::kBias: return 1;
-    case Epilogue::kScaleShift: return 2;
-  }
-  return 0;
-}
+int epilogue_params(const Workload& wl) { return row(wl.epilogue).params; }
 
 std::string pair_name(int a, int b) { return a == b ? num(a) : num(a) + "x" + num(b); }
 
@@ -27,24 +20,10 @@ std::string padding_name(const Workload& wl) {
   return "t" + num(wl.pad_top) + "b" + num(wl.pad_bottom) + "l" + num(wl.pad_left) + "r" + num(wl.pad_right);
 }
 
-const char* epilogue_enum(Epilogue e) {
-  switch (e) {
-    case Epilogue::kNone: return "Epilogue::kNone";
-    case Epilogue::kBias: return "Epilogue::kBias";
-    case Epilogue::kScaleShift: return "Epilogue::kScaleShift";
-  }
-  return "?";
-}
+std::string epilogue_enum(Epilogue e) { return std::string("Epilogue::") + row(e).enumerator; }
 
-const char* activation_enum(Activation a) {
-  switch (a) {
-    case Activation::kNone: return "Activation::kNone";
-    case Activation::kRelu: return "Activation::kRelu";
-    case Activation::kRelu6: return "Activation::kRelu6";
-    case Activation::kSilu: return "Activation::kSilu";
-    case Activation::kHardswish: return "Activation::kHardswish";
-  }
-  return "?";
-}
+std::string activation_enum(Activation a) { return std::string("Activation::") + row(a).enumerator; }
+
+std::string epilogue_name_part(const Workload& wl) { return row(wl.epilogue).name_part; }
 
 }  // namespace convgen::gen::ops

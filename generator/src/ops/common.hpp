@@ -33,7 +33,9 @@ std::string pair_name(int a, int b);
 std::string padding_name(const Workload& wl);
 
 // The runtime's enumerator names, for the registry's problem initializers.
-const char* epilogue_enum(Epilogue e);
-const char* activation_enum(Activation a);
+std::string epilogue_enum(Epilogue e);
+std::string activation_enum(Activation a);
+// The epilogue's part of a kernel name: "", "bias" or "ss".
+std::string epilogue_name_part(const Workload& wl);
 
 }  // namespace convgen::gen::ops

@@ -26,7 +26,7 @@ std::string kernel_name(const Workload& wl) {
                      num(wl.c_out) + "_h" + num(wl.h) + "_w" + num(wl.w) + "_k" + num(wl.kh) + "x" + num(wl.kw) +
                      "_s" + pair_name(wl.stride_h, wl.stride_w) + "_p" + ops::padding_name(wl);
   if (wl.dilation_h != 1 || wl.dilation_w != 1) name += "_d" + pair_name(wl.dilation_h, wl.dilation_w);
-  std::string epilogue = wl.epilogue == Epilogue::kBias ? "bias" : wl.epilogue == Epilogue::kScaleShift ? "ss" : "";
+  std::string epilogue = ops::epilogue_name_part(wl);
   if (wl.residual) epilogue += epilogue.empty() ? "res" : "_res";
   if (wl.activation != Activation::kNone) {
     epilogue += (wl.residual ? "_" : "") + std::string(to_string(wl.activation));

@@ -15,8 +15,6 @@ namespace convgen::gen::conv2d {
 
 namespace {
 
-constexpr int kMaxSharedBytes = 48 * 1024;
-
 struct Direct {
   int threads_z = 0, threads_y = 0, threads_x = 0;   // threads along output channels, rows, columns
   int thread_co = 0, thread_rows = 0, thread_cols = 0;  // register tile per thread and virtual thread
@@ -155,7 +153,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   s.ci_step = req.value("ci_step").value_or(s.ci_step);
   // The default shrinks the staged tiles until they fit.
   DirectShape d = direct_shape(wl, s);
-  while (d.smem_bytes > std::min(options.max_shared_bytes, kMaxSharedBytes) && !req.has("ci_step") && s.ci_step > 1) {
+  while (d.smem_bytes > std::min(options.max_shared_bytes, kMaxStaticSharedBytes) && !req.has("ci_step") && s.ci_step > 1) {
     s.ci_step /= 2;
     d = direct_shape(wl, s);
   }
@@ -173,7 +171,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                                                  num(s.column_groups) + "); at most " + num(kMaxAccumulators) +
                                                  " fit in registers"});
   }
-  const int smem_limit = std::min(options.max_shared_bytes, kMaxSharedBytes);
+  const int smem_limit = std::min(options.max_shared_bytes, kMaxStaticSharedBytes);
   if (d.smem_bytes > smem_limit) {
     errors.push_back({req.at("ci_step"), "the schedule stages " + num(d.smem_bytes) +
                                              " bytes of shared memory per block (two stages of " +

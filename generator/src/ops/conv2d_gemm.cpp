@@ -16,8 +16,6 @@ namespace convgen::gen::conv2d {
 
 namespace {
 
-constexpr int kMaxSharedBytes = 48 * 1024;
-
 struct Gemm {
   int block_co = 0, block_pixels = 0;  // output channels and pixels per block
   int k_step = 0;                      // input channels per shared-memory stage
@@ -126,7 +124,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                                               num(s.vthreads_pixels) + " groups of 4x4); at most " +
                                               num(kMaxAccumulators) + " fit in registers"});
   }
-  const int smem_limit = std::min(options.max_shared_bytes, kMaxSharedBytes);
+  const int smem_limit = std::min(options.max_shared_bytes, kMaxStaticSharedBytes);
   if (g.smem_bytes > smem_limit) {
     errors.push_back({req.at("k_step"), "the schedule stages " + num(g.smem_bytes) +
                                             " bytes of shared memory per block; the limit is " + num(smem_limit) +

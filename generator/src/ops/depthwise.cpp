@@ -34,9 +34,7 @@ const Algorithm& default_algorithm(const Workload& wl, const PlanOptions& option
 }
 
 std::string epilogue_suffix(const Workload& wl) {
-  std::string s;
-  if (wl.epilogue == Epilogue::kBias) s = "bias";
-  if (wl.epilogue == Epilogue::kScaleShift) s = "ss";
+  std::string s = ops::epilogue_name_part(wl);
   if (wl.activation != Activation::kNone) s += to_string(wl.activation);
   return s.empty() ? "" : "_" + s;
 }

@@ -6,6 +6,7 @@
 // replays; cold: L2 flushed). The fastest verified candidate becomes the
 // kernel's entry in the tuning database, written after each kernel.
 #include "tune/tuner.hpp"
+#include "tune/embedded_headers.hpp"
 
 #include <unistd.h>
 
@@ -139,7 +140,13 @@ Compiled compile(const CudaApi& api, const std::string& source, const std::strin
   const auto start = std::chrono::steady_clock::now();
   Compiled out;
   nvrtcProgram program = nullptr;
-  if (api.nvrtcCreateProgram(&program, source.c_str(), "kernel.cu", 0, nullptr, nullptr) != NVRTC_SUCCESS) {
+  std::vector<const char*> header_names, header_texts;
+  for (const EmbeddedHeader& h : embedded_headers()) {
+    header_names.push_back(h.name);
+    header_texts.push_back(h.text);
+  }
+  if (api.nvrtcCreateProgram(&program, source.c_str(), "kernel.cu", static_cast<int>(header_texts.size()),
+                             header_texts.data(), header_names.data()) != NVRTC_SUCCESS) {
     out.log = "nvrtcCreateProgram failed";
     return out;
   }
@@ -179,6 +186,7 @@ Compiled compile(const CudaApi& api, const std::string& source, const std::strin
 // apply them. `multiplier` > 0: depthwise (input channel co / multiplier);
 // 0: dense (every input channel).
 constexpr const char* kReferenceSource = R"(
+#include <convgen/epilogue.h>
 extern "C" __global__ void convgen_reference(
     const float* input, const float* filter, const float* ea, const float* eb, const float* residual,
     double* value, double* magnitude, long long outputs, int c, int h, int w, int c_out, int kh, int kw,
@@ -205,16 +213,15 @@ extern "C" __global__ void convgen_reference(
       }
     }
   }
-  if (epilogue == 1) { acc += ea[co]; abs_acc += fabs((double)ea[co]); }
-  if (epilogue == 2) { acc = acc * ea[co] + eb[co]; abs_acc = abs_acc * fabs((double)ea[co]) + fabs((double)eb[co]); }
+  const convgen::Epilogue e = (convgen::Epilogue)epilogue;
+  const convgen::Activation a = (convgen::Activation)activation;
+  const double ea_co = e == convgen::Epilogue::kNone ? 0.0 : ea[co];
+  const double eb_co = e == convgen::Epilogue::kScaleShift ? eb[co] : 0.0;
+  acc = convgen::apply_epilogue(e, acc, ea_co, eb_co);
+  abs_acc = convgen::apply_epilogue(e, abs_acc, fabs(ea_co), fabs(eb_co));
   if (residual) { acc += residual[i]; abs_acc += fabs((double)residual[i]); }
-  if (activation == 1) acc = fmax(acc, 0.0);
-  if (activation == 2) acc = fmin(fmax(acc, 0.0), 6.0);
-  if (activation == 3 || activation == 4) {
-    const double x = acc;
-    acc = activation == 3 ? x / (1.0 + exp(-x)) : x * fmin(fmax(x + 3.0, 0.0), 6.0) / 6.0;
-    abs_acc = 1.5 * abs_acc + 4.0 * fabs(acc);
-  }
+  acc = convgen::activate(a, acc);
+  abs_acc = convgen::activation_error_scale(a, abs_acc, acc);
   value[i] = acc;
   magnitude[i] = abs_acc;
 }

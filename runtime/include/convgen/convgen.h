@@ -39,6 +39,9 @@
 
 #include <cuda_runtime.h>
 
+#include "convgen/epilogue.h"
+#include "convgen/limits.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -72,13 +75,7 @@ const char* to_string(StatusCode code);
 
 enum class DataType { kFloat32 };
 enum class Layout { kNCHW };
-enum class Epilogue { kNone, kBias, kScaleShift };
-// After the epilogue: relu6(x) = min(max(x, 0), 6); silu(x) = x * sigmoid(x);
-// hardswish(x) = x * relu6(x + 3) / 6 (PyTorch's definitions).
-enum class Activation { kNone, kRelu, kRelu6, kSilu, kHardswish };
-
-const char* to_string(Epilogue e);
-const char* to_string(Activation a);
+// Epilogue and Activation, their words and their math: convgen/epilogue.h.
 
 // One depthwise convolution: output[n, c*multiplier + m, oy, ox] =
 //   act(affine(sum_{ky,kx} input[n, c, oy*stride_h - pad_top + ky*dilation_h,
@@ -175,7 +172,7 @@ struct KernelInfoFor {
   // The largest batch one call runs on this kernel (its grid and 32-bit
   // launch indices number no more); a larger batch returns kInvalidProblem
   // and launches nothing: split it into several calls.
-  int max_batch = 65535;
+  int max_batch = kMaxBatch;
 };
 using KernelInfo = KernelInfoFor<DepthwiseProblem>;
 using Conv2dKernelInfo = KernelInfoFor<Conv2dProblem>;

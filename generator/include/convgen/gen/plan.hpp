@@ -52,7 +52,7 @@ struct KernelPlan {
 
 struct PlanOptions {
   double copy_bandwidth_tbps = 3.0;  // used for the floor in the kernel headers
-  int max_shared_bytes = 48 * 1024;  // static shared memory a block may use
+  int max_shared_bytes = kMaxStaticSharedBytes;  // static shared memory a block may use
   // The fp32 rate (FMA, no TF32) used for the compute floor in the kernel
   // headers: what an 8192^3 SGEMM reached on an H100.
   double fp32_peak_tflops = 51.6;

@@ -10,6 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "convgen/epilogue.h"
+#include "convgen/limits.h"
+
 namespace convgen::gen {
 
 struct SourceLocation {
@@ -39,23 +42,15 @@ class SpecError : public std::runtime_error {
   std::vector<Diagnostic> diagnostics_;
 };
 
-// The largest batch a spec declares and any kernel takes: CUDA's grid.z
-// limit (the runtime checks the same number).
-inline constexpr int kMaxBatch = 65535;
-
-enum class Epilogue { kNone, kBias, kScaleShift };
-// After the epilogue (and a dense convolution's residual): relu6(x) =
-// min(max(x, 0), 6); silu(x) = x * sigmoid(x) (EfficientNet); hardswish(x) =
-// x * relu6(x + 3) / 6 (MobileNetV3), as PyTorch defines them.
-enum class Activation { kNone, kRelu, kRelu6, kSilu, kHardswish };
-inline constexpr Activation kActivationList[] = {Activation::kNone, Activation::kRelu, Activation::kRelu6,
-                                                 Activation::kSilu, Activation::kHardswish};
+// The limits the runtime shares (convgen/limits.h), and the epilogues and
+// activations, one table each (convgen/epilogue.h).
+using convgen::kMaxBatch;
+using convgen::Epilogue;
+using convgen::Activation;
+using convgen::to_string;
 
 // Letters, digits and '_', not starting with a digit: a library name.
 bool is_c_identifier(const std::string& s);
-
-const char* to_string(Epilogue e);
-const char* to_string(Activation a);
 
 struct Operator;  // operator.hpp: what an operator is and which algorithms serve it
 

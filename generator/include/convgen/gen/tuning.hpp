@@ -15,8 +15,8 @@
 
 namespace convgen::gen {
 
-// The generator's version: part of every fingerprint, and `--version`.
-inline constexpr const char* kConvgenVersion = "0.2.0";
+// The generator's version (convgen/limits.h): part of every fingerprint, and `--version`.
+inline constexpr const char* kConvgenVersion = CONVGEN_VERSION;
 
 // The GPU an entry was tuned on, as the CUDA driver names it.
 struct GpuId {
