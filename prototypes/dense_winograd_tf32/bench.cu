@@ -1,6 +1,6 @@
-// bench.cu (dense2) — copy of prototypes/dense_direct_gemm/bench.cu; the pass tolerance comes from TOL (default 1e-5).
+// bench.cu (dense2): the dense prototypes' harness; the pass tolerance comes from TOL (default 1e-5).
 // Harness for the dense conv prototypes. One binary per benchmark row:
-// the row's variants (each a separately compiled kernel file, see gen.py) come in
+// the row's variants (each a separately compiled kernel file, see gen2.py) come in
 // through the table g_variants; the problem comes on the command line.
 //
 // For each variant: poison the output with NaN, launch, check every element

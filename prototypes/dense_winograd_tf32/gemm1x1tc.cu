@@ -6,7 +6,7 @@
 // the tile math differs: warps WM x WN, each a (BM/WM) x (BN/WN) tile of 16x8 mma tiles.
 // (gemm1x1v2.cu header follows)
 // gemm1x1v2.cu — second prototype of convgen's dense 1x1 (pointwise) conv2d kernel, fp32, NCHW.
-// Changes from prototypes/dense_direct_gemm/gemm1x1.cu: kStages-deep cp.async ring (3: one barrier per K step),
+// Changes from gemm1x1_v1.cu (the first 1x1 GEMM prototype, now the `gemm` algorithm): kStages-deep cp.async ring (3: one barrier per K step),
 // dynamic shared memory, optional split-K over a thread-block cluster of kSplitK blocks
 // (each block one K slice; partial tiles summed through distributed shared memory), and
 // the epilogue applied after staging the tile in shared memory (coalesced 16-byte stores).

@@ -112,7 +112,7 @@ def plan():
         vs.append(('t%s_r' % p['name'][:2], 'gemm1x1tc.cu', vs[-1][2], vs[-1][3] + '_res', p['epi'], 1, p['act']))
         old = OLD_BEST.get(p['name'][:2])
         if old:
-            vs.append(('g%s_old' % p['name'][:2], '../dense_direct_gemm/gemm1x1.cu', '-DCG_BM=%d -DCG_BN=%d -DCG_BK=%d -DCG_VM=%d -DCG_VN=%d' % old,
+            vs.append(('g%s_old' % p['name'][:2], 'gemm1x1_v1.cu', '-DCG_BM=%d -DCG_BN=%d -DCG_BK=%d -DCG_VM=%d -DCG_VN=%d' % old,
                        'old_gemm_bm%d_bn%d_bk%d_vm%d_vn%d' % old, p['epi'], 0, p['act']))
         out.append((p, vs))
     return out
