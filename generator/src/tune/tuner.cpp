@@ -913,6 +913,8 @@ KernelReport Tuner::tune_kernel(Device& d, const KernelPlan& plan) {
     }
     if (batch.empty()) continue;
     evaluate(d, batch, problem, report, best_us);
+    // An interrupted batch may have recorded no candidate, not even the default.
+    if (interrupted) break;
 
     // The status line.
     int compiled = 0, verified = 0, rejected = 0;
