@@ -234,26 +234,24 @@ def collect_legend(fig, axes_rows):
     return handles, names
 
 
-def draw_depthwise(fig_or_subfig, suites):
+def draw_suites(fig_or_subfig, suites, labels_of, draw_top, draw_bottom):
+    """One column per suite: draw_top and draw_bottom panels over the same bar groups."""
     counts = [len(r) for r in suites.values()]
     axes = fig_or_subfig.subplots(2, len(suites), squeeze=False,
                                   gridspec_kw={"width_ratios": [max(c, 2) for c in counts]})
     for col, (suite, rows) in enumerate(suites.items()):
-        labels = short_labels(rows)
-        draw_hot_panel(axes[0][col], suite, rows, labels)
-        draw_ceiling_panel(axes[1][col], suite, rows, labels)
+        labels = labels_of(rows)
+        draw_top(axes[0][col], suite, rows, labels)
+        draw_bottom(axes[1][col], suite, rows, labels)
     return axes
+
+
+def draw_depthwise(fig_or_subfig, suites):
+    return draw_suites(fig_or_subfig, suites, short_labels, draw_hot_panel, draw_ceiling_panel)
 
 
 def draw_dense(fig_or_subfig, suites):
-    counts = [len(r) for r in suites.values()]
-    axes = fig_or_subfig.subplots(2, len(suites), squeeze=False,
-                                  gridspec_kw={"width_ratios": [max(c, 2) for c in counts]})
-    for col, (suite, rows) in enumerate(suites.items()):
-        labels = dense_labels(rows)
-        draw_dense_hot_panel(axes[0][col], suite, rows, labels)
-        draw_dense_roofline_panel(axes[1][col], suite, rows, labels)
-    return axes
+    return draw_suites(fig_or_subfig, suites, dense_labels, draw_dense_hot_panel, draw_dense_roofline_panel)
 
 
 def plot(data, out_path, dpi=110):
