@@ -79,24 +79,15 @@ void parse_or_exit(CLI::App& app, int argc, char** argv) {
 // ---------------------------------------------------------------------------
 // Benchmark CSV.
 
-namespace {
-constexpr EpilogueName kEpilogueNames[] = {
-    {"none", convgen::Epilogue::kNone, convgen::Activation::kNone},
-    {"bias", convgen::Epilogue::kBias, convgen::Activation::kNone},
-    {"scale_shift", convgen::Epilogue::kScaleShift, convgen::Activation::kNone},
-    {"bias_relu", convgen::Epilogue::kBias, convgen::Activation::kRelu},
-    {"scale_shift_relu", convgen::Epilogue::kScaleShift, convgen::Activation::kRelu},
-    {"scale_shift_relu6", convgen::Epilogue::kScaleShift, convgen::Activation::kRelu6},
-    {"relu", convgen::Epilogue::kNone, convgen::Activation::kRelu},
-    {"relu6", convgen::Epilogue::kNone, convgen::Activation::kRelu6},
-};
-}  // namespace
-
-const EpilogueName* find_epilogue(const std::string& name) {
-  for (const auto& entry : kEpilogueNames) {
-    if (name == entry.name) return &entry;
+std::optional<EpilogueWord> parse_epilogue_word(const std::string& word) {
+  for (const auto& e : convgen::kEpilogueTable) {
+    for (const auto& a : convgen::kActivationTable) {
+      const bool plain_e = e.value == convgen::Epilogue::kNone, plain_a = a.value == convgen::Activation::kNone;
+      const std::string spelled = plain_a ? e.word : plain_e ? a.word : std::string(e.word) + "_" + a.word;
+      if (word == spelled) return EpilogueWord{e.value, a.value};
+    }
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 [[noreturn]] void fail_csv(const std::string& path, int line, const std::string& what) {

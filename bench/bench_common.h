@@ -1,7 +1,7 @@
-// What the convgen benchmarks (bench_depthwise.cu, bench_dense.cu) share:
+// What the benchmark driver (bench_driver.h) calls, whatever the operator:
 // error checks, device buffers, the stopwatch (hot timing by CUDA graph
 // replays, cold timing with L2 flushed), the copy ceiling, the cuDNN
-// convolution they are compared against, the benchmark-CSV reader and the
+// convolution convgen is compared against, the benchmark-CSV reader and the
 // JSON / CSV / table writers. Built once as the static library
 // convgen_bench_common (bench_common.cu).
 #pragma once
@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,13 +72,16 @@ void parse_or_exit(CLI::App& app, int argc, char** argv);
 // ---------------------------------------------------------------------------
 // Benchmark CSV.
 
-// CSV epilogue names; "relu"/"relu6" alone mean an activation with no affine step.
-struct EpilogueName {
-  const char* name;
-  convgen::Epilogue epilogue;
-  convgen::Activation activation;
+// The CSV's epilogue word names an epilogue and an activation: the
+// epilogue's spec word, the activation's, or both joined by '_' ("bias_relu",
+// "scale_shift_hardswish"); "none" is neither. The words are those of
+// convgen/epilogue.h's tables, so the CSV accepts every epilogue and
+// activation a spec does.
+struct EpilogueWord {
+  convgen::Epilogue epilogue = convgen::Epilogue::kNone;
+  convgen::Activation activation = convgen::Activation::kNone;
 };
-const EpilogueName* find_epilogue(const std::string& name);
+std::optional<EpilogueWord> parse_epilogue_word(const std::string& word);
 
 // Reports a problem with the CSV itself; line 0 means the file as a whole.
 [[noreturn]] void fail_csv(const std::string& path, int line, const std::string& what);
@@ -234,22 +238,6 @@ class CudnnConvolution {
 // huge ratios. Any NaN (an output left unwritten, poisoned) gives NaN.
 double max_relative_error(const std::vector<float>& got, const std::vector<float>& want);
 
-// `value` after an epilogue step for channel `channel` (bias or scale/shift
-// from the host vectors), without the activation.
-inline float apply_affine(float value, convgen::Epilogue epilogue, size_t channel, const std::vector<float>& bias,
-                          const std::vector<float>& scale, const std::vector<float>& shift) {
-  if (epilogue == convgen::Epilogue::kBias) value += bias[channel];
-  if (epilogue == convgen::Epilogue::kScaleShift) value = value * scale[channel] + shift[channel];
-  return value;
-}
-
-// NaN stays NaN (std::max and std::min return their first argument then).
-inline float apply_activation(float value, convgen::Activation activation) {
-  if (activation != convgen::Activation::kNone) value = std::max(value, 0.0f);
-  if (activation == convgen::Activation::kRelu6) value = std::min(value, 6.0f);
-  return value;
-}
-
 inline bool error_ok(double error, double limit = kMaxRelativeError) { return error <= limit; }  // false for NaN
 
 // ---------------------------------------------------------------------------
@@ -292,10 +280,10 @@ std::string gpu_name();
 constexpr double kMaxTunedRelativeError = 1e-5;
 
 // The schedule summary of the kernel `choice` names, from its library's list.
-template <typename KernelInfo>
-std::string schedule_of(const std::vector<KernelInfo>& kernels, const convgen::KernelChoice& choice) {
+template <typename Info>
+std::string schedule_of(const std::vector<Info>& kernels, const convgen::KernelChoice& choice) {
   if (!choice.specialized) return "generic";
-  for (const KernelInfo& k : kernels) {
+  for (const Info& k : kernels) {
     if (k.name == choice.kernel) return k.schedule;
   }
   return "?";

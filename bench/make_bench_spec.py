@@ -13,6 +13,9 @@ epilogue and activation with `residual: true`), so that the benchmark can
 time what the fused epilogue and the fused residual add cost.
 
 In both, identical workloads are written once, in the order they first appear.
+The CSV's epilogue word ("scale_shift_relu6") is split into the spec's
+epilogue and activation words by bench/epilogue_words.py, which reads them
+from the runtime's table; the generator validates the spec as any other.
 
 Usage: bench/make_bench_spec.py [--csv bench/depthwise.csv] [--out bench/depthwise_bench.yaml]
                                 [--dense-csv bench/dense.csv] [--dense-out bench/dense_bench.yaml]
@@ -25,33 +28,42 @@ import csv
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-COLUMNS = ["suite", "n", "c", "h", "w", "kh", "kw", "stride", "pad", "mult", "epilogue"]
-INT_COLUMNS = ["n", "c", "h", "w", "kh", "kw", "stride", "mult"]
-DENSE_COLUMNS = ["suite", "n", "c_in", "c_out", "h", "w", "kh", "kw", "stride", "pad", "epilogue"]
-DENSE_INT_COLUMNS = ["n", "c_in", "c_out", "h", "w", "kh", "kw", "stride"]
+import epilogue_words
 
-# CSV epilogue name -> (spec epilogue, spec activation). "relu"/"relu6" alone
-# mean an activation with no affine step.
-EPILOGUES = {
-    "none": ("none", "none"),
-    "bias": ("bias", "none"),
-    "scale_shift": ("scale_shift", "none"),
-    "bias_relu": ("bias", "relu"),
-    "scale_shift_relu": ("scale_shift", "relu"),
-    "scale_shift_relu6": ("scale_shift", "relu6"),
-    "relu": ("none", "relu"),
-    "relu6": ("none", "relu6"),
-}
+HERE = Path(__file__).resolve().parent
 PADDINGS = ("same", "valid")
+TEXT_COLUMNS = ("suite", "pad", "epilogue")
+
+# What differs between the operators: the CSV's columns, the spec's fields
+# (spec key, CSV column) before the filter and after the stride, the library,
+# and whether workloads carry a residual flag (and a residual twin).
+DEPTHWISE = {
+    "columns": ["suite", "n", "c", "h", "w", "kh", "kw", "stride", "pad", "mult", "epilogue"],
+    "op": "",
+    "shape": [("n", "n"), ("c", "c"), ("h", "h"), ("w", "w")],
+    "after_stride": [("multiplier", "mult")],
+    "residual": False,
+    "library": "bench",
+    "about": ["Every CSV row, plus the same convolution without epilogue for rows that have one."],
+}
+DENSE = {
+    "columns": ["suite", "n", "c_in", "c_out", "h", "w", "kh", "kw", "stride", "pad", "epilogue"],
+    "op": "op: conv2d, ",
+    "shape": [("n", "n"), ("c", "c_in"), ("c_out", "c_out"), ("h", "h"), ("w", "w")],
+    "after_stride": [],
+    "residual": True,
+    "library": "bench_dense",
+    "about": ["Every CSV row, the same convolution without epilogue, and the row's epilogue with a",
+              "residual add."],
+}
 
 
 def fail(where, message):
     sys.exit(f"{where}: error: {message}")
 
 
-def read_rows(csv_path, columns=COLUMNS, int_columns=INT_COLUMNS):
-    """Returns [(line_number, row_dict)] with integer fields converted."""
+def read_rows(csv_path, columns):
+    """Returns [(line_number, row_dict)] with integer fields converted and the epilogue split."""
     rows = []
     with open(csv_path, newline="") as f:
         reader = csv.reader(f)
@@ -70,7 +82,7 @@ def read_rows(csv_path, columns=COLUMNS, int_columns=INT_COLUMNS):
             if len(fields) != len(header):
                 fail(where, f"expected {len(header)} fields, found {len(fields)}")
             row = dict(zip(header, fields))
-            for name in int_columns:
+            for name in (c for c in columns if c not in TEXT_COLUMNS):
                 try:
                     row[name] = int(row[name])
                 except ValueError:
@@ -79,107 +91,63 @@ def read_rows(csv_path, columns=COLUMNS, int_columns=INT_COLUMNS):
                     fail(where, f"{name} must be positive, not {row[name]}")
             if row["pad"] not in PADDINGS:
                 fail(where, f"pad must be one of {', '.join(PADDINGS)}, not '{row['pad']}'")
-            if row["epilogue"] not in EPILOGUES:
-                fail(where, f"epilogue must be one of {', '.join(EPILOGUES)}, not '{row['epilogue']}'")
+            row["split"] = epilogue_words.split(row["epilogue"])
+            if row["split"] is None:
+                fail(where, f"unknown epilogue '{row['epilogue']}' (an epilogue, an activation, or both "
+                            f"joined by '_', as in runtime/include/convgen/epilogue.h)")
             rows.append((line_number, row))
     if header is None:
         fail(csv_path, "no header line")
     return rows
 
 
-def workload_key(row, epilogue, activation):
-    """Everything that makes two workloads the same kernel request."""
-    return (row["n"], row["c"], row["h"], row["w"], row["kh"], row["kw"], row["stride"],
-            row["pad"], row["mult"], epilogue, activation)
-
-
-def render_workload(key, note):
-    n, c, h, w, kh, kw, stride, pad, mult, epilogue, activation = key
+def render_workload(operator, row, epilogue, activation, residual):
+    """One workload line, without its comment; also the key that makes two workloads the same."""
+    fields = lambda pairs: "".join(f", {key}: {row[column]}" for key, column in pairs)  # noqa: E731
     # `padding: same` is the default, so only other paddings are written.
-    padding = "" if pad == "same" else f", padding: {pad}"
-    return (f"  - {{n: {n}, c: {c}, h: {h}, w: {w}, filter: [{kh}, {kw}], stride: {stride}{padding}, "
-            f"multiplier: {mult}, epilogue: {epilogue}, activation: {activation}}}  # {note}")
+    padding = "" if row["pad"] == "same" else f", padding: {row['pad']}"
+    flag = f", residual: {'true' if residual else 'false'}" if operator["residual"] else ""
+    return (f"  - {{{operator['op']}{fields(operator['shape'])[2:]}, filter: [{row['kh']}, {row['kw']}], "
+            f"stride: {row['stride']}{padding}{fields(operator['after_stride'])}, epilogue: {epilogue}, "
+            f"activation: {activation}{flag}}}")
 
 
-def build_workloads(rows):
-    """Returns {key: note} in first-appearance order, plain variants included."""
+def build_workloads(operator, rows):
+    """Returns {workload line: note} in first-appearance order: each row, its plain and (dense) residual twin."""
     workloads = {}
     for line_number, row in rows:
-        epilogue, activation = EPILOGUES[row["epilogue"]]
+        epilogue, activation = row["split"]
         note = f"{row['suite']}, csv line {line_number}"
-        workloads.setdefault(workload_key(row, epilogue, activation), note)
-        if (epilogue, activation) != ("none", "none"):
-            workloads.setdefault(workload_key(row, "none", "none"), note + ", without epilogue")
+        workloads.setdefault(render_workload(operator, row, epilogue, activation, False), note)
+        workloads.setdefault(render_workload(operator, row, "none", "none", False), note + ", without epilogue")
+        if operator["residual"]:
+            workloads.setdefault(render_workload(operator, row, epilogue, activation, True), note + ", with residual")
     return workloads
 
 
-def render_spec(csv_name, workloads):
+def render_spec(operator, csv_name, workloads):
     lines = [
         f"# Generated by bench/make_bench_spec.py from {csv_name}; do not edit by hand.",
         "# Rerun `python3 bench/make_bench_spec.py` after changing the CSV.",
-        "# Every CSV row, plus the same convolution without epilogue for rows that have one.",
-        "library: bench",
+        *(f"# {line}" for line in operator["about"]),
+        f"library: {operator['library']}",
         "defaults:",
         "  dtype: float32",
         "  layout: NCHW",
         "  padding: same",
         "workloads:",
     ]
-    lines += [render_workload(key, note) for key, note in workloads.items()]
+    lines += [f"{line}  # {note}" for line, note in workloads.items()]
     return "\n".join(lines) + "\n"
 
 
-# ---------------------------------------------------------------------------
-# Dense conv2d.
-
-def dense_key(row, epilogue, activation, residual):
-    """Everything that makes two dense workloads the same kernel request."""
-    return (row["n"], row["c_in"], row["c_out"], row["h"], row["w"], row["kh"], row["kw"],
-            row["stride"], row["pad"], epilogue, activation, residual)
-
-
-def render_dense_workload(key, note):
-    n, c, c_out, h, w, kh, kw, stride, pad, epilogue, activation, residual = key
-    padding = "" if pad == "same" else f", padding: {pad}"
-    return (f"  - {{op: conv2d, n: {n}, c: {c}, c_out: {c_out}, h: {h}, w: {w}, filter: [{kh}, {kw}], "
-            f"stride: {stride}{padding}, epilogue: {epilogue}, activation: {activation}, "
-            f"residual: {'true' if residual else 'false'}}}  # {note}")
-
-
-def build_dense_workloads(rows):
-    """Returns {key: note} in first-appearance order: each row, its plain and its residual twin."""
-    workloads = {}
-    for line_number, row in rows:
-        epilogue, activation = EPILOGUES[row["epilogue"]]
-        note = f"{row['suite']}, csv line {line_number}"
-        workloads.setdefault(dense_key(row, epilogue, activation, False), note)
-        workloads.setdefault(dense_key(row, "none", "none", False), note + ", without epilogue")
-        workloads.setdefault(dense_key(row, epilogue, activation, True), note + ", with residual")
-    return workloads
-
-
-def render_dense_spec(csv_name, workloads):
-    lines = [
-        f"# Generated by bench/make_bench_spec.py from {csv_name}; do not edit by hand.",
-        "# Rerun `python3 bench/make_bench_spec.py` after changing the CSV.",
-        "# Every CSV row, the same convolution without epilogue, and the row's epilogue with a",
-        "# residual add.",
-        "library: bench_dense",
-        "defaults:",
-        "  dtype: float32",
-        "  layout: NCHW",
-        "  padding: same",
-        "workloads:",
-    ]
-    lines += [render_dense_workload(key, note) for key, note in workloads.items()]
-    return "\n".join(lines) + "\n"
-
-
-def write_if_changed(path, text, count):
+def write_spec(operator, csv_path, out_path):
+    workloads = build_workloads(operator, read_rows(csv_path, operator["columns"]))
+    text = render_spec(operator, "bench/" + csv_path.name, workloads)
     # Write only when the text changed, so the build does not regenerate kernels needlessly.
-    if not path.exists() or path.read_text() != text:
-        path.write_text(text)
-    print(f"{path}: {count} workloads", file=sys.stderr)
+    if not out_path.exists() or out_path.read_text() != text:
+        out_path.write_text(text)
+    print(f"{out_path}: {len(workloads)} workloads", file=sys.stderr)
 
 
 def main():
@@ -191,11 +159,9 @@ def main():
     parser.add_argument("--no-dense", action="store_true", help="write the depthwise spec only")
     args = parser.parse_args()
 
-    workloads = build_workloads(read_rows(args.csv))
-    write_if_changed(args.out, render_spec("bench/" + args.csv.name, workloads), len(workloads))
+    write_spec(DEPTHWISE, args.csv, args.out)
     if not args.no_dense:
-        dense = build_dense_workloads(read_rows(args.dense_csv, DENSE_COLUMNS, DENSE_INT_COLUMNS))
-        write_if_changed(args.dense_out, render_dense_spec("bench/" + args.dense_csv.name, dense), len(dense))
+        write_spec(DENSE, args.dense_csv, args.dense_out)
 
 
 if __name__ == "__main__":

@@ -23,14 +23,15 @@ works too: the PyTorch bars are then simply missing).
 """
 
 import argparse
-import json
-import math
 import sys
 
 import matplotlib
 
 matplotlib.use("Agg")  # no display on the GPU machine
 import matplotlib.pyplot as plt  # noqa: E402
+
+import epilogue_words  # noqa: E402
+from results import dense_document, depthwise_rows, fraction, group_by_suite, load, num  # noqa: E402
 
 # (label, hot key, cold key, precomputed fraction key, colour)
 SERIES = [
@@ -57,12 +58,6 @@ DENSE_ROOF_SERIES = [
     ("PyTorch fused", "torch_cold_us", "torch_frac_roofline", "#2ca02c"),
 ]
 
-# Short codes so that epilogues fit under a bar group.
-EPILOGUE_SHORT = {
-    "none": "", "relu": "r", "relu6": "r6", "bias": "b", "bias_relu": "br",
-    "scale_shift": "ss", "scale_shift_relu": "ssr", "scale_shift_relu6": "ssr6",
-}
-
 # Use a log axis once the slowest bar is this many times the fastest.
 LOG_RANGE = 20.0
 
@@ -73,31 +68,6 @@ def parse_args(argv=None):
     p.add_argument("--out", required=True, help="PNG file to write")
     p.add_argument("--dpi", type=int, default=110)
     return p.parse_args(argv)
-
-
-def num(v):
-    """A positive finite float, or None (missing, null, zero or NaN values draw no bar)."""
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return None
-    return f if math.isfinite(f) and f > 0 else None
-
-
-def frac_ceiling(row, cold_key, frac_key):
-    """floor_us / cold time; prefer the value the producer computed."""
-    f = num(row.get(frac_key))
-    if f is not None:
-        return f
-    floor, cold = num(row.get("floor_us")), num(row.get(cold_key))
-    return floor / cold if floor and cold else None
-
-
-def group_by_suite(rows):
-    suites = {}
-    for r in rows:
-        suites.setdefault(str(r.get("suite", "?")), []).append(r)
-    return suites
 
 
 def short_labels(rows):
@@ -123,8 +93,7 @@ def short_labels(rows):
         if show_n:
             parts.insert(0, f"n{r.get('n')}")
         if show_epi:
-            epi = str(r.get("epilogue", "none"))
-            code = EPILOGUE_SHORT.get(epi, epi)
+            code = epilogue_words.short(str(r.get("epilogue", "none")))
             if code:
                 parts.append(code)
         labels.append(" ".join(parts))
@@ -162,20 +131,18 @@ def series_of(rows):
     return SERIES[:1] + [TUNED_SERIES] + SERIES[1:]
 
 
-def draw_hot_panel(ax, suite, rows, labels):
-    series = [(name, colour, [num(r.get(hot)) for r in rows])
-              for name, hot, _, _, colour in series_of(rows)]
+def draw_hot(ax, title, labels, series):
+    """Hot times as grouped bars, on a log axis when they span more than LOG_RANGE."""
     draw_bars(ax, labels, series)
     values = [v for _, _, vals in series for v in vals if v is not None]
     if values and max(values) / min(values) > LOG_RANGE:
         ax.set_yscale("log")
-    ax.set_title(f"{suite}: hot time (lower is better)", fontsize=10)
+    ax.set_title(f"{title}: hot time (lower is better)", fontsize=10)
     ax.set_ylabel("µs per launch")
 
 
-def draw_ceiling_panel(ax, suite, rows, labels):
-    series = [(name, colour, [frac_ceiling(r, cold, frac) for r in rows])
-              for name, _, cold, frac, colour in series_of(rows)]
+def draw_fraction(ax, title, ylabel, labels, series, copy=None):
+    """Fractions of a bound (1 = at the bound) as grouped bars; `copy`: a tick per group."""
     # Leave out a library with no cold numbers at all rather than show an empty legend entry.
     series = [s for s in series if any(v is not None for v in s[2])]
     if not series:
@@ -183,33 +150,29 @@ def draw_ceiling_panel(ax, suite, rows, labels):
         ax.set_xticks([])
         return
     draw_bars(ax, labels, series)
-    # What a copy of the same bytes reaches cold: the most any kernel of this
-    # size can expect, launch and ramp included.
-    copy = [frac_ceiling(r, "copy_cold_us", "copy_frac_ceiling") for r in rows]
-    if any(v is not None for v in copy):
-        ax.scatter(range(len(rows)), [v if v is not None else float("nan") for v in copy], marker="_", s=400,
+    if copy and any(v is not None for v in copy):
+        ax.scatter(range(len(copy)), [v if v is not None else float("nan") for v in copy], marker="_", s=400,
                    linewidths=2, color="black", zorder=3, label="copy of the same bytes")
     top = max(v for _, _, vals in series for v in vals if v is not None)
     ax.set_ylim(0, max(1.05, top * 1.1))
     ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
-    ax.set_title(f"{suite}: fraction of copy ceiling, cold (higher is better)", fontsize=10)
-    ax.set_ylabel("floor / cold time")
+    ax.set_title(f"{title}, cold (higher is better)", fontsize=10)
+    ax.set_ylabel(ylabel)
 
 
-def is_dense(row):
-    return row.get("c_out") is not None
+def draw_hot_panel(ax, suite, rows, labels):
+    series = [(name, colour, [num(r.get(hot)) for r in rows])
+              for name, hot, _, _, colour in series_of(rows)]
+    draw_hot(ax, suite, labels, series)
 
 
-def depthwise_rows(data):
-    return [r for r in data.get("rows", []) if not is_dense(r)]
-
-
-def dense_document(data):
-    """(meta, rows) of the dense benchmark: the "dense" object, else top-level dense rows."""
-    doc = data.get("dense") if isinstance(data.get("dense"), dict) else None
-    if doc is not None:
-        return doc, list(doc.get("rows", []))
-    return data, [r for r in data.get("rows", []) if is_dense(r)]
+def draw_ceiling_panel(ax, suite, rows, labels):
+    series = [(name, colour, [fraction(r, frac, "floor_us", cold) for r in rows])
+              for name, _, cold, frac, colour in series_of(rows)]
+    # What a copy of the same bytes reaches cold: the most any kernel of this
+    # size can expect, launch and ramp included.
+    copy = [fraction(r, "copy_frac_ceiling", "floor_us", "copy_cold_us") for r in rows]
+    draw_fraction(ax, f"{suite}: fraction of copy ceiling", "floor / cold time", labels, series, copy)
 
 
 def dense_labels(rows):
@@ -229,47 +192,23 @@ def dense_labels(rows):
         if varies("n"):
             parts.insert(0, f"n{r.get('n')}")
         if varies("epilogue"):
-            code = EPILOGUE_SHORT.get(str(r.get("epilogue", "none")), str(r.get("epilogue")))
+            code = epilogue_words.short(str(r.get("epilogue", "none")))
             if code:
                 parts.append(code)
         labels.append(" ".join(parts))
     return dedupe(labels)
 
 
-def frac_roofline(row, cold_key, frac_key):
-    """roofline_us / cold time; prefer the value the producer computed."""
-    f = num(row.get(frac_key))
-    if f is not None:
-        return f
-    roof, cold = num(row.get("roofline_us")), num(row.get(cold_key))
-    return roof / cold if roof and cold else None
-
-
 def draw_dense_hot_panel(ax, suite, rows, labels):
     series = [(name, colour, [num(r.get(key)) for r in rows]) for name, key, colour in DENSE_HOT_SERIES]
     series = [s for s in series if any(v is not None for v in s[2])]
-    draw_bars(ax, labels, series)
-    values = [v for _, _, vals in series for v in vals if v is not None]
-    if values and max(values) / min(values) > LOG_RANGE:
-        ax.set_yscale("log")
-    ax.set_title(f"dense {suite}: hot time (lower is better)", fontsize=10)
-    ax.set_ylabel("µs per launch")
+    draw_hot(ax, f"dense {suite}", labels, series)
 
 
 def draw_dense_roofline_panel(ax, suite, rows, labels):
-    series = [(name, colour, [frac_roofline(r, cold, frac) for r in rows])
+    series = [(name, colour, [fraction(r, frac, "roofline_us", cold) for r in rows])
               for name, cold, frac, colour in DENSE_ROOF_SERIES]
-    series = [s for s in series if any(v is not None for v in s[2])]
-    if not series:
-        ax.text(0.5, 0.5, "no cold timings", ha="center", va="center", transform=ax.transAxes)
-        ax.set_xticks([])
-        return
-    draw_bars(ax, labels, series)
-    top = max(v for _, _, vals in series for v in vals if v is not None)
-    ax.set_ylim(0, max(1.05, top * 1.1))
-    ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
-    ax.set_title(f"dense {suite}: fraction of roofline, cold (higher is better)", fontsize=10)
-    ax.set_ylabel("roofline / cold time")
+    draw_fraction(ax, f"dense {suite}: fraction of roofline", "roofline / cold time", labels, series)
 
 
 def title_of(data):
@@ -295,26 +234,24 @@ def collect_legend(fig, axes_rows):
     return handles, names
 
 
-def draw_depthwise(fig_or_subfig, suites):
+def draw_suites(fig_or_subfig, suites, labels_of, draw_top, draw_bottom):
+    """One column per suite: draw_top and draw_bottom panels over the same bar groups."""
     counts = [len(r) for r in suites.values()]
     axes = fig_or_subfig.subplots(2, len(suites), squeeze=False,
                                   gridspec_kw={"width_ratios": [max(c, 2) for c in counts]})
     for col, (suite, rows) in enumerate(suites.items()):
-        labels = short_labels(rows)
-        draw_hot_panel(axes[0][col], suite, rows, labels)
-        draw_ceiling_panel(axes[1][col], suite, rows, labels)
+        labels = labels_of(rows)
+        draw_top(axes[0][col], suite, rows, labels)
+        draw_bottom(axes[1][col], suite, rows, labels)
     return axes
+
+
+def draw_depthwise(fig_or_subfig, suites):
+    return draw_suites(fig_or_subfig, suites, short_labels, draw_hot_panel, draw_ceiling_panel)
 
 
 def draw_dense(fig_or_subfig, suites):
-    counts = [len(r) for r in suites.values()]
-    axes = fig_or_subfig.subplots(2, len(suites), squeeze=False,
-                                  gridspec_kw={"width_ratios": [max(c, 2) for c in counts]})
-    for col, (suite, rows) in enumerate(suites.items()):
-        labels = dense_labels(rows)
-        draw_dense_hot_panel(axes[0][col], suite, rows, labels)
-        draw_dense_roofline_panel(axes[1][col], suite, rows, labels)
-    return axes
+    return draw_suites(fig_or_subfig, suites, dense_labels, draw_dense_hot_panel, draw_dense_roofline_panel)
 
 
 def plot(data, out_path, dpi=110):
@@ -327,19 +264,9 @@ def plot(data, out_path, dpi=110):
     counts = [len(r) for r in suites.values()]
     # Width grows with the number of bar groups so that labels stay readable.
     width = max(8.0, 0.55 * sum(counts) + 1.5 * len(counts))
-    fig, axes = plt.subplots(2, len(suites), figsize=(width, 9), squeeze=False,
-                             gridspec_kw={"width_ratios": [max(c, 2) for c in counts]})
-    for col, (suite, rows) in enumerate(suites.items()):
-        labels = short_labels(rows)
-        draw_hot_panel(axes[0][col], suite, rows, labels)
-        draw_ceiling_panel(axes[1][col], suite, rows, labels)
+    fig = plt.figure(figsize=(width, 9))
     # One legend for the figure: the libraries, and the copy tick where a ceiling panel drew it.
-    handles, names = axes[0][0].get_legend_handles_labels()
-    for ax in axes[1]:
-        for handle, name in zip(*ax.get_legend_handles_labels()):
-            if name not in names:
-                handles.append(handle)
-                names.append(name)
+    handles, names = collect_legend(fig, draw_depthwise(fig, suites))
     fig.legend(handles, names, loc="upper right", ncol=len(names), fontsize=9)
     fig.suptitle(title_of(data), fontsize=11, x=0.01, ha="left")
     fig.tight_layout(rect=(0, 0, 1, 0.95))
@@ -380,8 +307,7 @@ def plot_with_dense(data, dense_meta, dense_rows, out_path, dpi=110):
 
 def main(argv=None):
     args = parse_args(argv)
-    with open(args.json) as f:
-        data = json.load(f)
+    data = load(args.json)
     plot(data, args.out, args.dpi)
     print(f"[plot] wrote {args.out}", file=sys.stderr)
     return 0

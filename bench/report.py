@@ -28,6 +28,8 @@ import math
 import os
 import sys
 
+from results import dense_document, depthwise_rows, fraction, group_by_suite, load, num, ratio
+
 REQUIRED_ROW_KEYS = [
     "suite", "name", "n", "c", "h", "w", "kh", "kw", "stride", "mult", "epilogue",
     "floor_us", "convgen_hot_us", "convgen_cold_us", "convgen_noepilogue_hot_us",
@@ -136,30 +138,10 @@ def parse_args(argv=None):
 # Numbers and derived values.
 # ---------------------------------------------------------------------------
 
-def num(v):
-    """A positive finite float, or None."""
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return None
-    return f if math.isfinite(f) and f > 0 else None
-
-
-def ratio(a, b):
-    a, b = num(a), num(b)
-    return a / b if a and b else None
-
-
-def convgen_frac(row):
-    """Fraction of the copy ceiling convgen reaches cold; prefer the producer's value."""
-    f = num(row.get("convgen_frac_ceiling"))
-    return f if f is not None else ratio(row.get("floor_us"), row.get("convgen_cold_us"))
-
-
 def derived(row):
     return {
-        "convgen_frac_ceiling": convgen_frac(row),
-        "copy_frac_ceiling": num(row.get("copy_frac_ceiling")) or ratio(row.get("floor_us"), row.get("copy_cold_us")),
+        "convgen_frac_ceiling": fraction(row, "convgen_frac_ceiling", "floor_us", "convgen_cold_us"),
+        "copy_frac_ceiling": fraction(row, "copy_frac_ceiling", "floor_us", "copy_cold_us"),
         "speedup_vs_cudnn_hot": ratio(row.get("cudnn_hot_us"), row.get("convgen_hot_us")),
         "speedup_vs_torch_hot": ratio(row.get("torch_hot_us"), row.get("convgen_hot_us")),
     }
@@ -180,7 +162,7 @@ def has_tuned(row):
 
 def tuned_speedup(row):
     """Default hot / tuned hot; prefer the producer's value."""
-    return num(row.get("tuned_speedup_hot")) or ratio(row.get("convgen_hot_us"), row.get("tuned_hot_us"))
+    return fraction(row, "tuned_speedup_hot", "convgen_hot_us", "tuned_hot_us")
 
 
 def tuned_derived(row):
@@ -189,8 +171,7 @@ def tuned_derived(row):
         return {}
     return {
         "tuned_speedup_hot": tuned_speedup(row),
-        "tuned_frac_ceiling": num(row.get("tuned_frac_ceiling"))
-        or ratio(row.get("floor_us"), row.get("tuned_cold_us")),
+        "tuned_frac_ceiling": fraction(row, "tuned_frac_ceiling", "floor_us", "tuned_cold_us"),
     }
 
 
@@ -366,13 +347,6 @@ def failures(rows):
     return lines + [""]
 
 
-def group_by_suite(rows):
-    suites = {}
-    for r in rows:
-        suites.setdefault(str(r.get("suite", "?")), []).append(r)
-    return suites
-
-
 def markdown(data, png_name):
     rows = depthwise_rows(data)
     dense_meta, dense_rows = dense_document(data)
@@ -440,33 +414,15 @@ DENSE_TUNED_METHOD_TEXT = """\
 """
 
 
-def is_dense(row):
-    return row.get("c_out") is not None
-
-
-def dense_document(data):
-    """(meta, rows) of the dense benchmark: the "dense" object, else top-level dense rows."""
-    doc = data.get("dense") if isinstance(data.get("dense"), dict) else None
-    if doc is not None:
-        return doc, list(doc.get("rows", []))
-    return data, [r for r in data.get("rows", []) if is_dense(r)]
-
-
-def depthwise_rows(data):
-    return [r for r in data.get("rows", []) if not is_dense(r)]
-
-
 def dense_derived(row):
     flops = num(row.get("flops"))
     hot = num(row.get("convgen_hot_us"))
     return {
         "tflops": num(row.get("tflops")) or (flops / hot / 1e6 if flops and hot else None),
-        "convgen_frac_roofline": num(row.get("convgen_frac_roofline"))
-        or ratio(row.get("roofline_us"), row.get("convgen_cold_us")),
-        "fused_plain_ratio": num(row.get("fused_plain_ratio"))
-        or ratio(row.get("convgen_hot_us"), row.get("convgen_noepilogue_hot_us")),
-        "residual_plain_ratio": num(row.get("residual_plain_ratio"))
-        or ratio(row.get("convgen_residual_hot_us"), row.get("convgen_noepilogue_hot_us")),
+        "convgen_frac_roofline": fraction(row, "convgen_frac_roofline", "roofline_us", "convgen_cold_us"),
+        "fused_plain_ratio": fraction(row, "fused_plain_ratio", "convgen_hot_us", "convgen_noepilogue_hot_us"),
+        "residual_plain_ratio": fraction(row, "residual_plain_ratio", "convgen_residual_hot_us",
+                                         "convgen_noepilogue_hot_us"),
         "speedup_vs_cudnn_hot": ratio(row.get("cudnn_hot_us"), row.get("convgen_hot_us")),
         "speedup_vs_torch_hot": ratio(row.get("torch_hot_us"), row.get("convgen_hot_us")),
         "torch_plain_tflops": num(row.get("torch_plain_tflops"))
@@ -602,8 +558,7 @@ def write(path, text):
 
 def main(argv=None):
     args = parse_args(argv)
-    with open(args.json) as f:
-        data = json.load(f)
+    data = load(args.json)
     if not depthwise_rows(data) and not dense_document(data)[1]:
         print("report.py: the JSON has no rows", file=sys.stderr)
         return 1

@@ -40,9 +40,8 @@ import statistics
 import sys
 import time
 
-# Epilogues the benchmarks know (see bench/depthwise.csv and bench/dense.csv).
-EPILOGUES = {"none", "relu", "relu6", "bias", "bias_relu",
-             "scale_shift", "scale_shift_relu", "scale_shift_relu6"}
+import epilogue_words
+from results import all_rows, dense_object, is_dense, load
 
 
 def log(msg):
@@ -80,11 +79,6 @@ def parse_args(argv=None):
 # Padding.  The benchmark rows may not say how each workload was padded, so
 # look in the row first, then in the workload CSV, then guess "same".
 # ---------------------------------------------------------------------------
-
-def is_dense(row):
-    """Dense conv2d rows (convgen_bench_dense) carry c_out; depthwise rows do not."""
-    return row.get("c_out") is not None
-
 
 def workload_key(d):
     """Fields that identify a workload, identical for a JSON row and a CSV line."""
@@ -159,9 +153,11 @@ def make_ops(row, padding, device, gen):
 
     n, c, h, w = (int(row[k]) for k in ("n", "c", "h", "w"))
     kh, kw, stride = (int(row[k]) for k in ("kh", "kw", "stride"))
-    epilogue = str(row.get("epilogue", "none"))
-    if epilogue not in EPILOGUES:
-        raise ValueError(f"unknown epilogue {epilogue!r}")
+    word = str(row.get("epilogue", "none"))
+    split = epilogue_words.split(word)
+    if split is None:
+        raise ValueError(f"unknown epilogue {word!r}")
+    epilogue, activation_word = split
     dense = is_dense(row)
     if dense:
         groups, cout = 1, int(row["c_out"])
@@ -187,19 +183,19 @@ def make_ops(row, padding, device, gen):
     def plain():
         return F.conv2d(x, weight, None, stride, padding, 1, groups)
 
-    def affine(y):
-        if epilogue.startswith("scale_shift"):
-            y = y * scale + shift
-        elif epilogue.startswith("bias"):
-            y = y + bias
-        return y
-
-    def activation(y):
-        if epilogue.endswith("relu6"):
-            y = torch.clamp(y, 0, 6)
-        elif epilogue.endswith("relu"):
-            y = torch.relu(y)
-        return y
+    # The epilogue and activation as PyTorch users write them, by their spec words.
+    affine = {
+        "none": lambda y: y,
+        "bias": lambda y: y + bias,
+        "scale_shift": lambda y: y * scale + shift,
+    }[epilogue]
+    activation = {
+        "none": lambda y: y,
+        "relu": torch.relu,
+        "relu6": lambda y: torch.clamp(y, 0, 6),
+        "silu": F.silu,
+        "hardswish": F.hardswish,
+    }[activation_word]
 
     def full():
         return activation(affine(F.conv2d(x, weight, None, stride, padding, 1, groups)))
@@ -330,11 +326,10 @@ def fmt(v):
 
 def main(argv=None):
     args = parse_args(argv)
-    with open(args.json) as f:
-        data = json.load(f)
+    data = load(args.json)
     # Depthwise (or dense) rows at the top level, then the dense benchmark's rows.
-    dense_doc = data.get("dense") if isinstance(data.get("dense"), dict) else {}
-    rows = list(data.get("rows", [])) + list(dense_doc.get("rows", []))
+    dense_doc = dense_object(data) or {}
+    rows = all_rows(data)
     torch = setup_torch()
     gen = torch.Generator().manual_seed(args.seed)
     csv_pads = load_csv_pads(args.csv)

@@ -1,0 +1,326 @@
+// A benchmark row of bench_driver.h: the CSV row, the operator's problem it
+// makes, its operands and the host reference of its epilogue, and the
+// record of what was measured for it. Shared by every operator.
+#pragma once
+
+#include "bench_common.h"
+
+#include <convgen/convgen.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace bench_driver {
+
+using namespace bench_common;
+
+// One generated library's entry points for an operator, and the tuning
+// database it was built with ("" for none). A Library with no functions
+// stands for a tuned library the program was built without.
+template <class Problem, class Args, class Info>
+struct Library {
+  convgen::KernelChoice (*find)(const Problem&) = nullptr;
+  convgen::Status (*run)(const Problem&, const Args&, cudaStream_t, convgen::Dispatch) = nullptr;
+  const std::vector<Info>& (*kernels)() = nullptr;
+  const char* tuning_db = "";
+
+  bool linked() const { return find != nullptr; }
+};
+
+// ---------------------------------------------------------------------------
+// Benchmark CSV.
+
+// One row of the CSV, as written there: the text columns, and the integer
+// columns by their header names.
+struct BenchCase {
+  std::string suite;
+  int csv_line = 0;
+  std::string pad;       // "same" or "valid"
+  std::string epilogue;  // e.g. "scale_shift_relu6"
+  EpilogueWord parsed;
+  std::map<std::string, int> numbers;
+
+  int number(const std::string& column) const { return numbers.at(column); }
+};
+
+inline bool is_text_column(const std::string& column) {
+  return column == "suite" || column == "pad" || column == "epilogue";
+}
+
+// Reads the benchmark CSV; columns are found by their header names.
+inline std::vector<BenchCase> read_cases(const std::string& path, const std::vector<std::string>& columns) {
+  std::vector<BenchCase> cases;
+  for_each_csv_row(path, columns, [&](int line_number, const std::vector<std::string>& fields) {
+    BenchCase row;
+    row.csv_line = line_number;
+    for (size_t i = 0; i < columns.size(); ++i) {
+      const std::string& column = columns[i];
+      if (column == "suite") row.suite = fields[i];
+      if (column == "pad") row.pad = fields[i];
+      if (column == "epilogue") row.epilogue = fields[i];
+      if (!is_text_column(column)) row.numbers[column] = parse_positive(fields[i], column.c_str(), path, line_number);
+    }
+    if (row.pad != "same" && row.pad != "valid") {
+      fail_csv(path, line_number, "pad must be 'same' or 'valid', not '" + row.pad + "'");
+    }
+    const auto parsed = parse_epilogue_word(row.epilogue);
+    if (!parsed) fail_csv(path, line_number, "unknown epilogue '" + row.epilogue + "'");
+    row.parsed = *parsed;
+    cases.push_back(row);
+  });
+  return cases;
+}
+
+// The problem's fields every operator's problem has in common, from a row:
+// shape, filter, stride, padding ("same": (k-1)/2 on every side, as
+// PyTorch's padding=k//2 for odd k), epilogue and activation.
+template <class Problem>
+Problem common_problem(const BenchCase& row) {
+  Problem p;
+  p.n = row.number("n");
+  p.h = row.number("h");
+  p.w = row.number("w");
+  p.kh = row.number("kh");
+  p.kw = row.number("kw");
+  p.stride_h = p.stride_w = row.number("stride");
+  const bool same = row.pad == "same";
+  p.pad_top = p.pad_bottom = same ? (p.kh - 1) / 2 : 0;
+  p.pad_left = p.pad_right = same ? (p.kw - 1) / 2 : 0;
+  p.epilogue = row.parsed.epilogue;
+  p.activation = row.parsed.activation;
+  return p;
+}
+
+template <class Problem>
+std::string shape_text(const Problem& p) {
+  return std::to_string(p.n) + "x" + std::to_string(p.c) + "x" + std::to_string(p.h) + "x" + std::to_string(p.w);
+}
+
+// The cuDNN twin of a problem's convolution (no epilogue); the operator adds
+// its output channels and groups.
+template <class Problem>
+CudnnConvShape common_cudnn_shape(const Problem& p) {
+  CudnnConvShape s;
+  s.n = p.n;
+  s.c = p.c;
+  s.h = p.h;
+  s.w = p.w;
+  s.kh = p.kh;
+  s.kw = p.kw;
+  s.pad_h = p.pad_top;
+  s.pad_w = p.pad_left;
+  s.stride_h = p.stride_h;
+  s.stride_w = p.stride_w;
+  s.dilation_h = p.dilation_h;
+  s.dilation_w = p.dilation_w;
+  s.out_h = p.out_h();
+  s.out_w = p.out_w();
+  s.description = convgen::describe(p);
+  return s;
+}
+
+template <class Problem>
+bool has_epilogue(const Problem& p) {
+  return p.epilogue != convgen::Epilogue::kNone || p.activation != convgen::Activation::kNone;
+}
+
+// The same convolution with nothing after it: what cuDNN computes.
+template <class Op>
+typename Op::Problem without_epilogue(typename Op::Problem p) {
+  p.epilogue = convgen::Epilogue::kNone;
+  p.activation = convgen::Activation::kNone;
+  if constexpr (Op::kHasResidual) p.residual = false;
+  return p;
+}
+
+// The row's epilogue with a residual tensor added before the activation.
+template <class Problem>
+Problem with_residual(Problem p) {
+  p.residual = true;
+  return p;
+}
+
+// Everything the problem must read once and write once (the residual, when
+// it has one, is read once more): the least time any kernel can take is
+// these bytes at the copy ceiling.
+template <class Op>
+size_t bytes_moved(const typename Op::Problem& p) {
+  size_t count = Op::input_count(p) + Op::filter_count(p) + Op::output_count(p) +
+                 size_t(convgen::row(p.epilogue).params) * Op::out_channels(p);
+  if constexpr (Op::kHasResidual) count += p.residual ? Op::output_count(p) : 0;
+  return count * sizeof(float);
+}
+
+// cuDNN pads each axis symmetrically; a problem padded otherwise has no cuDNN twin.
+template <class Problem>
+bool cudnn_supports(const Problem& p) {
+  return p.pad_top == p.pad_bottom && p.pad_left == p.pad_right;
+}
+
+// ---------------------------------------------------------------------------
+// Operands.
+
+// The inputs of one row (its residual variant included), on the device; the
+// epilogue parameters and the residual also on the host, for the reference.
+// params[k] is the epilogue's k-th per-channel parameter (bias; scale, shift).
+struct Operands {
+  DeviceBuffer input, filter, residual;
+  std::vector<DeviceBuffer> params;
+  std::vector<std::vector<float>> host_params;
+  std::vector<float> host_residual;
+};
+
+template <class Op>
+Operands make_operands(const typename Op::Problem& problem, uint64_t seed) {
+  Operands ops;
+  ops.input = DeviceBuffer::upload(random_uniform(Op::input_count(problem), seed));
+  ops.filter = DeviceBuffer::upload(random_uniform(Op::filter_count(problem), seed + 1));
+  // Seeds seed+2 (bias), seed+3 and seed+4 (scale, shift): the inputs the runs before had.
+  const int count = convgen::row(problem.epilogue).params;
+  for (int k = 0; k < count; ++k) {
+    ops.host_params.push_back(random_uniform(size_t(Op::out_channels(problem)), seed + 1 + count + k));
+    ops.params.push_back(DeviceBuffer::upload(ops.host_params.back()));
+  }
+  if constexpr (Op::kHasResidual) {
+    ops.host_residual = random_uniform(Op::output_count(problem), seed + 5);
+    ops.residual = DeviceBuffer::upload(ops.host_residual);
+  }
+  // The uploads ran on the legacy default stream, which the non-blocking
+  // stream the kernels run on does not wait for.
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return ops;
+}
+
+// The pointers every operator's Args has, for `epilogue`; those it does not
+// use stay null, as the API requires.
+template <class Args>
+void set_common_args(Args& args, convgen::Epilogue epilogue, const Operands& ops, const DeviceBuffer& output) {
+  args.input = ops.input.f32();
+  args.filter = ops.filter.f32();
+  args.output = output.f32();
+  if (epilogue == convgen::Epilogue::kBias) args.bias = ops.params[0].f32();
+  if (epilogue == convgen::Epilogue::kScaleShift) {
+    args.scale = ops.params[0].f32();
+    args.shift = ops.params[1].f32();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The reference: the epilogue on the host, and the error it may differ by.
+
+// cuDNN's Winograd and FFT algorithms compute through transforms that round
+// differently from a direct sum (errors grow with the tile); they get a looser
+// limit than the direct and GEMM algorithms, which sum products as convgen does.
+inline double relative_error_limit(const std::string& cudnn_algo) {
+  const bool transformed = cudnn_algo.rfind("WINOGRAD", 0) == 0 || cudnn_algo.rfind("FFT", 0) == 0;
+  return transformed ? 10 * kMaxRelativeError : kMaxRelativeError;
+}
+
+// The limit for an output after `activation`: the convolution's error grows
+// through it by at most its largest slope (the activation's own float32
+// rounding is a few ulp, far below the limit).
+inline double fused_error_limit(double limit, convgen::Activation activation) {
+  return limit * convgen::activation_error_scale(activation, 1.0, 0.0);
+}
+
+// `conv` (cuDNN's output, NCHW) with the problem's epilogue (and residual)
+// applied on the host, in double, by convgen/epilogue.h.
+template <class Op>
+std::vector<float> reference_epilogue(std::vector<float> conv, const typename Op::Problem& p, const Operands& ops) {
+  const size_t plane = size_t(p.out_h()) * p.out_w();
+  const size_t channels = size_t(Op::out_channels(p));
+  for (size_t i = 0; i < conv.size(); ++i) {
+    const size_t channel = (i / plane) % channels;
+    const auto param = [&](size_t k) { return k < ops.host_params.size() ? double(ops.host_params[k][channel]) : 0.0; };
+    double value = convgen::apply_epilogue<double>(p.epilogue, conv[i], param(0), param(1));
+    if constexpr (Op::kHasResidual) {
+      if (p.residual) value += ops.host_residual[i];
+    }
+    conv[i] = float(convgen::activate<double>(p.activation, value));
+  }
+  return conv;
+}
+
+// ---------------------------------------------------------------------------
+// One benchmark row.
+
+// A row selected for the run, with the kernels that will serve it.
+template <class Op>
+struct Selected {
+  BenchCase bench;
+  typename Op::Problem problem;
+  convgen::KernelChoice choice;           // for the row
+  convgen::KernelChoice plain_choice;     // for the row without epilogue
+  convgen::KernelChoice residual_choice;  // for the row with a residual add (Op::kHasResidual)
+  // With the tuned library: its kernel for the row, and both kernels' schedules.
+  convgen::KernelChoice tuned_choice;
+  std::string schedule, tuned_schedule;
+};
+
+// A selected row and what was measured for it; NaN: not measured.
+template <class Op>
+struct RowResult : Selected<Op> {
+  explicit RowResult(const Selected<Op>& selected) : Selected<Op>(selected) {}
+
+  double floor_us = kNaN, roofline_us = kNaN, flops = kNaN;
+  double convgen_hot_us = kNaN, convgen_cold_us = kNaN, convgen_noepilogue_hot_us = kNaN;
+  double convgen_residual_hot_us = kNaN;
+  double cudnn_hot_us = kNaN, cudnn_cold_us = kNaN;
+  // A device-to-device copy that reads and writes as many bytes as the row,
+  // cold: what any kernel of this size reaches, launch and ramp included.
+  double copy_cold_us = kNaN;
+  std::string cudnn_algo;              // empty: cuDNN not run
+  double max_rel_err = kNaN;           // convgen without epilogue vs cuDNN
+  double fused_max_rel_err = kNaN;     // the row's kernel vs cuDNN + the epilogue on the host
+  double residual_max_rel_err = kNaN;  // the residual kernel vs cuDNN + epilogue + residual on the host
+  double check_limit = kNaN;           // the largest relative error the check accepts before the activation
+  bool check_ok = true;                // false: a cross-check failed
+
+  // The tuned library's kernel for the row (measured only when it is linked).
+  double tuned_hot_us = kNaN, tuned_cold_us = kNaN;
+  double tuned_max_rel_err = kNaN;             // vs cuDNN + the epilogue on the host, as fused_max_rel_err
+  double tuned_vs_default_max_rel_err = kNaN;  // vs the default kernel's output
+  bool tuned_check_ok = true;                  // false: a check of the tuned output failed
+
+  bool cudnn_ran() const { return !cudnn_algo.empty(); }
+  double tflops() const { return flops / (convgen_hot_us * 1e6); }
+  double cudnn_tflops() const { return flops / (cudnn_hot_us * 1e6); }
+  double convgen_frac_ceiling() const { return floor_us / convgen_cold_us; }
+  double cudnn_frac_ceiling() const { return floor_us / cudnn_cold_us; }
+  double convgen_frac_roofline() const { return roofline_us / convgen_cold_us; }
+  double cudnn_frac_roofline() const { return roofline_us / cudnn_cold_us; }
+  double copy_frac_ceiling() const { return floor_us / copy_cold_us; }
+  double speedup_vs_cudnn() const { return cudnn_hot_us / convgen_hot_us; }
+  double fused_plain_ratio() const { return convgen_hot_us / convgen_noepilogue_hot_us; }
+  double residual_plain_ratio() const { return convgen_residual_hot_us / convgen_noepilogue_hot_us; }
+  double tuned_tflops() const { return flops / (tuned_hot_us * 1e6); }
+  double tuned_frac_ceiling() const { return floor_us / tuned_cold_us; }
+  double tuned_frac_roofline() const { return roofline_us / tuned_cold_us; }
+  double tuned_speedup_hot() const { return convgen_hot_us / tuned_hot_us; }
+  double tuned_speedup_cold() const { return convgen_cold_us / tuned_cold_us; }
+  bool tuned_changed() const { return this->tuned_schedule != this->schedule; }
+  std::string where() const { return this->bench.suite + " (csv line " + std::to_string(this->bench.csv_line) + ")"; }
+};
+
+// The fp32 peak an operator that counts FLOPs measures (bench_dense.cu).
+struct Fp32Peak {
+  double tflops = kNaN;  // NaN: not measured
+  std::string method;
+  int cublas_version = 0;
+};
+
+// What the run measured once, at start-up.
+struct Machine {
+  std::string gpu;
+  double ceiling_tbps = kNaN;
+  Fp32Peak peak;
+};
+
+}  // namespace bench_driver
