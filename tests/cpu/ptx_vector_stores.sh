@@ -14,6 +14,8 @@ if (( $# < 2 )); then
 fi
 nvcc=$1
 shift
+# The kernels include convgen/epilogue.h, as a library build finds it.
+runtime_include="$(cd "$(dirname "$0")/../.." && pwd)/runtime/include"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -25,7 +27,7 @@ for dir in "$@"; do
     [[ -e $f ]] || continue
     grep -q '^using OutputVector' "$f" || continue
     ptx="$work/$(basename "$f" .cu).ptx"
-    if ! "$nvcc" -arch=sm_90 -ptx "$f" -o "$ptx" 2>"$work/log"; then
+    if ! "$nvcc" -arch=sm_90 -I"$runtime_include" -ptx "$f" -o "$ptx" 2>"$work/log"; then
       echo "FAIL: $f does not compile:" >&2
       cat "$work/log" >&2
       failed=$((failed + 1))

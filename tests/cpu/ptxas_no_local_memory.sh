@@ -14,6 +14,8 @@ if (( $# < 2 )); then
 fi
 nvcc=$1
 shift
+# The kernels include convgen/epilogue.h, as a library build finds it.
+runtime_include="$(cd "$(dirname "$0")/../.." && pwd)/runtime/include"
 
 kernels=()
 for dir in "$@"; do
@@ -35,7 +37,7 @@ trap 'rm -rf "$work"' EXIT
 
 compile() {  # kernel index
   local f=${kernels[$1]}
-  "$nvcc" -arch=sm_90 -Xptxas -v -c "$f" -o "$work/$1.o" >"$work/$1.log" 2>&1
+  "$nvcc" -arch=sm_90 -I"$runtime_include" -Xptxas -v -c "$f" -o "$work/$1.o" >"$work/$1.log" 2>&1
   echo $? >"$work/$1.rc"
 }
 
