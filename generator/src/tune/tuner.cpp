@@ -31,6 +31,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "convgen/gen/tune_space.hpp"
 #include "convgen/gen/tuning.hpp"
 #include "tune/cuda_api.hpp"
 
