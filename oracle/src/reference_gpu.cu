@@ -1,0 +1,46 @@
+#include <cuda_runtime.h>
+
+#include "convgen/oracle/reference.cuh"
+#include "convgen/oracle/reference_gpu.h"
+
+namespace convgen::oracle {
+
+namespace {
+
+struct DeviceDoubles {
+  double* ptr = nullptr;
+  explicit DeviceDoubles(size_t count) {
+    if (count > 0 && cudaMalloc(&ptr, count * sizeof(double)) != cudaSuccess) ptr = nullptr;
+  }
+  ~DeviceDoubles() { cudaFree(ptr); }
+  DeviceDoubles(const DeviceDoubles&) = delete;
+  DeviceDoubles& operator=(const DeviceDoubles&) = delete;
+};
+
+std::string cuda_error(cudaError_t e, const char* what) { return std::string(what) + ": " + cudaGetErrorString(e); }
+
+}  // namespace
+
+std::string reference_on_device(const ReferenceProblem& p, const DeviceOperands& o, Reference& out) {
+  const size_t count = static_cast<size_t>(output_count(p));
+  DeviceDoubles value(count), magnitude(count);
+  if (count > 0 && (!value.ptr || !magnitude.ptr)) return "cudaMalloc failed (the reference)";
+  out.value.resize(count);
+  out.magnitude.resize(count);
+  if (count == 0) return "";
+  convgen_reference<<<reference_blocks(p), kReferenceBlock>>>(p, o.input, o.filter, o.epilogue_a, o.epilogue_b,
+                                                              o.residual, value.ptr, magnitude.ptr);
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return cuda_error(e, "the reference");
+  if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) return cuda_error(e, "the reference");
+  if (cudaError_t e = cudaMemcpy(out.value.data(), value.ptr, count * sizeof(double), cudaMemcpyDeviceToHost);
+      e != cudaSuccess) {
+    return cuda_error(e, "the reference");
+  }
+  if (cudaError_t e = cudaMemcpy(out.magnitude.data(), magnitude.ptr, count * sizeof(double), cudaMemcpyDeviceToHost);
+      e != cudaSuccess) {
+    return cuda_error(e, "the reference");
+  }
+  return "";
+}
+
+}  // namespace convgen::oracle
