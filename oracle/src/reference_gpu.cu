@@ -1,4 +1,4 @@
-#include <cuda_runtime.h>
+#include <utility>
 
 #include "convgen/oracle/reference.cuh"
 #include "convgen/oracle/reference_gpu.h"
@@ -7,23 +7,13 @@ namespace convgen::oracle {
 
 namespace {
 
-struct DeviceDoubles {
-  double* ptr = nullptr;
-  explicit DeviceDoubles(size_t count) {
-    if (count > 0 && cudaMalloc(&ptr, count * sizeof(double)) != cudaSuccess) ptr = nullptr;
-  }
-  ~DeviceDoubles() { cudaFree(ptr); }
-  DeviceDoubles(const DeviceDoubles&) = delete;
-  DeviceDoubles& operator=(const DeviceDoubles&) = delete;
-};
-
 std::string cuda_error(cudaError_t e, const char* what) { return std::string(what) + ": " + cudaGetErrorString(e); }
 
 }  // namespace
 
 std::string reference_on_device(const ReferenceProblem& p, const DeviceOperands& o, Reference& out) {
   const size_t count = static_cast<size_t>(output_count(p));
-  DeviceDoubles value(count), magnitude(count);
+  DeviceArray<double> value(count), magnitude(count);
   if (count > 0 && (!value.ptr || !magnitude.ptr)) return "cudaMalloc failed (the reference)";
   out.value.resize(count);
   out.magnitude.resize(count);
@@ -32,13 +22,11 @@ std::string reference_on_device(const ReferenceProblem& p, const DeviceOperands&
                                                               o.residual, value.ptr, magnitude.ptr);
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return cuda_error(e, "the reference");
   if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) return cuda_error(e, "the reference");
-  if (cudaError_t e = cudaMemcpy(out.value.data(), value.ptr, count * sizeof(double), cudaMemcpyDeviceToHost);
-      e != cudaSuccess) {
-    return cuda_error(e, "the reference");
-  }
-  if (cudaError_t e = cudaMemcpy(out.magnitude.data(), magnitude.ptr, count * sizeof(double), cudaMemcpyDeviceToHost);
-      e != cudaSuccess) {
-    return cuda_error(e, "the reference");
+  for (auto [host, device] : {std::pair{&out.value, value.ptr}, std::pair{&out.magnitude, magnitude.ptr}}) {
+    if (cudaError_t e = cudaMemcpy(host->data(), device, count * sizeof(double), cudaMemcpyDeviceToHost);
+        e != cudaSuccess) {
+      return cuda_error(e, "the reference");
+    }
   }
   return "";
 }

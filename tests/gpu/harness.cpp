@@ -12,15 +12,7 @@ namespace convgen::testing {
 
 namespace {
 
-struct DeviceBuffer {
-  float* ptr = nullptr;
-  explicit DeviceBuffer(size_t count) {
-    if (count > 0 && cudaMalloc(&ptr, count * sizeof(float)) != cudaSuccess) ptr = nullptr;
-  }
-  ~DeviceBuffer() { cudaFree(ptr); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-};
+using DeviceBuffer = oracle::DeviceArray<float>;
 
 bool upload(const DeviceBuffer& d, const void* host, size_t bytes) {
   return cudaMemcpy(d.ptr, host, bytes, cudaMemcpyHostToDevice) == cudaSuccess;

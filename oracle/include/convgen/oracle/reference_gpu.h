@@ -2,11 +2,26 @@
 // the GPU tests: the tuner launches the same kernel through NVRTC.
 #pragma once
 
+#include <cuda_runtime.h>
+
 #include <string>
 
 #include "convgen/oracle/oracle.h"
 
 namespace convgen::oracle {
+
+// `count` elements of device memory, freed with the array; ptr is null when
+// the allocation failed (or count is 0).
+template <class T>
+struct DeviceArray {
+  T* ptr = nullptr;
+  explicit DeviceArray(size_t count) {
+    if (count > 0 && cudaMalloc(&ptr, count * sizeof(T)) != cudaSuccess) ptr = nullptr;
+  }
+  ~DeviceArray() { cudaFree(ptr); }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+};
 
 // The operands, already on the device (residual: null when the problem has none).
 struct DeviceOperands {
