@@ -1,8 +1,8 @@
 // The tuning database (tuning.hpp): its text form and file, the order of its
 // entries, how plan_library applies it (a spec's schedule, then a current
 // entry for the target GPU, then the default rule), and the schedule space
-// the tuner searches. The malformed databases are in tests/bad_tuning
-// (test_bad_tuning.cpp).
+// the tuner searches (tune_space.hpp). The malformed databases are in
+// tests/bad_tuning (test_bad_tuning.cpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +15,7 @@
 
 #include "convgen/gen/plan.hpp"
 #include "convgen/gen/render.hpp"
+#include "convgen/gen/tune_space.hpp"
 #include "convgen/gen/tuning.hpp"
 #include "test_util.h"
 

@@ -1,6 +1,8 @@
 // GPU test harness: runs a depthwise or dense convolution on fresh random
 // inputs with the output poisoned (NaN) before launch and guarded by words on
-// both sides, and checks every element against a float64 CPU reference.
+// both sides, and checks every element against the float64 reference
+// computed on the GPU: the verification oracle `convgen tune` uses too
+// (oracle/include/convgen/oracle/oracle.h states the bound).
 #pragma once
 
 #include <convgen/convgen.h>

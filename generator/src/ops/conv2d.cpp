@@ -3,6 +3,8 @@
 // direct and the GEMM algorithm.
 #include "conv2d.hpp"
 
+#include "convgen/oracle/oracle.h"
+
 namespace convgen::gen::conv2d {
 
 bool is_pointwise(const Workload& wl) {
@@ -65,6 +67,15 @@ void template_values(const KernelPlan& p, TemplateValues& v) {
   v["residual_note"] = std::string(wl.residual ? " + residual[n, co, oy, ox]" : "");
 }
 
+// One group: every output channel sums all c*kh*kw products, so operands
+// are multiples of 1/16 and the sums exact (the bound stays tight).
+oracle::ReferenceProblem reference_problem(const Workload& wl, int n) {
+  oracle::ReferenceProblem p = oracle::convolution_geometry(wl, n, wl.c_out);
+  p.residual = wl.residual;
+  p.exact_sums = true;
+  return p;
+}
+
 }  // namespace
 
 const Operator kOperator{
@@ -83,6 +94,7 @@ const Operator kOperator{
      "n (0: runtime), c, h, w, c_out, kh, kw, stride h/w, pad top/bottom/left/right, dilation h/w, groups, "
      "epilogue, residual, activation"},
     true,
+    &reference_problem,
 };
 
 }  // namespace convgen::gen::conv2d

@@ -3,6 +3,8 @@
 // that picks among tiles, rows and planes.
 #include "depthwise.hpp"
 
+#include "convgen/oracle/oracle.h"
+
 namespace convgen::gen::depthwise {
 
 namespace {
@@ -96,6 +98,14 @@ Knob cache_knob(const char* key, const char* meaning) {
   return Knob::choice(key, {"normal", "evict_first"}, meaning);
 }
 
+// Each input channel is its own group of `multiplier` output channels. A
+// sum has at most kh*kw products: uniform operands, a bound of kh*kw terms.
+oracle::ReferenceProblem reference_problem(const Workload& wl, int n) {
+  oracle::ReferenceProblem p = oracle::convolution_geometry(wl, n, wl.out_channels());
+  p.groups = wl.c;
+  return p;
+}
+
 }  // namespace
 
 const Operator kOperator{
@@ -114,6 +124,8 @@ const Operator kOperator{
      "const float*, const float*, const float*, const float*, float*, int, cudaStream_t",
      "n (0: runtime), c, h, w, kh, kw, stride h/w, pad top/bottom/left/right, dilation h/w, multiplier, epilogue, "
      "activation"},
+    false,
+    &reference_problem,
 };
 
 }  // namespace convgen::gen::depthwise

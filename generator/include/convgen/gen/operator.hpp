@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "convgen/gen/spec.hpp"
+#include "convgen/oracle/problem.h"
 
 namespace convgen::gen {
 
@@ -138,6 +139,9 @@ struct Operator {
   const Algorithm* algorithm(const std::string& name) const;  // null if it has none of that name
   // The knob a spec key names, in `algorithm` or among the common knobs; null if none.
   const Knob* knob(const Algorithm& algorithm, const std::string& key) const;
+  // The workload at batch `n` as the float64 reference computes it (the
+  // tuner's verification): its operand shapes, grouping and epilogue.
+  oracle::ReferenceProblem (*reference_problem)(const Workload& wl, int n) = nullptr;
 };
 
 // The one list of operators, in the order messages name them.

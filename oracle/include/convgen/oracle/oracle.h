@@ -1,0 +1,112 @@
+// The verification oracle the tuner and the GPU tests share: fresh random
+// operands, the output buffer's poison and guard words, and the check of
+// every output element against the float64 reference (reference.cuh) with
+// one bound, reporting the first mismatches.
+//
+// The bound, per element: |got - ref| <= (terms + 2) * 2^-23 * S + 1e-30,
+// where S is the float64 sum of the magnitudes of every term that forms the
+// output (|x*w| over the taps, scaled by |scale|, plus |bias| or |shift| and
+// |residual|), widened by the activation's slope. Rounding in an fp32 sum of
+// `terms` products cannot exceed it; a wrong index or a missed tap exceeds it
+// at once, since operands are random. terms: the products of a sum, or with
+// exact sums (ReferenceProblem::exact_sums) sqrt(products) + 2, which leaves
+// room for kernels that transform their operands (a product of exact values
+// is then rounded) while one missed product of about 0.25 still exceeds it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "convgen/oracle/problem.h"
+
+namespace convgen::oracle {
+
+// The geometry, epilogue and activation of a problem that names them as the
+// runtime's problems and the generator's workloads do, at batch `n` with
+// `c_out` output channels (one group, uniform operands, no residual: the
+// caller says what differs).
+template <class Problem>
+ReferenceProblem convolution_geometry(const Problem& p, int n, int c_out) {
+  ReferenceProblem r;
+  r.n = n;
+  r.c = p.c;
+  r.h = p.h;
+  r.w = p.w;
+  r.c_out = c_out;
+  r.out_h = p.out_h();
+  r.out_w = p.out_w();
+  r.kh = p.kh;
+  r.kw = p.kw;
+  r.stride_h = p.stride_h;
+  r.stride_w = p.stride_w;
+  r.pad_top = p.pad_top;
+  r.pad_left = p.pad_left;
+  r.dilation_h = p.dilation_h;
+  r.dilation_w = p.dilation_w;
+  r.epilogue = p.epilogue;
+  r.activation = p.activation;
+  return r;
+}
+
+long long input_count(const ReferenceProblem& p);
+long long filter_count(const ReferenceProblem& p);
+long long output_count(const ReferenceProblem& p);
+double bound_terms(const ReferenceProblem& p);
+
+// The operands, drawn from `seed`: input and filter (multiples of 1/16 with
+// exact sums, else uniform in [-1, 1]); per output channel the epilogue's
+// first parameter (bias or scale) in [-2, 2] and second (shift) in [-1, 3],
+// straddling zero so that relu and relu6 both clip and pass values; the
+// residual in [-1, 1] when the problem has one (else empty).
+struct Operands {
+  std::vector<float> input, filter, epilogue_a, epilogue_b, residual;
+};
+Operands make_operands(const ReferenceProblem& p, std::uint64_t seed);
+
+// The reference kernel: its name and launch (one thread per output element).
+inline constexpr const char* kReferenceKernel = "convgen_reference";
+inline constexpr unsigned kReferenceBlock = 256;
+unsigned reference_blocks(const ReferenceProblem& p);
+
+// The reference's result: per output element its value and S, the sum of
+// its terms' magnitudes (the scale of rounding error).
+struct Reference {
+  std::vector<double> value, magnitude;
+};
+
+// The output buffer a kernel writes into: kGuardWords guard words, then the
+// outputs poisoned with NaN (all-ones bytes, so an element the kernel never
+// writes fails), then kGuardWords guard words that catch writes past its ends.
+inline constexpr std::size_t kGuardWords = 1024;
+inline constexpr std::uint32_t kGuardPattern = 0x7fc0dead;  // a quiet NaN no kernel computes
+// The buffer's contents before the launch: guards, poison, guards.
+std::vector<std::uint32_t> poisoned_output(long long outputs);
+
+struct Mismatch {
+  long long index = 0;  // in the output, NCHW
+  double got = 0, expected = 0, bound = 0;
+};
+
+struct Comparison {
+  long long elements = 0;
+  long long wrong = 0;        // outside the bound, NaN, or never written
+  long long guard_word = -1;  // the first guard word overwritten, on either side; -1: none
+  std::vector<Mismatch> first;  // the first kReportedMismatches wrong elements
+  double max_rel_error = 0;   // max |got - ref| / S over the finite elements
+  bool passed() const { return wrong == 0 && guard_word < 0; }
+};
+inline constexpr std::size_t kReportedMismatches = 5;
+
+// Checks the buffer as the kernel left it (guards and outputs, as
+// poisoned_output laid it out) against the reference.
+Comparison compare(const ReferenceProblem& p, const std::vector<float>& buffer, const Reference& reference);
+
+// What went wrong, with at most `mismatches` wrong elements by position:
+// "wrote outside the output (guard word 3); 12 of 4096 outputs wrong;
+// output[n=0, c=1, y=2, x=3] = nan, expected 0.5 (bound 1e-06)", one more
+// line per further mismatch. Empty when the comparison passed.
+std::string describe(const Comparison& c, const ReferenceProblem& p, std::size_t mismatches);
+
+}  // namespace convgen::oracle
