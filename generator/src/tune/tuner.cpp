@@ -1072,8 +1072,7 @@ int Tuner::run() {
     }
     const TuningEntry* e = db_.find(p.name, devices.front().id.name);
     if (e != nullptr && !options_.retune) {
-      const Algorithm* a = p.workload.op_or_default().algorithm(e->schedule.algorithm.value_or(""));
-      if (a != nullptr && fingerprints_.at(a->template_file) == e->fingerprint) {
+      if (stale_entry_note(*e, fingerprints_).empty()) {
         kept.push_back(p.name + ": in the database (--retune tunes it again)");
         continue;
       }

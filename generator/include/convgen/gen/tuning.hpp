@@ -1,9 +1,6 @@
-// The tuning database: schedules `convgen tune` measured best on a GPU, kept
-// in a YAML file beside the spec and applied by the build (a schedule the
-// spec writes wins, then the database's entry for the target GPU, then the
-// default rule). And the schedule space the tuner searches, which the core
-// owns: each algorithm's knobs and their Knob::space(), pruned by the same
-// plan that checks a spec.
+// The schedule space the tuner searches, which the core owns: each
+// algorithm's knobs and their Knob::space(), pruned by the same plan that
+// checks a spec. The tuning database is tuning_db.hpp.
 #pragma once
 
 #include <random>
@@ -12,73 +9,9 @@
 
 #include "convgen/gen/plan.hpp"
 #include "convgen/gen/spec.hpp"
+#include "convgen/gen/tuning_db.hpp"
 
 namespace convgen::gen {
-
-// The generator's version (convgen/limits.h): part of every fingerprint, and `--version`.
-inline constexpr const char* kConvgenVersion = CONVGEN_VERSION;
-
-// The GPU an entry was tuned on, as the CUDA driver names it.
-struct GpuId {
-  std::string name;                // e.g. "NVIDIA H100 80GB HBM3"
-  int sms = 0;                     // streaming multiprocessors
-  std::string compute_capability;  // e.g. "9.0"
-};
-
-// One kernel tuned on one GPU.
-struct TuningEntry {
-  SourceLocation where;      // the entry's list item
-  std::string kernel;        // the kernel's one name (kernel_name())
-  const Operator* op = nullptr;
-  GpuId gpu;
-  ScheduleRequest schedule;  // the chosen schedule, parsed as a spec's `schedule:` is
-  std::string objective = "hot";  // what it was ranked by: hot or cold
-  double time_us = 0;        // the chosen schedule's time, by the objective
-  double default_us = 0;     // the default rule's schedule's, in the same run
-  std::string default_schedule;  // the default rule's schedule, for the reader
-  int compiled = 0, verified = 0, rejected = 0, failed = 0;  // candidates
-  double tuning_s = 0;       // wall time spent on this kernel
-  std::string date;          // YYYY-MM-DD
-  std::string fingerprint;   // tuning_fingerprint() of the generator that tuned it
-};
-
-struct TuningDb {
-  std::string file;
-  std::vector<TuningEntry> entries;  // sorted by kernel, then GPU name
-
-  // The entry of `kernel` on the GPU named `gpu`; null if none.
-  const TuningEntry* find(const std::string& kernel, const std::string& gpu) const;
-  // The GPU names the entries are for, sorted, each once.
-  std::vector<std::string> gpus() const;
-  // Adds or replaces the entry of the same kernel and GPU, keeping the order.
-  void put(TuningEntry entry);
-};
-
-// Parses a tuning database. Throws SpecError listing every problem found
-// (file:line:col, what is wrong and what is allowed), as for a spec.
-TuningDb parse_tuning_file(const std::string& path);
-TuningDb parse_tuning_text(const std::string& text, const std::string& path);
-
-// The database as YAML, entries in order; parse_tuning_text reads it back.
-std::string tuning_text(const TuningDb& db);
-// Writes `tuning_text(db)` to `path` through a temporary file renamed into
-// place: a reader (or a killed run) never sees half a database. Throws
-// std::runtime_error on an I/O failure.
-void write_tuning_file(const std::string& path, const TuningDb& db);
-
-// 16 hex digits identifying what made a kernel from a schedule: the
-// generator's version and the algorithm's template text. An entry whose
-// fingerprint differs from the current one is stale: reported, never used.
-std::string tuning_fingerprint(const std::string& template_text);
-
-// What plan_library applies: the database, the GPU whose entries to use
-// (empty: the database's only GPU) and the current fingerprint of each
-// template file (by name, Algorithm::template_file).
-struct TuningSelection {
-  const TuningDb* db = nullptr;
-  std::string gpu;
-  std::map<std::string, std::string> fingerprints;
-};
 
 // ---------------------------------------------------------------------------
 // The schedule space.
