@@ -44,12 +44,10 @@ namespace {
 
 // Limits of what the generated kernels support. Each is stated in the error
 // a user sees when a spec goes past it.
-constexpr int kMaxChannels = 65535;  // one grid.y slot per input channel
 constexpr int kMaxExtent = 32768;
 constexpr int kMaxFilter = 11;
 constexpr int kMaxStride = 8;
 constexpr int kMaxDilation = 8;
-constexpr int kMaxMultiplier = 8;
 constexpr long long kMaxPlane = 1LL << 28;  // elements of one channel plane, 32-bit indexing inside a kernel
 constexpr long long kMaxTensor = kMaxTensorElements;  // the runtime refuses larger ones
 // Limits on the spec file itself, so that no input (a generated file gone
@@ -79,12 +77,30 @@ constexpr const char* kValidPadding = "valid";
 const std::vector<std::string> kPaddingWords = {kSamePadding, kValidPadding};
 constexpr const char* kRuntimeBatch = "runtime";
 constexpr int kMaxPadding = 64;
+// The workload keys every operator takes; each operator adds its own
+// (Operator::workload_keys), each after the shared key it names.
+const std::vector<std::string> kSharedWorkloadKeys = {"op",       "n",        "c",          "h",     "w",
+                                                      "filter",   "stride",   "padding",    "dilation",
+                                                      "epilogue", "activation", "dtype",    "layout", "schedule"};
+
+// The keys a workload of `op` may set, in the order messages list them.
+std::vector<std::string> workload_keys(const Operator& op) {
+  std::vector<std::string> keys;
+  for (const std::string& shared : kSharedWorkloadKeys) {
+    keys.push_back(shared);
+    for (const WorkloadKey& k : op.workload_keys) {
+      if (k.after == shared) keys.push_back(k.key);
+    }
+  }
+  return keys;
+}
+
 // Keys any operator's workload may set, for messages about `defaults`.
 const std::vector<std::string>& all_workload_keys() {
   static const std::vector<std::string> keys = [] {
     std::vector<std::string> all;
     for (const Operator* op : operators()) {
-      for (const std::string& key : op->workload_keys) {
+      for (const std::string& key : workload_keys(*op)) {
         if (std::find(all.begin(), all.end(), key) == all.end()) all.push_back(key);
       }
     }
@@ -146,7 +162,7 @@ class SpecReader {
         r_.error(item, "each workload must be a mapping with the keys " + join(all_workload_keys()));
       } else {
         const Operator& op = operator_of(item, defaults);
-        r_.check_keys(item, op.workload_keys, "in a workload");
+        r_.check_keys(item, workload_keys(op), "in a workload");
         std::optional<Workload> workload = read_workload(item, defaults, op);
         if (workload && r_.error_count() == errors_before) spec.workloads.push_back(*workload);
       }
@@ -171,7 +187,7 @@ class SpecReader {
   }
 
   // A key's node from the workload, else from the defaults; empty if neither.
-  static YAML::Node lookup(const YAML::Node& workload, const YAML::Node& defaults, const char* key) {
+  static YAML::Node lookup(const YAML::Node& workload, const YAML::Node& defaults, const std::string& key) {
     if (const YAML::Node node = workload[key]) return node;
     if (defaults) {
       if (const YAML::Node node = defaults[key]) return node;
@@ -187,13 +203,14 @@ class SpecReader {
     wl.where = r_.at(item);
     // Keys the operator does not take are reported by check_keys; one set in
     // `defaults` for workloads of another operator is not inherited.
-    auto get = [&](const char* key) {
-      const bool takes = std::find(op.workload_keys.begin(), op.workload_keys.end(), key) != op.workload_keys.end();
+    const std::vector<std::string> keys = workload_keys(op);
+    auto get = [&](const std::string& key) {
+      const bool takes = std::find(keys.begin(), keys.end(), key) != keys.end();
       return takes ? lookup(item, defaults, key) : YAML::Node(YAML::NodeType::Undefined);
     };
-    auto required = [&](const char* key, const char* meaning) {
+    auto required = [&](const std::string& key, const std::string& meaning) {
       YAML::Node node = get(key);
-      if (!node) r_.error(item, std::string("missing key '") + key + "' (" + meaning + ") in a workload");
+      if (!node) r_.error(item, "missing key '" + key + "' (" + meaning + ") in a workload");
       return node;
     };
 
@@ -228,18 +245,9 @@ class SpecReader {
       if (auto v = r_.integers(dilation, "dilation", 2, "[dilation_h, dilation_w]", 1, kMaxDilation))
         std::tie(wl.dilation_h, wl.dilation_w) = std::pair((*v)[0], (*v)[1]);
     }
-    if (YAML::Node multiplier = get("multiplier"))
-      wl.multiplier = r_.integer(multiplier, "multiplier", 1, kMaxMultiplier).value_or(1);
-    if (std::find(op.workload_keys.begin(), op.workload_keys.end(), "c_out") != op.workload_keys.end()) {
-      if (YAML::Node c_out = required("c_out", "output channels")) wl.c_out = r_.integer(c_out, "c_out", 1, kMaxChannels).value_or(0);
+    for (const WorkloadKey& k : op.workload_keys) {
+      if (YAML::Node node = k.required ? required(k.key, k.meaning) : get(k.key)) read_operator_key(node, k, wl);
     }
-    if (YAML::Node groups = get("groups")) {
-      if (auto v = r_.integer(groups, "groups", 1, kMaxChannels); v && *v != 1) {
-        r_.error(groups, "'groups' must be 1 (dense convolution), got " + std::to_string(*v) +
-                             "; for groups = c use op: depthwise_conv2d; other grouped convolutions are not supported");
-      }
-    }
-    if (YAML::Node residual = get("residual")) wl.residual = r_.boolean(residual, "residual").value_or(false);
     if (YAML::Node epilogue = get("epilogue")) {
       if (auto v = r_.word(epilogue, "epilogue", kEpilogues))
         wl.epilogue = kEpilogueTable[std::find(kEpilogues.begin(), kEpilogues.end(), *v) - kEpilogues.begin()].value;
@@ -268,6 +276,24 @@ class SpecReader {
     check_output_size(item, wl);
     if (r_.error_count() != errors_before) return std::nullopt;
     return wl;
+  }
+
+  // One of the operator's own keys (operator.hpp), into its Workload field.
+  void read_operator_key(const YAML::Node& node, const WorkloadKey& k, Workload& wl) {
+    std::optional<int> v;
+    if (k.is_flag) {
+      if (auto b = r_.boolean(node, k.key)) v = *b ? 1 : 0;
+    } else {
+      v = r_.integer(node, k.key, k.lo, k.hi);
+    }
+    if (!v) return;
+    if (k.refuse != nullptr) {
+      if (std::string why = k.refuse(*v); !why.empty()) {
+        r_.error(node, std::move(why));
+        return;
+      }
+    }
+    if (k.set != nullptr) k.set(wl, *v);
   }
 
   // `same`: (k-1)*d/2 on top/left, the rest on bottom/right, so the output is
@@ -349,9 +375,6 @@ class SpecReader {
                         std::to_string(kMaxTensor) + " (2^40), the runtime's limit");
       }
     }
-    if (static_cast<long long>(wl.c) * wl.multiplier > kMaxChannels * 8LL) {
-      r_.error(item, "c * multiplier must be at most " + std::to_string(kMaxChannels * 8LL));
-    }
   }
 
   yaml::Reader r_;
@@ -395,7 +418,11 @@ SpecVocabulary spec_vocabulary() {
   word("false");
   for (const Operator* op : operators()) {
     word(op->name);
-    for (const std::string& key : op->workload_keys) word(key);
+    for (const std::string& key : workload_keys(*op)) word(key);
+    for (const WorkloadKey& k : op->workload_keys) {
+      around(k.lo);
+      around(k.hi);
+    }
     for (const std::string& key : schedule_keys(*op)) word(key);
     for (const Algorithm* a : op->algorithms) {
       word(a->name);
@@ -413,9 +440,8 @@ SpecVocabulary spec_vocabulary() {
   }
   for (long long limit : {0LL, static_cast<long long>(kMaxChannels), static_cast<long long>(kMaxExtent),
                           static_cast<long long>(kMaxFilter), static_cast<long long>(kMaxStride),
-                          static_cast<long long>(kMaxDilation), static_cast<long long>(kMaxMultiplier),
-                          static_cast<long long>(kMaxPadding), static_cast<long long>(kMaxBatch), kMaxPlane, kMaxTensor,
-                          static_cast<long long>(kMaxChannels) * kMaxMultiplier, 0x7fffffffLL}) {
+                          static_cast<long long>(kMaxDilation), static_cast<long long>(kMaxPadding),
+                          static_cast<long long>(kMaxBatch), kMaxPlane, kMaxTensor, 0x7fffffffLL}) {
     around(limit);
   }
   return v;

@@ -65,12 +65,22 @@ void template_values(const KernelPlan& p, TemplateValues& v) {
   v["residual_note"] = std::string(wl.residual ? " + residual[n, co, oy, ox]" : "");
 }
 
+// Grouped convolution other than depthwise is not generated.
+std::string refuse_groups(int groups) {
+  if (groups == 1) return "";
+  return "'groups' must be 1 (dense convolution), got " + std::to_string(groups) +
+         "; for groups = c use op: depthwise_conv2d; other grouped convolutions are not supported";
+}
+
 }  // namespace
 
 const Operator kOperator{
     "conv2d",
-    {"op", "n", "c", "c_out", "h", "w", "filter", "stride", "padding", "dilation", "groups", "epilogue", "residual",
-     "activation", "dtype", "layout", "schedule"},
+    {{"c_out", "c", false, 1, kMaxChannels, true, "output channels", [](Workload& wl, int v) { wl.c_out = v; },
+      [](const Workload& wl) { return wl.out_channels(); }},
+     {"groups", "dilation", false, 1, kMaxChannels, false, "groups of channels", nullptr, nullptr, &refuse_groups},
+     {"residual", "epilogue", true, 0, 1, false, "add a tensor shaped like the output",
+      [](Workload& wl, int v) { wl.residual = v != 0; }, [](const Workload& wl) { return wl.residual ? 1 : 0; }}},
     {},
     {&kDirect, &kGemm},
     &default_algorithm,

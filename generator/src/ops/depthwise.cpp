@@ -96,12 +96,15 @@ Knob cache_knob(const char* key, const char* meaning) {
   return Knob::choice(key, {"normal", "evict_first"}, meaning);
 }
 
+// Output channels per input channel: the generated kernels unroll them.
+constexpr int kMaxMultiplier = 8;
+
 }  // namespace
 
 const Operator kOperator{
     "depthwise_conv2d",
-    {"op", "n", "c", "h", "w", "filter", "stride", "padding", "dilation", "multiplier", "epilogue", "activation",
-     "dtype", "layout", "schedule"},
+    {{"multiplier", "dilation", false, 1, kMaxMultiplier, false, "output channels per input channel",
+      [](Workload& wl, int v) { wl.multiplier = v; }, [](const Workload& wl) { return wl.multiplier; }}},
     {cache_knob("input_cache", "L2 priority of the input loads: normal | evict_first (__ldcs)"),
      cache_knob("output_cache", "L2 priority of the output stores: normal | evict_first (__stcs)")},
     {&kTiles, &kRows, &kPlanes, &kWindow},

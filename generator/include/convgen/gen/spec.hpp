@@ -49,6 +49,9 @@ using convgen::Epilogue;
 using convgen::Activation;
 using convgen::to_string;
 
+// The most channels a spec states (one grid.y slot per input channel).
+constexpr int kMaxChannels = 65535;
+
 // Letters, digits and '_', not starting with a digit: a library name.
 bool is_c_identifier(const std::string& s);
 
