@@ -110,11 +110,11 @@ LibraryPlan load(const CommonOptions& o) {
   for (const std::string& path : o.specs) {
     try {
       specs.push_back(parse_spec_file(display_path(path), on_invalid));
-    } catch (const SpecError& e) {
+    } catch (const InputError& e) {
       errors.insert(errors.end(), e.diagnostics().begin(), e.diagnostics().end());
     }
   }
-  if (!errors.empty()) throw SpecError(std::move(errors));
+  if (!errors.empty()) throw InputError(std::move(errors));
   PlanOptions options;
   options.copy_bandwidth_tbps = o.copy_bandwidth_tbps;
   TuningDb db;
@@ -210,7 +210,7 @@ nlohmann::json kernel_json(const KernelPlan& p) {
       {"stride", {wl.stride_h, wl.stride_w}},
       {"padding", {wl.pad_top, wl.pad_bottom, wl.pad_left, wl.pad_right}},
       {"dilation", {wl.dilation_h, wl.dilation_w}},
-      {"op", wl.op_or_default().name},
+      {"op", wl.op->name},
       {"multiplier", wl.multiplier},
       {"c_out", wl.out_channels()},
       {"residual", wl.residual},
@@ -301,7 +301,7 @@ void print_csv(const LibraryPlan& lib) {
     const Schedule& s = p.schedule;
     std::printf("%s,%s,%s:%d,%s,%d,%d,%d,%d,%d,%d,%d,%d,\"%s\",%d,%d,%d,%s,%d,%s,%s%s,%d,%d,%d%s,%lld,%lld,%.3f,%lld,"
                 "%.3f,%s,\"%s\",%.3f\n",
-                p.name.c_str(), wl.op_or_default().name.c_str(), wl.where.file.c_str(), wl.where.line,
+                p.name.c_str(), wl.op->name.c_str(), wl.where.file.c_str(), wl.where.line,
                 wl.n == 0 ? "runtime" : std::to_string(wl.n).c_str(), wl.c, wl.out_channels(), wl.h, wl.w, wl.kh,
                 wl.kw, wl.stride_h, wl.stride_w, padding_text(wl).c_str(), wl.dilation_h, wl.dilation_w,
                 wl.multiplier, to_string(wl.epilogue), wl.residual ? 1 : 0, to_string(wl.activation),
@@ -530,7 +530,7 @@ int main(int argc, char** argv) {
       std::printf("convgen: %zu spec file(s) valid; library %s has %zu kernels\n", lib.spec_files.size(),
                   lib.name.c_str(), lib.kernels.size());
     }
-  } catch (const SpecError& e) {
+  } catch (const InputError& e) {
     std::fputs(e.what(), stderr);
     return 1;
   } catch (const std::exception& e) {

@@ -26,7 +26,7 @@ bool KernelPlan::flag(const std::string& name) const {
   return std::get<bool>(it->second);
 }
 
-std::string kernel_name(const Workload& wl) { return wl.op_or_default().kernel_name(wl); }
+std::string kernel_name(const Workload& wl) { return wl.op->kernel_name(wl); }
 
 std::string origin_text(const KernelPlan& plan) {
   switch (plan.origin) {
@@ -63,7 +63,7 @@ std::string join_keys(const std::vector<Knob>& knobs) {
 // several, e.g. rows_per_thread), else the first that owns any of them; else
 // the default rule's. A key the chosen algorithm does not own is an error.
 const Algorithm& choose_algorithm(const Workload& wl, const PlanOptions& options) {
-  const Operator& op = wl.op_or_default();
+  const Operator& op = *wl.op;
   const ScheduleRequest& req = wl.schedule;
   const auto owns = [](const Algorithm& a, const std::string& key) {
     return std::any_of(a.knobs.begin(), a.knobs.end(), [&](const Knob& k) { return k.key == key; });
@@ -109,14 +109,14 @@ const Algorithm& choose_algorithm(const Workload& wl, const PlanOptions& options
       break;
     }
   }
-  if (!errors.empty()) throw SpecError(std::move(errors));
+  if (!errors.empty()) throw InputError(std::move(errors));
   return *chosen;
 }
 
 }  // namespace
 
 KernelPlan plan_kernel(const Workload& wl, const PlanOptions& options) {
-  const Operator& op = wl.op_or_default();
+  const Operator& op = *wl.op;
   KernelPlan p;
   p.workload = wl;
   p.name = op.kernel_name(wl);
@@ -130,9 +130,9 @@ KernelPlan plan_kernel(const Workload& wl, const PlanOptions& options) {
   for (const Knob& k : op.common_knobs) {
     p.schedule.values[k.values.front()] = wl.schedule.value(k.values.front()).value_or(k.default_value);
   }
-  op.finish_plan(wl, options, p);
+  op.plan_cost(wl, options, p);
   if (p.max_batch < std::max(1, wl.n)) {
-    throw SpecError({{wl.where, "one launch of this kernel (" + p.schedule.summary() + ") covers at most " +
+    throw InputError({{wl.where, "one launch of this kernel (" + p.schedule.summary() + ") covers at most " +
                                     std::to_string(p.max_batch) + " image(s): its grid and 32-bit launch indices " +
                                     "cannot number more; " +
                                     (p.max_batch >= 1 ? "declare n of at most " + std::to_string(p.max_batch)
@@ -181,9 +181,9 @@ LibraryPlan plan_library(const std::vector<Spec>& specs, const std::string& name
           tuned.schedule = looked_up->schedule;
           try {
             plan = plan_kernel(tuned, options);
-          } catch (const SpecError& e) {
+          } catch (const InputError& e) {
             // The schedule's own error points into where it came from.
-            throw SpecError({{looked_up->where, "the tuned schedule of " + kernel_name(wl) +
+            throw InputError({{looked_up->where, "the tuned schedule of " + kernel_name(wl) +
                                                     " does not fit the workload of " + wl.where.str() + ": " +
                                                     e.diagnostics().front().message}});
           }
@@ -202,13 +202,13 @@ LibraryPlan plan_library(const std::vector<Spec>& specs, const std::string& name
                                           " (" + plan.name + ") with a different schedule; a library holds one "
                                           "kernel per problem"});
         }
-      } catch (const SpecError& e) {
+      } catch (const InputError& e) {
         auto& sink = on_invalid == OnInvalidWorkload::kSkip ? lib.skipped : errors;
         sink.insert(sink.end(), e.diagnostics().begin(), e.diagnostics().end());
       }
     }
   }
-  if (!errors.empty()) throw SpecError(std::move(errors));
+  if (!errors.empty()) throw InputError(std::move(errors));
   for (auto& [name, plan] : by_name) lib.kernels.push_back(std::move(plan));
   return lib;
 }

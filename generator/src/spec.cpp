@@ -1,4 +1,4 @@
-// Spec parsing and validation: YAML text -> Spec, or a SpecError that lists
+// Spec parsing and validation: YAML text -> Spec, or an InputError that lists
 // every mistake with its file:line:col, what is wrong and what is allowed.
 #include "convgen/gen/spec.hpp"
 
@@ -31,7 +31,7 @@ std::string join_diagnostics(const std::vector<Diagnostic>& diagnostics) {
 }
 }  // namespace
 
-SpecError::SpecError(std::vector<Diagnostic> diagnostics)
+InputError::InputError(std::vector<Diagnostic> diagnostics)
     : std::runtime_error(join_diagnostics(diagnostics)), diagnostics_(std::move(diagnostics)) {}
 
 bool is_c_identifier(const std::string& s) {
@@ -390,13 +390,13 @@ std::string too_big(std::uintmax_t bytes) {
 
 Spec parse_spec_text(const std::string& text, const std::string& path, OnInvalidWorkload on_invalid) {
   if (text.size() > kMaxSpecBytes) {
-    throw SpecError({Diagnostic{SourceLocation{path, 0, 0}, too_big(text.size())}});
+    throw InputError({Diagnostic{SourceLocation{path, 0, 0}, too_big(text.size())}});
   }
   SpecReader reader(path, on_invalid);
   const YAML::Node root =
       yaml::load(text, path, "spec", "put every workload under one 'workloads' list, or use several spec files");
   Spec spec = reader.read(root);
-  if (!reader.diagnostics().empty()) throw SpecError(std::move(reader.diagnostics()));
+  if (!reader.diagnostics().empty()) throw InputError(std::move(reader.diagnostics()));
   return spec;
 }
 

@@ -195,11 +195,11 @@ TuningDb read_db(yaml::Reader& r, const YAML::Node& root) {
 }  // namespace
 
 TuningDb parse_tuning_text(const std::string& text, const std::string& path) {
-  if (text.size() > kMaxBytes) throw SpecError({Diagnostic{SourceLocation{path, 0, 0}, too_big(text.size())}});
+  if (text.size() > kMaxBytes) throw InputError({Diagnostic{SourceLocation{path, 0, 0}, too_big(text.size())}});
   yaml::Reader reader(path, true);
   const YAML::Node root = yaml::load(text, path, "tuning database", "keep one 'entries' list");
   TuningDb db = read_db(reader, root);
-  if (!reader.diagnostics().empty()) throw SpecError(std::move(reader.diagnostics()));
+  if (!reader.diagnostics().empty()) throw InputError(std::move(reader.diagnostics()));
   return db;
 }
 
@@ -375,7 +375,7 @@ std::optional<LookedUpSchedule> TuningSelection::find(const Workload& wl, const 
   const TuningEntry* entry = db->find(kernel, target);
   if (entry == nullptr) return std::nullopt;
   if (entry->op != wl.op) {
-    throw SpecError({{entry->where, "the entry for " + entry->kernel + " names op '" +
+    throw InputError({{entry->where, "the entry for " + entry->kernel + " names op '" +
                                         (entry->op != nullptr ? entry->op->name : std::string("?")) +
                                         "', but that kernel is a " + wl.op->name + " (" + wl.where.str() + ")"}});
   }

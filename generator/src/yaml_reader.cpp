@@ -70,9 +70,9 @@ std::vector<YAML::Mark> document_starts(const std::string& text) {
   return handler.starts;
 }
 
-SpecError error_at(const std::string& path, const YAML::Mark& mark, std::string message) {
+InputError error_at(const std::string& path, const YAML::Mark& mark, std::string message) {
   // yaml-cpp's marks are 0-based, ours are 1-based.
-  return SpecError({Diagnostic{SourceLocation{path, mark.line + 1, mark.column + 1}, std::move(message)}});
+  return InputError({Diagnostic{SourceLocation{path, mark.line + 1, mark.column + 1}, std::move(message)}});
 }
 
 }  // namespace
@@ -110,18 +110,18 @@ std::string read_file(const std::string& path, std::uintmax_t max_bytes, const s
   // Opening a FIFO or a device would wait for a writer, or never end.
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
-    throw SpecError({Diagnostic{SourceLocation{path, 0, 0},
+    throw InputError({Diagnostic{SourceLocation{path, 0, 0},
                                 std::filesystem::exists(path, ec)
                                     ? "not a regular file (a directory, a FIFO or a device); a " + what +
                                           " is a YAML file"
                                     : "cannot open the " + what + " file: " + (ec ? ec.message() : "no such file")}});
   }
   const std::uintmax_t size = std::filesystem::file_size(path, ec);
-  if (!ec && size > max_bytes) throw SpecError({Diagnostic{SourceLocation{path, 0, 0}, too_big_message(size)}});
+  if (!ec && size > max_bytes) throw InputError({Diagnostic{SourceLocation{path, 0, 0}, too_big_message(size)}});
   errno = 0;
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    throw SpecError({Diagnostic{SourceLocation{path, 0, 0}, "cannot open the " + what + " file: " +
+    throw InputError({Diagnostic{SourceLocation{path, 0, 0}, "cannot open the " + what + " file: " +
                                                                 (errno != 0 ? std::strerror(errno) : "unknown error")}});
   }
   std::stringstream buffer;

@@ -31,13 +31,13 @@ std::string quoted(const std::string& text);
 // A scalar's text, else "a list", "a mapping" or "nothing".
 std::string text_of(const YAML::Node& node);
 
-// The file's text, or a SpecError: not a regular file, larger than
+// The file's text, or an InputError: not a regular file, larger than
 // `max_bytes` (checked before reading, so a huge file costs no memory), or
 // unreadable. `what` names the input in messages ("spec").
 std::string read_file(const std::string& path, std::uintmax_t max_bytes, const std::string& what,
                       const std::function<std::string(std::uintmax_t)>& too_big_message);
 
-// The YAML of `text`: one document, or a SpecError pointing at the syntax
+// The YAML of `text`: one document, or an InputError pointing at the syntax
 // error, at a second document (`one_document_hint` says what to do instead),
 // or at nesting deeper than yaml-cpp allows.
 YAML::Node load(const std::string& text, const std::string& path, const std::string& what,

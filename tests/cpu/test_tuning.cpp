@@ -678,7 +678,7 @@ TEST(ScheduleSpace, SizesAreProductsOfTheKnobSpaces) {
                               "{op: conv2d, n: 1, c: 32, c_out: 64, h: 28, w: 28, filter: 1, padding: valid}"}) {
     SCOPED_TRACE(mapping);
     const Workload wl = workload(mapping);
-    const Operator& op = wl.op_or_default();
+    const Operator& op = *wl.op;
     const std::vector<AlgorithmSpace> spaces = schedule_space(wl);
     ASSERT_EQ(spaces.size(), op.algorithms.size());
     for (size_t i = 0; i < spaces.size(); ++i) {
@@ -753,7 +753,7 @@ TEST(ScheduleSpace, EnumerateGivesExactlyTheSchedulesThatFit) {
               plan_kernel(with_schedule(wl, *rows.algorithm, values));
               ++fit;
               EXPECT_TRUE(seen.count(values)) << "enumerate_schedules left out a schedule that fits";
-            } catch (const SpecError&) {
+            } catch (const InputError&) {
               EXPECT_FALSE(seen.count(values)) << "enumerate_schedules gave a schedule that does not fit";
             }
           }
@@ -783,7 +783,7 @@ TEST(ScheduleSpace, NeighboursDifferFitAndAreOneStepAway) {
     const KernelPlan from = plan_kernel(wl);
     const std::vector<KernelPlan> next = neighbour_schedules(from, {});
     ASSERT_FALSE(next.empty());
-    const Operator& op = wl.op_or_default();
+    const Operator& op = *wl.op;
     std::set<std::map<std::string, int>> seen;
     for (const KernelPlan& p : next) {
       SCOPED_TRACE(p.schedule.summary());

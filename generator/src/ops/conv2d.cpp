@@ -34,7 +34,7 @@ std::string kernel_name(const Workload& wl) {
   return epilogue.empty() ? name : name + "_" + epilogue;
 }
 
-void finish_plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
+void plan_cost(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   const long long n = p.cost_batch;
   const long long outputs = n * wl.c_out * p.out_h * p.out_w;
   p.bytes_read = 4LL * (n * wl.c * wl.h * wl.w + 1LL * wl.c_out * wl.c * wl.kh * wl.kw +
@@ -85,7 +85,7 @@ const Operator kOperator{
     {&kDirect, &kGemm},
     &default_algorithm,
     &kernel_name,
-    &finish_plan,
+    &plan_cost,
     &template_values,
     {"conv2d", "dense convolution (groups = 1, weights OIHW)", "Conv2dProblem", "Conv2dArgs", "Conv2dKernelInfo",
      "Conv2dRegistry", "Conv2dRegistryEntry", "conv2d_kernels", "Conv2d",

@@ -49,7 +49,7 @@ std::string kernel_name(const Workload& wl) {
   return name;
 }
 
-void finish_plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
+void plan_cost(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   const long long n = p.cost_batch;
   p.bytes_read = 4LL * (n * wl.c * wl.h * wl.w + static_cast<long long>(p.out_channels) * wl.kh * wl.kw +
                         static_cast<long long>(p.out_channels) * epilogue_params(wl));
@@ -110,7 +110,7 @@ const Operator kOperator{
     {&kTiles, &kRows, &kPlanes, &kWindow},
     &default_algorithm,
     &kernel_name,
-    &finish_plan,
+    &plan_cost,
     &template_values,
     {"depthwise_conv2d", "depthwise convolution", "DepthwiseProblem", "DepthwiseArgs", "KernelInfo", "Registry",
      "RegistryEntry", "kernels", "Depthwise",

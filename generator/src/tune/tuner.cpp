@@ -487,7 +487,7 @@ Problem make_problem(const CudaApi& api, Device& d, const KernelPlan& plan) {
   Problem p;
   p.api = &api;
   p.batch = wl.n == 0 ? 1 : wl.n;  // a runtime batch is tuned at 1
-  const bool dense = wl.op_or_default().takes_residual;
+  const bool dense = wl.op->takes_residual;
   std::mt19937_64 rng(std::random_device{}());
   const size_t in_count = static_cast<size_t>(p.batch) * wl.c * wl.h * wl.w;
   const size_t filter_count = static_cast<size_t>(wl.out_channels()) * (dense ? wl.c : 1) * wl.kh * wl.kw;
@@ -670,7 +670,7 @@ void Tuner::prepare(Device& d, const KernelPlan& plan, const Compiled& compiled,
   l.out = problem.out();
   l.count = static_cast<int>(l.shape.count);
   l.args = {&l.in, &l.filter, &l.ea, &l.eb};
-  if (plan.workload.op_or_default().takes_residual) l.args.push_back(&l.residual);
+  if (plan.workload.op->takes_residual) l.args.push_back(&l.residual);
   l.args.push_back(&l.out);
   if (l.shape.has_count) l.args.push_back(&l.count);
 }
@@ -1005,7 +1005,7 @@ void Tuner::worker(Device& d) {
       const Candidate& def = report.candidates[static_cast<size_t>(report.default_index)];
       TuningEntry e;
       e.kernel = plan->name;
-      e.op = &plan->workload.op_or_default();
+      e.op = plan->workload.op;
       e.gpu = d.id;
       e.schedule.algorithm = best.plan.schedule.algorithm_name();
       e.schedule.values = best.plan.schedule.values;
@@ -1123,7 +1123,7 @@ int run_tune(const LibraryPlan& lib, const Templates& templates, const TuneOptio
   try {
     Tuner tuner(lib, templates, options);
     return tuner.run();
-  } catch (const SpecError& e) {
+  } catch (const InputError& e) {
     std::fputs(e.what(), stderr);
     return 1;
   } catch (const std::exception& e) {

@@ -117,7 +117,7 @@ struct Algorithm {
   const Operator* op = nullptr;
   std::vector<Knob> knobs;         // its own knobs (the operator adds its common ones)
   std::string template_file;       // under templates/
-  // Fills unset knobs, checks that the schedule fits (throwing SpecError at
+  // Fills unset knobs, checks that the schedule fits (throwing InputError at
   // the spec key to blame) and derives the plan's numbers: the common ones
   // of KernelPlan and the template's own in KernelPlan::values.
   void (*plan)(const Workload& wl, const PlanOptions& options, KernelPlan& plan) = nullptr;
@@ -149,8 +149,9 @@ struct Operator {
   const Algorithm& (*default_algorithm)(const Workload& wl, const PlanOptions& options) = nullptr;
   // The kernel's one name: file, symbol, registry key, CLI filter, bench row.
   std::string (*kernel_name)(const Workload& wl) = nullptr;
-  // Bytes moved and the template values every kernel of the operator prints.
-  void (*finish_plan)(const Workload& wl, const PlanOptions& options, KernelPlan& plan) = nullptr;
+  // The kernel's cost: bytes moved, flops and their floors.
+  void (*plan_cost)(const Workload& wl, const PlanOptions& options, KernelPlan& plan) = nullptr;
+  // The template values every kernel of the operator prints.
   void (*template_values)(const KernelPlan& plan, TemplateValues& values) = nullptr;
   RuntimeApi runtime;
   bool takes_residual = false;  // its kernels take a residual pointer before the output

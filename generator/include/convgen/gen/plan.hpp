@@ -71,7 +71,7 @@ Schedule default_schedule(const Workload& wl, const PlanOptions& options = {});
 
 // Picks the algorithm (the spec's, else the one whose knobs the spec sets,
 // else the default rule's), fills unset knobs with defaults, checks that the
-// schedule fits and derives the plan. Throws SpecError pointing at the
+// schedule fits and derives the plan. Throws InputError pointing at the
 // offending spec key.
 KernelPlan plan_kernel(const Workload& wl, const PlanOptions& options = {});
 
@@ -104,7 +104,7 @@ class ScheduleLookup {
   // fail it (with the specs' own), notes go to LibraryPlan::tuning_notes.
   virtual void check(std::vector<Diagnostic>& errors, std::vector<Diagnostic>& notes) const = 0;
   // The schedule of `kernel`, the kernel of `wl`, or none; why a schedule
-  // it holds is not used goes to `notes`. Throws SpecError where what it
+  // it holds is not used goes to `notes`. Throws InputError where what it
   // holds contradicts the workload.
   virtual std::optional<LookedUpSchedule> find(const Workload& wl, const std::string& kernel,
                                                std::vector<Diagnostic>& notes) const = 0;
@@ -112,7 +112,7 @@ class ScheduleLookup {
 
 // Plans every workload of the specs. The library is named `name_override`
 // when given, else by the specs' `library` key (which must then agree).
-// Throws SpecError with every problem found.
+// Throws InputError with every problem found.
 // With OnInvalidWorkload::kSkip, a workload whose schedule does not fit is
 // left out and listed in `skipped` (with the specs' own skipped workloads).
 // With `schedules`, a workload whose spec sets no schedule key takes the

@@ -54,7 +54,7 @@ struct TuningDb {
   void put(TuningEntry entry);
 };
 
-// Parses a tuning database. Throws SpecError listing every problem found
+// Parses a tuning database. Throws InputError listing every problem found
 // (file:line:col, what is wrong and what is allowed), as for a spec.
 TuningDb parse_tuning_file(const std::string& path);
 TuningDb parse_tuning_text(const std::string& text, const std::string& path);
