@@ -125,11 +125,7 @@ class SpecReader {
   Spec read(const YAML::Node& root) {
     Spec spec;
     spec.file = r_.file();
-    if (!root.IsMap()) {
-      r_.error(root, "a spec must be a mapping with the keys " + join(kTopKeys));
-      return spec;
-    }
-    r_.check_keys(root, kTopKeys, "at the top level of a spec");
+    if (!r_.top_level(root, kTopKeys, "spec")) return spec;
     if (const YAML::Node library = root["library"]) {
       spec.library_where = r_.at(library);
       if (!library.IsScalar() || !is_c_identifier(library.Scalar()) || library.Scalar().size() > kMaxLibraryName) {

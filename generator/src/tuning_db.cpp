@@ -156,11 +156,7 @@ bool read_entry(yaml::Reader& r, const YAML::Node& item, TuningEntry& e) {
 TuningDb read_db(yaml::Reader& r, const YAML::Node& root) {
   TuningDb db;
   db.file = r.file();
-  if (!root.IsMap()) {
-    r.error(root, "a tuning database must be a mapping with the keys " + join(kTopKeys));
-    return db;
-  }
-  r.check_keys(root, kTopKeys, "at the top level of a tuning database");
+  if (!r.top_level(root, kTopKeys, "tuning database")) return db;
   const YAML::Node format = root["convgen_tuning"];
   if (!format) {
     r.error(root, "missing key 'convgen_tuning': the database format, " + std::to_string(kFormat));

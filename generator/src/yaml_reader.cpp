@@ -172,6 +172,15 @@ SourceLocation Reader::at(const YAML::Node& node) const {
   return {file_, mark.line + 1, mark.column + 1};
 }
 
+bool Reader::top_level(const YAML::Node& root, const std::vector<std::string>& keys, const std::string& what) {
+  if (!root.IsMap()) {
+    error(root, "a " + what + " must be a mapping with the keys " + join(keys));
+    return false;
+  }
+  check_keys(root, keys, "at the top level of a " + what);
+  return true;
+}
+
 void Reader::check_keys(const YAML::Node& map, const std::vector<std::string>& allowed, const std::string& where) {
   std::vector<std::pair<std::string, SourceLocation>> seen;
   for (const auto& entry : map) {

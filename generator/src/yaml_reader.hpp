@@ -69,6 +69,9 @@ class Reader {
   void error(const YAML::Node& node, std::string message);
   SourceLocation at(const YAML::Node& node) const;
 
+  // Whether the document's root is a mapping (else reported); if so, its
+  // keys are checked against `keys`. `what` names the input ("spec").
+  bool top_level(const YAML::Node& root, const std::vector<std::string>& keys, const std::string& what);
   // Reports a duplicate key, a merge key, or a key not in `allowed`;
   // `where` ends the message, e.g. "in a workload".
   void check_keys(const YAML::Node& map, const std::vector<std::string>& allowed, const std::string& where);
