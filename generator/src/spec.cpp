@@ -79,9 +79,9 @@ constexpr const char* kRuntimeBatch = "runtime";
 constexpr int kMaxPadding = 64;
 // The workload keys every operator takes; each operator adds its own
 // (Operator::workload_keys), each after the shared key it names.
-const std::vector<std::string> kSharedWorkloadKeys = {"op",       "n",        "c",          "h",     "w",
-                                                      "filter",   "stride",   "padding",    "dilation",
-                                                      "epilogue", "activation", "dtype",    "layout", "schedule"};
+const std::vector<std::string> kSharedWorkloadKeys = {
+    "op", "n", "c", "h", "w", "filter", "stride", "padding", "dilation", "epilogue", "activation", "dtype", "layout",
+    "schedule"};
 
 // The keys a workload of `op` may set, in the order messages list them.
 std::vector<std::string> workload_keys(const Operator& op) {
