@@ -22,7 +22,6 @@ const Operator* find_operator(const std::string& name) {
   return nullptr;
 }
 
-const Operator& Workload::op_or_default() const { return op != nullptr ? *op : *operators().front(); }
 
 std::optional<int> ScheduleRequest::value(const std::string& value_name) const {
   const auto it = values.find(value_name);

@@ -7,7 +7,6 @@
 #include <map>
 #include <stdexcept>
 
-#include "convgen/gen/tuning.hpp"
 
 namespace convgen::gen {
 
@@ -27,7 +26,7 @@ bool KernelPlan::flag(const std::string& name) const {
   return std::get<bool>(it->second);
 }
 
-std::string kernel_name(const Workload& wl) { return wl.op_or_default().kernel_name(wl); }
+std::string kernel_name(const Workload& wl) { return wl.op->kernel_name(wl); }
 
 std::string origin_text(const KernelPlan& plan) {
   switch (plan.origin) {
@@ -64,7 +63,7 @@ std::string join_keys(const std::vector<Knob>& knobs) {
 // several, e.g. rows_per_thread), else the first that owns any of them; else
 // the default rule's. A key the chosen algorithm does not own is an error.
 const Algorithm& choose_algorithm(const Workload& wl, const PlanOptions& options) {
-  const Operator& op = wl.op_or_default();
+  const Operator& op = *wl.op;
   const ScheduleRequest& req = wl.schedule;
   const auto owns = [](const Algorithm& a, const std::string& key) {
     return std::any_of(a.knobs.begin(), a.knobs.end(), [&](const Knob& k) { return k.key == key; });
@@ -110,14 +109,14 @@ const Algorithm& choose_algorithm(const Workload& wl, const PlanOptions& options
       break;
     }
   }
-  if (!errors.empty()) throw SpecError(std::move(errors));
+  if (!errors.empty()) throw InputError(std::move(errors));
   return *chosen;
 }
 
 }  // namespace
 
 KernelPlan plan_kernel(const Workload& wl, const PlanOptions& options) {
-  const Operator& op = wl.op_or_default();
+  const Operator& op = *wl.op;
   KernelPlan p;
   p.workload = wl;
   p.name = op.kernel_name(wl);
@@ -131,9 +130,9 @@ KernelPlan plan_kernel(const Workload& wl, const PlanOptions& options) {
   for (const Knob& k : op.common_knobs) {
     p.schedule.values[k.values.front()] = wl.schedule.value(k.values.front()).value_or(k.default_value);
   }
-  op.finish_plan(wl, options, p);
+  op.plan_cost(wl, options, p);
   if (p.max_batch < std::max(1, wl.n)) {
-    throw SpecError({{wl.where, "one launch of this kernel (" + p.schedule.summary() + ") covers at most " +
+    throw InputError({{wl.where, "one launch of this kernel (" + p.schedule.summary() + ") covers at most " +
                                     std::to_string(p.max_batch) + " image(s): its grid and 32-bit launch indices " +
                                     "cannot number more; " +
                                     (p.max_batch >= 1 ? "declare n of at most " + std::to_string(p.max_batch)
@@ -143,7 +142,7 @@ KernelPlan plan_kernel(const Workload& wl, const PlanOptions& options) {
 }
 
 LibraryPlan plan_library(const std::vector<Spec>& specs, const std::string& name_override,
-                         const PlanOptions& options, OnInvalidWorkload on_invalid, const TuningSelection* tuning) {
+                         const PlanOptions& options, OnInvalidWorkload on_invalid, const ScheduleLookup* schedules) {
   LibraryPlan lib;
   std::vector<Diagnostic> errors;
   lib.name = name_override;
@@ -166,25 +165,7 @@ LibraryPlan plan_library(const std::vector<Spec>& specs, const std::string& name
     errors.push_back({where, "no library name: add 'library: <name>' to the spec or pass --name"});
   }
 
-  // The GPU whose database entries apply: the one named, else the only one.
-  std::string gpu;
-  if (tuning != nullptr && tuning->db != nullptr) {
-    const std::vector<std::string> gpus = tuning->db->gpus();
-    gpu = tuning->gpu;
-    std::string names;
-    for (const std::string& g : gpus) names += (names.empty() ? "'" : ", '") + g + "'";
-    if (gpu.empty() && gpus.size() > 1) {
-      errors.push_back({SourceLocation{tuning->db->file, 1, 1},
-                        "the tuning database holds entries for several GPUs (" + names +
-                            "); name the target with --tuning-gpu (CMake: TUNING_GPU)"});
-    } else if (gpu.empty() && gpus.size() == 1) {
-      gpu = gpus.front();
-    } else if (!gpu.empty() && !gpus.empty() && std::find(gpus.begin(), gpus.end(), gpu) == gpus.end()) {
-      lib.tuning_notes.push_back({SourceLocation{tuning->db->file, 1, 1},
-                                  "no entry is for GPU '" + gpu + "' (the entries are for " + names +
-                                      "); every kernel keeps its default schedule"});
-    }
-  }
+  if (schedules != nullptr) schedules->check(errors, lib.tuning_notes);
 
   std::map<std::string, KernelPlan> by_name;
   for (const Spec& spec : specs) {
@@ -192,47 +173,25 @@ LibraryPlan plan_library(const std::vector<Spec>& specs, const std::string& name
     for (const Workload& wl : spec.workloads) {
       try {
         const bool spec_schedule = wl.schedule.algorithm.has_value() || !wl.schedule.keys.empty();
-        const TuningEntry* entry = nullptr;
-        if (!spec_schedule && !gpu.empty()) entry = tuning->db->find(kernel_name(wl), gpu);
-        if (entry != nullptr && entry->op != &wl.op_or_default()) {
-          throw SpecError({{entry->where, "the entry for " + entry->kernel + " names op '" +
-                                              (entry->op != nullptr ? entry->op->name : std::string("?")) +
-                                              "', but that kernel is a " + wl.op_or_default().name + " (" +
-                                              wl.where.str() + ")"}});
-        }
-        if (entry != nullptr) {
-          const Algorithm* algorithm = wl.op_or_default().algorithm(entry->schedule.algorithm.value_or(""));
-          const auto current = algorithm != nullptr ? tuning->fingerprints.find(algorithm->template_file)
-                                                    : tuning->fingerprints.end();
-          if (current == tuning->fingerprints.end()) {
-            // Without the current fingerprint no entry can be trusted.
-            lib.tuning_notes.push_back({entry->where, "ignored: no fingerprint is known for the template of "
-                                                      "the entry's algorithm, so it cannot be checked"});
-            entry = nullptr;
-          } else if (current->second != entry->fingerprint) {
-            lib.tuning_notes.push_back({entry->where, "ignored: the entry for " + entry->kernel + " has fingerprint " +
-                                                          entry->fingerprint + ", but this generator and template " +
-                                                          algorithm->template_file + " give " + current->second +
-                                                          " (stale: tune it again)"});
-            entry = nullptr;
-          }
-        }
+        std::optional<LookedUpSchedule> looked_up;
+        if (!spec_schedule && schedules != nullptr) looked_up = schedules->find(wl, kernel_name(wl), lib.tuning_notes);
         KernelPlan plan;
-        if (entry != nullptr) {
+        if (looked_up) {
           Workload tuned = wl;
-          tuned.schedule = entry->schedule;
+          tuned.schedule = looked_up->schedule;
           try {
             plan = plan_kernel(tuned, options);
-          } catch (const SpecError& e) {
-            // The schedule's own error points into the database.
-            throw SpecError({{entry->where, "the tuned schedule of " + entry->kernel + " does not fit the workload of " +
-                                                wl.where.str() + ": " + e.diagnostics().front().message}});
+          } catch (const InputError& e) {
+            // The schedule's own error points into where it came from.
+            throw InputError({{looked_up->where, "the tuned schedule of " + kernel_name(wl) +
+                                                    " does not fit the workload of " + wl.where.str() + ": " +
+                                                    e.diagnostics().front().message}});
           }
           plan.workload.schedule = wl.schedule;
-          plan.origin = ScheduleOrigin::kTuned;
-          plan.tuned_gpu = gpu;
-          plan.tuned_us = entry->time_us;
-          plan.default_us = entry->default_us;
+          plan.origin = looked_up->origin;
+          plan.tuned_gpu = looked_up->tuned_gpu;
+          plan.tuned_us = looked_up->tuned_us;
+          plan.default_us = looked_up->default_us;
         } else {
           plan = plan_kernel(wl, options);
           plan.origin = spec_schedule ? ScheduleOrigin::kSpec : ScheduleOrigin::kDefault;
@@ -243,13 +202,13 @@ LibraryPlan plan_library(const std::vector<Spec>& specs, const std::string& name
                                           " (" + plan.name + ") with a different schedule; a library holds one "
                                           "kernel per problem"});
         }
-      } catch (const SpecError& e) {
+      } catch (const InputError& e) {
         auto& sink = on_invalid == OnInvalidWorkload::kSkip ? lib.skipped : errors;
         sink.insert(sink.end(), e.diagnostics().begin(), e.diagnostics().end());
       }
     }
   }
-  if (!errors.empty()) throw SpecError(std::move(errors));
+  if (!errors.empty()) throw InputError(std::move(errors));
   for (auto& [name, plan] : by_name) lib.kernels.push_back(std::move(plan));
   return lib;
 }

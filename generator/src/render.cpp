@@ -150,7 +150,7 @@ ms::data kernel_data(const LibraryPlan& lib, const KernelPlan& p, const RenderOp
   v["smem_bytes"] = static_cast<long long>(p.smem_bytes);
   v["block_threads"] = static_cast<long long>(p.block_threads);
   // The knobs, by value name: flags as sections, the others as numbers.
-  const Operator& op = wl.op_or_default();
+  const Operator& op = *wl.op;
   for (const std::vector<Knob>* knobs : {&p.schedule.algorithm->knobs, &op.common_knobs}) {
     for (const Knob& k : *knobs) {
       for (const std::string& name : k.values) {
@@ -212,7 +212,7 @@ ms::data library_data(const LibraryPlan& lib, const RenderOptions& options) {
     ms::data kernels{ms::data::type::list};
     size_t count = 0;
     for (const KernelPlan& plan : lib.kernels) {
-      if (&plan.workload.op_or_default() != op) continue;
+      if (plan.workload.op != op) continue;
       kernels.push_back(kernel_data(lib, plan, options));
       ++count;
     }

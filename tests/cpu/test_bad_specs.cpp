@@ -3,7 +3,7 @@
 // is in corpus_util.h).
 //
 // Each file is checked twice: through the library (parse_spec_file +
-// plan_library must throw SpecError with exactly those diagnostics) and
+// plan_library must throw InputError with exactly those diagnostics) and
 // through the CLI (`convgen generate` must fail, print them on stderr, and
 // leave the output directory alone).
 #include <gtest/gtest.h>
@@ -30,7 +30,7 @@ std::vector<Diagnostic> library_diagnostics(const fs::path& path, bool* threw) {
   try {
     const Spec spec = parse_spec_file(path.string());
     plan_library({spec}, "");
-  } catch (const SpecError& e) {
+  } catch (const InputError& e) {
     *threw = true;
     return e.diagnostics();
   }

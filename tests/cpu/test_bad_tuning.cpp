@@ -4,7 +4,7 @@
 //
 // Each database is applied to the shipped seeds spec, whose kernels its
 // entries name, twice: through the library (parse_tuning_file, then
-// plan_library with the current fingerprints must throw SpecError with
+// plan_library with the current fingerprints must throw InputError with
 // exactly those diagnostics) and through the CLI (`convgen list` and
 // `convgen generate` with --tuning must exit 1, print them on stderr with the
 // database's path, print nothing on stdout and write nothing).
@@ -16,7 +16,7 @@
 
 #include "convgen/gen/plan.hpp"
 #include "convgen/gen/render.hpp"
-#include "convgen/gen/tuning.hpp"
+#include "convgen/gen/tuning_db.hpp"
 #include "corpus_util.h"
 #include "test_util.h"
 
@@ -39,7 +39,7 @@ std::vector<Diagnostic> library_diagnostics(const fs::path& path, bool* threw) {
       selection.fingerprints[file] = tuning_fingerprint(text);
     }
     plan_library({seeds}, "", {}, OnInvalidWorkload::kFail, &selection);
-  } catch (const SpecError& e) {
+  } catch (const InputError& e) {
     *threw = true;
     return e.diagnostics();
   }

@@ -92,6 +92,7 @@ TEST(KernelName, DistinctProblemsGetDistinctNames) {
                           for (Epilogue e : {Epilogue::kNone, Epilogue::kBias, Epilogue::kScaleShift})
                             for (Activation a : {Activation::kNone, Activation::kRelu, Activation::kRelu6}) {
                               Workload wl;
+                              wl.op = find_operator("depthwise_conv2d");
                               wl.n = n, wl.c = c, wl.h = h, wl.w = w, wl.kh = kh, wl.kw = kw;
                               wl.stride_h = sh, wl.stride_w = sw, wl.dilation_h = dh, wl.dilation_w = dw;
                               wl.pad_top = p[0], wl.pad_bottom = p[1], wl.pad_left = p[2], wl.pad_right = p[3];

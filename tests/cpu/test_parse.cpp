@@ -396,8 +396,8 @@ TEST(Parse, MissingFileIsAFileLevelError) {
 TEST(Parse, SpecErrorWhatListsEveryDiagnostic) {
   try {
     parse("library: lib\nworkloads:\n  - {n: 0, c: 8, h: 16, w: 16, filter: 3, padding: same, stride: 9}\n");
-    FAIL() << "expected a SpecError";
-  } catch (const SpecError& e) {
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
     ASSERT_EQ(e.diagnostics().size(), 2u);
     EXPECT_EQ(std::string(e.what()), e.diagnostics()[0].str() + "\n" + e.diagnostics()[1].str() + "\n");
     EXPECT_EQ(e.diagnostics()[0].str(),

@@ -29,6 +29,7 @@ std::string sched(const Schedule& s) {
 // A workload built directly (no YAML), with `same` padding.
 Workload same_workload(int n, int c, int h, int w, int k, int stride, int dilation, int multiplier) {
   Workload wl;
+  wl.op = find_operator("depthwise_conv2d");
   wl.n = n;
   wl.c = c;
   wl.h = h;
@@ -176,7 +177,7 @@ TEST(Plan, ShippedMobileNetV2SpecRunsTheRowsAlgorithm) {
   ASSERT_EQ(lib.kernels.size(), 60u);
   for (const KernelPlan& p : lib.kernels) {
     SCOPED_TRACE(p.name);
-    if (p.workload.op_or_default().name == "conv2d") {
+    if (p.workload.op->name == "conv2d") {
       EXPECT_EQ(p.schedule.algorithm_name(), p.workload.kh == 1 ? "gemm" : "direct");
       continue;
     }
@@ -218,7 +219,7 @@ TEST(Plan, DeclaredBatchMustFitOneLaunch) {
   try {
     plan("{n: 32768, c: 4096, h: 64, w: 64, filter: 3, padding: same}");
     FAIL() << "a batch past one launch was accepted";
-  } catch (const SpecError& e) {
+  } catch (const InputError& e) {
     EXPECT_EQ(e.diagnostics().at(0).str(),
               "test.yaml:3:5: error: one launch of this kernel (rows: rows_per_thread 4, vector_width 4, "
               "threads_per_block 128) covers at most 32767 image(s): its grid and 32-bit launch indices cannot "
@@ -634,7 +635,7 @@ TEST(DefaultSchedule, AlwaysFitsAcrossAGridOfShapes) {
     try {
       plan_kernel(wl, options);
       return true;
-    } catch (const SpecError&) {
+    } catch (const InputError&) {
       return false;
     }
   };
@@ -674,7 +675,7 @@ TEST(DefaultSchedule, AlwaysFitsAcrossAGridOfShapes) {
                     if (p.flag("vector_store") && out_w % p.number("outputs_per_lane") != 0) why += " vector store off its alignment;";
                     if (p.alignment < 4 * s.at("vector_width") || p.alignment % 4 != 0) why += " alignment too small;";
                     if (p.smem_bytes != 0) why += " shared memory;";
-                  } catch (const SpecError& e) {
+                  } catch (const InputError& e) {
                     why += " plan_kernel refused it: " + e.diagnostics().front().message;
                   }
                   // Nothing wider, then nothing taller, fits.
@@ -711,7 +712,7 @@ TEST(DefaultSchedule, AlwaysFitsAcrossAGridOfShapes) {
                   if (c % t.at("channels_per_block")) why += " channels_per_block does not divide c;";
                   if (t.at("shared_input") != (k > 1 && stride == 1)) why += " shared_input against the rule;";
                   if (p.smem_bytes > options.max_shared_bytes) why += " shared memory over the limit;";
-                } catch (const SpecError& e) {
+                } catch (const InputError& e) {
                   why += " plan_kernel refused algorithm: tiles: " + e.diagnostics().front().message;
                 }
                 if (!why.empty()) failures.push_back(what + " (" + sched(s) + "):" + why);
@@ -1105,13 +1106,13 @@ TEST(DefaultSchedule, EveryValidDenseWorkloadGetsOne) {
                 Workload wl;
                 try {
                   wl = workload(text);
-                } catch (const SpecError&) {
+                } catch (const InputError&) {
                   continue;  // not a valid workload (the window is larger than the input)
                 }
                 try {
                   plan_kernel(wl);
                   ++planned;
-                } catch (const SpecError& e) {
+                } catch (const InputError& e) {
                   failures.push_back(text + ": " + e.diagnostics().front().message);
                 }
               }
@@ -1199,7 +1200,7 @@ TEST(Conv2dParse, KeysAndDefaults) {
   const Workload wl = workload(
       "{op: conv2d, n: 2, c: 3, c_out: 5, h: 9, w: 11, filter: [3, 5], stride: 2, padding: valid, groups: 1, "
       "epilogue: bias, residual: true, activation: relu}");
-  EXPECT_EQ(wl.op_or_default().name, "conv2d");
+  EXPECT_EQ(wl.op->name, "conv2d");
   EXPECT_EQ(wl.c_out, 5);
   EXPECT_EQ(wl.out_channels(), 5);
   EXPECT_TRUE(wl.residual);

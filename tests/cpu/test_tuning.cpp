@@ -16,7 +16,7 @@
 #include "convgen/gen/plan.hpp"
 #include "convgen/gen/render.hpp"
 #include "convgen/gen/tune_space.hpp"
-#include "convgen/gen/tuning.hpp"
+#include "convgen/gen/tuning_db.hpp"
 #include "test_util.h"
 
 namespace convgen_test {
@@ -679,7 +679,7 @@ TEST(ScheduleSpace, SizesAreProductsOfTheKnobSpaces) {
                               "{op: conv2d, n: 1, c: 32, c_out: 64, h: 28, w: 28, filter: 1, padding: valid}"}) {
     SCOPED_TRACE(mapping);
     const Workload wl = workload(mapping);
-    const Operator& op = wl.op_or_default();
+    const Operator& op = *wl.op;
     const std::vector<AlgorithmSpace> spaces = schedule_space(wl);
     ASSERT_EQ(spaces.size(), op.algorithms.size());
     for (size_t i = 0; i < spaces.size(); ++i) {
@@ -754,7 +754,7 @@ TEST(ScheduleSpace, EnumerateGivesExactlyTheSchedulesThatFit) {
               plan_kernel(with_schedule(wl, *rows.algorithm, values));
               ++fit;
               EXPECT_TRUE(seen.count(values)) << "enumerate_schedules left out a schedule that fits";
-            } catch (const SpecError&) {
+            } catch (const InputError&) {
               EXPECT_FALSE(seen.count(values)) << "enumerate_schedules gave a schedule that does not fit";
             }
           }
@@ -784,7 +784,7 @@ TEST(ScheduleSpace, NeighboursDifferFitAndAreOneStepAway) {
     const KernelPlan from = plan_kernel(wl);
     const std::vector<KernelPlan> next = neighbour_schedules(from, {});
     ASSERT_FALSE(next.empty());
-    const Operator& op = wl.op_or_default();
+    const Operator& op = *wl.op;
     std::set<std::map<std::string, int>> seen;
     for (const KernelPlan& p : next) {
       SCOPED_TRACE(p.schedule.summary());

@@ -83,16 +83,16 @@ inline KernelPlan plan(const std::string& flow_mapping, const PlanOptions& optio
   return plan_kernel(workload(flow_mapping), options);
 }
 
-// The diagnostics a call throws with SpecError; a test failure if it throws
+// The diagnostics a call throws with InputError; a test failure if it throws
 // nothing.
 template <typename F>
 std::vector<Diagnostic> spec_errors(F&& f) {
   try {
     f();
-  } catch (const SpecError& e) {
+  } catch (const InputError& e) {
     return e.diagnostics();
   }
-  ADD_FAILURE() << "expected a SpecError";
+  ADD_FAILURE() << "expected an InputError";
   return {};
 }
 

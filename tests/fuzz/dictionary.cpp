@@ -11,7 +11,7 @@
 
 #include "convgen/gen/operator.hpp"
 #include "convgen/gen/spec.hpp"
-#include "convgen/gen/tuning.hpp"
+#include "convgen/gen/tuning_db.hpp"
 
 namespace {
 

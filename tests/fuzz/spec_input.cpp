@@ -8,7 +8,7 @@
 #include "convgen/gen/plan.hpp"
 #include "convgen/gen/render.hpp"
 #include "convgen/gen/spec.hpp"
-#include "convgen/gen/tuning.hpp"
+#include "convgen/gen/tuning_db.hpp"
 
 namespace convgen::fuzz {
 
@@ -68,8 +68,8 @@ void check_diagnostics(const std::vector<Diagnostic>& diagnostics, const std::st
   }
 }
 
-void check_rejection(const SpecError& e, const std::string& text, const char* file) {
-  if (e.diagnostics().empty()) broken("a SpecError with no diagnostic");
+void check_rejection(const InputError& e, const std::string& text, const char* file) {
+  if (e.diagnostics().empty()) broken("an InputError with no diagnostic");
   check_diagnostics(e.diagnostics(), text, file);
 }
 
@@ -89,7 +89,7 @@ Verdict check_spec_input(const std::string& text) {
   try {
     const Spec spec = parse_spec_text(text, kFile);
     lib = plan_library({spec}, spec.library.empty() ? "fuzz" : "");
-  } catch (const SpecError& e) {
+  } catch (const InputError& e) {
     check_rejection(e, text, kFile);
     return Verdict::kRejected;
   }
@@ -102,7 +102,7 @@ Verdict check_tuning_input(const std::string& text) {
   TuningDb db;
   try {
     db = parse_tuning_text(text, kTuningFile);
-  } catch (const SpecError& e) {
+  } catch (const InputError& e) {
     check_rejection(e, text, kTuningFile);
     return Verdict::kRejected;
   }
@@ -113,7 +113,7 @@ Verdict check_tuning_input(const std::string& text) {
     try {
       const std::string again = tuning_text(parse_tuning_text(written, kTuningFile));
       if (again != written) broken("tuning_text does not read back to itself:\n" + written + "\n---\n" + again);
-    } catch (const SpecError& e) {
+    } catch (const InputError& e) {
       broken("tuning_text wrote a database that does not parse: " + e.diagnostics().front().str() + "\n" + written);
     }
   }
@@ -128,7 +128,7 @@ Verdict check_tuning_input(const std::string& text) {
   LibraryPlan lib;
   try {
     lib = plan_library({spec}, "", {}, OnInvalidWorkload::kFail, &selection);
-  } catch (const SpecError& e) {
+  } catch (const InputError& e) {
     check_rejection(e, text, kTuningFile);  // the spec is valid: every error is the database's
     return Verdict::kRejected;
   }
@@ -137,7 +137,7 @@ Verdict check_tuning_input(const std::string& text) {
   for (const KernelPlan& k : lib.kernels) {
     const TuningEntry* entry = selection.gpu.empty() ? nullptr : db.find(k.name, selection.gpu);
     const Algorithm* algorithm =
-        entry != nullptr ? k.workload.op_or_default().algorithm(entry->schedule.algorithm.value_or("")) : nullptr;
+        entry != nullptr ? k.workload.op->algorithm(entry->schedule.algorithm.value_or("")) : nullptr;
     const bool current = algorithm != nullptr && selection.fingerprints.at(algorithm->template_file) == entry->fingerprint;
     const ScheduleOrigin want = current ? ScheduleOrigin::kTuned : ScheduleOrigin::kDefault;
     if (k.origin != want) broken("kernel " + k.name + " has the origin '" + origin_text(k) + "'");

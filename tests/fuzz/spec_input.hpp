@@ -12,7 +12,7 @@ namespace convgen::fuzz {
 enum class Verdict { kRejected, kGenerated };
 
 // Runs the stages on `text` as if it were the spec file "fuzz.yaml".
-// Rejected: the spec gets a SpecError whose every diagnostic names
+// Rejected: the spec gets an InputError whose every diagnostic names
 // fuzz.yaml:line:col inside the text (or the file alone, for a file-level
 // error) with a short, non-empty message. Generated: every file renders,
 // non-empty, with a unique name. Anything else (another exception, a crash,
@@ -22,7 +22,7 @@ Verdict check_spec_input(const std::string& text);
 
 // Runs `text` as the tuning database "fuzz_tuning.yaml" over a fixed spec of
 // depthwise and conv2d workloads (kFuzzTuningSpec in spec_input.cpp, whose
-// kernels the corpus's databases name). Rejected: a SpecError, from the
+// kernels the corpus's databases name). Rejected: an InputError, from the
 // parse or from applying it, every diagnostic of which names
 // fuzz_tuning.yaml:line:col inside the text (or the file alone), with a
 // short, non-empty message. Generated: the database parsed; what

@@ -36,7 +36,7 @@ std::string kernel_name(const Workload& wl) {
   return epilogue.empty() ? name : name + "_" + epilogue;
 }
 
-void finish_plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
+void plan_cost(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   const long long n = p.cost_batch;
   const long long outputs = n * wl.c_out * p.out_h * p.out_w;
   p.bytes_read = 4LL * (n * wl.c * wl.h * wl.w + 1LL * wl.c_out * wl.c * wl.kh * wl.kw +
@@ -76,17 +76,27 @@ oracle::ReferenceProblem reference_problem(const Workload& wl, int n) {
   return p;
 }
 
+// Grouped convolution other than depthwise is not generated.
+std::string refuse_groups(int groups) {
+  if (groups == 1) return "";
+  return "'groups' must be 1 (dense convolution), got " + std::to_string(groups) +
+         "; for groups = c use op: depthwise_conv2d; other grouped convolutions are not supported";
+}
+
 }  // namespace
 
 const Operator kOperator{
     "conv2d",
-    {"op", "n", "c", "c_out", "h", "w", "filter", "stride", "padding", "dilation", "groups", "epilogue", "residual",
-     "activation", "dtype", "layout", "schedule"},
+    {{"c_out", "c", false, 1, kMaxChannels, true, "output channels", [](Workload& wl, int v) { wl.c_out = v; },
+      [](const Workload& wl) { return wl.out_channels(); }},
+     {"groups", "dilation", false, 1, kMaxChannels, false, "groups of channels", nullptr, nullptr, &refuse_groups},
+     {"residual", "epilogue", true, 0, 1, false, "add a tensor shaped like the output",
+      [](Workload& wl, int v) { wl.residual = v != 0; }, [](const Workload& wl) { return wl.residual ? 1 : 0; }}},
     {},
     {&kDirect, &kGemm},
     &default_algorithm,
     &kernel_name,
-    &finish_plan,
+    &plan_cost,
     &template_values,
     {"conv2d", "dense convolution (groups = 1, weights OIHW)", "Conv2dProblem", "Conv2dArgs", "Conv2dKernelInfo",
      "Conv2dRegistry", "Conv2dRegistryEntry", "conv2d_kernels", "Conv2d",

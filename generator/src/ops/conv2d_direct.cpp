@@ -179,7 +179,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                                              num(d.in_tile_w) + " input tile and their weights); the limit is " +
                                              num(smem_limit) + ": use a smaller ci_step or a smaller tile"});
   }
-  if (!errors.empty()) throw SpecError(std::move(errors));
+  if (!errors.empty()) throw InputError(std::move(errors));
 
   p.schedule.values = {{"threads_z", s.threads_z},     {"threads_y", s.threads_y},
                        {"threads_x", s.threads_x},     {"thread_co", s.thread_co},

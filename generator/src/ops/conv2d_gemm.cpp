@@ -85,7 +85,7 @@ Gemm default_gemm(const Workload& wl) {
 void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   const ScheduleRequest& req = wl.schedule;
   if (!is_pointwise(wl)) {
-    throw SpecError({{req.algorithm ? req.algorithm_where : req.where,
+    throw InputError({{req.algorithm ? req.algorithm_where : req.where,
                       "the gemm algorithm runs 1x1 convolutions with stride 1 and no padding; this one is " +
                           num(wl.kh) + "x" + num(wl.kw) + " with stride " + num(wl.stride_h) + "x" +
                           num(wl.stride_w) + " and padding " + num(wl.pad_top) + "," + num(wl.pad_bottom) + "," +
@@ -105,7 +105,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                                    " does not split into vthreads " + num(s.vthreads_co) + "x" +
                                    num(s.vthreads_pixels) + " groups of 4x4 outputs per thread; each side must be "
                                    "a multiple of 4 x its vthreads"});
-    throw SpecError(std::move(errors));
+    throw InputError(std::move(errors));
   }
   const GemmShape g = gemm_shape(wl, s);
   if (g.threads > kMaxThreads) {
@@ -130,7 +130,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                                             " bytes of shared memory per block; the limit is " + num(smem_limit) +
                                             ": use a smaller k_step or block_tile"});
   }
-  if (!errors.empty()) throw SpecError(std::move(errors));
+  if (!errors.empty()) throw InputError(std::move(errors));
 
   p.schedule.values = {{"block_co", s.block_co},
                        {"block_pixels", s.block_pixels},

@@ -51,7 +51,7 @@ std::string kernel_name(const Workload& wl) {
   return name;
 }
 
-void finish_plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
+void plan_cost(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   const long long n = p.cost_batch;
   p.bytes_read = 4LL * (n * wl.c * wl.h * wl.w + static_cast<long long>(p.out_channels) * wl.kh * wl.kw +
                         static_cast<long long>(p.out_channels) * epilogue_params(wl));
@@ -105,19 +105,21 @@ oracle::ReferenceProblem reference_problem(const Workload& wl, int n) {
   p.groups = wl.c;
   return p;
 }
+// Output channels per input channel: the generated kernels unroll them.
+constexpr int kMaxMultiplier = 8;
 
 }  // namespace
 
 const Operator kOperator{
     "depthwise_conv2d",
-    {"op", "n", "c", "h", "w", "filter", "stride", "padding", "dilation", "multiplier", "epilogue", "activation",
-     "dtype", "layout", "schedule"},
+    {{"multiplier", "dilation", false, 1, kMaxMultiplier, false, "output channels per input channel",
+      [](Workload& wl, int v) { wl.multiplier = v; }, [](const Workload& wl) { return wl.multiplier; }}},
     {cache_knob("input_cache", "L2 priority of the input loads: normal | evict_first (__ldcs)"),
      cache_knob("output_cache", "L2 priority of the output stores: normal | evict_first (__stcs)")},
     {&kTiles, &kRows, &kPlanes, &kWindow},
     &default_algorithm,
     &kernel_name,
-    &finish_plan,
+    &plan_cost,
     &template_values,
     {"depthwise_conv2d", "depthwise convolution", "DepthwiseProblem", "DepthwiseArgs", "KernelInfo", "Registry",
      "RegistryEntry", "kernels", "Depthwise",

@@ -64,7 +64,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   const ScheduleRequest& req = wl.schedule;
   const std::optional<int> warps = fit_warps(wl, req.value("warps_per_block"), options);
   if (!warps) {
-    throw SpecError({{req.at("warps_per_block"), "the planes algorithm cannot run this workload: " +
+    throw InputError({{req.at("warps_per_block"), "the planes algorithm cannot run this workload: " +
                                                       planes_misfit(wl, req.value("warps_per_block").value_or(1), options) +
                                                       "; use algorithm: rows or tiles"}});
   }

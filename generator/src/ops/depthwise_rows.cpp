@@ -157,7 +157,7 @@ void plan(const Workload& wl, const PlanOptions&, KernelPlan& p) {
     errors.push_back({rows_at, "rows_per_thread " + num(s.rows_per_thread) + " is more than the " +
                                    num(wl.out_h()) + " output rows"});
   }
-  if (!errors.empty()) throw SpecError(std::move(errors));
+  if (!errors.empty()) throw InputError(std::move(errors));
 
   p.schedule.values = {{"rows_per_thread", s.rows_per_thread},
                        {"vector_width", s.vector_width},

@@ -155,7 +155,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                                    "is " + num(options.max_shared_bytes) + " bytes: use a smaller block_tile or "
                                    "turn off shared_input"});
   }
-  if (!errors.empty()) throw SpecError(std::move(errors));
+  if (!errors.empty()) throw InputError(std::move(errors));
 
   p.schedule.values = {{"tile_h", s.tile_h},
                        {"tile_w", s.tile_w},

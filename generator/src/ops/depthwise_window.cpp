@@ -264,14 +264,14 @@ bool fit_window(const Workload& wl, const ScheduleRequest& req, const PlanOption
 void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   const ScheduleRequest& req = wl.schedule;
   if (std::string why = workload_misfit(wl); !why.empty()) {
-    throw SpecError({{req.at("algorithm"), "the window algorithm cannot run this workload: " + why +
+    throw InputError({{req.at("algorithm"), "the window algorithm cannot run this workload: " + why +
                                                "; use algorithm: tiles"}});
   }
   Window s;
   if (!fit_window(wl, req, options, s)) {
     Misfit m = schedule_misfit(wl, s, options);
     if (m.key.empty()) m = {"algorithm", "no schedule fits with the knobs the spec sets"};
-    throw SpecError({{req.at(m.key), "the window algorithm cannot run this workload: " + m.why}});
+    throw InputError({{req.at(m.key), "the window algorithm cannot run this workload: " + m.why}});
   }
 
   p.schedule.values = {{"rows_per_thread", s.rows_per_thread},

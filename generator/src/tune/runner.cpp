@@ -59,7 +59,7 @@ void close_device(const CudaApi& api, Device& d) {
 Problem make_problem(const CudaApi& api, Device& d, const KernelPlan& plan) {
   const Workload& wl = plan.workload;
   Problem p;
-  p.reference_problem = wl.op_or_default().reference_problem(wl, wl.n == 0 ? 1 : wl.n);  // a runtime batch is tuned at 1
+  p.reference_problem = wl.op->reference_problem(wl, wl.n == 0 ? 1 : wl.n);  // a runtime batch is tuned at 1
   const oracle::ReferenceProblem& rp = p.reference_problem;
   const oracle::Operands operands = oracle::make_operands(rp, std::random_device{}());
   const auto upload = [&](const std::vector<float>& host) {
@@ -222,7 +222,7 @@ void prepare(const CudaApi& api, Device& d, const KernelPlan& plan, const Compil
   l.out = problem.out();
   l.count = static_cast<int>(l.shape.count);
   l.args = {&l.in, &l.filter, &l.ea, &l.eb};
-  if (plan.workload.op_or_default().takes_residual) l.args.push_back(&l.residual);
+  if (plan.workload.op->takes_residual) l.args.push_back(&l.residual);
   l.args.push_back(&l.out);
   if (l.shape.has_count) l.args.push_back(&l.count);
 }

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "convgen/gen/plan.hpp"
-#include "convgen/gen/tuning.hpp"
+#include "convgen/gen/tuning_db.hpp"
 #include "convgen/oracle/oracle.h"
 #include "tune/builder.hpp"
 #include "tune/cuda_api.hpp"

@@ -10,7 +10,7 @@
 namespace convgen::gen {
 
 std::vector<AlgorithmSpace> schedule_space(const Workload& wl) {
-  const Operator& op = wl.op_or_default();
+  const Operator& op = *wl.op;
   std::vector<AlgorithmSpace> spaces;
   for (const Algorithm* a : op.algorithms) {
     AlgorithmSpace s;
@@ -51,7 +51,7 @@ bool try_plan(const Workload& wl, const Algorithm& algorithm, const std::map<std
     plan = std::move(p);
     plan.workload.schedule = wl.schedule;
     return true;
-  } catch (const SpecError&) {
+  } catch (const InputError&) {
     return false;
   }
 }

@@ -29,7 +29,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "convgen/gen/tuning.hpp"
+#include "convgen/gen/tuning_db.hpp"
 #include "tune/builder.hpp"
 #include "tune/cuda_api.hpp"
 #include "tune/progress.hpp"
@@ -259,7 +259,7 @@ void Tuner::worker(Device& d) {
       const Candidate& def = report.candidates[static_cast<size_t>(report.default_index)];
       TuningEntry e;
       e.kernel = plan->name;
-      e.op = &plan->workload.op_or_default();
+      e.op = plan->workload.op;
       e.gpu = d.id;
       e.schedule.algorithm = best.plan.schedule.algorithm_name();
       e.schedule.values = best.plan.schedule.values;
@@ -326,8 +326,7 @@ int Tuner::run() {
     }
     const TuningEntry* e = db_.find(p.name, devices.front().id.name);
     if (e != nullptr && !options_.retune) {
-      const Algorithm* a = p.workload.op_or_default().algorithm(e->schedule.algorithm.value_or(""));
-      if (a != nullptr && fingerprints_.at(a->template_file) == e->fingerprint) {
+      if (stale_entry_note(*e, fingerprints_).empty()) {
         kept.push_back(p.name + ": in the database (--retune tunes it again)");
         continue;
       }
@@ -373,7 +372,7 @@ int run_tune(const LibraryPlan& lib, const Templates& templates, const TuneOptio
   try {
     Tuner tuner(lib, templates, options);
     return tuner.run();
-  } catch (const SpecError& e) {
+  } catch (const InputError& e) {
     std::fputs(e.what(), stderr);
     return 1;
   } catch (const std::exception& e) {

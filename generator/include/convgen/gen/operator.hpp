@@ -56,6 +56,26 @@ struct Knob {
   std::string word(int value) const;
 };
 
+// One spec key of a workload that is an operator's own (depthwise_conv2d's
+// multiplier, conv2d's c_out), declared as knobs are: the parser reads it
+// and the listings print it from this declaration alone. The keys every
+// operator shares (n, c, filter, ...) are the spec's (spec.cpp).
+struct WorkloadKey {
+  std::string key;        // the spec key, e.g. "c_out"
+  std::string after;      // the shared key it follows in messages and listings, e.g. "c"
+  bool is_flag = false;   // true/false (0 or 1); else an integer from lo to hi
+  int lo = 0, hi = 0;
+  bool required = false;  // else the Workload keeps its default
+  std::string meaning;    // names a missing required key, e.g. "output channels"
+  // Where the value lives in Workload: `set` by the parser, `get` by the
+  // listings (a column for every kernel: another operator's workload
+  // shows the field's default). Both null for a key that is only checked.
+  void (*set)(Workload& wl, int value) = nullptr;
+  int (*get)(const Workload& wl) = nullptr;
+  // A value in range the operator still refuses: the whole message; else "".
+  std::string (*refuse)(int value) = nullptr;
+};
+
 // A complete schedule: every knob of its algorithm (and of its operator) has
 // a value, by value name.
 struct Algorithm;
@@ -98,7 +118,7 @@ struct Algorithm {
   const Operator* op = nullptr;
   std::vector<Knob> knobs;         // its own knobs (the operator adds its common ones)
   std::string template_file;       // under templates/
-  // Fills unset knobs, checks that the schedule fits (throwing SpecError at
+  // Fills unset knobs, checks that the schedule fits (throwing InputError at
   // the spec key to blame) and derives the plan's numbers: the common ones
   // of KernelPlan and the template's own in KernelPlan::values.
   void (*plan)(const Workload& wl, const PlanOptions& options, KernelPlan& plan) = nullptr;
@@ -123,15 +143,16 @@ struct RuntimeApi {
 
 struct Operator {
   std::string name;                         // the spec's `op:` word
-  std::vector<std::string> workload_keys;   // the spec keys a workload of it may set
+  std::vector<WorkloadKey> workload_keys;  // its own spec keys, beside those every operator takes
   std::vector<Knob> common_knobs;           // knobs every algorithm of it has
   std::vector<const Algorithm*> algorithms;  // in the order messages list them
   // The algorithm the default rule picks for a workload (spec sets none).
   const Algorithm& (*default_algorithm)(const Workload& wl, const PlanOptions& options) = nullptr;
   // The kernel's one name: file, symbol, registry key, CLI filter, bench row.
   std::string (*kernel_name)(const Workload& wl) = nullptr;
-  // Bytes moved and the template values every kernel of the operator prints.
-  void (*finish_plan)(const Workload& wl, const PlanOptions& options, KernelPlan& plan) = nullptr;
+  // The kernel's cost: bytes moved, flops and their floors.
+  void (*plan_cost)(const Workload& wl, const PlanOptions& options, KernelPlan& plan) = nullptr;
+  // The template values every kernel of the operator prints.
   void (*template_values)(const KernelPlan& plan, TemplateValues& values) = nullptr;
   RuntimeApi runtime;
   bool takes_residual = false;  // its kernels take a residual pointer before the output

@@ -5,6 +5,7 @@
 // nowhere else.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,7 +71,7 @@ Schedule default_schedule(const Workload& wl, const PlanOptions& options = {});
 
 // Picks the algorithm (the spec's, else the one whose knobs the spec sets,
 // else the default rule's), fills unset knobs with defaults, checks that the
-// schedule fits and derives the plan. Throws SpecError pointing at the
+// schedule fits and derives the plan. Throws InputError pointing at the
 // offending spec key.
 KernelPlan plan_kernel(const Workload& wl, const PlanOptions& options = {});
 
@@ -83,18 +84,42 @@ struct LibraryPlan {
   std::vector<Diagnostic> tuning_notes;
 };
 
-struct TuningSelection;  // tuning.hpp
+// A schedule from outside the spec for one kernel, and where it came from.
+struct LookedUpSchedule {
+  ScheduleRequest schedule;
+  SourceLocation where;  // blamed when the schedule does not fit the workload
+  ScheduleOrigin origin = ScheduleOrigin::kTuned;
+  // kTuned: the GPU, and its times of this schedule and the default rule's.
+  std::string tuned_gpu;
+  double tuned_us = 0, default_us = 0;
+};
+
+// Where plan_library finds schedules the spec does not set, by kernel (as
+// AutoTVM's ApplyHistoryBest applies its records). A tuning database is one
+// (TuningSelection, tuning_db.hpp).
+class ScheduleLookup {
+ public:
+  virtual ~ScheduleLookup() = default;
+  // Problems of the lookup as a whole, checked once per library: errors
+  // fail it (with the specs' own), notes go to LibraryPlan::tuning_notes.
+  virtual void check(std::vector<Diagnostic>& errors, std::vector<Diagnostic>& notes) const = 0;
+  // The schedule of `kernel`, the kernel of `wl`, or none; why a schedule
+  // it holds is not used goes to `notes`. Throws InputError where what it
+  // holds contradicts the workload.
+  virtual std::optional<LookedUpSchedule> find(const Workload& wl, const std::string& kernel,
+                                               std::vector<Diagnostic>& notes) const = 0;
+};
 
 // Plans every workload of the specs. The library is named `name_override`
 // when given, else by the specs' `library` key (which must then agree).
-// Throws SpecError with every problem found.
+// Throws InputError with every problem found.
 // With OnInvalidWorkload::kSkip, a workload whose schedule does not fit is
 // left out and listed in `skipped` (with the specs' own skipped workloads).
-// With `tuning`, a workload whose spec sets no schedule key takes its
-// kernel's entry for the selected GPU, when its fingerprint is current.
+// With `schedules`, a workload whose spec sets no schedule key takes the
+// schedule the lookup holds for its kernel, if any.
 LibraryPlan plan_library(const std::vector<Spec>& specs, const std::string& name_override,
                          const PlanOptions& options = {},
                          OnInvalidWorkload on_invalid = OnInvalidWorkload::kFail,
-                         const TuningSelection* tuning = nullptr);
+                         const ScheduleLookup* schedules = nullptr);
 
 }  // namespace convgen::gen

@@ -32,10 +32,11 @@ struct Diagnostic {
   std::string str() const;  // "file:line:col: error: message"
 };
 
-// Thrown when a spec cannot be used; holds every diagnostic found.
-class SpecError : public std::runtime_error {
+// Thrown when an input (a spec, a tuning database, the specs planned
+// together) cannot be used; holds every diagnostic found.
+class InputError : public std::runtime_error {
  public:
-  explicit SpecError(std::vector<Diagnostic> diagnostics);
+  explicit InputError(std::vector<Diagnostic> diagnostics);
   const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }
 
  private:
@@ -48,6 +49,9 @@ using convgen::kMaxBatch;
 using convgen::Epilogue;
 using convgen::Activation;
 using convgen::to_string;
+
+// The most channels a spec states (one grid.y slot per input channel).
+constexpr int kMaxChannels = 65535;
 
 // Letters, digits and '_', not starting with a digit: a library name.
 bool is_c_identifier(const std::string& s);
@@ -84,7 +88,7 @@ struct ScheduleRequest {
 // descriptor does): a depthwise convolution is the one whose every input
 // channel is its own group.
 struct Workload {
-  const Operator* op = nullptr;  // null means depthwise_conv2d, the first operator
+  const Operator* op = nullptr;  // the operator (`op:`); the parser always sets it
   SourceLocation where;  // the workload's list item
   int n = 1;             // declared batch; 0 means `runtime`
   int c = 0, h = 0, w = 0;
@@ -99,7 +103,6 @@ struct Workload {
   Activation activation = Activation::kNone;
   ScheduleRequest schedule;
 
-  const Operator& op_or_default() const;
   int out_channels() const { return c_out != 0 ? c_out : c * multiplier; }
   int out_h() const { return (h + pad_top + pad_bottom - dilation_h * (kh - 1) - 1) / stride_h + 1; }
   int out_w() const { return (w + pad_left + pad_right - dilation_w * (kw - 1) - 1) / stride_w + 1; }
@@ -118,7 +121,7 @@ struct Spec {
   std::vector<Diagnostic> skipped;  // with OnInvalidWorkload::kSkip: the workloads left out, and why
 };
 
-// Parses and validates one spec file. Throws SpecError listing every problem
+// Parses and validates one spec file. Throws InputError listing every problem
 // found (each with file:line:col, what is wrong and what is allowed).
 Spec parse_spec_file(const std::string& path, OnInvalidWorkload on_invalid = OnInvalidWorkload::kFail);
 // Same, from text; `path` is used in messages only.

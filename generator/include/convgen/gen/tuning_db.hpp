@@ -1,9 +1,12 @@
 // The tuning database: schedules `convgen tune` measured best on a GPU, kept
 // in a YAML file beside the spec and applied by the build (a schedule the
 // spec writes wins, then the database's entry for the target GPU, then the
-// default rule). The schedule space the tuner searches is in tune_space.hpp.
+// default rule). Its reader and writer are one unit (tuning_db.cpp), as are
+// the lookup of a kernel's entry and the check that an entry is current.
 #pragma once
 
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,7 +54,7 @@ struct TuningDb {
   void put(TuningEntry entry);
 };
 
-// Parses a tuning database. Throws SpecError listing every problem found
+// Parses a tuning database. Throws InputError listing every problem found
 // (file:line:col, what is wrong and what is allowed), as for a spec.
 TuningDb parse_tuning_file(const std::string& path);
 TuningDb parse_tuning_text(const std::string& text, const std::string& path);
@@ -68,13 +71,27 @@ void write_tuning_file(const std::string& path, const TuningDb& db);
 // fingerprint differs from the current one is stale: reported, never used.
 std::string tuning_fingerprint(const std::string& template_text);
 
-// What plan_library applies: the database, the GPU whose entries to use
-// (empty: the database's only GPU) and the current fingerprint of each
-// template file (by name, Algorithm::template_file).
-struct TuningSelection {
+// Empty when `entry` was tuned by this generator with the current template
+// of its algorithm (`fingerprints`: by template file, Algorithm::template_file);
+// else why it cannot be used, as a note ("ignored: ...").
+std::string stale_entry_note(const TuningEntry& entry, const std::map<std::string, std::string>& fingerprints);
+
+// The database as plan_library's schedule lookup: the database, the GPU
+// whose entries to use (empty: the database's only GPU) and the current
+// fingerprint of each template file. A kernel takes its entry for that GPU
+// when the entry is current (else a note says why not).
+struct TuningSelection : ScheduleLookup {
   const TuningDb* db = nullptr;
   std::string gpu;
   std::map<std::string, std::string> fingerprints;
+
+  void check(std::vector<Diagnostic>& errors, std::vector<Diagnostic>& notes) const override;
+  std::optional<LookedUpSchedule> find(const Workload& wl, const std::string& kernel,
+                                       std::vector<Diagnostic>& notes) const override;
+
+ private:
+  // The GPU whose entries apply: the one named, else the database's only one.
+  std::string applied_gpu() const;
 };
 
 }  // namespace convgen::gen

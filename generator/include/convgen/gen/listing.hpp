@@ -1,0 +1,24 @@
+// What `convgen list` and `convgen knobs` print: a library's kernels as a
+// table, CSV or JSON, and every operator's algorithms and knobs as a table
+// or JSON. Operator-specific columns come from the operators' declarations
+// (WorkloadKey, Knob), so a new operator needs no change here.
+#pragma once
+
+#include <string>
+
+#include "convgen/gen/plan.hpp"
+
+namespace convgen::gen {
+
+// One line per kernel: name, floor, schedule, its origin and its spec line.
+std::string kernels_table(const LibraryPlan& lib);
+// One row per kernel with every workload key, knob and cost as a column.
+std::string kernels_csv(const LibraryPlan& lib);
+// The library and each kernel's workload, schedule, origin and cost.
+std::string kernels_json(const LibraryPlan& lib);
+
+// Every operator, its algorithms and their knobs with the values they take.
+std::string knobs_table();
+std::string knobs_json();
+
+}  // namespace convgen::gen

@@ -1,0 +1,319 @@
+#include "convgen/gen/listing.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <functional>
+#include <utility>
+#include <vector>
+
+namespace convgen::gen {
+
+namespace {
+
+// printf into a string.
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string format(const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  va_list again;
+  va_copy(again, args);
+  const int size = std::vsnprintf(nullptr, 0, fmt, args);
+  va_end(args);
+  std::string text(static_cast<size_t>(std::max(size, 0)) + 1, '\0');
+  std::vsnprintf(text.data(), text.size(), fmt, again);
+  va_end(again);
+  text.pop_back();
+  return text;
+}
+
+// "spec", "default" or "tuned".
+const char* origin_word(ScheduleOrigin o) {
+  return o == ScheduleOrigin::kSpec ? "spec" : o == ScheduleOrigin::kTuned ? "tuned" : "default";
+}
+
+double tuned_speedup(const KernelPlan& p) { return p.tuned_us > 0 ? p.default_us / p.tuned_us : 0.0; }
+
+// The origin column of the table: "spec", "default" or "tuned 1.23x".
+std::string origin_cell(const KernelPlan& p) {
+  if (p.origin != ScheduleOrigin::kTuned) return origin_word(p.origin);
+  return format("tuned %.2fx", tuned_speedup(p));
+}
+
+// The workload keys of any operator that have a value to list, each once,
+// in the order of operators() and their declarations.
+std::vector<const WorkloadKey*> listed_operator_keys() {
+  std::vector<const WorkloadKey*> keys;
+  for (const Operator* op : operators()) {
+    for (const WorkloadKey& k : op->workload_keys) {
+      const bool seen = std::any_of(keys.begin(), keys.end(), [&](const WorkloadKey* s) { return s->key == k.key; });
+      if (k.get != nullptr && !seen) keys.push_back(&k);
+    }
+  }
+  return keys;
+}
+
+// ---------------------------------------------------------------------------
+// JSON.
+
+// A knob's value as JSON: a number, true/false, a word, or a pair.
+nlohmann::json knob_json(const Knob& k, const Schedule& s) {
+  if (k.values.size() > 1) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const std::string& name : k.values) list.push_back(s.at(name));
+    return list;
+  }
+  const int v = s.at(k.values.front());
+  if (k.kind == Knob::Kind::kBool) return v != 0;
+  if (k.kind == Knob::Kind::kChoice) return k.word(v);
+  return v;
+}
+
+nlohmann::json schedule_json(const KernelPlan& p) {
+  const Schedule& s = p.schedule;
+  nlohmann::json j = {{"algorithm", s.algorithm_name()}};
+  for (const Knob& k : s.algorithm->knobs) j[k.key] = knob_json(k, s);
+  j["block_threads"] = p.block_threads;
+  j["smem_bytes"] = p.smem_bytes;
+  j["alignment"] = p.alignment;
+  j["max_batch"] = p.max_batch;
+  for (const Knob& k : s.algorithm->op->common_knobs) j[k.key] = knob_json(k, s);
+  // The numbers the algorithm derives (group_lanes, tiles_y, ...).
+  for (const auto& [name, value] : p.values) {
+    if (const auto* n = std::get_if<long long>(&value)) j[name] = *n;
+  }
+  return j;
+}
+
+nlohmann::json kernel_json(const KernelPlan& p) {
+  nlohmann::json origin{{"source", origin_word(p.origin)}};
+  if (p.origin == ScheduleOrigin::kTuned) {
+    origin["gpu"] = p.tuned_gpu;
+    origin["tuned_us"] = p.tuned_us;
+    origin["default_us"] = p.default_us;
+    origin["speedup"] = tuned_speedup(p);
+  }
+  const Workload& wl = p.workload;
+  nlohmann::json j = {
+      {"name", p.name},
+      {"spec", wl.where.file + ":" + std::to_string(wl.where.line)},
+      {"n", wl.n == 0 ? nlohmann::json("runtime") : nlohmann::json(wl.n)},
+      {"c", wl.c}, {"h", wl.h}, {"w", wl.w}, {"kh", wl.kh}, {"kw", wl.kw},
+      {"stride", {wl.stride_h, wl.stride_w}},
+      {"padding", {wl.pad_top, wl.pad_bottom, wl.pad_left, wl.pad_right}},
+      {"dilation", {wl.dilation_h, wl.dilation_w}},
+      {"op", wl.op->name},
+      {"epilogue", to_string(wl.epilogue)},
+      {"activation", to_string(wl.activation)},
+      {"out_h", p.out_h}, {"out_w", p.out_w},
+      {"schedule", schedule_json(p)},
+      {"origin", origin},
+      {"bytes_read", p.bytes_read},
+      {"bytes_written", p.bytes_written},
+      {"floor_us", p.floor_us},
+      {"flops", p.flops},
+      {"compute_floor_us", p.compute_floor_us},
+  };
+  for (const WorkloadKey* k : listed_operator_keys()) {
+    j[k->key] = k->is_flag ? nlohmann::json(k->get(wl) != 0) : nlohmann::json(k->get(wl));
+  }
+  return j;
+}
+
+// ---------------------------------------------------------------------------
+// CSV.
+
+// The workload's columns under each shared spec key; an operator's own key
+// goes after the shared key it names (WorkloadKey::after).
+struct WorkloadColumns {
+  std::string key, header;
+  std::function<std::string(const Workload&)> cells;
+};
+
+std::string pair_cells(int a, int b) { return std::to_string(a) + "," + std::to_string(b); }
+
+const std::vector<WorkloadColumns>& workload_columns() {
+  static const std::vector<WorkloadColumns> columns = {
+      {"n", "n", [](const Workload& wl) { return wl.n == 0 ? std::string("runtime") : std::to_string(wl.n); }},
+      {"c", "c", [](const Workload& wl) { return std::to_string(wl.c); }},
+      {"h", "h", [](const Workload& wl) { return std::to_string(wl.h); }},
+      {"w", "w", [](const Workload& wl) { return std::to_string(wl.w); }},
+      {"filter", "kh,kw", [](const Workload& wl) { return pair_cells(wl.kh, wl.kw); }},
+      {"stride", "stride_h,stride_w", [](const Workload& wl) { return pair_cells(wl.stride_h, wl.stride_w); }},
+      {"padding", "padding",
+       [](const Workload& wl) {
+         return "\"" + std::to_string(wl.pad_top) + "," + std::to_string(wl.pad_bottom) + "," +
+                std::to_string(wl.pad_left) + "," + std::to_string(wl.pad_right) + "\"";
+       }},
+      {"dilation", "dilation_h,dilation_w",
+       [](const Workload& wl) { return pair_cells(wl.dilation_h, wl.dilation_w); }},
+      {"epilogue", "epilogue", [](const Workload& wl) { return std::string(to_string(wl.epilogue)); }},
+      {"activation", "activation", [](const Workload& wl) { return std::string(to_string(wl.activation)); }},
+  };
+  return columns;
+}
+
+// The workload's header cells, or one kernel's cells: the shared columns
+// with every operator's own keys in their places.
+std::string workload_cells(const Workload* wl) {
+  const std::vector<const WorkloadKey*> own = listed_operator_keys();
+  std::string cells;
+  for (const WorkloadColumns& column : workload_columns()) {
+    cells += "," + (wl != nullptr ? column.cells(*wl) : column.header);
+    for (const WorkloadKey* k : own) {
+      if (k->after == column.key) cells += "," + (wl != nullptr ? std::to_string(k->get(*wl)) : k->key);
+    }
+  }
+  return cells;
+}
+
+// Every knob value of every algorithm, by value name in the registry's order,
+// so that one CSV holds kernels of any operator and algorithm; the common
+// knobs of each operator come after the per-algorithm columns.
+std::vector<std::pair<const Knob*, std::string>> knob_columns(bool common) {
+  std::vector<std::pair<const Knob*, std::string>> columns;
+  auto add = [&](const Knob& k) {
+    for (const std::string& name : k.values) {
+      const bool seen = std::any_of(columns.begin(), columns.end(), [&](const auto& c) { return c.second == name; });
+      if (!seen) columns.emplace_back(&k, name);
+    }
+  };
+  for (const Operator* op : operators()) {
+    if (common) {
+      for (const Knob& k : op->common_knobs) add(k);
+    } else {
+      for (const Algorithm* a : op->algorithms) {
+        for (const Knob& k : a->knobs) add(k);
+      }
+    }
+  }
+  return columns;
+}
+
+// The CSV cells of `columns` for one schedule; empty where its algorithm has no such value.
+std::string knob_cells(const std::vector<std::pair<const Knob*, std::string>>& columns, const Schedule& s) {
+  std::string cells;
+  for (const auto& [knob, name] : columns) {
+    const auto it = s.values.find(name);
+    cells += ",";
+    if (it == s.values.end()) continue;
+    cells += knob->kind == Knob::Kind::kChoice ? knob->word(it->second) : std::to_string(it->second);
+  }
+  return cells;
+}
+
+std::string knob_header(const std::vector<std::pair<const Knob*, std::string>>& columns) {
+  std::string header;
+  for (const auto& column : columns) header += "," + column.second;
+  return header;
+}
+
+// ---------------------------------------------------------------------------
+// Knobs.
+
+// The values a knob takes, as the spec writes them: "1..16", "1, 2, 4",
+// "32..1024, multiples of 32", "true | false", "normal | evict_first".
+std::string knob_values(const Knob& k) {
+  if (k.kind == Knob::Kind::kBool || k.kind == Knob::Kind::kChoice) {
+    std::string words;
+    for (int v = k.lo; v <= k.hi; ++v) words += (words.empty() ? "" : " | ") + k.word(v);
+    return words;
+  }
+  if (!k.allowed.empty()) {
+    std::string values;
+    for (int v : k.domain()) values += (values.empty() ? "" : ", ") + std::to_string(v);
+    return values;
+  }
+  std::string range = std::to_string(k.lo) + ".." + std::to_string(k.hi);
+  if (k.multiple_of > 1) range += ", multiples of " + std::to_string(k.multiple_of);
+  return k.values.size() > 1 ? k.list_names + " each " + range : range;
+}
+
+nlohmann::json knob_doc(const Knob& k) {
+  return nlohmann::json{{"key", k.key}, {"values", k.values}, {"allowed", knob_values(k)},
+                        {"domain_size", k.domain().size()}, {"meaning", k.meaning}};
+}
+
+}  // namespace
+
+std::string kernels_table(const LibraryPlan& lib) {
+  std::string t = format("library %s: %zu kernels from %zu spec file(s)\n\n", lib.name.c_str(), lib.kernels.size(),
+                         lib.spec_files.size());
+  // The floor: the longer of moving the bytes at the copy bandwidth and
+  // doing the arithmetic at the fp32 peak.
+  // The origin: where the schedule came from (the spec, a tuning database's
+  // entry, with its speedup over the default rule, or the default rule).
+  std::string tuned_on;
+  for (const KernelPlan& p : lib.kernels) {
+    if (p.origin == ScheduleOrigin::kTuned) tuned_on = p.tuned_gpu;
+  }
+  if (!tuned_on.empty()) t += format("tuned schedules: measured on %s\n\n", tuned_on.c_str());
+  t += format("%-58s %9s  %-74s  %-11s  %s\n", "kernel", "floor_us", "schedule", "origin", "spec");
+  for (const KernelPlan& p : lib.kernels) {
+    t += format("%-58s %9.2f  %-74s  %-11s  %s:%d\n", p.name.c_str(), std::max(p.floor_us, p.compute_floor_us),
+                p.schedule.summary().c_str(), origin_cell(p).c_str(), p.workload.where.file.c_str(),
+                p.workload.where.line);
+  }
+  return t;
+}
+
+std::string kernels_csv(const LibraryPlan& lib) {
+  // One row per kernel; the knobs of the other algorithms are empty.
+  const auto knobs = knob_columns(false);
+  const auto common = knob_columns(true);
+  std::string t = "name,op,spec" + workload_cells(nullptr) + ",algorithm" + knob_header(knobs) +
+                  ",smem_bytes,alignment,max_batch" + knob_header(common) +
+                  ",bytes_read,bytes_written,floor_us,flops,compute_floor_us,origin,tuned_gpu,tuned_speedup\n";
+  for (const KernelPlan& p : lib.kernels) {
+    const Workload& wl = p.workload;
+    const Schedule& s = p.schedule;
+    t += format("%s,%s,%s:%d", p.name.c_str(), wl.op->name.c_str(), wl.where.file.c_str(), wl.where.line) +
+         workload_cells(&wl) + "," + s.algorithm_name() + knob_cells(knobs, s) +
+         format(",%d,%d,%d", p.smem_bytes, p.alignment, p.max_batch) + knob_cells(common, s) +
+         format(",%lld,%lld,%.3f,%lld,%.3f,%s,\"%s\",%.3f\n", p.bytes_read, p.bytes_written, p.floor_us, p.flops,
+                p.compute_floor_us, origin_word(p.origin), p.tuned_gpu.c_str(), tuned_speedup(p));
+  }
+  return t;
+}
+
+std::string kernels_json(const LibraryPlan& lib) {
+  nlohmann::json doc{{"library", lib.name}, {"specs", lib.spec_files}, {"kernels", nlohmann::json::array()}};
+  for (const KernelPlan& p : lib.kernels) doc["kernels"].push_back(kernel_json(p));
+  return doc.dump(2) + "\n";
+}
+
+std::string knobs_table() {
+  std::string t;
+  for (const Operator* op : operators()) {
+    t += format("op: %s\n", op->name.c_str());
+    for (const Knob& k : op->common_knobs) {
+      t += format("  (every algorithm) %-18s %-44s %s\n", k.key.c_str(), knob_values(k).c_str(), k.meaning.c_str());
+    }
+    for (const Algorithm* a : op->algorithms) {
+      t += format("  algorithm: %s\n", a->name.c_str());
+      for (const Knob& k : a->knobs) {
+        t += format("    %-20s %-44s %s\n", k.key.c_str(), knob_values(k).c_str(), k.meaning.c_str());
+      }
+    }
+  }
+  return t;
+}
+
+std::string knobs_json() {
+  nlohmann::json doc = nlohmann::json::array();
+  for (const Operator* op : operators()) {
+    nlohmann::json o{{"op", op->name}, {"common_knobs", nlohmann::json::array()}, {"algorithms", nlohmann::json::array()}};
+    for (const Knob& k : op->common_knobs) o["common_knobs"].push_back(knob_doc(k));
+    for (const Algorithm* a : op->algorithms) {
+      nlohmann::json aj{{"algorithm", a->name}, {"template", a->template_file}, {"knobs", nlohmann::json::array()}};
+      for (const Knob& k : a->knobs) aj["knobs"].push_back(knob_doc(k));
+      o["algorithms"].push_back(aj);
+    }
+    doc.push_back(o);
+  }
+  return doc.dump(2) + "\n";
+}
+
+}  // namespace convgen::gen

@@ -1,0 +1,100 @@
+#include "schedule_reader.hpp"
+
+#include <algorithm>
+
+namespace convgen::gen {
+
+std::vector<std::string> schedule_keys(const Operator& op) {
+  std::vector<std::string> keys = {"algorithm"};
+  const auto add = [&keys](const std::string& key) {
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+  };
+  for (const Knob& k : op.common_knobs) add(k.key);
+  for (const Algorithm* a : op.algorithms) {
+    for (const Knob& k : a->knobs) add(k.key);
+  }
+  return keys;
+}
+
+namespace {
+
+// The knob a schedule key names, in any algorithm of the operator; null if none.
+const Knob* find_knob(const Operator& op, const std::string& key) {
+  for (const Knob& k : op.common_knobs) {
+    if (k.key == key) return &k;
+  }
+  for (const Algorithm* a : op.algorithms) {
+    if (const Knob* k = op.knob(*a, key)) return k;
+  }
+  return nullptr;
+}
+
+// One knob's value(s), checked against the knob's range and rules.
+void read_knob(yaml::Reader& reader, const YAML::Node& node, const Knob& knob, ScheduleRequest& s) {
+  switch (knob.kind) {
+    case Knob::Kind::kBool:
+      if (auto v = reader.boolean(node, knob.key)) s.values[knob.key] = *v;
+      return;
+    case Knob::Kind::kChoice:
+      if (auto v = reader.word(node, knob.key, knob.choices)) {
+        s.values[knob.key] =
+            static_cast<int>(std::find(knob.choices.begin(), knob.choices.end(), *v) - knob.choices.begin());
+      }
+      return;
+    case Knob::Kind::kInt:
+      break;
+  }
+  if (knob.values.size() > 1) {
+    if (auto v = reader.integers(node, knob.key, knob.values.size(), knob.list_names, knob.lo, knob.hi)) {
+      for (size_t i = 0; i < v->size(); ++i) s.values[knob.values[i]] = (*v)[i];
+    }
+    return;
+  }
+  const std::optional<int> v = reader.integer(node, knob.key, knob.lo, knob.hi);
+  if (!v) return;
+  if (!knob.allowed.empty() && std::find(knob.allowed.begin(), knob.allowed.end(), *v) == knob.allowed.end()) {
+    std::vector<std::string> allowed;
+    for (int a : knob.allowed) allowed.push_back(std::to_string(a));
+    reader.error(node, "'" + knob.key + "' must be " + yaml::join_or(allowed) + " " + knob.rule_note + ", got " +
+                           std::to_string(*v));
+  } else if (*v % knob.multiple_of != 0) {
+    reader.error(node, "'" + knob.key + "' must be a multiple of " + std::to_string(knob.multiple_of) + " " +
+                           knob.rule_note + ", got " + std::to_string(*v));
+  } else {
+    s.values[knob.key] = *v;
+  }
+}
+
+}  // namespace
+
+void read_schedule(yaml::Reader& reader, const YAML::Node& node, const Operator& op, ScheduleRequest& s) {
+  s.where = reader.at(node);
+  const std::vector<std::string> keys = schedule_keys(op);
+  if (!node.IsMap()) {
+    reader.error(node, "'schedule' must be a mapping with the keys " + yaml::join(keys));
+    return;
+  }
+  reader.check_keys(node, keys, "in 'schedule'");
+  for (const auto& entry : node) {
+    const std::string key = entry.first.Scalar();
+    const YAML::Node& value = entry.second;
+    if (key == "algorithm") {
+      s.algorithm_where = reader.at(value);
+      const std::string name = value.IsScalar() ? value.Scalar() : yaml::text_of(value);
+      if (op.algorithm(name) != nullptr) {
+        s.algorithm = name;
+      } else {
+        std::vector<std::string> names;
+        for (const Algorithm* a : op.algorithms) names.push_back("'" + a->name + "'");
+        reader.error(value, "'algorithm' must be " + yaml::join_or(names) + ", got " + yaml::quoted(name));
+      }
+      continue;
+    }
+    const Knob* knob = find_knob(op, key);
+    if (knob == nullptr) continue;  // reported by check_keys
+    s.keys.push_back({key, reader.at(entry.first), reader.at(value)});
+    read_knob(reader, value, *knob, s);
+  }
+}
+
+}  // namespace convgen::gen

@@ -1,0 +1,392 @@
+// The tuning database: its reader (the same located, bounded checks and
+// messages as a spec's, yaml_reader.hpp, over the database's own schema)
+// beside its writer, the lookup of a kernel's entry, and the fingerprint
+// check that decides whether an entry is current.
+#include "convgen/gen/tuning_db.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cinttypes>
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+#include <tuple>
+
+#include "convgen/gen/operator.hpp"
+#include "schedule_reader.hpp"
+#include "yaml_reader.hpp"
+
+namespace convgen::gen {
+
+const TuningEntry* TuningDb::find(const std::string& kernel, const std::string& gpu) const {
+  for (const TuningEntry& e : entries) {
+    if (e.kernel == kernel && e.gpu.name == gpu) return &e;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> TuningDb::gpus() const {
+  std::vector<std::string> names;
+  for (const TuningEntry& e : entries) {
+    if (std::find(names.begin(), names.end(), e.gpu.name) == names.end()) names.push_back(e.gpu.name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+void TuningDb::put(TuningEntry entry) {
+  const auto key = [](const TuningEntry& e) { return std::tie(e.kernel, e.gpu.name); };
+  const auto it = std::lower_bound(entries.begin(), entries.end(), entry,
+                                   [&](const TuningEntry& a, const TuningEntry& b) { return key(a) < key(b); });
+  if (it != entries.end() && key(*it) == key(entry)) {
+    *it = std::move(entry);
+  } else {
+    entries.insert(it, std::move(entry));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Reading.
+
+namespace {
+
+const std::vector<std::string> kTopKeys = {"convgen_tuning", "entries"};
+const std::vector<std::string> kEntryKeys = {
+    "kernel", "op", "gpu", "sms", "compute_capability", "schedule", "objective", "time_us", "default_us",
+    "default_schedule", "candidates", "tuning_s", "date", "fingerprint"};
+const std::vector<std::string> kCandidateKeys = {"compiled", "verified", "rejected", "failed"};
+const std::vector<std::string> kObjectives = {"hot", "cold"};
+constexpr int kFormat = 1;
+// A database holds an entry (~700 bytes) per kernel and GPU: 1 MiB is some
+// 1,500 of them, and bounds yaml-cpp's memory as the spec's limit does a spec's.
+constexpr std::uintmax_t kMaxBytes = 1u << 20;
+
+std::string too_big(std::uintmax_t bytes) {
+  return "the tuning database is " + std::to_string(bytes) + " bytes; one is at most " + std::to_string(kMaxBytes) +
+         " bytes (1 MiB): keep one database per spec";
+}
+
+using yaml::join;
+using yaml::quoted;
+using yaml::text_of;
+
+// One entry of the list; false (with diagnostics) when it is not usable.
+bool read_entry(yaml::Reader& r, const YAML::Node& item, TuningEntry& e) {
+  const size_t errors_before = r.error_count();
+  if (!item.IsMap()) {
+    r.error(item, "each entry must be a mapping with the keys " + join(kEntryKeys));
+    return false;
+  }
+  r.check_keys(item, kEntryKeys, "in a tuning entry");
+  e.where = r.at(item);
+  const auto required = [&](const char* key) {
+    const YAML::Node node = item[key];
+    if (!node) r.error(item, std::string("missing key '") + key + "' in a tuning entry");
+    return node;
+  };
+  if (const YAML::Node kernel = required("kernel")) {
+    if (kernel.IsScalar() && is_c_identifier(kernel.Scalar()) && kernel.Scalar().size() <= 200) {
+      e.kernel = kernel.Scalar();
+    } else {
+      r.error(kernel, "'kernel' must be a kernel name (a C identifier, as `convgen list` prints), got " +
+                          quoted(text_of(kernel)));
+    }
+  }
+  if (const YAML::Node op = required("op")) {
+    std::vector<std::string> names;
+    for (const Operator* known : operators()) names.push_back(known->name);
+    if (auto v = r.word(op, "op", names)) e.op = find_operator(*v);
+  }
+  if (const YAML::Node gpu = required("gpu")) e.gpu.name = r.text(gpu, "gpu", "the GPU's name").value_or("");
+  if (const YAML::Node sms = required("sms")) e.gpu.sms = r.integer(sms, "sms", 1, 100000).value_or(0);
+  if (const YAML::Node cc = required("compute_capability")) {
+    const std::string v = r.text(cc, "compute_capability", "major.minor, e.g. \"9.0\"").value_or("");
+    const size_t dot = v.find('.');
+    if (!v.empty() && (dot == std::string::npos || dot == 0 || dot + 1 == v.size() ||
+                       !std::all_of(v.begin(), v.end(), [](char c) { return std::isdigit(c) || c == '.'; }))) {
+      r.error(cc, "'compute_capability' must be major.minor, e.g. \"9.0\", got " + quoted(v));
+    }
+    e.gpu.compute_capability = v;
+  }
+  if (const YAML::Node schedule = required("schedule"); schedule && e.op != nullptr) {
+    read_schedule(r, schedule, *e.op, e.schedule);
+    if (schedule.IsMap() && !schedule["algorithm"]) r.error(schedule, "a tuned schedule names its 'algorithm'");
+  }
+  if (const YAML::Node objective = item["objective"]) {
+    if (auto v = r.word(objective, "objective", kObjectives)) e.objective = *v;
+  }
+  if (const YAML::Node t = required("time_us")) e.time_us = r.positive(t, "time_us").value_or(0);
+  if (const YAML::Node t = required("default_us")) e.default_us = r.positive(t, "default_us").value_or(0);
+  if (const YAML::Node d = item["default_schedule"]) {
+    e.default_schedule = r.text(d, "default_schedule", "the default rule's schedule in words").value_or("");
+  }
+  if (const YAML::Node c = item["candidates"]) {
+    if (!c.IsMap()) {
+      r.error(c, "'candidates' must be a mapping with the keys " + join(kCandidateKeys));
+    } else {
+      r.check_keys(c, kCandidateKeys, "in 'candidates'");
+      int* counts[] = {&e.compiled, &e.verified, &e.rejected, &e.failed};
+      for (size_t i = 0; i < kCandidateKeys.size(); ++i) {
+        if (const YAML::Node n = c[kCandidateKeys[i]]) {
+          *counts[i] = r.integer(n, kCandidateKeys[i], 0, 100000000).value_or(0);
+        }
+      }
+    }
+  }
+  if (const YAML::Node t = item["tuning_s"]) e.tuning_s = r.positive(t, "tuning_s").value_or(0);
+  if (const YAML::Node d = required("date")) {
+    const std::string v = r.text(d, "date", "YYYY-MM-DD").value_or("");
+    const bool ok = v.size() == 10 && v[4] == '-' && v[7] == '-' &&
+                    std::all_of(v.begin(), v.end(), [](char c) { return std::isdigit(c) || c == '-'; });
+    if (!v.empty() && !ok) r.error(d, "'date' must be YYYY-MM-DD, got " + quoted(v));
+    e.date = v;
+  }
+  if (const YAML::Node f = required("fingerprint")) {
+    const std::string v = r.text(f, "fingerprint", "16 hex digits").value_or("");
+    if (!v.empty() && (v.size() != 16 || !std::all_of(v.begin(), v.end(), [](char c) {
+                         return std::isdigit(c) || (c >= 'a' && c <= 'f');
+                       }))) {
+      r.error(f, "'fingerprint' must be 16 lower-case hex digits (as convgen tune writes it), got " + quoted(v));
+    }
+    e.fingerprint = v;
+  }
+  return r.error_count() == errors_before;
+}
+
+TuningDb read_db(yaml::Reader& r, const YAML::Node& root) {
+  TuningDb db;
+  db.file = r.file();
+  if (!r.top_level(root, kTopKeys, "tuning database")) return db;
+  const YAML::Node format = root["convgen_tuning"];
+  if (!format) {
+    r.error(root, "missing key 'convgen_tuning': the database format, " + std::to_string(kFormat));
+  } else if (!format.IsScalar() || format.Scalar() != std::to_string(kFormat)) {
+    r.error(format, "'convgen_tuning' is the database format, " + std::to_string(kFormat) +
+                        " (the only one this convgen reads), got " + quoted(text_of(format)));
+    return db;
+  }
+  const YAML::Node entries = root["entries"];
+  if (!entries) {
+    r.error(root, "missing key 'entries': a list of tuned kernels (may be [])");
+    return db;
+  }
+  if (!entries.IsSequence()) {
+    r.error(entries, "'entries' must be a list of tuned kernels, got " + text_of(entries));
+    return db;
+  }
+  for (const YAML::Node& item : entries) {
+    if (r.stopped()) break;
+    TuningEntry e;
+    if (!read_entry(r, item, e)) continue;
+    if (const TuningEntry* first = db.find(e.kernel, e.gpu.name)) {
+      r.error(item, "a second entry for kernel " + e.kernel + " on GPU '" + e.gpu.name + "'; the first is at " +
+                        first->where.str() + " (one entry per kernel and GPU)");
+      continue;
+    }
+    db.put(std::move(e));
+  }
+  return db;
+}
+
+}  // namespace
+
+TuningDb parse_tuning_text(const std::string& text, const std::string& path) {
+  if (text.size() > kMaxBytes) throw InputError({Diagnostic{SourceLocation{path, 0, 0}, too_big(text.size())}});
+  yaml::Reader reader(path, true);
+  const YAML::Node root = yaml::load(text, path, "tuning database", "keep one 'entries' list");
+  TuningDb db = read_db(reader, root);
+  if (!reader.diagnostics().empty()) throw InputError(std::move(reader.diagnostics()));
+  return db;
+}
+
+TuningDb parse_tuning_file(const std::string& path) {
+  return parse_tuning_text(yaml::read_file(path, kMaxBytes, "tuning database", too_big), path);
+}
+
+// ---------------------------------------------------------------------------
+// Writing.
+
+namespace {
+
+// A value as YAML writes it: plain when it is a simple word, else quoted.
+std::string yaml_string(const std::string& s) {
+  const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+  if (plain && !std::isdigit(static_cast<unsigned char>(s.front()))) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20 && c != '\t') {  // a line break or other control character
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", static_cast<unsigned char>(c));
+      out += escaped;
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+// Four significant digits at least (times are microseconds and seconds),
+// and never 0 for a positive time.
+std::string number(double v) {
+  char text[64];
+  std::snprintf(text, sizeof text, v >= 100 ? "%.1f" : "%.4g", v);
+  return text;
+}
+
+// The schedule as a flow mapping, in the order of the algorithm's knobs then
+// the operator's common ones.
+std::string schedule_text(const TuningEntry& e) {
+  const Algorithm* algorithm = e.op->algorithm(e.schedule.algorithm.value_or(""));
+  std::string text = "{algorithm: " + (algorithm != nullptr ? algorithm->name : std::string("?"));
+  if (algorithm == nullptr) return text + "}";
+  for (const std::vector<Knob>* knobs : {&algorithm->knobs, &e.op->common_knobs}) {
+    for (const Knob& k : *knobs) {
+      if (!e.schedule.has(k.values.front())) continue;
+      text += ", " + k.key + ": ";
+      if (k.values.size() > 1) {
+        text += "[";
+        for (size_t i = 0; i < k.values.size(); ++i) {
+          text += (i ? ", " : "") + k.word(e.schedule.value(k.values[i]).value_or(0));
+        }
+        text += "]";
+      } else {
+        text += k.word(*e.schedule.value(k.values.front()));
+      }
+    }
+  }
+  return text + "}";
+}
+
+}  // namespace
+
+std::string tuning_text(const TuningDb& db) {
+  std::string t =
+      "# convgen tuning database: the schedule `convgen tune` measured fastest for each kernel\n"
+      "# on each GPU. Commit it beside the spec; the build applies the entries for its target GPU\n"
+      "# (convgen generate --tuning FILE [--tuning-gpu NAME]; CMake: convgen_add_library(... TUNING FILE)).\n"
+      "# A schedule written in the spec wins over an entry; an entry whose fingerprint is not the\n"
+      "# current generator's is reported and ignored. Times are microseconds.\n"
+      "convgen_tuning: 1\n";
+  if (db.entries.empty()) return t + "entries: []\n";
+  t += "entries:\n";
+  for (const TuningEntry& e : db.entries) {
+    t += "  - kernel: " + e.kernel + "\n";
+    t += "    op: " + e.op->name + "\n";
+    t += "    gpu: " + yaml_string(e.gpu.name) + "\n";
+    t += "    sms: " + std::to_string(e.gpu.sms) + "\n";
+    t += "    compute_capability: " + yaml_string(e.gpu.compute_capability) + "\n";
+    t += "    schedule: " + schedule_text(e) + "\n";
+    t += "    objective: " + e.objective + "\n";
+    t += "    time_us: " + number(e.time_us) + "\n";
+    t += "    default_us: " + number(e.default_us) + "\n";
+    if (!e.default_schedule.empty()) t += "    default_schedule: " + yaml_string(e.default_schedule) + "\n";
+    t += "    candidates: {compiled: " + std::to_string(e.compiled) + ", verified: " + std::to_string(e.verified) +
+         ", rejected: " + std::to_string(e.rejected) + ", failed: " + std::to_string(e.failed) + "}\n";
+    if (e.tuning_s > 0) t += "    tuning_s: " + number(e.tuning_s) + "\n";
+    t += "    date: " + yaml_string(e.date) + "\n";
+    t += "    fingerprint: " + yaml_string(e.fingerprint) + "\n";
+  }
+  return t;
+}
+
+void write_tuning_file(const std::string& path, const TuningDb& db) {
+  const std::string text = tuning_text(db);
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) throw std::runtime_error("cannot write " + tmp);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw std::runtime_error("cannot rename " + tmp + " to " + path);
+  }
+}
+
+std::string tuning_fingerprint(const std::string& template_text) {
+  // FNV-1a, 64 bits: stable across machines and compilers (std::hash is not).
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  const auto mix = [&h](const std::string& s) {
+    for (unsigned char c : s) {
+      h ^= c;
+      h *= 0x100000001b3ULL;
+    }
+    h ^= 0xff;
+    h *= 0x100000001b3ULL;
+  };
+  mix(kConvgenVersion);
+  mix(template_text);
+  char text[17];
+  std::snprintf(text, sizeof text, "%016" PRIx64, h);
+  return text;
+}
+
+
+// ---------------------------------------------------------------------------
+// Applying.
+
+std::string stale_entry_note(const TuningEntry& entry, const std::map<std::string, std::string>& fingerprints) {
+  const Algorithm* algorithm = entry.op != nullptr ? entry.op->algorithm(entry.schedule.algorithm.value_or("")) : nullptr;
+  const auto current = algorithm != nullptr ? fingerprints.find(algorithm->template_file) : fingerprints.end();
+  if (current == fingerprints.end()) {
+    // Without the current fingerprint no entry can be trusted.
+    return "ignored: no fingerprint is known for the template of the entry's algorithm, so it cannot be checked";
+  }
+  if (current->second != entry.fingerprint) {
+    return "ignored: the entry for " + entry.kernel + " has fingerprint " + entry.fingerprint +
+           ", but this generator and template " + algorithm->template_file + " give " + current->second +
+           " (stale: tune it again)";
+  }
+  return "";
+}
+
+std::string TuningSelection::applied_gpu() const {
+  if (db == nullptr || !gpu.empty()) return gpu;
+  const std::vector<std::string> gpus = db->gpus();
+  return gpus.size() == 1 ? gpus.front() : "";
+}
+
+void TuningSelection::check(std::vector<Diagnostic>& errors, std::vector<Diagnostic>& notes) const {
+  if (db == nullptr) return;
+  const std::vector<std::string> gpus = db->gpus();
+  std::string names;
+  for (const std::string& g : gpus) names += (names.empty() ? "'" : ", '") + g + "'";
+  if (gpu.empty() && gpus.size() > 1) {
+    errors.push_back({SourceLocation{db->file, 1, 1}, "the tuning database holds entries for several GPUs (" + names +
+                                                          "); name the target with --tuning-gpu (CMake: TUNING_GPU)"});
+  } else if (!gpu.empty() && !gpus.empty() && std::find(gpus.begin(), gpus.end(), gpu) == gpus.end()) {
+    notes.push_back({SourceLocation{db->file, 1, 1}, "no entry is for GPU '" + gpu + "' (the entries are for " + names +
+                                                         "); every kernel keeps its default schedule"});
+  }
+}
+
+std::optional<LookedUpSchedule> TuningSelection::find(const Workload& wl, const std::string& kernel,
+                                                      std::vector<Diagnostic>& notes) const {
+  const std::string target = applied_gpu();
+  if (target.empty()) return std::nullopt;
+  const TuningEntry* entry = db->find(kernel, target);
+  if (entry == nullptr) return std::nullopt;
+  if (entry->op != wl.op) {
+    throw InputError({{entry->where, "the entry for " + entry->kernel + " names op '" +
+                                        (entry->op != nullptr ? entry->op->name : std::string("?")) +
+                                        "', but that kernel is a " + wl.op->name + " (" + wl.where.str() + ")"}});
+  }
+  if (std::string note = stale_entry_note(*entry, fingerprints); !note.empty()) {
+    notes.push_back({entry->where, std::move(note)});
+    return std::nullopt;
+  }
+  LookedUpSchedule s;
+  s.schedule = entry->schedule;
+  s.where = entry->where;
+  s.origin = ScheduleOrigin::kTuned;
+  s.tuned_gpu = target;
+  s.tuned_us = entry->time_us;
+  s.default_us = entry->default_us;
+  return s;
+}
+
+}  // namespace convgen::gen
