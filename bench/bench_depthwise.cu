@@ -270,7 +270,7 @@ Launch tuned_launch(const convgen::DepthwiseProblem& problem, const convgen::Dep
   };
 }
 
-const std::vector<convgen::KernelInfo>& tuned_kernels() { return convgen::bench_tuned::kernels(); }
+const std::vector<convgen::DepthwiseKernelInfo>& tuned_kernels() { return convgen::bench_tuned::depthwise_kernels(); }
 #else
 constexpr bool kHasTuned = false;
 const char* const kTuningDb = "";
@@ -281,8 +281,8 @@ Launch tuned_launch(const convgen::DepthwiseProblem&, const convgen::DepthwiseAr
   return [](cudaStream_t) { fail(__FILE__, __LINE__, "no tuned library was linked"); };
 }
 
-const std::vector<convgen::KernelInfo>& tuned_kernels() {
-  static const std::vector<convgen::KernelInfo> none;
+const std::vector<convgen::DepthwiseKernelInfo>& tuned_kernels() {
+  static const std::vector<convgen::DepthwiseKernelInfo> none;
   return none;
 }
 #endif
@@ -466,7 +466,7 @@ std::vector<Selected> select_rows(const std::vector<BenchCase>& cases, const Opt
     Selected s{bench, problem, choice, convgen::bench::find(without_epilogue(problem)), {}, {}, {}};
     if (kHasTuned) {
       s.tuned_choice = tuned_find(problem);
-      s.schedule = schedule_of(convgen::bench::kernels(), s.choice);
+      s.schedule = schedule_of(convgen::bench::depthwise_kernels(), s.choice);
       s.tuned_schedule = schedule_of(tuned_kernels(), s.tuned_choice);
     }
     selected.push_back(s);

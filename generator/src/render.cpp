@@ -4,6 +4,7 @@
 #include <kainjow/mustache.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <regex>
@@ -118,6 +119,11 @@ std::string join_files(const std::vector<std::string>& files) {
   return text;
 }
 
+std::string lower_case(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
 ms::data bool_data(bool value) { return value ? ms::data::type::bool_true : ms::data::type::bool_false; }
 
 // Every value a kernel template may print: the workload's, the schedule's
@@ -199,16 +205,14 @@ ms::data library_data(const LibraryPlan& lib, const RenderOptions& options) {
     const RuntimeApi& api = op->runtime;
     ms::data o;
     o.set("op", op->name);
-    for (const auto& [key, value] :
-         {std::pair<const char*, const std::string&>{"function", api.function}, {"description", api.description},
-          {"problem", api.problem}, {"args", api.args}, {"kernel_info", api.kernel_info},
-          {"registry", api.registry}, {"registry_entry", api.registry_entry},
-          {"kernels_function", api.kernels_function}, {"table", api.table},
-          {"launcher_params", api.launcher_params}, {"problem_fields", api.problem_fields}}) {
-      o.set(key, value);
-    }
+    o.set("description", api.description);
+    o.set("table", api.type_prefix);
+    o.set("problem", api.type_prefix + "Problem");
+    o.set("args", api.type_prefix + "Args");
+    o.set("kernel_info", api.type_prefix + "KernelInfo");
+    o.set("kernels_function", lower_case(api.type_prefix) + "_kernels");
     // Aligns the header's continuation line under the first parameter.
-    o.set("function_indent", std::string(api.function.size() + 8, ' '));
+    o.set("function_indent", std::string(op->name.size() + 8, ' '));
     ms::data kernels{ms::data::type::list};
     size_t count = 0;
     for (const KernelPlan& plan : lib.kernels) {
@@ -219,7 +223,7 @@ ms::data library_data(const LibraryPlan& lib, const RenderOptions& options) {
     o.set("kernels", kernels);
     o.set("kernel_count", std::to_string(count));
     o.set("has_kernels", bool_data(count > 0));
-    o.set("entries", count > 0 ? "k" + api.table + "Entries" : std::string("nullptr"));
+    o.set("entries", count > 0 ? "k" + api.type_prefix + "Entries" : std::string("nullptr"));
     operators.push_back(o);
   }
   d.set("operators", operators);

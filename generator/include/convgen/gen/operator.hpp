@@ -107,17 +107,15 @@ struct Algorithm {
   LaunchShape (*launch)(const KernelPlan& plan, int batch) = nullptr;
 };
 
-// How the runtime (runtime/include/convgen/convgen.h) names an operator's
-// types, and how a generated library exposes it.
+// How a generated library exposes an operator. The runtime
+// (runtime/include/convgen/convgen.h) names an operator's types after one
+// prefix, <prefix>Problem, <prefix>Args and <prefix>KernelInfo, and keys its
+// registry and launchers by the problem type (OperatorTraits<Problem>); a
+// library's call is named as the operator, its list of kernels
+// <prefix in lower case>_kernels().
 struct RuntimeApi {
-  std::string function;          // the library's call, e.g. "depthwise_conv2d"
-  std::string description;       // e.g. "depthwise convolution", for the header's comment
-  std::string problem, args, kernel_info;  // the runtime's types
-  std::string registry, registry_entry;    // and its detail:: table types
-  std::string kernels_function;  // the library's list of kernels, e.g. "kernels"
-  std::string table;             // names the operator's table in the registry
-  std::string launcher_params;   // a launcher's parameter types
-  std::string problem_fields;    // the fields of the registry's problem initializer, for a comment
+  std::string type_prefix;  // e.g. "Depthwise"
+  std::string description;  // e.g. "depthwise convolution", for the header's comment
 };
 
 struct Operator {
