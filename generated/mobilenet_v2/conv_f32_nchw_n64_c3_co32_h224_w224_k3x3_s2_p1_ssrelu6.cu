@@ -303,10 +303,10 @@ conv_f32_nchw_n64_c3_co32_h224_w224_k3x3_s2_p1_ssrelu6(const float* __restrict__
 // Launches the kernel for `batch` images on `stream`. Unused epilogue and
 // residual pointers are ignored.
 cudaError_t launch_conv_f32_nchw_n64_c3_co32_h224_w224_k3x3_s2_p1_ssrelu6(const float* input, const float* filter, const float* epilogue_a,
-                      const float* epilogue_b, const float* residual, float* output, int batch,
-                      cudaStream_t stream) {
-  const dim3 grid(kCOBlocks * kTilesY * kTilesX, batch);
-  const dim3 block(kTX, kTY, kTZ);
+    const float* epilogue_b, const float* residual, float* output, int batch,
+    cudaStream_t stream) {
+  dim3 grid(112, batch, 1);
+  const dim3 block(4, 4, 8);
   conv_f32_nchw_n64_c3_co32_h224_w224_k3x3_s2_p1_ssrelu6<<<grid, block, 0, stream>>>(input, filter, epilogue_a, epilogue_b, residual, output);
   return cudaGetLastError();
 }

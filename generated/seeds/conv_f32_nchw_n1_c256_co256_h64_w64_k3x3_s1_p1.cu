@@ -303,10 +303,10 @@ conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1(const float* __restrict__ input, 
 // Launches the kernel for `batch` images on `stream`. Unused epilogue and
 // residual pointers are ignored.
 cudaError_t launch_conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1(const float* input, const float* filter, const float* epilogue_a,
-                      const float* epilogue_b, const float* residual, float* output, int batch,
-                      cudaStream_t stream) {
-  const dim3 grid(kCOBlocks * kTilesY * kTilesX, batch);
-  const dim3 block(kTX, kTY, kTZ);
+    const float* epilogue_b, const float* residual, float* output, int batch,
+    cudaStream_t stream) {
+  dim3 grid(512, batch, 1);
+  const dim3 block(8, 8, 2);
   conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1<<<grid, block, 0, stream>>>(input, filter, epilogue_a, epilogue_b, residual, output);
   return cudaGetLastError();
 }
