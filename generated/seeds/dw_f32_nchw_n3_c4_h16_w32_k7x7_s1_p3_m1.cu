@@ -30,8 +30,6 @@
 
 #ifndef __CUDACC_RTC__  // convgen tune compiles the kernel alone, with NVRTC
 #include <cuda_runtime.h>
-
-#include <atomic>
 #endif
 #include <convgen/epilogue.h>  // the activations, as every convgen kernel computes them
 

@@ -254,6 +254,7 @@ ms::data kernel_data(const LibraryPlan& lib, const KernelPlan& p, const RenderOp
   v["bytes_written"] = p.bytes_written;
   v["floor_us"] = fixed(p.floor_us, 2);
   v["flops"] = p.flops;
+  v["counts_flops"] = p.flops > 0;
   v["compute_floor_us"] = fixed(p.compute_floor_us, 2);
   v["copy_bandwidth_tbps"] = fixed(options.copy_bandwidth_tbps, 2);
 
