@@ -82,6 +82,9 @@ constexpr int kWLoads = 5;  // staged weights per thread
 constexpr int kWVec = 4;  // floats per shared-memory read of weights
 constexpr bool kStoreVec = true;  // 16-byte output stores
 constexpr int kMinBlocksPerSM = 5;  // blocks per SM: the register cap stays above the estimated need
+// The launch the host launcher makes (ops/conv2d_direct.cpp states it).
+static_assert(kThreads == kTX * kTY * kTZ && kCOBlocks * kTilesY * kTilesX == 256,
+              "block and grid as the launch description says");
 
 __device__ __forceinline__ void cp_async4(float* smem, const float* gmem, bool valid) {
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
