@@ -118,23 +118,16 @@ Status validate(const Conv2dProblem& p) {
   return validate_geometry(p, p.c_out);
 }
 
-Status validate(const DepthwiseProblem& p, const DepthwiseArgs& a) {
-  Status s = validate(p);
-  if (!s.ok()) return s;
-  const bool bias = p.epilogue == Epilogue::kBias;
-  const bool scale_shift = p.epilogue == Epilogue::kScaleShift;
-  for (Status check : {check_pointer(a.input, "input", true), check_pointer(a.filter, "filter", true),
-                       check_pointer(a.output, "output", true), check_pointer(a.bias, "bias", bias),
-                       check_pointer(a.scale, "scale", scale_shift), check_pointer(a.shift, "shift", scale_shift)}) {
-    if (!check.ok()) return check;
-  }
-  if (overlap(a.input, 1LL * p.n * p.c * p.h * p.w, a.output, 1LL * p.n * p.out_channels() * p.out_h() * p.out_w())) {
-    return error(StatusCode::kInvalidPointer, "input and output overlap; the convolution is not in place");
-  }
-  return Status::Ok();
-}
+namespace {
 
-Status validate(const Conv2dProblem& p, const Conv2dArgs& a) {
+// The checks of a call every operator shares, in order: the problem; the
+// input, filter, output and epilogue pointers; `own`, the check of the
+// operator's own pointers; input and output apart.
+long long out_channels(const DepthwiseProblem& p) { return 1LL * p.c * p.multiplier; }
+long long out_channels(const Conv2dProblem& p) { return p.c_out; }
+
+template <class Problem, class Args>
+Status validate_call(const Problem& p, const Args& a, const Status& own) {
   Status s = validate(p);
   if (!s.ok()) return s;
   const bool bias = p.epilogue == Epilogue::kBias;
@@ -142,13 +135,25 @@ Status validate(const Conv2dProblem& p, const Conv2dArgs& a) {
   for (Status check : {check_pointer(a.input, "input", true), check_pointer(a.filter, "filter", true),
                        check_pointer(a.output, "output", true), check_pointer(a.bias, "bias", bias),
                        check_pointer(a.scale, "scale", scale_shift), check_pointer(a.shift, "shift", scale_shift),
-                       check_pointer(a.residual, "residual", p.residual)}) {
+                       own}) {
     if (!check.ok()) return check;
   }
-  const long long out_floats = 1LL * p.n * p.c_out * p.out_h() * p.out_w();
-  if (overlap(a.input, 1LL * p.n * p.c * p.h * p.w, a.output, out_floats)) {
+  if (overlap(a.input, 1LL * p.n * p.c * p.h * p.w, a.output, p.n * out_channels(p) * p.out_h() * p.out_w())) {
     return error(StatusCode::kInvalidPointer, "input and output overlap; the convolution is not in place");
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status validate(const DepthwiseProblem& p, const DepthwiseArgs& a) {
+  return validate_call(p, a, Status::Ok());
+}
+
+Status validate(const Conv2dProblem& p, const Conv2dArgs& a) {
+  Status s = validate_call(p, a, check_pointer(a.residual, "residual", p.residual));
+  if (!s.ok()) return s;
+  const long long out_floats = 1LL * p.n * p.c_out * p.out_h() * p.out_w();
   if (a.residual != nullptr && overlap(a.residual, out_floats, a.output, out_floats)) {
     return error(StatusCode::kInvalidPointer, "residual and output overlap; pass a separate output buffer");
   }
