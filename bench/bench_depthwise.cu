@@ -119,11 +119,11 @@ struct DepthwiseBench {
   static void add_options(CLI::App&, Options&) {}
   static Fp32Peak measure_peak(Stopwatch&, const Options&) { return {}; }
 
-  using Lib = Library<Problem, Args, convgen::KernelInfo>;
-  static inline const Lib kLibrary = {convgen::bench::find, convgen::bench::depthwise_conv2d, convgen::bench::kernels};
+  using Lib = Library<Problem, Args, convgen::DepthwiseKernelInfo>;
+  static inline const Lib kLibrary = {convgen::bench::find, convgen::bench::depthwise_conv2d, convgen::bench::depthwise_kernels};
 #if defined(CONVGEN_BENCH_HAS_TUNED)
   static inline const Lib kTuned = {convgen::bench_tuned::find, convgen::bench_tuned::depthwise_conv2d,
-                                    convgen::bench_tuned::kernels, CONVGEN_BENCH_HAS_TUNED_DB};
+                                    convgen::bench_tuned::depthwise_kernels, CONVGEN_BENCH_HAS_TUNED_DB};
 #else
   static inline const Lib kTuned = {};
 #endif

@@ -114,7 +114,7 @@ function(convgen_add_library target)
     endif()
   endforeach()
 
-  file(GLOB templates CONFIGURE_DEPENDS "${CONVGEN_TEMPLATE_DIR}/*.mustache")
+  file(GLOB templates CONFIGURE_DEPENDS "${CONVGEN_TEMPLATE_DIR}/*.mustache" "${CONVGEN_TEMPLATE_DIR}/partials/*.mustache")
   add_custom_command(
     OUTPUT ${outputs}
     COMMAND "${CONVGEN_EXECUTABLE}" generate ${specs} ${gen_args} --templates "${CONVGEN_TEMPLATE_DIR}"

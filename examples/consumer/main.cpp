@@ -118,8 +118,8 @@ int run_on_gpu(const convgen::DepthwiseProblem& p) {
 }  // namespace
 
 int main() {
-  std::printf("library my_layers: %zu specialized kernels\n", convgen::my_layers::kernels().size());
-  for (const convgen::KernelInfo& k : convgen::my_layers::kernels())
+  std::printf("library my_layers: %zu specialized kernels\n", convgen::my_layers::depthwise_kernels().size());
+  for (const convgen::DepthwiseKernelInfo& k : convgen::my_layers::depthwise_kernels())
     std::printf("  %s  [%s]\n", k.name.c_str(), k.spec_location.c_str());
 
   const convgen::DepthwiseProblem in_spec = make_problem(32, 56, 56, 3, 1);  // my_layers.yaml's first workload

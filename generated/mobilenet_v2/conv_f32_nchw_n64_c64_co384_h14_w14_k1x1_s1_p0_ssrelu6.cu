@@ -228,11 +228,11 @@ conv_f32_nchw_n64_c64_co384_h14_w14_k1x1_s1_p0_ssrelu6(const float* __restrict__
 // Launches the kernel for `batch` images on `stream`. Unused epilogue and
 // residual pointers are ignored.
 cudaError_t launch_conv_f32_nchw_n64_c64_co384_h14_w14_k1x1_s1_p0_ssrelu6(const float* input, const float* filter, const float* epilogue_a,
-                      const float* epilogue_b, const float* residual, float* output, int batch,
-                      cudaStream_t stream) {
-  const long long pixel_blocks = (static_cast<long long>(batch) * kPixels + kBN - 1) / kBN;
-  const dim3 grid(static_cast<unsigned>(pixel_blocks * kMBlocks));
-  conv_f32_nchw_n64_c64_co384_h14_w14_k1x1_s1_p0_ssrelu6<<<grid, kThreads, 0, stream>>>(input, filter, epilogue_a, epilogue_b, residual, output, batch);
+    const float* epilogue_b, const float* residual, float* output, int batch,
+    cudaStream_t stream) {
+  dim3 grid(static_cast<unsigned>((static_cast<long long>(batch) * 196 + 127) / 128 * 12), 1, 1);
+  const dim3 block(64, 1, 1);
+  conv_f32_nchw_n64_c64_co384_h14_w14_k1x1_s1_p0_ssrelu6<<<grid, block, 0, stream>>>(input, filter, epilogue_a, epilogue_b, residual, output, batch);
   return cudaGetLastError();
 }
 #endif  // __CUDACC_RTC__

@@ -178,11 +178,13 @@ dw_f32_nchw_n1_c192_h28_w28_k3x3_s2_p1_m1_ssrelu6(const float* __restrict__ inpu
 // Launches the kernel for `batch` images on `stream`. Unused epilogue
 // pointers are ignored.
 cudaError_t launch_dw_f32_nchw_n1_c192_h28_w28_k3x3_s2_p1_m1_ssrelu6(const float* input, const float* filter, const float* epilogue_a,
-    const float* epilogue_b, float* output, int batch, cudaStream_t stream) {
-  const long long groups = static_cast<long long>(batch) * kChannels * kBands;
-  if (groups > 0x7fffffffLL) return cudaErrorInvalidConfiguration;  // group index must fit an int
-  const int blocks = static_cast<int>((groups + kGroups - 1) / kGroups);
-  dw_f32_nchw_n1_c192_h28_w28_k3x3_s2_p1_m1_ssrelu6<<<blocks, kThreads, 0, stream>>>(input, filter, epilogue_a, epilogue_b, output, static_cast<int>(groups));
+    const float* epilogue_b, float* output, int batch,
+    cudaStream_t stream) {
+  const long long count = static_cast<long long>(batch) * 1344;  // thread groups
+  if (count > 0x7fffffffLL) return cudaErrorInvalidConfiguration;  // the kernel numbers them with an int
+  dim3 grid(static_cast<unsigned>((count + 15) / 16), 1, 1);
+  const dim3 block(128, 1, 1);
+  dw_f32_nchw_n1_c192_h28_w28_k3x3_s2_p1_m1_ssrelu6<<<grid, block, 0, stream>>>(input, filter, epilogue_a, epilogue_b, output, static_cast<int>(count));
   return cudaGetLastError();
 }
 #endif  // __CUDACC_RTC__

@@ -165,11 +165,13 @@ dw_f32_nchw_n64_c960_h7_w7_k3x3_s1_p1_m1_ssrelu6(const float* __restrict__ input
 // Launches the kernel for `batch` images on `stream`. Unused epilogue
 // pointers are ignored.
 cudaError_t launch_dw_f32_nchw_n64_c960_h7_w7_k3x3_s1_p1_m1_ssrelu6(const float* input, const float* filter, const float* epilogue_a,
-    const float* epilogue_b, float* output, int batch, cudaStream_t stream) {
-  const long long planes = static_cast<long long>(batch) * kChannels;
-  if (planes > 0x7fffffffLL) return cudaErrorInvalidConfiguration;  // plane index must fit an int
-  const int blocks = static_cast<int>((planes + 32 * kWarps - 1) / (32 * kWarps));
-  dw_f32_nchw_n64_c960_h7_w7_k3x3_s1_p1_m1_ssrelu6<<<blocks, 32 * kWarps, 0, stream>>>(input, filter, epilogue_a, epilogue_b, output, static_cast<int>(planes));
+    const float* epilogue_b, float* output, int batch,
+    cudaStream_t stream) {
+  const long long count = static_cast<long long>(batch) * 960;  // planes
+  if (count > 0x7fffffffLL) return cudaErrorInvalidConfiguration;  // the kernel numbers them with an int
+  dim3 grid(static_cast<unsigned>((count + 63) / 64), 1, 1);
+  const dim3 block(64, 1, 1);
+  dw_f32_nchw_n64_c960_h7_w7_k3x3_s1_p1_m1_ssrelu6<<<grid, block, 0, stream>>>(input, filter, epilogue_a, epilogue_b, output, static_cast<int>(count));
   return cudaGetLastError();
 }
 #endif  // __CUDACC_RTC__

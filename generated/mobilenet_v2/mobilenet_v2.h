@@ -22,7 +22,7 @@ Status depthwise_conv2d(const DepthwiseProblem& problem, const DepthwiseArgs& ar
 KernelChoice find(const DepthwiseProblem& problem);
 
 // Every specialized depthwise_conv2d kernel of this library, sorted by name.
-const std::vector<KernelInfo>& kernels();
+const std::vector<DepthwiseKernelInfo>& depthwise_kernels();
 
 // conv2d (40 specialized kernel(s)). Runs one dense convolution (groups = 1, weights OIHW)
 // with its fused epilogue on `stream`. The kernel made for the problem

@@ -6,211 +6,211 @@
 #include "mobilenet_v2.h"
 
 namespace convgen_mobilenet_v2 {
-cudaError_t launch_dw_f32_nchw_n1_c144_h56_w56_k3x3_s1_p1_m1_ssrelu6(const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_dw_f32_nchw_n1_c144_h56_w56_k3x3_s2_p1_m1_ssrelu6(const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_dw_f32_nchw_n1_c192_h28_w28_k3x3_s1_p1_m1_ssrelu6(const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_dw_f32_nchw_n1_c192_h28_w28_k3x3_s2_p1_m1_ssrelu6(const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_dw_f32_nchw_n1_c32_h112_w112_k3x3_s1_p1_m1_ssrelu6(const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_dw_f32_nchw_n1_c384_h14_w14_k3x3_s1_p1_m1_ssrelu6(const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_dw_f32_nchw_n1_c576_h14_w14_k3x3_s1_p1_m1_ssrelu6(const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_dw_f32_nchw_n1_c576_h14_w14_k3x3_s2_p1_m1_ssrelu6(const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_dw_f32_nchw_n1_c960_h7_w7_k3x3_s1_p1_m1_ssrelu6(const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_dw_f32_nchw_n1_c96_h112_w112_k3x3_s2_p1_m1_ssrelu6(const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_dw_f32_nchw_n64_c144_h56_w56_k3x3_s1_p1_m1_ssrelu6(const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_dw_f32_nchw_n64_c144_h56_w56_k3x3_s2_p1_m1_ssrelu6(const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_dw_f32_nchw_n64_c192_h28_w28_k3x3_s1_p1_m1_ssrelu6(const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_dw_f32_nchw_n64_c192_h28_w28_k3x3_s2_p1_m1_ssrelu6(const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_dw_f32_nchw_n64_c32_h112_w112_k3x3_s1_p1_m1_ssrelu6(const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_dw_f32_nchw_n64_c384_h14_w14_k3x3_s1_p1_m1_ssrelu6(const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_dw_f32_nchw_n64_c576_h14_w14_k3x3_s1_p1_m1_ssrelu6(const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_dw_f32_nchw_n64_c576_h14_w14_k3x3_s2_p1_m1_ssrelu6(const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_dw_f32_nchw_n64_c960_h7_w7_k3x3_s1_p1_m1_ssrelu6(const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_dw_f32_nchw_n64_c96_h112_w112_k3x3_s2_p1_m1_ssrelu6(const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n1_c144_co24_h56_w56_k1x1_s1_p0_ss_res(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n1_c144_co32_h28_w28_k1x1_s1_p0_ss(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n1_c160_co960_h7_w7_k1x1_s1_p0_ssrelu6(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n1_c16_co96_h112_w112_k1x1_s1_p0_ssrelu6(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n1_c192_co32_h28_w28_k1x1_s1_p0_ss_res(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n1_c192_co64_h14_w14_k1x1_s1_p0_ss(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n1_c24_co144_h56_w56_k1x1_s1_p0_ssrelu6(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n1_c320_co1280_h7_w7_k1x1_s1_p0_ssrelu6(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n1_c32_co16_h112_w112_k1x1_s1_p0_ss(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n1_c32_co192_h28_w28_k1x1_s1_p0_ssrelu6(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n1_c384_co64_h14_w14_k1x1_s1_p0_ss_res(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n1_c384_co96_h14_w14_k1x1_s1_p0_ss(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n1_c3_co32_h224_w224_k3x3_s2_p1_ssrelu6(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n1_c576_co160_h7_w7_k1x1_s1_p0_ss(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n1_c576_co96_h14_w14_k1x1_s1_p0_ss_res(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n1_c64_co384_h14_w14_k1x1_s1_p0_ssrelu6(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n1_c960_co160_h7_w7_k1x1_s1_p0_ss_res(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n1_c960_co320_h7_w7_k1x1_s1_p0_ss(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n1_c96_co24_h56_w56_k1x1_s1_p0_ss(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n1_c96_co576_h14_w14_k1x1_s1_p0_ssrelu6(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n64_c144_co24_h56_w56_k1x1_s1_p0_ss_res(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n64_c144_co32_h28_w28_k1x1_s1_p0_ss(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n64_c160_co960_h7_w7_k1x1_s1_p0_ssrelu6(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n64_c16_co96_h112_w112_k1x1_s1_p0_ssrelu6(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n64_c192_co32_h28_w28_k1x1_s1_p0_ss_res(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n64_c192_co64_h14_w14_k1x1_s1_p0_ss(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n64_c24_co144_h56_w56_k1x1_s1_p0_ssrelu6(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n64_c320_co1280_h7_w7_k1x1_s1_p0_ssrelu6(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n64_c32_co16_h112_w112_k1x1_s1_p0_ss(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n64_c32_co192_h28_w28_k1x1_s1_p0_ssrelu6(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n64_c384_co64_h14_w14_k1x1_s1_p0_ss_res(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n64_c384_co96_h14_w14_k1x1_s1_p0_ss(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n64_c3_co32_h224_w224_k3x3_s2_p1_ssrelu6(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n64_c576_co160_h7_w7_k1x1_s1_p0_ss(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n64_c576_co96_h14_w14_k1x1_s1_p0_ss_res(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n64_c64_co384_h14_w14_k1x1_s1_p0_ssrelu6(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n64_c960_co160_h7_w7_k1x1_s1_p0_ss_res(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n64_c960_co320_h7_w7_k1x1_s1_p0_ss(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n64_c96_co24_h56_w56_k1x1_s1_p0_ss(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n64_c96_co576_h14_w14_k1x1_s1_p0_ssrelu6(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
+convgen::OperatorTraits<convgen::DepthwiseProblem>::Launcher launch_dw_f32_nchw_n1_c144_h56_w56_k3x3_s1_p1_m1_ssrelu6;
+convgen::OperatorTraits<convgen::DepthwiseProblem>::Launcher launch_dw_f32_nchw_n1_c144_h56_w56_k3x3_s2_p1_m1_ssrelu6;
+convgen::OperatorTraits<convgen::DepthwiseProblem>::Launcher launch_dw_f32_nchw_n1_c192_h28_w28_k3x3_s1_p1_m1_ssrelu6;
+convgen::OperatorTraits<convgen::DepthwiseProblem>::Launcher launch_dw_f32_nchw_n1_c192_h28_w28_k3x3_s2_p1_m1_ssrelu6;
+convgen::OperatorTraits<convgen::DepthwiseProblem>::Launcher launch_dw_f32_nchw_n1_c32_h112_w112_k3x3_s1_p1_m1_ssrelu6;
+convgen::OperatorTraits<convgen::DepthwiseProblem>::Launcher launch_dw_f32_nchw_n1_c384_h14_w14_k3x3_s1_p1_m1_ssrelu6;
+convgen::OperatorTraits<convgen::DepthwiseProblem>::Launcher launch_dw_f32_nchw_n1_c576_h14_w14_k3x3_s1_p1_m1_ssrelu6;
+convgen::OperatorTraits<convgen::DepthwiseProblem>::Launcher launch_dw_f32_nchw_n1_c576_h14_w14_k3x3_s2_p1_m1_ssrelu6;
+convgen::OperatorTraits<convgen::DepthwiseProblem>::Launcher launch_dw_f32_nchw_n1_c960_h7_w7_k3x3_s1_p1_m1_ssrelu6;
+convgen::OperatorTraits<convgen::DepthwiseProblem>::Launcher launch_dw_f32_nchw_n1_c96_h112_w112_k3x3_s2_p1_m1_ssrelu6;
+convgen::OperatorTraits<convgen::DepthwiseProblem>::Launcher launch_dw_f32_nchw_n64_c144_h56_w56_k3x3_s1_p1_m1_ssrelu6;
+convgen::OperatorTraits<convgen::DepthwiseProblem>::Launcher launch_dw_f32_nchw_n64_c144_h56_w56_k3x3_s2_p1_m1_ssrelu6;
+convgen::OperatorTraits<convgen::DepthwiseProblem>::Launcher launch_dw_f32_nchw_n64_c192_h28_w28_k3x3_s1_p1_m1_ssrelu6;
+convgen::OperatorTraits<convgen::DepthwiseProblem>::Launcher launch_dw_f32_nchw_n64_c192_h28_w28_k3x3_s2_p1_m1_ssrelu6;
+convgen::OperatorTraits<convgen::DepthwiseProblem>::Launcher launch_dw_f32_nchw_n64_c32_h112_w112_k3x3_s1_p1_m1_ssrelu6;
+convgen::OperatorTraits<convgen::DepthwiseProblem>::Launcher launch_dw_f32_nchw_n64_c384_h14_w14_k3x3_s1_p1_m1_ssrelu6;
+convgen::OperatorTraits<convgen::DepthwiseProblem>::Launcher launch_dw_f32_nchw_n64_c576_h14_w14_k3x3_s1_p1_m1_ssrelu6;
+convgen::OperatorTraits<convgen::DepthwiseProblem>::Launcher launch_dw_f32_nchw_n64_c576_h14_w14_k3x3_s2_p1_m1_ssrelu6;
+convgen::OperatorTraits<convgen::DepthwiseProblem>::Launcher launch_dw_f32_nchw_n64_c960_h7_w7_k3x3_s1_p1_m1_ssrelu6;
+convgen::OperatorTraits<convgen::DepthwiseProblem>::Launcher launch_dw_f32_nchw_n64_c96_h112_w112_k3x3_s2_p1_m1_ssrelu6;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n1_c144_co24_h56_w56_k1x1_s1_p0_ss_res;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n1_c144_co32_h28_w28_k1x1_s1_p0_ss;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n1_c160_co960_h7_w7_k1x1_s1_p0_ssrelu6;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n1_c16_co96_h112_w112_k1x1_s1_p0_ssrelu6;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n1_c192_co32_h28_w28_k1x1_s1_p0_ss_res;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n1_c192_co64_h14_w14_k1x1_s1_p0_ss;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n1_c24_co144_h56_w56_k1x1_s1_p0_ssrelu6;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n1_c320_co1280_h7_w7_k1x1_s1_p0_ssrelu6;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n1_c32_co16_h112_w112_k1x1_s1_p0_ss;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n1_c32_co192_h28_w28_k1x1_s1_p0_ssrelu6;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n1_c384_co64_h14_w14_k1x1_s1_p0_ss_res;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n1_c384_co96_h14_w14_k1x1_s1_p0_ss;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n1_c3_co32_h224_w224_k3x3_s2_p1_ssrelu6;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n1_c576_co160_h7_w7_k1x1_s1_p0_ss;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n1_c576_co96_h14_w14_k1x1_s1_p0_ss_res;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n1_c64_co384_h14_w14_k1x1_s1_p0_ssrelu6;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n1_c960_co160_h7_w7_k1x1_s1_p0_ss_res;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n1_c960_co320_h7_w7_k1x1_s1_p0_ss;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n1_c96_co24_h56_w56_k1x1_s1_p0_ss;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n1_c96_co576_h14_w14_k1x1_s1_p0_ssrelu6;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n64_c144_co24_h56_w56_k1x1_s1_p0_ss_res;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n64_c144_co32_h28_w28_k1x1_s1_p0_ss;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n64_c160_co960_h7_w7_k1x1_s1_p0_ssrelu6;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n64_c16_co96_h112_w112_k1x1_s1_p0_ssrelu6;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n64_c192_co32_h28_w28_k1x1_s1_p0_ss_res;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n64_c192_co64_h14_w14_k1x1_s1_p0_ss;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n64_c24_co144_h56_w56_k1x1_s1_p0_ssrelu6;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n64_c320_co1280_h7_w7_k1x1_s1_p0_ssrelu6;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n64_c32_co16_h112_w112_k1x1_s1_p0_ss;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n64_c32_co192_h28_w28_k1x1_s1_p0_ssrelu6;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n64_c384_co64_h14_w14_k1x1_s1_p0_ss_res;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n64_c384_co96_h14_w14_k1x1_s1_p0_ss;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n64_c3_co32_h224_w224_k3x3_s2_p1_ssrelu6;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n64_c576_co160_h7_w7_k1x1_s1_p0_ss;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n64_c576_co96_h14_w14_k1x1_s1_p0_ss_res;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n64_c64_co384_h14_w14_k1x1_s1_p0_ssrelu6;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n64_c960_co160_h7_w7_k1x1_s1_p0_ss_res;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n64_c960_co320_h7_w7_k1x1_s1_p0_ss;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n64_c96_co24_h56_w56_k1x1_s1_p0_ss;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n64_c96_co576_h14_w14_k1x1_s1_p0_ssrelu6;
 }  // namespace convgen_mobilenet_v2
 
 namespace convgen {
 namespace mobilenet_v2 {
 namespace {
 
-// depthwise_conv2d, 20 kernel(s). Each entry: the problem, whose fields are
-//   n (0: runtime), c, h, w, kh, kw, stride h/w, pad top/bottom/left/right, dilation h/w, multiplier, epilogue, activation,
-// then the kernel's name, schedule, origin, launcher, the alignment in bytes
-// its input and output pointers need, and the most images one launch covers.
-constexpr detail::RegistryEntry kDepthwiseEntries[] = {
-    { {1, 144, 56, 56, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, Epilogue::kScaleShift, Activation::kRelu6},
+// depthwise_conv2d, 20 kernel(s). Each entry: the problem, set field by
+// field (n is 0 for a runtime batch), then the kernel's name, schedule,
+// origin, launcher, the alignment in bytes its input and output pointers
+// need, and the most images one launch covers.
+constexpr detail::RegistryEntry<DepthwiseProblem> kDepthwiseEntries[] = {
+    {[] { DepthwiseProblem p; p.n = 1; p.c = 144; p.h = 56; p.w = 56; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "dw_f32_nchw_n1_c144_h56_w56_k3x3_s1_p1_m1_ssrelu6",
      "rows: rows_per_thread 2, vector_width 4, threads_per_block 128",
      "specs/mobilenet_v2.yaml:23",
      &convgen_mobilenet_v2::launch_dw_f32_nchw_n1_c144_h56_w56_k3x3_s1_p1_m1_ssrelu6,
      16,
      65535},
-    { {1, 144, 56, 56, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, Epilogue::kScaleShift, Activation::kRelu6},
+    {[] { DepthwiseProblem p; p.n = 1; p.c = 144; p.h = 56; p.w = 56; p.kh = 3; p.kw = 3; p.stride_h = 2; p.stride_w = 2; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "dw_f32_nchw_n1_c144_h56_w56_k3x3_s2_p1_m1_ssrelu6",
      "rows: rows_per_thread 2, vector_width 4, threads_per_block 128",
      "specs/mobilenet_v2.yaml:24",
      &convgen_mobilenet_v2::launch_dw_f32_nchw_n1_c144_h56_w56_k3x3_s2_p1_m1_ssrelu6,
      16,
      65535},
-    { {1, 192, 28, 28, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, Epilogue::kScaleShift, Activation::kRelu6},
+    {[] { DepthwiseProblem p; p.n = 1; p.c = 192; p.h = 28; p.w = 28; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "dw_f32_nchw_n1_c192_h28_w28_k3x3_s1_p1_m1_ssrelu6",
      "rows: rows_per_thread 2, vector_width 4, threads_per_block 128",
      "specs/mobilenet_v2.yaml:25",
      &convgen_mobilenet_v2::launch_dw_f32_nchw_n1_c192_h28_w28_k3x3_s1_p1_m1_ssrelu6,
      16,
      65535},
-    { {1, 192, 28, 28, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, Epilogue::kScaleShift, Activation::kRelu6},
+    {[] { DepthwiseProblem p; p.n = 1; p.c = 192; p.h = 28; p.w = 28; p.kh = 3; p.kw = 3; p.stride_h = 2; p.stride_w = 2; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "dw_f32_nchw_n1_c192_h28_w28_k3x3_s2_p1_m1_ssrelu6",
      "rows: rows_per_thread 2, vector_width 4, threads_per_block 128",
      "specs/mobilenet_v2.yaml:26",
      &convgen_mobilenet_v2::launch_dw_f32_nchw_n1_c192_h28_w28_k3x3_s2_p1_m1_ssrelu6,
      16,
      65535},
-    { {1, 32, 112, 112, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, Epilogue::kScaleShift, Activation::kRelu6},
+    {[] { DepthwiseProblem p; p.n = 1; p.c = 32; p.h = 112; p.w = 112; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "dw_f32_nchw_n1_c32_h112_w112_k3x3_s1_p1_m1_ssrelu6",
      "rows: rows_per_thread 2, vector_width 4, threads_per_block 128",
      "specs/mobilenet_v2.yaml:21",
      &convgen_mobilenet_v2::launch_dw_f32_nchw_n1_c32_h112_w112_k3x3_s1_p1_m1_ssrelu6,
      16,
      65535},
-    { {1, 384, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, Epilogue::kScaleShift, Activation::kRelu6},
+    {[] { DepthwiseProblem p; p.n = 1; p.c = 384; p.h = 14; p.w = 14; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "dw_f32_nchw_n1_c384_h14_w14_k3x3_s1_p1_m1_ssrelu6",
      "rows: rows_per_thread 2, vector_width 2, threads_per_block 128",
      "specs/mobilenet_v2.yaml:27",
      &convgen_mobilenet_v2::launch_dw_f32_nchw_n1_c384_h14_w14_k3x3_s1_p1_m1_ssrelu6,
      8,
      65535},
-    { {1, 576, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, Epilogue::kScaleShift, Activation::kRelu6},
+    {[] { DepthwiseProblem p; p.n = 1; p.c = 576; p.h = 14; p.w = 14; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "dw_f32_nchw_n1_c576_h14_w14_k3x3_s1_p1_m1_ssrelu6",
      "rows: rows_per_thread 2, vector_width 2, threads_per_block 128",
      "specs/mobilenet_v2.yaml:28",
      &convgen_mobilenet_v2::launch_dw_f32_nchw_n1_c576_h14_w14_k3x3_s1_p1_m1_ssrelu6,
      8,
      65535},
-    { {1, 576, 14, 14, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, Epilogue::kScaleShift, Activation::kRelu6},
+    {[] { DepthwiseProblem p; p.n = 1; p.c = 576; p.h = 14; p.w = 14; p.kh = 3; p.kw = 3; p.stride_h = 2; p.stride_w = 2; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "dw_f32_nchw_n1_c576_h14_w14_k3x3_s2_p1_m1_ssrelu6",
      "rows: rows_per_thread 2, vector_width 2, threads_per_block 128",
      "specs/mobilenet_v2.yaml:29",
      &convgen_mobilenet_v2::launch_dw_f32_nchw_n1_c576_h14_w14_k3x3_s2_p1_m1_ssrelu6,
      8,
      65535},
-    { {1, 960, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, Epilogue::kScaleShift, Activation::kRelu6},
+    {[] { DepthwiseProblem p; p.n = 1; p.c = 960; p.h = 7; p.w = 7; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "dw_f32_nchw_n1_c960_h7_w7_k3x3_s1_p1_m1_ssrelu6",
      "rows: rows_per_thread 2, vector_width 1, threads_per_block 128",
      "specs/mobilenet_v2.yaml:30",
      &convgen_mobilenet_v2::launch_dw_f32_nchw_n1_c960_h7_w7_k3x3_s1_p1_m1_ssrelu6,
      4,
      65535},
-    { {1, 96, 112, 112, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, Epilogue::kScaleShift, Activation::kRelu6},
+    {[] { DepthwiseProblem p; p.n = 1; p.c = 96; p.h = 112; p.w = 112; p.kh = 3; p.kw = 3; p.stride_h = 2; p.stride_w = 2; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "dw_f32_nchw_n1_c96_h112_w112_k3x3_s2_p1_m1_ssrelu6",
      "rows: rows_per_thread 2, vector_width 4, threads_per_block 128",
      "specs/mobilenet_v2.yaml:22",
      &convgen_mobilenet_v2::launch_dw_f32_nchw_n1_c96_h112_w112_k3x3_s2_p1_m1_ssrelu6,
      16,
      65535},
-    { {64, 144, 56, 56, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, Epilogue::kScaleShift, Activation::kRelu6},
+    {[] { DepthwiseProblem p; p.n = 64; p.c = 144; p.h = 56; p.w = 56; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "dw_f32_nchw_n64_c144_h56_w56_k3x3_s1_p1_m1_ssrelu6",
      "rows: rows_per_thread 4, vector_width 4, threads_per_block 128",
      "specs/mobilenet_v2.yaml:34",
      &convgen_mobilenet_v2::launch_dw_f32_nchw_n64_c144_h56_w56_k3x3_s1_p1_m1_ssrelu6,
      16,
      65535},
-    { {64, 144, 56, 56, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, Epilogue::kScaleShift, Activation::kRelu6},
+    {[] { DepthwiseProblem p; p.n = 64; p.c = 144; p.h = 56; p.w = 56; p.kh = 3; p.kw = 3; p.stride_h = 2; p.stride_w = 2; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "dw_f32_nchw_n64_c144_h56_w56_k3x3_s2_p1_m1_ssrelu6",
      "rows: rows_per_thread 4, vector_width 4, threads_per_block 128",
      "specs/mobilenet_v2.yaml:35",
      &convgen_mobilenet_v2::launch_dw_f32_nchw_n64_c144_h56_w56_k3x3_s2_p1_m1_ssrelu6,
      16,
      65535},
-    { {64, 192, 28, 28, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, Epilogue::kScaleShift, Activation::kRelu6},
+    {[] { DepthwiseProblem p; p.n = 64; p.c = 192; p.h = 28; p.w = 28; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "dw_f32_nchw_n64_c192_h28_w28_k3x3_s1_p1_m1_ssrelu6",
      "rows: rows_per_thread 4, vector_width 4, threads_per_block 128",
      "specs/mobilenet_v2.yaml:36",
      &convgen_mobilenet_v2::launch_dw_f32_nchw_n64_c192_h28_w28_k3x3_s1_p1_m1_ssrelu6,
      16,
      65535},
-    { {64, 192, 28, 28, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, Epilogue::kScaleShift, Activation::kRelu6},
+    {[] { DepthwiseProblem p; p.n = 64; p.c = 192; p.h = 28; p.w = 28; p.kh = 3; p.kw = 3; p.stride_h = 2; p.stride_w = 2; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "dw_f32_nchw_n64_c192_h28_w28_k3x3_s2_p1_m1_ssrelu6",
      "rows: rows_per_thread 4, vector_width 4, threads_per_block 128",
      "specs/mobilenet_v2.yaml:37",
      &convgen_mobilenet_v2::launch_dw_f32_nchw_n64_c192_h28_w28_k3x3_s2_p1_m1_ssrelu6,
      16,
      65535},
-    { {64, 32, 112, 112, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, Epilogue::kScaleShift, Activation::kRelu6},
+    {[] { DepthwiseProblem p; p.n = 64; p.c = 32; p.h = 112; p.w = 112; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "dw_f32_nchw_n64_c32_h112_w112_k3x3_s1_p1_m1_ssrelu6",
      "rows: rows_per_thread 4, vector_width 4, threads_per_block 128",
      "specs/mobilenet_v2.yaml:32",
      &convgen_mobilenet_v2::launch_dw_f32_nchw_n64_c32_h112_w112_k3x3_s1_p1_m1_ssrelu6,
      16,
      65535},
-    { {64, 384, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, Epilogue::kScaleShift, Activation::kRelu6},
+    {[] { DepthwiseProblem p; p.n = 64; p.c = 384; p.h = 14; p.w = 14; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "dw_f32_nchw_n64_c384_h14_w14_k3x3_s1_p1_m1_ssrelu6",
      "rows: rows_per_thread 4, vector_width 2, threads_per_block 128",
      "specs/mobilenet_v2.yaml:38",
      &convgen_mobilenet_v2::launch_dw_f32_nchw_n64_c384_h14_w14_k3x3_s1_p1_m1_ssrelu6,
      8,
      65535},
-    { {64, 576, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, Epilogue::kScaleShift, Activation::kRelu6},
+    {[] { DepthwiseProblem p; p.n = 64; p.c = 576; p.h = 14; p.w = 14; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "dw_f32_nchw_n64_c576_h14_w14_k3x3_s1_p1_m1_ssrelu6",
      "rows: rows_per_thread 4, vector_width 2, threads_per_block 128",
      "specs/mobilenet_v2.yaml:39",
      &convgen_mobilenet_v2::launch_dw_f32_nchw_n64_c576_h14_w14_k3x3_s1_p1_m1_ssrelu6,
      8,
      65535},
-    { {64, 576, 14, 14, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, Epilogue::kScaleShift, Activation::kRelu6},
+    {[] { DepthwiseProblem p; p.n = 64; p.c = 576; p.h = 14; p.w = 14; p.kh = 3; p.kw = 3; p.stride_h = 2; p.stride_w = 2; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "dw_f32_nchw_n64_c576_h14_w14_k3x3_s2_p1_m1_ssrelu6",
      "rows: rows_per_thread 4, vector_width 2, threads_per_block 128",
      "specs/mobilenet_v2.yaml:40",
      &convgen_mobilenet_v2::launch_dw_f32_nchw_n64_c576_h14_w14_k3x3_s2_p1_m1_ssrelu6,
      8,
      65535},
-    { {64, 960, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, Epilogue::kScaleShift, Activation::kRelu6},
+    {[] { DepthwiseProblem p; p.n = 64; p.c = 960; p.h = 7; p.w = 7; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "dw_f32_nchw_n64_c960_h7_w7_k3x3_s1_p1_m1_ssrelu6",
      "planes: warps_per_block 2",
      "specs/mobilenet_v2.yaml:41",
      &convgen_mobilenet_v2::launch_dw_f32_nchw_n64_c960_h7_w7_k3x3_s1_p1_m1_ssrelu6,
      16,
      65535},
-    { {64, 96, 112, 112, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, Epilogue::kScaleShift, Activation::kRelu6},
+    {[] { DepthwiseProblem p; p.n = 64; p.c = 96; p.h = 112; p.w = 112; p.kh = 3; p.kw = 3; p.stride_h = 2; p.stride_w = 2; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "dw_f32_nchw_n64_c96_h112_w112_k3x3_s2_p1_m1_ssrelu6",
      "rows: rows_per_thread 4, vector_width 4, threads_per_block 128",
      "specs/mobilenet_v2.yaml:33",
@@ -218,287 +218,287 @@ constexpr detail::RegistryEntry kDepthwiseEntries[] = {
      16,
      65535},
 };
-constexpr detail::Registry kDepthwiseRegistry{"mobilenet_v2", kDepthwiseEntries, 20};
+constexpr detail::Registry<DepthwiseProblem> kDepthwiseRegistry{"mobilenet_v2", kDepthwiseEntries, 20};
 
-// conv2d, 40 kernel(s). Each entry: the problem, whose fields are
-//   n (0: runtime), c, h, w, c_out, kh, kw, stride h/w, pad top/bottom/left/right, dilation h/w, groups, epilogue, residual, activation,
-// then the kernel's name, schedule, origin, launcher, the alignment in bytes
-// its input and output pointers need, and the most images one launch covers.
-constexpr detail::Conv2dRegistryEntry kConv2dEntries[] = {
-    { {1, 144, 56, 56, 24, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, true, Activation::kNone},
+// conv2d, 40 kernel(s). Each entry: the problem, set field by
+// field (n is 0 for a runtime batch), then the kernel's name, schedule,
+// origin, launcher, the alignment in bytes its input and output pointers
+// need, and the most images one launch covers.
+constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
+    {[] { Conv2dProblem p; p.n = 1; p.c = 144; p.h = 56; p.w = 56; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 24; p.groups = 1; p.residual = true; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kNone; return p; }(),
      "conv_f32_nchw_n1_c144_co24_h56_w56_k1x1_s1_p0_ss_res",
      "gemm: block_tile 24x128, k_step 16, vthreads 1x2 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:48",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n1_c144_co24_h56_w56_k1x1_s1_p0_ss_res,
      16,
      65535},
-    { {1, 144, 28, 28, 32, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, false, Activation::kNone},
+    {[] { Conv2dProblem p; p.n = 1; p.c = 144; p.h = 28; p.w = 28; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 32; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kNone; return p; }(),
      "conv_f32_nchw_n1_c144_co32_h28_w28_k1x1_s1_p0_ss",
      "gemm: block_tile 16x128, k_step 16, vthreads 1x2 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:49",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n1_c144_co32_h28_w28_k1x1_s1_p0_ss,
      16,
      65535},
-    { {1, 160, 7, 7, 960, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, false, Activation::kRelu6},
+    {[] { Conv2dProblem p; p.n = 1; p.c = 160; p.h = 7; p.w = 7; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 960; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "conv_f32_nchw_n1_c160_co960_h7_w7_k1x1_s1_p0_ssrelu6",
      "gemm: block_tile 32x128, k_step 16, vthreads 2x1 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:59",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n1_c160_co960_h7_w7_k1x1_s1_p0_ssrelu6,
      4,
      65535},
-    { {1, 16, 112, 112, 96, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, false, Activation::kRelu6},
+    {[] { Conv2dProblem p; p.n = 1; p.c = 16; p.h = 112; p.w = 112; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 96; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "conv_f32_nchw_n1_c16_co96_h112_w112_k1x1_s1_p0_ssrelu6",
      "gemm: block_tile 64x128, k_step 16, vthreads 2x2 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:45",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n1_c16_co96_h112_w112_k1x1_s1_p0_ssrelu6,
      16,
      65535},
-    { {1, 192, 28, 28, 32, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, true, Activation::kNone},
+    {[] { Conv2dProblem p; p.n = 1; p.c = 192; p.h = 28; p.w = 28; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 32; p.groups = 1; p.residual = true; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kNone; return p; }(),
      "conv_f32_nchw_n1_c192_co32_h28_w28_k1x1_s1_p0_ss_res",
      "gemm: block_tile 16x128, k_step 16, vthreads 1x2 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:51",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n1_c192_co32_h28_w28_k1x1_s1_p0_ss_res,
      16,
      65535},
-    { {1, 192, 14, 14, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, false, Activation::kNone},
+    {[] { Conv2dProblem p; p.n = 1; p.c = 192; p.h = 14; p.w = 14; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 64; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kNone; return p; }(),
      "conv_f32_nchw_n1_c192_co64_h14_w14_k1x1_s1_p0_ss",
      "gemm: block_tile 16x128, k_step 16, vthreads 1x2 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:52",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n1_c192_co64_h14_w14_k1x1_s1_p0_ss,
      16,
      65535},
-    { {1, 24, 56, 56, 144, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, false, Activation::kRelu6},
+    {[] { Conv2dProblem p; p.n = 1; p.c = 24; p.h = 56; p.w = 56; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 144; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "conv_f32_nchw_n1_c24_co144_h56_w56_k1x1_s1_p0_ssrelu6",
      "gemm: block_tile 32x128, k_step 8, vthreads 2x2 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:47",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n1_c24_co144_h56_w56_k1x1_s1_p0_ssrelu6,
      16,
      65535},
-    { {1, 320, 7, 7, 1280, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, false, Activation::kRelu6},
+    {[] { Conv2dProblem p; p.n = 1; p.c = 320; p.h = 7; p.w = 7; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 1280; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "conv_f32_nchw_n1_c320_co1280_h7_w7_k1x1_s1_p0_ssrelu6",
      "gemm: block_tile 32x128, k_step 16, vthreads 2x1 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:62",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n1_c320_co1280_h7_w7_k1x1_s1_p0_ssrelu6,
      4,
      65535},
-    { {1, 32, 112, 112, 16, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, false, Activation::kNone},
+    {[] { Conv2dProblem p; p.n = 1; p.c = 32; p.h = 112; p.w = 112; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 16; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kNone; return p; }(),
      "conv_f32_nchw_n1_c32_co16_h112_w112_k1x1_s1_p0_ss",
      "gemm: block_tile 16x128, k_step 8, vthreads 1x2 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:44",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n1_c32_co16_h112_w112_k1x1_s1_p0_ss,
      16,
      65535},
-    { {1, 32, 28, 28, 192, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, false, Activation::kRelu6},
+    {[] { Conv2dProblem p; p.n = 1; p.c = 32; p.h = 28; p.w = 28; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 192; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "conv_f32_nchw_n1_c32_co192_h28_w28_k1x1_s1_p0_ssrelu6",
      "gemm: block_tile 32x128, k_step 8, vthreads 2x2 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:50",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n1_c32_co192_h28_w28_k1x1_s1_p0_ssrelu6,
      16,
      65535},
-    { {1, 384, 14, 14, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, true, Activation::kNone},
+    {[] { Conv2dProblem p; p.n = 1; p.c = 384; p.h = 14; p.w = 14; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 64; p.groups = 1; p.residual = true; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kNone; return p; }(),
      "conv_f32_nchw_n1_c384_co64_h14_w14_k1x1_s1_p0_ss_res",
      "gemm: block_tile 16x128, k_step 16, vthreads 1x2 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:54",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n1_c384_co64_h14_w14_k1x1_s1_p0_ss_res,
      16,
      65535},
-    { {1, 384, 14, 14, 96, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, false, Activation::kNone},
+    {[] { Conv2dProblem p; p.n = 1; p.c = 384; p.h = 14; p.w = 14; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 96; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kNone; return p; }(),
      "conv_f32_nchw_n1_c384_co96_h14_w14_k1x1_s1_p0_ss",
      "gemm: block_tile 32x128, k_step 16, vthreads 2x2 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:55",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n1_c384_co96_h14_w14_k1x1_s1_p0_ss,
      16,
      65535},
-    { {1, 3, 224, 224, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, Epilogue::kScaleShift, false, Activation::kRelu6},
+    {[] { Conv2dProblem p; p.n = 1; p.c = 3; p.h = 224; p.w = 224; p.kh = 3; p.kw = 3; p.stride_h = 2; p.stride_w = 2; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 32; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "conv_f32_nchw_n1_c3_co32_h224_w224_k3x3_s2_p1_ssrelu6",
      "direct: threads 2x8x4, thread_tile 4x1x7, column_groups 1, ci_step 3",
      "specs/mobilenet_v2.yaml:43",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n1_c3_co32_h224_w224_k3x3_s2_p1_ssrelu6,
      4,
      65535},
-    { {1, 576, 7, 7, 160, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, false, Activation::kNone},
+    {[] { Conv2dProblem p; p.n = 1; p.c = 576; p.h = 7; p.w = 7; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 160; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kNone; return p; }(),
      "conv_f32_nchw_n1_c576_co160_h7_w7_k1x1_s1_p0_ss",
      "gemm: block_tile 32x128, k_step 16, vthreads 2x1 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:58",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n1_c576_co160_h7_w7_k1x1_s1_p0_ss,
      4,
      65535},
-    { {1, 576, 14, 14, 96, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, true, Activation::kNone},
+    {[] { Conv2dProblem p; p.n = 1; p.c = 576; p.h = 14; p.w = 14; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 96; p.groups = 1; p.residual = true; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kNone; return p; }(),
      "conv_f32_nchw_n1_c576_co96_h14_w14_k1x1_s1_p0_ss_res",
      "gemm: block_tile 32x128, k_step 16, vthreads 2x2 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:57",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n1_c576_co96_h14_w14_k1x1_s1_p0_ss_res,
      16,
      65535},
-    { {1, 64, 14, 14, 384, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, false, Activation::kRelu6},
+    {[] { Conv2dProblem p; p.n = 1; p.c = 64; p.h = 14; p.w = 14; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 384; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "conv_f32_nchw_n1_c64_co384_h14_w14_k1x1_s1_p0_ssrelu6",
      "gemm: block_tile 32x128, k_step 8, vthreads 2x2 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:53",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n1_c64_co384_h14_w14_k1x1_s1_p0_ssrelu6,
      16,
      65535},
-    { {1, 960, 7, 7, 160, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, true, Activation::kNone},
+    {[] { Conv2dProblem p; p.n = 1; p.c = 960; p.h = 7; p.w = 7; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 160; p.groups = 1; p.residual = true; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kNone; return p; }(),
      "conv_f32_nchw_n1_c960_co160_h7_w7_k1x1_s1_p0_ss_res",
      "gemm: block_tile 32x128, k_step 16, vthreads 2x1 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:60",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n1_c960_co160_h7_w7_k1x1_s1_p0_ss_res,
      4,
      65535},
-    { {1, 960, 7, 7, 320, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, false, Activation::kNone},
+    {[] { Conv2dProblem p; p.n = 1; p.c = 960; p.h = 7; p.w = 7; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 320; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kNone; return p; }(),
      "conv_f32_nchw_n1_c960_co320_h7_w7_k1x1_s1_p0_ss",
      "gemm: block_tile 32x128, k_step 16, vthreads 2x1 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:61",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n1_c960_co320_h7_w7_k1x1_s1_p0_ss,
      4,
      65535},
-    { {1, 96, 56, 56, 24, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, false, Activation::kNone},
+    {[] { Conv2dProblem p; p.n = 1; p.c = 96; p.h = 56; p.w = 56; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 24; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kNone; return p; }(),
      "conv_f32_nchw_n1_c96_co24_h56_w56_k1x1_s1_p0_ss",
      "gemm: block_tile 24x128, k_step 8, vthreads 1x2 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:46",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n1_c96_co24_h56_w56_k1x1_s1_p0_ss,
      16,
      65535},
-    { {1, 96, 14, 14, 576, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, false, Activation::kRelu6},
+    {[] { Conv2dProblem p; p.n = 1; p.c = 96; p.h = 14; p.w = 14; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 576; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "conv_f32_nchw_n1_c96_co576_h14_w14_k1x1_s1_p0_ssrelu6",
      "gemm: block_tile 32x128, k_step 8, vthreads 2x2 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:56",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n1_c96_co576_h14_w14_k1x1_s1_p0_ssrelu6,
      16,
      65535},
-    { {64, 144, 56, 56, 24, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, true, Activation::kNone},
+    {[] { Conv2dProblem p; p.n = 64; p.c = 144; p.h = 56; p.w = 56; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 24; p.groups = 1; p.residual = true; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kNone; return p; }(),
      "conv_f32_nchw_n64_c144_co24_h56_w56_k1x1_s1_p0_ss_res",
      "gemm: block_tile 24x128, k_step 16, vthreads 1x2 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:69",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n64_c144_co24_h56_w56_k1x1_s1_p0_ss_res,
      16,
      65535},
-    { {64, 144, 28, 28, 32, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, false, Activation::kNone},
+    {[] { Conv2dProblem p; p.n = 64; p.c = 144; p.h = 28; p.w = 28; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 32; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kNone; return p; }(),
      "conv_f32_nchw_n64_c144_co32_h28_w28_k1x1_s1_p0_ss",
      "gemm: block_tile 16x128, k_step 16, vthreads 1x2 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:70",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n64_c144_co32_h28_w28_k1x1_s1_p0_ss,
      16,
      65535},
-    { {64, 160, 7, 7, 960, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, false, Activation::kRelu6},
+    {[] { Conv2dProblem p; p.n = 64; p.c = 160; p.h = 7; p.w = 7; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 960; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "conv_f32_nchw_n64_c160_co960_h7_w7_k1x1_s1_p0_ssrelu6",
      "gemm: block_tile 32x128, k_step 16, vthreads 2x1 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:80",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n64_c160_co960_h7_w7_k1x1_s1_p0_ssrelu6,
      4,
      65535},
-    { {64, 16, 112, 112, 96, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, false, Activation::kRelu6},
+    {[] { Conv2dProblem p; p.n = 64; p.c = 16; p.h = 112; p.w = 112; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 96; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "conv_f32_nchw_n64_c16_co96_h112_w112_k1x1_s1_p0_ssrelu6",
      "gemm: block_tile 64x128, k_step 16, vthreads 2x2 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:66",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n64_c16_co96_h112_w112_k1x1_s1_p0_ssrelu6,
      16,
      65535},
-    { {64, 192, 28, 28, 32, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, true, Activation::kNone},
+    {[] { Conv2dProblem p; p.n = 64; p.c = 192; p.h = 28; p.w = 28; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 32; p.groups = 1; p.residual = true; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kNone; return p; }(),
      "conv_f32_nchw_n64_c192_co32_h28_w28_k1x1_s1_p0_ss_res",
      "gemm: block_tile 16x128, k_step 16, vthreads 1x2 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:72",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n64_c192_co32_h28_w28_k1x1_s1_p0_ss_res,
      16,
      65535},
-    { {64, 192, 14, 14, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, false, Activation::kNone},
+    {[] { Conv2dProblem p; p.n = 64; p.c = 192; p.h = 14; p.w = 14; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 64; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kNone; return p; }(),
      "conv_f32_nchw_n64_c192_co64_h14_w14_k1x1_s1_p0_ss",
      "gemm: block_tile 16x128, k_step 16, vthreads 1x2 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:73",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n64_c192_co64_h14_w14_k1x1_s1_p0_ss,
      16,
      65535},
-    { {64, 24, 56, 56, 144, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, false, Activation::kRelu6},
+    {[] { Conv2dProblem p; p.n = 64; p.c = 24; p.h = 56; p.w = 56; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 144; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "conv_f32_nchw_n64_c24_co144_h56_w56_k1x1_s1_p0_ssrelu6",
      "gemm: block_tile 32x128, k_step 8, vthreads 2x2 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:68",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n64_c24_co144_h56_w56_k1x1_s1_p0_ssrelu6,
      16,
      65535},
-    { {64, 320, 7, 7, 1280, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, false, Activation::kRelu6},
+    {[] { Conv2dProblem p; p.n = 64; p.c = 320; p.h = 7; p.w = 7; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 1280; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "conv_f32_nchw_n64_c320_co1280_h7_w7_k1x1_s1_p0_ssrelu6",
      "gemm: block_tile 32x128, k_step 16, vthreads 2x1 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:83",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n64_c320_co1280_h7_w7_k1x1_s1_p0_ssrelu6,
      4,
      65535},
-    { {64, 32, 112, 112, 16, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, false, Activation::kNone},
+    {[] { Conv2dProblem p; p.n = 64; p.c = 32; p.h = 112; p.w = 112; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 16; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kNone; return p; }(),
      "conv_f32_nchw_n64_c32_co16_h112_w112_k1x1_s1_p0_ss",
      "gemm: block_tile 16x128, k_step 8, vthreads 1x2 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:65",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n64_c32_co16_h112_w112_k1x1_s1_p0_ss,
      16,
      65535},
-    { {64, 32, 28, 28, 192, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, false, Activation::kRelu6},
+    {[] { Conv2dProblem p; p.n = 64; p.c = 32; p.h = 28; p.w = 28; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 192; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "conv_f32_nchw_n64_c32_co192_h28_w28_k1x1_s1_p0_ssrelu6",
      "gemm: block_tile 32x128, k_step 8, vthreads 2x2 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:71",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n64_c32_co192_h28_w28_k1x1_s1_p0_ssrelu6,
      16,
      65535},
-    { {64, 384, 14, 14, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, true, Activation::kNone},
+    {[] { Conv2dProblem p; p.n = 64; p.c = 384; p.h = 14; p.w = 14; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 64; p.groups = 1; p.residual = true; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kNone; return p; }(),
      "conv_f32_nchw_n64_c384_co64_h14_w14_k1x1_s1_p0_ss_res",
      "gemm: block_tile 16x128, k_step 16, vthreads 1x2 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:75",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n64_c384_co64_h14_w14_k1x1_s1_p0_ss_res,
      16,
      65535},
-    { {64, 384, 14, 14, 96, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, false, Activation::kNone},
+    {[] { Conv2dProblem p; p.n = 64; p.c = 384; p.h = 14; p.w = 14; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 96; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kNone; return p; }(),
      "conv_f32_nchw_n64_c384_co96_h14_w14_k1x1_s1_p0_ss",
      "gemm: block_tile 32x128, k_step 16, vthreads 2x2 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:76",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n64_c384_co96_h14_w14_k1x1_s1_p0_ss,
      16,
      65535},
-    { {64, 3, 224, 224, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, Epilogue::kScaleShift, false, Activation::kRelu6},
+    {[] { Conv2dProblem p; p.n = 64; p.c = 3; p.h = 224; p.w = 224; p.kh = 3; p.kw = 3; p.stride_h = 2; p.stride_w = 2; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 32; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "conv_f32_nchw_n64_c3_co32_h224_w224_k3x3_s2_p1_ssrelu6",
      "direct: threads 8x4x4, thread_tile 8x1x7, column_groups 1, ci_step 3",
      "specs/mobilenet_v2.yaml:64",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n64_c3_co32_h224_w224_k3x3_s2_p1_ssrelu6,
      4,
      65535},
-    { {64, 576, 7, 7, 160, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, false, Activation::kNone},
+    {[] { Conv2dProblem p; p.n = 64; p.c = 576; p.h = 7; p.w = 7; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 160; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kNone; return p; }(),
      "conv_f32_nchw_n64_c576_co160_h7_w7_k1x1_s1_p0_ss",
      "gemm: block_tile 32x128, k_step 16, vthreads 2x1 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:79",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n64_c576_co160_h7_w7_k1x1_s1_p0_ss,
      4,
      65535},
-    { {64, 576, 14, 14, 96, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, true, Activation::kNone},
+    {[] { Conv2dProblem p; p.n = 64; p.c = 576; p.h = 14; p.w = 14; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 96; p.groups = 1; p.residual = true; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kNone; return p; }(),
      "conv_f32_nchw_n64_c576_co96_h14_w14_k1x1_s1_p0_ss_res",
      "gemm: block_tile 32x128, k_step 16, vthreads 2x2 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:78",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n64_c576_co96_h14_w14_k1x1_s1_p0_ss_res,
      16,
      65535},
-    { {64, 64, 14, 14, 384, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, false, Activation::kRelu6},
+    {[] { Conv2dProblem p; p.n = 64; p.c = 64; p.h = 14; p.w = 14; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 384; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "conv_f32_nchw_n64_c64_co384_h14_w14_k1x1_s1_p0_ssrelu6",
      "gemm: block_tile 32x128, k_step 8, vthreads 2x2 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:74",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n64_c64_co384_h14_w14_k1x1_s1_p0_ssrelu6,
      16,
      65535},
-    { {64, 960, 7, 7, 160, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, true, Activation::kNone},
+    {[] { Conv2dProblem p; p.n = 64; p.c = 960; p.h = 7; p.w = 7; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 160; p.groups = 1; p.residual = true; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kNone; return p; }(),
      "conv_f32_nchw_n64_c960_co160_h7_w7_k1x1_s1_p0_ss_res",
      "gemm: block_tile 32x128, k_step 16, vthreads 2x1 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:81",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n64_c960_co160_h7_w7_k1x1_s1_p0_ss_res,
      4,
      65535},
-    { {64, 960, 7, 7, 320, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, false, Activation::kNone},
+    {[] { Conv2dProblem p; p.n = 64; p.c = 960; p.h = 7; p.w = 7; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 320; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kNone; return p; }(),
      "conv_f32_nchw_n64_c960_co320_h7_w7_k1x1_s1_p0_ss",
      "gemm: block_tile 32x128, k_step 16, vthreads 2x1 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:82",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n64_c960_co320_h7_w7_k1x1_s1_p0_ss,
      4,
      65535},
-    { {64, 96, 56, 56, 24, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, false, Activation::kNone},
+    {[] { Conv2dProblem p; p.n = 64; p.c = 96; p.h = 56; p.w = 56; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 24; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kNone; return p; }(),
      "conv_f32_nchw_n64_c96_co24_h56_w56_k1x1_s1_p0_ss",
      "gemm: block_tile 24x128, k_step 8, vthreads 1x2 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:67",
      &convgen_mobilenet_v2::launch_conv_f32_nchw_n64_c96_co24_h56_w56_k1x1_s1_p0_ss,
      16,
      65535},
-    { {64, 96, 14, 14, 576, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, Epilogue::kScaleShift, false, Activation::kRelu6},
+    {[] { Conv2dProblem p; p.n = 64; p.c = 96; p.h = 14; p.w = 14; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 576; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; return p; }(),
      "conv_f32_nchw_n64_c96_co576_h14_w14_k1x1_s1_p0_ssrelu6",
      "gemm: block_tile 32x128, k_step 8, vthreads 2x2 (4x4 outputs each)",
      "specs/mobilenet_v2.yaml:77",
@@ -506,31 +506,31 @@ constexpr detail::Conv2dRegistryEntry kConv2dEntries[] = {
      16,
      65535},
 };
-constexpr detail::Conv2dRegistry kConv2dRegistry{"mobilenet_v2", kConv2dEntries, 40};
+constexpr detail::Registry<Conv2dProblem> kConv2dRegistry{"mobilenet_v2", kConv2dEntries, 40};
 
 }  // namespace
 
 Status depthwise_conv2d(const DepthwiseProblem& problem, const DepthwiseArgs& args, cudaStream_t stream, Dispatch dispatch) {
-  return detail::run(kDepthwiseRegistry, problem, args, stream, dispatch);
+  return kDepthwiseRegistry.run(problem, args, stream, dispatch);
 }
 
-KernelChoice find(const DepthwiseProblem& problem) { return detail::find(kDepthwiseRegistry, problem); }
+KernelChoice find(const DepthwiseProblem& problem) { return kDepthwiseRegistry.find(problem); }
 
-const std::vector<KernelInfo>& kernels() {
+const std::vector<DepthwiseKernelInfo>& depthwise_kernels() {
   // Built on first use, not at load time.
-  static const std::vector<KernelInfo> infos = detail::list(kDepthwiseRegistry);
+  static const std::vector<DepthwiseKernelInfo> infos = kDepthwiseRegistry.list();
   return infos;
 }
 
 Status conv2d(const Conv2dProblem& problem, const Conv2dArgs& args, cudaStream_t stream, Dispatch dispatch) {
-  return detail::run(kConv2dRegistry, problem, args, stream, dispatch);
+  return kConv2dRegistry.run(problem, args, stream, dispatch);
 }
 
-KernelChoice find(const Conv2dProblem& problem) { return detail::find(kConv2dRegistry, problem); }
+KernelChoice find(const Conv2dProblem& problem) { return kConv2dRegistry.find(problem); }
 
 const std::vector<Conv2dKernelInfo>& conv2d_kernels() {
   // Built on first use, not at load time.
-  static const std::vector<Conv2dKernelInfo> infos = detail::list(kConv2dRegistry);
+  static const std::vector<Conv2dKernelInfo> infos = kConv2dRegistry.list();
   return infos;
 }
 

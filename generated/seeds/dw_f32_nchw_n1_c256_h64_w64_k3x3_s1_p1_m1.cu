@@ -153,9 +153,10 @@ dw_f32_nchw_n1_c256_h64_w64_k3x3_s1_p1_m1(const float* __restrict__ input, const
 // Launches the kernel for `batch` images on `stream`. Unused epilogue
 // pointers are ignored.
 cudaError_t launch_dw_f32_nchw_n1_c256_h64_w64_k3x3_s1_p1_m1(const float* input, const float* filter, const float* epilogue_a,
-    const float* epilogue_b, float* output, int batch, cudaStream_t stream) {
-  const dim3 grid(4, kChannels / kChannelsPerBlock, batch);
-  const dim3 block(kThreadsX, kThreadsY, kChannelsPerBlock);
+    const float* epilogue_b, float* output, int batch,
+    cudaStream_t stream) {
+  dim3 grid(4, 256, batch);
+  const dim3 block(16, 8, 1);
   dw_f32_nchw_n1_c256_h64_w64_k3x3_s1_p1_m1<<<grid, block, 0, stream>>>(input, filter, epilogue_a, epilogue_b, output);
   return cudaGetLastError();
 }

@@ -30,8 +30,6 @@
 
 #ifndef __CUDACC_RTC__  // convgen tune compiles the kernel alone, with NVRTC
 #include <cuda_runtime.h>
-
-#include <atomic>
 #endif
 #include <convgen/epilogue.h>  // the activations, as every convgen kernel computes them
 
@@ -261,15 +259,14 @@ dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1(const float* __restrict__ input, const f
 }
 
 #ifndef __CUDACC_RTC__
-
 // Launches the kernel for `batch` images on `stream`. Unused epilogue
 // pointers are ignored.
 cudaError_t launch_dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1(const float* input, const float* filter, const float* epilogue_a,
-    const float* epilogue_b, float* output, int batch, cudaStream_t stream) {
-  const long long tiles = static_cast<long long>(batch) * kChannels * kBands / kBandsPerBlock;
-  if (tiles > 0x7fffffffLL) return cudaErrorInvalidConfiguration;  // the tile count must fit an int
-  const int blocks = static_cast<int>(tiles);
-  dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1<<<blocks, kThreads, 0, stream>>>(input, filter, epilogue_a, epilogue_b, output, static_cast<int>(tiles));
+    const float* epilogue_b, float* output, int batch,
+    cudaStream_t stream) {
+  dim3 grid(batch, 1, 1);
+  const dim3 block(192, 1, 1);
+  dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1<<<grid, block, 0, stream>>>(input, filter, epilogue_a, epilogue_b, output, batch);
   return cudaGetLastError();
 }
 #endif  // __CUDACC_RTC__

@@ -6,88 +6,88 @@
 #include "seeds.h"
 
 namespace convgen_seeds {
-cudaError_t launch_dw_f32_nchw_n1_c256_h21_w21_k3x3_s1_p1_m1(const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_dw_f32_nchw_n1_c256_h32_w32_k3x3_s1_p1_m1(const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_dw_f32_nchw_n1_c256_h64_w64_k3x3_s1_p1_m1(const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m1(const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m1_ssrelu(const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m2(const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_dw_f32_nchw_n1_c256_h96_w96_k5x5_s1_p2_m1(const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_dw_f32_nchw_n1_c256_h96_w96_k5x5_s1_p2_m2(const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1(const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n1_c128_co128_h64_w64_k3x3_s1_p1(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n1_c16_co16_h64_w64_k3x3_s1_p1(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n1_c32_co32_h64_w64_k3x3_s1_p1(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
-cudaError_t launch_conv_f32_nchw_n1_c64_co64_h64_w64_k3x3_s1_p1(const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t);
+convgen::OperatorTraits<convgen::DepthwiseProblem>::Launcher launch_dw_f32_nchw_n1_c256_h21_w21_k3x3_s1_p1_m1;
+convgen::OperatorTraits<convgen::DepthwiseProblem>::Launcher launch_dw_f32_nchw_n1_c256_h32_w32_k3x3_s1_p1_m1;
+convgen::OperatorTraits<convgen::DepthwiseProblem>::Launcher launch_dw_f32_nchw_n1_c256_h64_w64_k3x3_s1_p1_m1;
+convgen::OperatorTraits<convgen::DepthwiseProblem>::Launcher launch_dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m1;
+convgen::OperatorTraits<convgen::DepthwiseProblem>::Launcher launch_dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m1_ssrelu;
+convgen::OperatorTraits<convgen::DepthwiseProblem>::Launcher launch_dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m2;
+convgen::OperatorTraits<convgen::DepthwiseProblem>::Launcher launch_dw_f32_nchw_n1_c256_h96_w96_k5x5_s1_p2_m1;
+convgen::OperatorTraits<convgen::DepthwiseProblem>::Launcher launch_dw_f32_nchw_n1_c256_h96_w96_k5x5_s1_p2_m2;
+convgen::OperatorTraits<convgen::DepthwiseProblem>::Launcher launch_dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n1_c128_co128_h64_w64_k3x3_s1_p1;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n1_c16_co16_h64_w64_k3x3_s1_p1;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n1_c32_co32_h64_w64_k3x3_s1_p1;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f32_nchw_n1_c64_co64_h64_w64_k3x3_s1_p1;
 }  // namespace convgen_seeds
 
 namespace convgen {
 namespace seeds {
 namespace {
 
-// depthwise_conv2d, 9 kernel(s). Each entry: the problem, whose fields are
-//   n (0: runtime), c, h, w, kh, kw, stride h/w, pad top/bottom/left/right, dilation h/w, multiplier, epilogue, activation,
-// then the kernel's name, schedule, origin, launcher, the alignment in bytes
-// its input and output pointers need, and the most images one launch covers.
-constexpr detail::RegistryEntry kDepthwiseEntries[] = {
-    { {1, 256, 21, 21, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, Epilogue::kNone, Activation::kNone},
+// depthwise_conv2d, 9 kernel(s). Each entry: the problem, set field by
+// field (n is 0 for a runtime batch), then the kernel's name, schedule,
+// origin, launcher, the alignment in bytes its input and output pointers
+// need, and the most images one launch covers.
+constexpr detail::RegistryEntry<DepthwiseProblem> kDepthwiseEntries[] = {
+    {[] { DepthwiseProblem p; p.n = 1; p.c = 256; p.h = 21; p.w = 21; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; return p; }(),
      "dw_f32_nchw_n1_c256_h21_w21_k3x3_s1_p1_m1",
      "rows: rows_per_thread 2, vector_width 1, threads_per_block 128",
      "specs/seeds.yaml:20",
      &convgen_seeds::launch_dw_f32_nchw_n1_c256_h21_w21_k3x3_s1_p1_m1,
      4,
      65535},
-    { {1, 256, 32, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, Epilogue::kNone, Activation::kNone},
+    {[] { DepthwiseProblem p; p.n = 1; p.c = 256; p.h = 32; p.w = 32; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; return p; }(),
      "dw_f32_nchw_n1_c256_h32_w32_k3x3_s1_p1_m1",
      "tiles: block_tile 32x32, threads 4x32, vthreads 1x1, input in shared memory, filter in registers",
      "specs/seeds.yaml:22",
      &convgen_seeds::launch_dw_f32_nchw_n1_c256_h32_w32_k3x3_s1_p1_m1,
      4,
      65535},
-    { {1, 256, 64, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, Epilogue::kNone, Activation::kNone},
+    {[] { DepthwiseProblem p; p.n = 1; p.c = 256; p.h = 64; p.w = 64; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; return p; }(),
      "dw_f32_nchw_n1_c256_h64_w64_k3x3_s1_p1_m1",
      "tiles: block_tile 32x32, threads 8x16, vthreads 1x2, input in shared memory, filter in registers",
      "specs/seeds.yaml:28",
      &convgen_seeds::launch_dw_f32_nchw_n1_c256_h64_w64_k3x3_s1_p1_m1,
      4,
      65535},
-    { {1, 256, 96, 96, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, Epilogue::kNone, Activation::kNone},
+    {[] { DepthwiseProblem p; p.n = 1; p.c = 256; p.h = 96; p.w = 96; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; return p; }(),
      "dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m1",
      "tiles: block_tile 32x32, threads 8x16, vthreads 1x2, input in shared memory, filter in registers",
      "specs/seeds.yaml:32",
      &convgen_seeds::launch_dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m1,
      4,
      65535},
-    { {1, 256, 96, 96, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, Epilogue::kScaleShift, Activation::kRelu},
+    {[] { DepthwiseProblem p; p.n = 1; p.c = 256; p.h = 96; p.w = 96; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu; return p; }(),
      "dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m1_ssrelu",
      "tiles: block_tile 32x32, threads 8x16, vthreads 1x2, input in shared memory, filter in registers",
      "specs/seeds.yaml:52",
      &convgen_seeds::launch_dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m1_ssrelu,
      4,
      65535},
-    { {1, 256, 96, 96, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, Epilogue::kNone, Activation::kNone},
+    {[] { DepthwiseProblem p; p.n = 1; p.c = 256; p.h = 96; p.w = 96; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 2; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; return p; }(),
      "dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m2",
      "tiles: block_tile 32x32, threads 8x16, vthreads 1x2, input in shared memory, filter in registers",
      "specs/seeds.yaml:41",
      &convgen_seeds::launch_dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m2,
      4,
      65535},
-    { {1, 256, 96, 96, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 1, Epilogue::kNone, Activation::kNone},
+    {[] { DepthwiseProblem p; p.n = 1; p.c = 256; p.h = 96; p.w = 96; p.kh = 5; p.kw = 5; p.stride_h = 1; p.stride_w = 1; p.pad_top = 2; p.pad_bottom = 2; p.pad_left = 2; p.pad_right = 2; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; return p; }(),
      "dw_f32_nchw_n1_c256_h96_w96_k5x5_s1_p2_m1",
      "tiles: block_tile 32x32, threads 8x16, vthreads 1x2, input in shared memory, filter in registers",
      "specs/seeds.yaml:36",
      &convgen_seeds::launch_dw_f32_nchw_n1_c256_h96_w96_k5x5_s1_p2_m1,
      4,
      65535},
-    { {1, 256, 96, 96, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 2, Epilogue::kNone, Activation::kNone},
+    {[] { DepthwiseProblem p; p.n = 1; p.c = 256; p.h = 96; p.w = 96; p.kh = 5; p.kw = 5; p.stride_h = 1; p.stride_w = 1; p.pad_top = 2; p.pad_bottom = 2; p.pad_left = 2; p.pad_right = 2; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 2; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; return p; }(),
      "dw_f32_nchw_n1_c256_h96_w96_k5x5_s1_p2_m2",
      "tiles: block_tile 32x32, threads 8x16, vthreads 1x2, input in shared memory, filter in registers",
      "specs/seeds.yaml:46",
      &convgen_seeds::launch_dw_f32_nchw_n1_c256_h96_w96_k5x5_s1_p2_m2,
      4,
      65535},
-    { {3, 4, 16, 32, 7, 7, 1, 1, 3, 3, 3, 3, 1, 1, 1, Epilogue::kNone, Activation::kNone},
+    {[] { DepthwiseProblem p; p.n = 3; p.c = 4; p.h = 16; p.w = 32; p.kh = 7; p.kw = 7; p.stride_h = 1; p.stride_w = 1; p.pad_top = 3; p.pad_bottom = 3; p.pad_left = 3; p.pad_right = 3; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; return p; }(),
      "dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1",
      "window: rows_per_thread 7, columns_per_thread 2, band_rows 21, bands_per_block 4, not pipelined, filter in registers",
      "specs/seeds.yaml:59",
@@ -95,42 +95,42 @@ constexpr detail::RegistryEntry kDepthwiseEntries[] = {
      16,
      65535},
 };
-constexpr detail::Registry kDepthwiseRegistry{"seeds", kDepthwiseEntries, 9};
+constexpr detail::Registry<DepthwiseProblem> kDepthwiseRegistry{"seeds", kDepthwiseEntries, 9};
 
-// conv2d, 5 kernel(s). Each entry: the problem, whose fields are
-//   n (0: runtime), c, h, w, c_out, kh, kw, stride h/w, pad top/bottom/left/right, dilation h/w, groups, epilogue, residual, activation,
-// then the kernel's name, schedule, origin, launcher, the alignment in bytes
-// its input and output pointers need, and the most images one launch covers.
-constexpr detail::Conv2dRegistryEntry kConv2dEntries[] = {
-    { {1, 128, 64, 64, 128, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, Epilogue::kNone, false, Activation::kNone},
+// conv2d, 5 kernel(s). Each entry: the problem, set field by
+// field (n is 0 for a runtime batch), then the kernel's name, schedule,
+// origin, launcher, the alignment in bytes its input and output pointers
+// need, and the most images one launch covers.
+constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
+    {[] { Conv2dProblem p; p.n = 1; p.c = 128; p.h = 64; p.w = 64; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 128; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; return p; }(),
      "conv_f32_nchw_n1_c128_co128_h64_w64_k3x3_s1_p1",
      "direct: threads 2x8x8, thread_tile 4x1x4, column_groups 1, ci_step 8",
      "specs/seeds.yaml:65",
      &convgen_seeds::launch_conv_f32_nchw_n1_c128_co128_h64_w64_k3x3_s1_p1,
      16,
      65535},
-    { {1, 16, 64, 64, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, Epilogue::kNone, false, Activation::kNone},
+    {[] { Conv2dProblem p; p.n = 1; p.c = 16; p.h = 64; p.w = 64; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 16; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; return p; }(),
      "conv_f32_nchw_n1_c16_co16_h64_w64_k3x3_s1_p1",
      "direct: threads 2x8x8, thread_tile 4x1x4, column_groups 1, ci_step 8",
      "specs/seeds.yaml:62",
      &convgen_seeds::launch_conv_f32_nchw_n1_c16_co16_h64_w64_k3x3_s1_p1,
      16,
      65535},
-    { {1, 256, 64, 64, 256, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, Epilogue::kNone, false, Activation::kNone},
+    {[] { Conv2dProblem p; p.n = 1; p.c = 256; p.h = 64; p.w = 64; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 256; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; return p; }(),
      "conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1",
      "direct: threads 2x8x8, thread_tile 4x1x4, column_groups 1, ci_step 8",
      "specs/seeds.yaml:66",
      &convgen_seeds::launch_conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1,
      16,
      65535},
-    { {1, 32, 64, 64, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, Epilogue::kNone, false, Activation::kNone},
+    {[] { Conv2dProblem p; p.n = 1; p.c = 32; p.h = 64; p.w = 64; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 32; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; return p; }(),
      "conv_f32_nchw_n1_c32_co32_h64_w64_k3x3_s1_p1",
      "direct: threads 2x8x8, thread_tile 4x1x4, column_groups 1, ci_step 8",
      "specs/seeds.yaml:63",
      &convgen_seeds::launch_conv_f32_nchw_n1_c32_co32_h64_w64_k3x3_s1_p1,
      16,
      65535},
-    { {1, 64, 64, 64, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, Epilogue::kNone, false, Activation::kNone},
+    {[] { Conv2dProblem p; p.n = 1; p.c = 64; p.h = 64; p.w = 64; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 64; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; return p; }(),
      "conv_f32_nchw_n1_c64_co64_h64_w64_k3x3_s1_p1",
      "direct: threads 2x8x8, thread_tile 4x1x4, column_groups 1, ci_step 8",
      "specs/seeds.yaml:64",
@@ -138,31 +138,31 @@ constexpr detail::Conv2dRegistryEntry kConv2dEntries[] = {
      16,
      65535},
 };
-constexpr detail::Conv2dRegistry kConv2dRegistry{"seeds", kConv2dEntries, 5};
+constexpr detail::Registry<Conv2dProblem> kConv2dRegistry{"seeds", kConv2dEntries, 5};
 
 }  // namespace
 
 Status depthwise_conv2d(const DepthwiseProblem& problem, const DepthwiseArgs& args, cudaStream_t stream, Dispatch dispatch) {
-  return detail::run(kDepthwiseRegistry, problem, args, stream, dispatch);
+  return kDepthwiseRegistry.run(problem, args, stream, dispatch);
 }
 
-KernelChoice find(const DepthwiseProblem& problem) { return detail::find(kDepthwiseRegistry, problem); }
+KernelChoice find(const DepthwiseProblem& problem) { return kDepthwiseRegistry.find(problem); }
 
-const std::vector<KernelInfo>& kernels() {
+const std::vector<DepthwiseKernelInfo>& depthwise_kernels() {
   // Built on first use, not at load time.
-  static const std::vector<KernelInfo> infos = detail::list(kDepthwiseRegistry);
+  static const std::vector<DepthwiseKernelInfo> infos = kDepthwiseRegistry.list();
   return infos;
 }
 
 Status conv2d(const Conv2dProblem& problem, const Conv2dArgs& args, cudaStream_t stream, Dispatch dispatch) {
-  return detail::run(kConv2dRegistry, problem, args, stream, dispatch);
+  return kConv2dRegistry.run(problem, args, stream, dispatch);
 }
 
-KernelChoice find(const Conv2dProblem& problem) { return detail::find(kConv2dRegistry, problem); }
+KernelChoice find(const Conv2dProblem& problem) { return kConv2dRegistry.find(problem); }
 
 const std::vector<Conv2dKernelInfo>& conv2d_kernels() {
   // Built on first use, not at load time.
-  static const std::vector<Conv2dKernelInfo> infos = detail::list(kConv2dRegistry);
+  static const std::vector<Conv2dKernelInfo> infos = kConv2dRegistry.list();
   return infos;
 }
 

@@ -22,6 +22,24 @@ const Operator* find_operator(const std::string& name) {
   return nullptr;
 }
 
+unsigned GridExtent::at(int batch) const {
+  if (per_image == 0) return static_cast<unsigned>(blocks);
+  return static_cast<unsigned>((static_cast<long long>(batch) * per_image + per_block - 1) / per_block * blocks);
+}
+
+LaunchShape Algorithm::launch(const KernelPlan& plan, int batch) const {
+  const LaunchDescription d = launch_description(plan);
+  LaunchShape l;
+  for (int i = 0; i < 3; ++i) {
+    l.grid[i] = d.grid[i].at(batch);
+    l.block[i] = static_cast<unsigned>(d.block[i]);
+  }
+  l.has_count = d.count_per_image != 0;
+  l.count = static_cast<long long>(batch) * d.count_per_image;
+  l.grid_capped_by_residency = d.grid_capped_by_residency;
+  return l;
+}
+
 
 std::optional<int> ScheduleRequest::value(const std::string& value_name) const {
   const auto it = values.find(value_name);

@@ -4,6 +4,7 @@
 #include <kainjow/mustache.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <regex>
@@ -22,6 +23,46 @@ std::string read_file(const std::string& path) {
   std::stringstream buffer;
   buffer << in.rdbuf();
   return buffer.str();
+}
+
+// A template with its partials expanded, and where each of its lines came from.
+struct ExpandedTemplate {
+  std::string text;
+  std::vector<std::string> origins;  // "<path>:<line>" per line of text
+};
+
+// Appends `text` (read from `path`) to `out`, each line holding only
+// {{> name}} replaced by partials/name.mustache, expanded in turn.
+void expand_partials(const std::string& dir, const std::string& path, const std::string& text, int depth,
+                     ExpandedTemplate& out) {
+  static const std::regex partial_line(R"(^([ \t]*)\{\{>\s*([A-Za-z0-9_]+)\s*\}\}[ \t]*$)");
+  std::istringstream lines(text);
+  std::string line;
+  for (int number = 1; std::getline(lines, line); ++number) {
+    const std::string where = path + ":" + std::to_string(number);
+    std::smatch match;
+    if (std::regex_match(line, match, partial_line)) {
+      if (depth >= 8) throw TemplateError(where + ": error: partials nested more than 8 deep (a cycle?)");
+      const std::string indent = match[1].str();
+      const std::string partial = dir + "/partials/" + match[2].str() + ".mustache";
+      ExpandedTemplate inner;
+      expand_partials(dir, partial, read_file(partial), depth + 1, inner);
+      std::istringstream inner_lines(inner.text);
+      std::string inner_line;
+      for (size_t i = 0; std::getline(inner_lines, inner_line); ++i) {
+        out.text += (inner_line.empty() ? "" : indent) + inner_line + "\n";
+        out.origins.push_back(inner.origins[i]);
+      }
+      continue;
+    }
+    if (line.find("{{>") != std::string::npos) {
+      throw TemplateError(where + ": error: a partial ({{> name}}) must stand alone on its line");
+    }
+    out.text += line + "\n";
+    out.origins.push_back(where);
+  }
+  // A template's last line keeps its lack of a newline.
+  if (depth == 0 && !text.empty() && text.back() != '\n' && !out.text.empty()) out.text.pop_back();
 }
 
 // A mustache context that remembers every name it could not resolve, so that
@@ -75,7 +116,9 @@ std::string join_section_tag_lines(const std::string& text) {
   return joined;
 }
 
-std::string render_strict(const std::string& template_text, const std::string& template_path, const ms::data& data) {
+// `origins`: where each line of `template_text` came from (Templates::line_origins).
+std::string render_strict(const std::string& template_text, const std::string& template_path,
+                          const std::vector<std::string>& origins, const ms::data& data) {
   ms::mustache tmpl(join_section_tag_lines(template_text));
   if (!tmpl.is_valid()) throw TemplateError(template_path + ": " + tmpl.error_message());
   // Sources are not HTML: print values as they are.
@@ -87,8 +130,10 @@ std::string render_strict(const std::string& template_text, const std::string& t
   if (!context.missing().empty()) {
     std::string message;
     for (const std::string& name : context.missing()) {
-      message += template_path + ":" + std::to_string(line_of_tag(template_text, name)) +
-                 ": error: undefined placeholder '" + name + "'\n";
+      const int line = line_of_tag(template_text, name);
+      const std::string where = line > 0 && line <= static_cast<int>(origins.size()) ? origins[line - 1]
+                                                                                     : template_path + ":0";
+      message += where + ": error: undefined placeholder '" + name + "'\n";
     }
     throw TemplateError(message);
   }
@@ -116,6 +161,44 @@ std::string join_files(const std::vector<std::string>& files) {
   std::string text;
   for (size_t i = 0; i < files.size(); ++i) text += (i ? ", " : "") + files[i];
   return text;
+}
+
+std::string lower_case(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+// The C++ expression of one grid extent in the host launcher, from `batch`
+// (or `count`, the kernel's count, where it counts the same units).
+std::string extent_expression(const GridExtent& e, const LaunchDescription& d) {
+  const auto num = [](long long v) { return std::to_string(v); };
+  if (e.per_image == 0) return num(e.blocks);
+  if (e.per_image == 1 && e.per_block == 1 && e.blocks == 1) return "batch";
+  std::string units = e.per_image == d.count_per_image && d.count_per_image != 1 ? "count"
+                      : e.per_image == 1 ? "static_cast<long long>(batch)"
+                                         : "static_cast<long long>(batch) * " + num(e.per_image);
+  if (e.per_block != 1) units = "(" + units + " + " + num(e.per_block - 1) + ") / " + num(e.per_block);
+  if (e.blocks != 1) units += " * " + num(e.blocks);
+  return "static_cast<unsigned>(" + units + ")";
+}
+
+// The host launcher's values (partials/launcher.mustache), from the
+// algorithm's launch description.
+void launch_values(const KernelPlan& p, TemplateValues& v) {
+  const LaunchDescription d = p.schedule.algorithm->launch_description(p);
+  const std::string per_image = std::to_string(d.count_per_image);
+  v["launch_grid"] = extent_expression(d.grid[0], d) + ", " + extent_expression(d.grid[1], d) + ", " +
+                     extent_expression(d.grid[2], d);
+  v["launch_block"] = std::to_string(d.block[0]) + ", " + std::to_string(d.block[1]) + ", " + std::to_string(d.block[2]);
+  // A count of more than one unit per image is computed, and must fit an int.
+  v["launch_counts"] = d.count_per_image > 1;
+  v["launch_count"] = "static_cast<long long>(batch) * " + per_image;
+  v["launch_count_of"] = d.count_of;
+  v["launch_count_argument"] = std::string(d.count_per_image == 0   ? ""
+                                           : d.count_per_image == 1 ? ", batch"
+                                                                    : ", static_cast<int>(count)");
+  v["launch_capped_by_residency"] = d.grid_capped_by_residency;
+  v["takes_residual"] = p.workload.op->takes_residual;
 }
 
 ms::data bool_data(bool value) { return value ? ms::data::type::bool_true : ms::data::type::bool_false; }
@@ -165,11 +248,13 @@ ms::data kernel_data(const LibraryPlan& lib, const KernelPlan& p, const RenderOp
   }
   for (const auto& [key, value] : p.values) v[key] = value;
   op.template_values(p, v);
+  launch_values(p, v);
   v["cost_batch"] = static_cast<long long>(p.cost_batch);
   v["bytes_read"] = p.bytes_read;
   v["bytes_written"] = p.bytes_written;
   v["floor_us"] = fixed(p.floor_us, 2);
   v["flops"] = p.flops;
+  v["counts_flops"] = p.flops > 0;
   v["compute_floor_us"] = fixed(p.compute_floor_us, 2);
   v["copy_bandwidth_tbps"] = fixed(options.copy_bandwidth_tbps, 2);
 
@@ -199,16 +284,14 @@ ms::data library_data(const LibraryPlan& lib, const RenderOptions& options) {
     const RuntimeApi& api = op->runtime;
     ms::data o;
     o.set("op", op->name);
-    for (const auto& [key, value] :
-         {std::pair<const char*, const std::string&>{"function", api.function}, {"description", api.description},
-          {"problem", api.problem}, {"args", api.args}, {"kernel_info", api.kernel_info},
-          {"registry", api.registry}, {"registry_entry", api.registry_entry},
-          {"kernels_function", api.kernels_function}, {"table", api.table},
-          {"launcher_params", api.launcher_params}, {"problem_fields", api.problem_fields}}) {
-      o.set(key, value);
-    }
+    o.set("description", api.description);
+    o.set("table", api.type_prefix);
+    o.set("problem", api.type_prefix + "Problem");
+    o.set("args", api.type_prefix + "Args");
+    o.set("kernel_info", api.type_prefix + "KernelInfo");
+    o.set("kernels_function", lower_case(api.type_prefix) + "_kernels");
     // Aligns the header's continuation line under the first parameter.
-    o.set("function_indent", std::string(api.function.size() + 8, ' '));
+    o.set("function_indent", std::string(op->name.size() + 8, ' '));
     ms::data kernels{ms::data::type::list};
     size_t count = 0;
     for (const KernelPlan& plan : lib.kernels) {
@@ -219,7 +302,7 @@ ms::data library_data(const LibraryPlan& lib, const RenderOptions& options) {
     o.set("kernels", kernels);
     o.set("kernel_count", std::to_string(count));
     o.set("has_kernels", bool_data(count > 0));
-    o.set("entries", count > 0 ? "k" + api.table + "Entries" : std::string("nullptr"));
+    o.set("entries", count > 0 ? "k" + api.type_prefix + "Entries" : std::string("nullptr"));
     operators.push_back(o);
   }
   d.set("operators", operators);
@@ -231,13 +314,19 @@ ms::data library_data(const LibraryPlan& lib, const RenderOptions& options) {
 Templates Templates::load(const std::string& dir) {
   Templates t;
   t.dir = dir;
+  const auto load_one = [&](const std::string& file) {
+    ExpandedTemplate e;
+    expand_partials(dir, dir + "/" + file, read_file(dir + "/" + file), 0, e);
+    t.line_origins[file] = std::move(e.origins);
+    return std::move(e.text);
+  };
   for (const Operator* op : operators()) {
     for (const Algorithm* a : op->algorithms) {
-      if (!t.kernels.count(a->template_file)) t.kernels[a->template_file] = read_file(dir + "/" + a->template_file);
+      if (!t.kernels.count(a->template_file)) t.kernels[a->template_file] = load_one(a->template_file);
     }
   }
-  t.registry = read_file(dir + "/registry.cu.mustache");
-  t.header = read_file(dir + "/library.h.mustache");
+  t.registry = load_one("registry.cu.mustache");
+  t.header = load_one("library.h.mustache");
   return t;
 }
 
@@ -250,15 +339,17 @@ std::vector<std::string> output_names(const LibraryPlan& lib) {
 std::string render_kernel(const Templates& t, const LibraryPlan& lib, const KernelPlan& plan,
                           const RenderOptions& options) {
   const std::string& file = plan.schedule.algorithm->template_file;
-  return render_strict(t.kernels.at(file), t.dir + "/" + file, kernel_data(lib, plan, options));
+  return render_strict(t.kernels.at(file), t.dir + "/" + file, t.line_origins.at(file), kernel_data(lib, plan, options));
 }
 
 std::vector<OutputFile> render_library(const Templates& t, const LibraryPlan& lib, const RenderOptions& options) {
   const std::vector<std::string> names = output_names(lib);
   const ms::data data = library_data(lib, options);
   std::vector<OutputFile> files;
-  files.push_back({names[0], render_strict(t.header, t.dir + "/library.h.mustache", data)});
-  files.push_back({names[1], render_strict(t.registry, t.dir + "/registry.cu.mustache", data)});
+  for (const auto& [text, file] : {std::pair<const std::string&, const char*>{t.header, "library.h.mustache"},
+                                   {t.registry, "registry.cu.mustache"}}) {
+    files.push_back({names[files.size()], render_strict(text, t.dir + "/" + file, t.line_origins.at(file), data)});
+  }
   for (size_t i = 0; i < lib.kernels.size(); ++i) {
     files.push_back({names[i + 2], render_kernel(t, lib, lib.kernels[i], options)});
   }

@@ -3,7 +3,6 @@
 #include "convgen/convgen.h"
 
 #include <cstdint>
-#include <tuple>
 
 namespace convgen {
 
@@ -119,23 +118,16 @@ Status validate(const Conv2dProblem& p) {
   return validate_geometry(p, p.c_out);
 }
 
-Status validate(const DepthwiseProblem& p, const DepthwiseArgs& a) {
-  Status s = validate(p);
-  if (!s.ok()) return s;
-  const bool bias = p.epilogue == Epilogue::kBias;
-  const bool scale_shift = p.epilogue == Epilogue::kScaleShift;
-  for (Status check : {check_pointer(a.input, "input", true), check_pointer(a.filter, "filter", true),
-                       check_pointer(a.output, "output", true), check_pointer(a.bias, "bias", bias),
-                       check_pointer(a.scale, "scale", scale_shift), check_pointer(a.shift, "shift", scale_shift)}) {
-    if (!check.ok()) return check;
-  }
-  if (overlap(a.input, 1LL * p.n * p.c * p.h * p.w, a.output, 1LL * p.n * p.out_channels() * p.out_h() * p.out_w())) {
-    return error(StatusCode::kInvalidPointer, "input and output overlap; the convolution is not in place");
-  }
-  return Status::Ok();
-}
+namespace {
 
-Status validate(const Conv2dProblem& p, const Conv2dArgs& a) {
+// The checks of a call every operator shares, in order: the problem; the
+// input, filter, output and epilogue pointers; `own`, the check of the
+// operator's own pointers; input and output apart.
+long long out_channels(const DepthwiseProblem& p) { return 1LL * p.c * p.multiplier; }
+long long out_channels(const Conv2dProblem& p) { return p.c_out; }
+
+template <class Problem, class Args>
+Status validate_call(const Problem& p, const Args& a, const Status& own) {
   Status s = validate(p);
   if (!s.ok()) return s;
   const bool bias = p.epilogue == Epilogue::kBias;
@@ -143,13 +135,25 @@ Status validate(const Conv2dProblem& p, const Conv2dArgs& a) {
   for (Status check : {check_pointer(a.input, "input", true), check_pointer(a.filter, "filter", true),
                        check_pointer(a.output, "output", true), check_pointer(a.bias, "bias", bias),
                        check_pointer(a.scale, "scale", scale_shift), check_pointer(a.shift, "shift", scale_shift),
-                       check_pointer(a.residual, "residual", p.residual)}) {
+                       own}) {
     if (!check.ok()) return check;
   }
-  const long long out_floats = 1LL * p.n * p.c_out * p.out_h() * p.out_w();
-  if (overlap(a.input, 1LL * p.n * p.c * p.h * p.w, a.output, out_floats)) {
+  if (overlap(a.input, 1LL * p.n * p.c * p.h * p.w, a.output, p.n * out_channels(p) * p.out_h() * p.out_w())) {
     return error(StatusCode::kInvalidPointer, "input and output overlap; the convolution is not in place");
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status validate(const DepthwiseProblem& p, const DepthwiseArgs& a) {
+  return validate_call(p, a, Status::Ok());
+}
+
+Status validate(const Conv2dProblem& p, const Conv2dArgs& a) {
+  Status s = validate_call(p, a, check_pointer(a.residual, "residual", p.residual));
+  if (!s.ok()) return s;
+  const long long out_floats = 1LL * p.n * p.c_out * p.out_h() * p.out_w();
   if (a.residual != nullptr && overlap(a.residual, out_floats, a.output, out_floats)) {
     return error(StatusCode::kInvalidPointer, "residual and output overlap; pass a separate output buffer");
   }
@@ -301,50 +305,22 @@ Status launched(cudaError_t e, const char* kernel) {
   return Status::Ok();
 }
 
-// The fields two problems share when one kernel serves both: all but the
-// batch, which kernels take at launch.
-auto shape_of(const DepthwiseProblem& p) {
-  return std::tie(p.c, p.h, p.w, p.kh, p.kw, p.stride_h, p.stride_w, p.pad_top, p.pad_bottom, p.pad_left,
-                  p.pad_right, p.dilation_h, p.dilation_w, p.multiplier, p.epilogue, p.activation, p.dtype, p.layout);
-}
-auto shape_of(const Conv2dProblem& p) {
-  return std::tie(p.c, p.c_out, p.h, p.w, p.kh, p.kw, p.stride_h, p.stride_w, p.pad_top, p.pad_bottom, p.pad_left,
-                  p.pad_right, p.dilation_h, p.dilation_w, p.groups, p.epilogue, p.residual, p.activation, p.dtype,
-                  p.layout);
-}
-
 // Two levels, as in CUTLASS's operation table: kernels made for the same
 // problem up to the batch, then a preference among them: the kernel made for
 // this batch, else the one made for a runtime batch, else the first.
 template <class Problem>
-const detail::RegistryEntryFor<Problem>* lookup(const detail::RegistryFor<Problem>& r, const Problem& p) {
-  const detail::RegistryEntryFor<Problem>* runtime_batch = nullptr;
-  const detail::RegistryEntryFor<Problem>* other_batch = nullptr;
+const detail::RegistryEntry<Problem>* lookup(const detail::Registry<Problem>& r, const Problem& p) {
+  using Traits = OperatorTraits<Problem>;
+  const detail::RegistryEntry<Problem>* runtime_batch = nullptr;
+  const detail::RegistryEntry<Problem>* other_batch = nullptr;
   for (int i = 0; i < r.count; ++i) {
-    const detail::RegistryEntryFor<Problem>& e = r.entries[i];
-    if (shape_of(e.problem) != shape_of(p)) continue;
+    const detail::RegistryEntry<Problem>& e = r.entries[i];
+    if (Traits::shape(e.problem) != Traits::shape(p)) continue;
     if (e.problem.n == p.n) return &e;
     if (e.problem.n == 0 && runtime_batch == nullptr) runtime_batch = &e;
     if (other_batch == nullptr) other_batch = &e;
   }
   return runtime_batch != nullptr ? runtime_batch : other_batch;
-}
-
-constexpr const char* kGenericDepthwiseName = "generic_depthwise_f32_nchw";
-constexpr const char* kGenericConv2dName = "generic_conv2d_f32_nchw";
-const char* generic_name(const DepthwiseProblem&) { return kGenericDepthwiseName; }
-const char* generic_name(const Conv2dProblem&) { return kGenericConv2dName; }
-Status run_generic(const DepthwiseProblem& p, const DepthwiseArgs& a, cudaStream_t s) {
-  return generic_depthwise_conv2d(p, a, s);
-}
-Status run_generic(const Conv2dProblem& p, const Conv2dArgs& a, cudaStream_t s) { return generic_conv2d(p, a, s); }
-cudaError_t launch(const detail::RegistryEntry& e, const DepthwiseProblem& p, const DepthwiseArgs& a,
-                   cudaStream_t s) {
-  return e.launch(a.input, a.filter, epilogue_a(p, a), a.shift, a.output, p.n, s);
-}
-cudaError_t launch(const detail::Conv2dRegistryEntry& e, const Conv2dProblem& p, const Conv2dArgs& a,
-                   cudaStream_t s) {
-  return e.launch(a.input, a.filter, epilogue_a(p, a), a.shift, a.residual, a.output, p.n, s);
 }
 
 // Why a kernel does not take a batch: its grid and 32-bit launch indices
@@ -356,20 +332,24 @@ std::string too_big_a_batch(const Entry& e, int batch) {
          " runs on the generic kernel, or split it into several calls";
 }
 
+}  // namespace
+
+namespace detail {
+
 template <class Problem>
-KernelChoice find_in(const detail::RegistryFor<Problem>& r, const Problem& p) {
+KernelChoice Registry<Problem>::find(const Problem& p) const {
   KernelChoice choice;
   choice.status = validate(p);
   if (!choice.status.ok()) return choice;
-  const auto* e = lookup(r, p);
+  const auto* e = lookup(*this, p);
   if (e == nullptr) {
-    choice.kernel = generic_name(p);
-    choice.reason = std::string("library ") + r.library + " has no kernel for " + describe(p) +
+    choice.kernel = OperatorTraits<Problem>::kGenericKernel;
+    choice.reason = std::string("library ") + library + " has no kernel for " + describe(p) +
                     "; the generic kernel serves it";
     return choice;
   }
   if (p.n > e->max_batch) {
-    choice.kernel = generic_name(p);
+    choice.kernel = OperatorTraits<Problem>::kGenericKernel;
     choice.reason = too_big_a_batch(*e, p.n);
     return choice;
   }
@@ -389,18 +369,19 @@ KernelChoice find_in(const detail::RegistryFor<Problem>& r, const Problem& p) {
   return choice;
 }
 
-template <class Problem, class Args>
-Status run_in(const detail::RegistryFor<Problem>& r, const Problem& p, const Args& a, cudaStream_t stream,
-              Dispatch dispatch) {
+template <class Problem>
+Status Registry<Problem>::run(const Problem& p, const typename OperatorTraits<Problem>::Args& a, cudaStream_t stream,
+                              Dispatch dispatch) const {
+  using Traits = OperatorTraits<Problem>;
   Status s = validate(p, a);
   if (!s.ok()) return s;
-  const auto* e = lookup(r, p);
+  const auto* e = lookup(*this, p);
   if (e == nullptr) {
     if (dispatch == Dispatch::kStrict) {
       return error(StatusCode::kNoSpecializedKernel,
-                   std::string("library ") + r.library + " has no kernel for " + describe(p));
+                   std::string("library ") + library + " has no kernel for " + describe(p));
     }
-    return run_generic(p, a, stream);
+    return Traits::generic(p, a, stream);
   }
   // An entry that records no alignment (0) needs only a float's.
   const std::uintptr_t alignment = e->alignment > 4 ? static_cast<std::uintptr_t>(e->alignment) : 4;
@@ -410,28 +391,32 @@ Status run_in(const detail::RegistryFor<Problem>& r, const Problem& p, const Arg
       return error(StatusCode::kInvalidPointer, std::string("kernel ") + e->name + " needs input and output aligned to " +
                                                     std::to_string(alignment) + " bytes");
     }
-    return run_generic(p, a, stream);
+    return Traits::generic(p, a, stream);
   }
   if (p.n > e->max_batch) {
     if (dispatch == Dispatch::kStrict) {
       return error(StatusCode::kNoSpecializedKernel, too_big_a_batch(*e, p.n) + "; nothing was launched");
     }
-    return run_generic(p, a, stream);
+    return Traits::generic(p, a, stream);
   }
-  return launched(launch(*e, p, a, stream), e->name);
+  return launched(Traits::launch(e->launch, p, a, stream), e->name);
 }
 
 template <class Problem>
-std::vector<KernelInfoFor<Problem>> list_of(const detail::RegistryFor<Problem>& r) {
+std::vector<KernelInfoFor<Problem>> Registry<Problem>::list() const {
   std::vector<KernelInfoFor<Problem>> infos;
-  for (int i = 0; i < r.count; ++i) {
-    const auto& e = r.entries[i];
+  for (int i = 0; i < count; ++i) {
+    const RegistryEntry<Problem>& e = entries[i];
     infos.push_back({e.name, e.problem, e.schedule, e.spec_location, e.alignment, e.max_batch});
   }
   return infos;
 }
 
-}  // namespace
+// Every operator's registry: one line each.
+template struct Registry<DepthwiseProblem>;
+template struct Registry<Conv2dProblem>;
+
+}  // namespace detail
 
 Status generic_depthwise_conv2d(const DepthwiseProblem& p, const DepthwiseArgs& a, cudaStream_t stream) {
   Status s = validate(p, a);
@@ -442,7 +427,7 @@ Status generic_depthwise_conv2d(const DepthwiseProblem& p, const DepthwiseArgs& 
   const int grid = static_cast<int>(blocks < (1LL << 20) ? blocks : (1LL << 20));
   generic_depthwise_f32_nchw<<<grid, threads, 0, stream>>>(p, a.input, a.filter, epilogue_a(p, a), a.shift,
                                                            a.output);
-  return launched(cudaGetLastError(), kGenericDepthwiseName);
+  return launched(cudaGetLastError(), OperatorTraits<DepthwiseProblem>::kGenericKernel);
 }
 
 Status generic_conv2d(const Conv2dProblem& p, const Conv2dArgs& a, cudaStream_t stream) {
@@ -456,23 +441,7 @@ Status generic_conv2d(const Conv2dProblem& p, const Conv2dArgs& a, cudaStream_t 
   }
   generic_conv2d_f32_nchw<<<grid, kGenericThreads, 0, stream>>>(p, a.input, a.filter, epilogue_a(p, a), a.shift,
                                                                 a.residual, a.output);
-  return launched(cudaGetLastError(), kGenericConv2dName);
+  return launched(cudaGetLastError(), OperatorTraits<Conv2dProblem>::kGenericKernel);
 }
 
-namespace detail {
-
-KernelChoice find(const Registry& r, const DepthwiseProblem& p) { return find_in(r, p); }
-KernelChoice find(const Conv2dRegistry& r, const Conv2dProblem& p) { return find_in(r, p); }
-Status run(const Registry& r, const DepthwiseProblem& p, const DepthwiseArgs& a, cudaStream_t stream,
-           Dispatch dispatch) {
-  return run_in(r, p, a, stream, dispatch);
-}
-Status run(const Conv2dRegistry& r, const Conv2dProblem& p, const Conv2dArgs& a, cudaStream_t stream,
-           Dispatch dispatch) {
-  return run_in(r, p, a, stream, dispatch);
-}
-std::vector<KernelInfo> list(const Registry& r) { return list_of(r); }
-std::vector<Conv2dKernelInfo> list(const Conv2dRegistry& r) { return list_of(r); }
-
-}  // namespace detail
 }  // namespace convgen

@@ -28,14 +28,10 @@ const KernelPlan& kernel_named(const LibraryPlan& lib, const std::string& name) 
 const char* const kSeedTilesKernel = "dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m1";
 const char* const kSeedRowsKernel = "dw_f32_nchw_n1_c256_h21_w21_k3x3_s1_p1_m1";
 
-// A copy of the shipped templates in a temporary directory, to break on purpose.
+// A copy of the shipped templates (and their partials) in a temporary directory, to break on purpose.
 class TemplateCopy {
  public:
-  TemplateCopy() {
-    for (const auto& entry : fs::directory_iterator(CONVGEN_TEMPLATE_DIR)) {
-      if (entry.path().extension() == ".mustache") fs::copy_file(entry.path(), tmp_ / entry.path().filename());
-    }
-  }
+  TemplateCopy() { fs::copy(CONVGEN_TEMPLATE_DIR, tmp_.path(), fs::copy_options::recursive); }
   std::string dir() const { return tmp_.str(); }
   std::string path(const std::string& name) const { return (tmp_ / name).string(); }
   // Inserts `line` so that it becomes line number `at` (1-based) of the template.
@@ -479,6 +475,41 @@ TEST(StrictTemplates, MissingTemplateFile) {
     fs::remove(copy.path(name));
     const std::string what = template_error([&] { Templates::load(copy.dir()); });
     EXPECT_EQ(what, "cannot read template " + copy.path(name));
+  }
+}
+
+// Partials (templates/partials/, {{> name}}) render as strictly as the
+// templates that use them: an undefined placeholder in one is located in the
+// partial's own file and line, a missing partial names its file, and a
+// template's text (what its tuning fingerprint is computed from) includes
+// the partials it uses.
+TEST(StrictTemplates, PartialsAreStrictAndPartOfTheTemplatesText) {
+  const LibraryPlan lib = shipped("seeds.yaml");
+  {
+    TemplateCopy copy;
+    copy.insert_line("partials/launcher.mustache", 2, "// {{no_such_thing}}");
+    const Templates t = Templates::load(copy.dir());
+    EXPECT_NE(t.kernels.at("depthwise_nchw.cu.mustache").find("// {{no_such_thing}}"), std::string::npos);
+    const std::string expected =
+        copy.path("partials/launcher.mustache") + ":2: error: undefined placeholder 'no_such_thing'";
+    EXPECT_NE(template_error([&] { render_kernel(t, lib, kernel_named(lib, kSeedTilesKernel)); }).find(expected),
+              std::string::npos)
+        << expected;
+    EXPECT_NE(template_error([&] { render_kernel(t, lib, kernel_named(lib, kSeedRowsKernel)); }).find(expected),
+              std::string::npos)
+        << expected;
+  }
+  {
+    TemplateCopy copy;
+    fs::remove(copy.path("partials/launcher.mustache"));
+    EXPECT_EQ(template_error([&] { Templates::load(copy.dir()); }),
+              "cannot read template " + copy.path("partials/launcher.mustache"));
+  }
+  {
+    TemplateCopy copy;
+    copy.replace("depthwise_nchw.cu.mustache", "{{> launcher}}", "// {{> launcher}}");
+    EXPECT_NE(template_error([&] { Templates::load(copy.dir()); }).find("depthwise_nchw.cu.mustache:"),
+              std::string::npos);
   }
 }
 

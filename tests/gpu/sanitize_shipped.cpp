@@ -26,10 +26,10 @@ float* device_random(size_t count, std::mt19937& rng) {
 }
 
 template <typename Run>
-int run_all(const char* library, const std::vector<convgen::KernelInfo>& kernels, Run run) {
+int run_all(const char* library, const std::vector<convgen::DepthwiseKernelInfo>& kernels, Run run) {
   int failures = 0;
   std::mt19937 rng(7);
-  for (const convgen::KernelInfo& k : kernels) {
+  for (const convgen::DepthwiseKernelInfo& k : kernels) {
     DepthwiseProblem p = k.problem;
     p.n = p.n == 0 || p.n > 2 ? 2 : p.n;
     const size_t in = static_cast<size_t>(p.n) * p.c * p.h * p.w;
@@ -96,10 +96,10 @@ int run_all_conv2d(const char* library, const std::vector<convgen::Conv2dKernelI
 int main() {
   int failures = 0;
   const auto strict = convgen::Dispatch::kStrict;
-  failures += run_all("seeds", convgen::seeds::kernels(), [&](const DepthwiseProblem& p, const DepthwiseArgs& a) {
+  failures += run_all("seeds", convgen::seeds::depthwise_kernels(), [&](const DepthwiseProblem& p, const DepthwiseArgs& a) {
     return convgen::seeds::depthwise_conv2d(p, a, nullptr, strict);
   });
-  failures += run_all("mobilenet_v2", convgen::mobilenet_v2::kernels(),
+  failures += run_all("mobilenet_v2", convgen::mobilenet_v2::depthwise_kernels(),
                       [&](const DepthwiseProblem& p, const DepthwiseArgs& a) {
                         return convgen::mobilenet_v2::depthwise_conv2d(p, a, nullptr, strict);
                       });
@@ -110,7 +110,7 @@ int main() {
                              [&](const Conv2dProblem& p, const Conv2dArgs& a) {
                                return convgen::mobilenet_v2::conv2d(p, a, nullptr, strict);
                              });
-  const size_t total = convgen::seeds::kernels().size() + convgen::mobilenet_v2::kernels().size() +
+  const size_t total = convgen::seeds::depthwise_kernels().size() + convgen::mobilenet_v2::depthwise_kernels().size() +
                        convgen::seeds::conv2d_kernels().size() + convgen::mobilenet_v2::conv2d_kernels().size();
   std::printf("sanitize_shipped: %zu kernels run, %d failed\n", total, failures);
   return failures == 0 ? 0 : 1;

@@ -44,7 +44,7 @@ TEST(Alignment, VectorKernelStatesItsAlignment) {
   EXPECT_NE(choice.reason.find("aligned to less than 16 bytes run the generic kernel"), std::string::npos)
       << choice.reason;
   int alignment = 0;
-  for (const convgen::KernelInfo& info : convgen::mobilenet_v2::kernels()) {
+  for (const convgen::DepthwiseKernelInfo& info : convgen::mobilenet_v2::depthwise_kernels()) {
     if (info.name == choice.kernel) alignment = info.alignment;
   }
   EXPECT_EQ(alignment, 16);

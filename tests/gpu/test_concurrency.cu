@@ -73,8 +73,8 @@ class Concurrency : public ::testing::Test {
       skip_reason_ = "no GPU: " + why;
       return;
     }
-    add_depthwise("seeds", convgen::seeds::kernels(), &convgen::seeds::depthwise_conv2d);
-    add_depthwise("mobilenet_v2", convgen::mobilenet_v2::kernels(), &convgen::mobilenet_v2::depthwise_conv2d);
+    add_depthwise("seeds", convgen::seeds::depthwise_kernels(), &convgen::seeds::depthwise_conv2d);
+    add_depthwise("mobilenet_v2", convgen::mobilenet_v2::depthwise_kernels(), &convgen::mobilenet_v2::depthwise_conv2d);
     add_conv2d("seeds", convgen::seeds::conv2d_kernels(), &convgen::seeds::conv2d);
     add_conv2d("mobilenet_v2", convgen::mobilenet_v2::conv2d_kernels(), &convgen::mobilenet_v2::conv2d);
     for (Case& c : cases_) {
@@ -126,9 +126,9 @@ class Concurrency : public ::testing::Test {
     return p;
   }
 
-  static void add_depthwise(const std::string& library, const std::vector<convgen::KernelInfo>& kernels,
+  static void add_depthwise(const std::string& library, const std::vector<convgen::DepthwiseKernelInfo>& kernels,
                             Status (*call)(const DepthwiseProblem&, const DepthwiseArgs&, cudaStream_t, Dispatch)) {
-    add_cases<convgen::KernelInfo, DepthwiseProblem, DepthwiseArgs>(
+    add_cases<convgen::DepthwiseKernelInfo, DepthwiseProblem, DepthwiseArgs>(
         library, kernels, call, &convgen::generic_depthwise_conv2d,
         [](const DepthwiseProblem& p, std::mt19937_64 rng) {
           DepthwiseArgs a;

@@ -97,7 +97,7 @@ TEST(Dispatch, PointerChecks) {
 }
 
 TEST(Dispatch, KernelsListsEverySpecWorkload) {
-  const auto& kernels = convgen::seeds::kernels();
+  const auto& kernels = convgen::seeds::depthwise_kernels();
   EXPECT_EQ(kernels.size(), 9u);
   for (const auto& k : kernels) {
     EXPECT_EQ(convgen::seeds::find(k.problem).kernel, k.name);

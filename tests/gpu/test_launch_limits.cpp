@@ -14,15 +14,15 @@
 namespace {
 
 using convgen::DepthwiseArgs;
+using convgen::DepthwiseKernelInfo;
 using convgen::DepthwiseProblem;
 using convgen::Dispatch;
-using convgen::KernelInfo;
 using convgen::StatusCode;
 
 // Far apart, 256-byte aligned, never dereferenced.
 float* address(int which) { return reinterpret_cast<float*>(static_cast<std::uintptr_t>(which) << 44); }
 
-void expect_limited(const KernelInfo& k, int expected_max) {
+void expect_limited(const DepthwiseKernelInfo& k, int expected_max) {
   EXPECT_EQ(k.max_batch, expected_max) << k.name;
   EXPECT_LT(k.max_batch, 65535) << k.name << ": the test wants a kernel limited below the runtime's batch limit";
 }
@@ -31,7 +31,7 @@ TEST(LaunchLimits, DepthwiseBatchPastTheKernelsLaunchRunsGenericOrFailsStrict) {
   // planes numbers input planes (batch x 40000) with an int; rows numbers
   // thread groups (batch x 45000 channels x 1 band).
   int limited = 0;
-  for (const KernelInfo& k : convgen::hardening::kernels()) {
+  for (const DepthwiseKernelInfo& k : convgen::hardening::depthwise_kernels()) {
     if (k.problem.c != 40000 && k.problem.c != 45000) continue;
     ++limited;
     expect_limited(k, 0x7fffffff / k.problem.c);
@@ -57,7 +57,7 @@ TEST(LaunchLimits, DepthwiseBatchPastTheKernelsLaunchRunsGenericOrFailsStrict) {
 }
 
 TEST(LaunchLimits, BatchPastGridZIsAnInvalidProblem) {
-  DepthwiseProblem p = convgen::hardening::kernels().front().problem;
+  DepthwiseProblem p = convgen::hardening::depthwise_kernels().front().problem;
   p.n = 65536;
   const convgen::KernelChoice choice = convgen::hardening::find(p);
   EXPECT_EQ(choice.status.code, StatusCode::kInvalidProblem);

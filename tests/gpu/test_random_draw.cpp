@@ -36,7 +36,7 @@ TEST(RandomDraw, EveryKernelAndTheGenericKernelMatchFloat64Reference) {
   };
   int checked = 0, kernel_failed = 0, generic_failed = 0;
   double worst = 0;
-  for (const convgen::KernelInfo& k : convgen::DRAW_LIBRARY::kernels()) {
+  for (const convgen::DepthwiseKernelInfo& k : convgen::DRAW_LIBRARY::depthwise_kernels()) {
     const auto kernel = convgen::testing::check_problem(k.problem, specialized, seed + checked);
     const auto fallback = convgen::testing::check_problem(k.problem, generic, seed + checked);
     ++checked;
@@ -45,7 +45,7 @@ TEST(RandomDraw, EveryKernelAndTheGenericKernelMatchFloat64Reference) {
     if (!fallback.passed) ++generic_failed;
     EXPECT_TRUE(kernel.passed) << k.name << " (" << k.spec_location << "): " << kernel.message;
     EXPECT_TRUE(fallback.passed) << "generic kernel on " << k.name << ": " << fallback.message;
-    if (checked % 50 == 0) std::printf("  [%d/%zu] checked\n", checked, convgen::DRAW_LIBRARY::kernels().size());
+    if (checked % 50 == 0) std::printf("  [%d/%zu] checked\n", checked, convgen::DRAW_LIBRARY::depthwise_kernels().size());
   }
   std::printf(DRAW_NAME ": %d kernels checked; specialized: %d passed, %d failed; generic: %d passed, %d failed; "
               "worst |err|/sum|terms| %.2e\n",

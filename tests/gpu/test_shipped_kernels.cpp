@@ -15,9 +15,9 @@ using convgen::Conv2dArgs;
 using convgen::Conv2dKernelInfo;
 using convgen::Conv2dProblem;
 using convgen::DepthwiseArgs;
+using convgen::DepthwiseKernelInfo;
 using convgen::DepthwiseProblem;
 using convgen::Dispatch;
-using convgen::KernelInfo;
 using convgen::Status;
 using convgen::testing::check_problem;
 
@@ -41,10 +41,10 @@ void PrintTo(const CaseFor<Problem, Args>& c, std::ostream* os) {
 
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
-  for (const KernelInfo& k : convgen::seeds::kernels()) {
+  for (const DepthwiseKernelInfo& k : convgen::seeds::depthwise_kernels()) {
     cases.push_back({"seeds", k, &convgen::seeds::depthwise_conv2d, &convgen::generic_depthwise_conv2d});
   }
-  for (const KernelInfo& k : convgen::mobilenet_v2::kernels()) {
+  for (const DepthwiseKernelInfo& k : convgen::mobilenet_v2::depthwise_kernels()) {
     cases.push_back({"mobilenet_v2", k, &convgen::mobilenet_v2::depthwise_conv2d, &convgen::generic_depthwise_conv2d});
   }
   return cases;

@@ -20,9 +20,22 @@ std::string padding_name(const Workload& wl) {
   return "t" + num(wl.pad_top) + "b" + num(wl.pad_bottom) + "l" + num(wl.pad_left) + "r" + num(wl.pad_right);
 }
 
-std::string epilogue_enum(Epilogue e) { return std::string("Epilogue::") + row(e).enumerator; }
-
-std::string activation_enum(Activation a) { return std::string("Activation::") + row(a).enumerator; }
+std::string problem_fields(const Workload& wl, const ProblemFields& own) {
+  ProblemFields fields;
+  for (const auto& [name, value] :
+       {std::pair<const char*, int>{"n", wl.n}, {"c", wl.c}, {"h", wl.h}, {"w", wl.w}, {"kh", wl.kh}, {"kw", wl.kw},
+        {"stride_h", wl.stride_h}, {"stride_w", wl.stride_w}, {"pad_top", wl.pad_top}, {"pad_bottom", wl.pad_bottom},
+        {"pad_left", wl.pad_left}, {"pad_right", wl.pad_right}, {"dilation_h", wl.dilation_h},
+        {"dilation_w", wl.dilation_w}}) {
+    fields.emplace_back(name, num(value));
+  }
+  fields.insert(fields.end(), own.begin(), own.end());
+  fields.emplace_back("epilogue", std::string("Epilogue::") + row(wl.epilogue).enumerator);
+  fields.emplace_back("activation", std::string("Activation::") + row(wl.activation).enumerator);
+  std::string text;
+  for (const auto& [name, value] : fields) text += "p." + name + " = " + value + "; ";
+  return text;
+}
 
 std::string epilogue_name_part(const Workload& wl) { return row(wl.epilogue).name_part; }
 

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "convgen/gen/spec.hpp"
 
@@ -32,9 +34,12 @@ std::string pair_name(int a, int b);
 // "1" for equal padding on every side, else "t0b1l1r2".
 std::string padding_name(const Workload& wl);
 
-// The runtime's enumerator names, for the registry's problem initializers.
-std::string epilogue_enum(Epilogue e);
-std::string activation_enum(Activation a);
+// A kernel's runtime problem for the registry, field by field and by name
+// ("p.n = 1; p.c = 8; ..."), so that the runtime may order its fields as it
+// likes: the fields every convolution has (batch, input shape, window,
+// epilogue, activation) and the operator's own.
+using ProblemFields = std::vector<std::pair<std::string, std::string>>;
+std::string problem_fields(const Workload& wl, const ProblemFields& own);
 // The epilogue's part of a kernel name: "", "bias" or "ss".
 std::string epilogue_name_part(const Workload& wl);
 

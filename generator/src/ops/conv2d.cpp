@@ -47,22 +47,12 @@ void plan_cost(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   p.compute_floor_us = static_cast<double>(p.flops) / (options.fp32_peak_tflops * 1e6);
 }
 
-// The runtime's Conv2dProblem for the registry, field by field.
-std::string problem_initializer(const Workload& wl) {
-  std::string s = "{";
-  for (int v : {wl.n, wl.c, wl.h, wl.w, wl.c_out, wl.kh, wl.kw, wl.stride_h, wl.stride_w, wl.pad_top, wl.pad_bottom,
-                wl.pad_left, wl.pad_right, wl.dilation_h, wl.dilation_w, 1}) {
-    s += std::to_string(v) + ", ";
-  }
-  return s + ops::epilogue_enum(wl.epilogue) + ", " + (wl.residual ? "true" : "false") + ", " +
-         ops::activation_enum(wl.activation) + "}";
-}
-
 void template_values(const KernelPlan& p, TemplateValues& v) {
   const Workload& wl = p.workload;
   v["c_out"] = static_cast<long long>(wl.c_out);
   v["residual"] = wl.residual;
-  v["problem_initializer"] = problem_initializer(wl);
+  v["problem_fields"] = ops::problem_fields(
+      wl, {{"c_out", num(wl.c_out)}, {"groups", "1"}, {"residual", wl.residual ? "true" : "false"}});
   v["epilogue_kind"] = static_cast<long long>(ops::epilogue_params(wl));
   v["residual_note"] = std::string(wl.residual ? " + residual[n, co, oy, ox]" : "");
 }
@@ -98,11 +88,7 @@ const Operator kOperator{
     &kernel_name,
     &plan_cost,
     &template_values,
-    {"conv2d", "dense convolution (groups = 1, weights OIHW)", "Conv2dProblem", "Conv2dArgs", "Conv2dKernelInfo",
-     "Conv2dRegistry", "Conv2dRegistryEntry", "conv2d_kernels", "Conv2d",
-     "const float*, const float*, const float*, const float*, const float*, float*, int, cudaStream_t",
-     "n (0: runtime), c, h, w, c_out, kh, kw, stride h/w, pad top/bottom/left/right, dilation h/w, groups, "
-     "epilogue, residual, activation"},
+    {"Conv2d", "dense convolution (groups = 1, weights OIHW)"},
     true,
     &reference_problem,
 };

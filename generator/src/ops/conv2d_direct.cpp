@@ -217,15 +217,14 @@ std::string describe(const Schedule& s) {
          num(s.at("ci_step"));
 }
 
-// As the template's launcher: grid (output channel blocks x tiles, batch),
-// block (columns, rows, channels).
-LaunchShape launch(const KernelPlan& p, int batch) {
-  LaunchShape l;
-  l.grid[0] = static_cast<unsigned>(p.number("grid_x"));
-  l.grid[1] = static_cast<unsigned>(batch);
-  l.block[0] = static_cast<unsigned>(p.schedule.at("threads_x"));
-  l.block[1] = static_cast<unsigned>(p.schedule.at("threads_y"));
-  l.block[2] = static_cast<unsigned>(p.schedule.at("threads_z"));
+// Grid (output channel blocks x tiles, batch), block (columns, rows, channels).
+LaunchDescription launch(const KernelPlan& p) {
+  LaunchDescription l;
+  l.grid[0].blocks = p.number("grid_x");
+  l.grid[1].per_image = 1;
+  l.block[0] = p.schedule.at("threads_x");
+  l.block[1] = p.schedule.at("threads_y");
+  l.block[2] = p.schedule.at("threads_z");
   return l;
 }
 

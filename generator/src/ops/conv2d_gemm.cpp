@@ -165,16 +165,15 @@ std::string describe(const Schedule& s) {
          " (4x4 outputs each)";
 }
 
-// As the template's launcher: one block per pixel block and channel block;
-// the kernel takes the batch.
-LaunchShape launch(const KernelPlan& p, int batch) {
-  LaunchShape l;
-  const long long pixel_blocks = (static_cast<long long>(batch) * p.number("pixels") + p.schedule.at("block_pixels") - 1) /
-                                 p.schedule.at("block_pixels");
-  l.grid[0] = static_cast<unsigned>(pixel_blocks * p.number("m_blocks"));
-  l.block[0] = static_cast<unsigned>(p.block_threads);
-  l.has_count = true;
-  l.count = batch;
+// A block per pixel block and channel block; the kernel takes the batch.
+LaunchDescription launch(const KernelPlan& p) {
+  LaunchDescription l;
+  l.grid[0].blocks = p.number("m_blocks");
+  l.grid[0].per_image = p.number("pixels");
+  l.grid[0].per_block = p.schedule.at("block_pixels");
+  l.block[0] = p.block_threads;
+  l.count_per_image = 1;
+  l.count_of = "images";
   return l;
 }
 

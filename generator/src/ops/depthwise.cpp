@@ -59,20 +59,10 @@ void plan_cost(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   p.floor_us = static_cast<double>(p.bytes_read + p.bytes_written) / (options.copy_bandwidth_tbps * 1e6);
 }
 
-// The runtime's DepthwiseProblem for the registry, field by field.
-std::string problem_initializer(const Workload& wl) {
-  std::string s = "{";
-  for (int v : {wl.n, wl.c, wl.h, wl.w, wl.kh, wl.kw, wl.stride_h, wl.stride_w, wl.pad_top, wl.pad_bottom,
-                wl.pad_left, wl.pad_right, wl.dilation_h, wl.dilation_w, wl.multiplier}) {
-    s += std::to_string(v) + ", ";
-  }
-  return s + ops::epilogue_enum(wl.epilogue) + ", " + ops::activation_enum(wl.activation) + "}";
-}
-
 void template_values(const KernelPlan& p, TemplateValues& v) {
   const Schedule& s = p.schedule;
   v["multiplier"] = static_cast<long long>(p.workload.multiplier);
-  v["problem_initializer"] = problem_initializer(p.workload);
+  v["problem_fields"] = ops::problem_fields(p.workload, {{"multiplier", num(p.workload.multiplier)}});
   const bool input_evict_first = s.at("input_cache") == 1;
   const bool output_evict_first = s.at("output_cache") == 1;
   v["input_load"] = std::string(input_evict_first ? "__ldcs" : "__ldg");
@@ -121,11 +111,7 @@ const Operator kOperator{
     &kernel_name,
     &plan_cost,
     &template_values,
-    {"depthwise_conv2d", "depthwise convolution", "DepthwiseProblem", "DepthwiseArgs", "KernelInfo", "Registry",
-     "RegistryEntry", "kernels", "Depthwise",
-     "const float*, const float*, const float*, const float*, float*, int, cudaStream_t",
-     "n (0: runtime), c, h, w, kh, kw, stride h/w, pad top/bottom/left/right, dilation h/w, multiplier, epilogue, "
-     "activation"},
+    {"Depthwise", "depthwise convolution"},
     false,
     &reference_problem,
 };

@@ -100,15 +100,14 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
 
 std::string describe(const Schedule& s) { return "warps_per_block " + num(s.at("warps_per_block")); }
 
-// As the template's launcher: a lane per plane, the plane count passed on.
-LaunchShape launch(const KernelPlan& p, int batch) {
-  LaunchShape l;
-  const long long planes = static_cast<long long>(batch) * p.workload.c;
-  const long long per_block = p.number("planes_per_block");
-  l.grid[0] = static_cast<unsigned>((planes + per_block - 1) / per_block);
-  l.block[0] = static_cast<unsigned>(p.block_threads);
-  l.has_count = true;
-  l.count = planes;
+// A lane per plane; the kernel takes the plane count.
+LaunchDescription launch(const KernelPlan& p) {
+  LaunchDescription l;
+  l.grid[0].per_image = p.workload.c;
+  l.grid[0].per_block = p.number("planes_per_block");
+  l.block[0] = p.block_threads;
+  l.count_per_image = p.workload.c;
+  l.count_of = "planes";
   return l;
 }
 

@@ -220,16 +220,15 @@ Knob threads_per_block_knob() {
   return k;
 }
 
-// As the template's launcher: a group of lanes per band of a plane, the
-// group count passed on.
-LaunchShape launch(const KernelPlan& p, int batch) {
-  LaunchShape l;
-  const long long groups = static_cast<long long>(batch) * p.workload.c * p.number("bands");
-  const long long per_block = p.number("groups_per_block");
-  l.grid[0] = static_cast<unsigned>((groups + per_block - 1) / per_block);
-  l.block[0] = static_cast<unsigned>(p.block_threads);
-  l.has_count = true;
-  l.count = groups;
+// A group of lanes per band of a plane, groups_per_block groups per block;
+// the kernel takes the group count.
+LaunchDescription launch(const KernelPlan& p) {
+  LaunchDescription l;
+  l.grid[0].per_image = p.workload.c * p.number("bands");
+  l.grid[0].per_block = p.number("groups_per_block");
+  l.block[0] = p.block_threads;
+  l.count_per_image = l.grid[0].per_image;
+  l.count_of = "thread groups";
   return l;
 }
 

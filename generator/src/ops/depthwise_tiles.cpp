@@ -211,17 +211,17 @@ std::string describe(const Schedule& s) {
 
 
 
-// As the template's launcher: grid (tiles, channel groups, batch), block
-// (threads_x, threads_y, channels_per_block).
-LaunchShape launch(const KernelPlan& p, int batch) {
-  LaunchShape l;
+// Grid (tiles, channel groups, batch), block (threads_x, threads_y,
+// channels_per_block).
+LaunchDescription launch(const KernelPlan& p) {
   const int channels_per_block = p.schedule.at("channels_per_block");
-  l.grid[0] = static_cast<unsigned>(p.number("grid_x"));
-  l.grid[1] = static_cast<unsigned>(p.workload.c / channels_per_block);
-  l.grid[2] = static_cast<unsigned>(batch);
-  l.block[0] = static_cast<unsigned>(p.schedule.at("threads_x"));
-  l.block[1] = static_cast<unsigned>(p.schedule.at("threads_y"));
-  l.block[2] = static_cast<unsigned>(channels_per_block);
+  LaunchDescription l;
+  l.grid[0].blocks = p.number("grid_x");
+  l.grid[1].blocks = p.workload.c / channels_per_block;
+  l.grid[2].per_image = 1;
+  l.block[0] = p.schedule.at("threads_x");
+  l.block[1] = p.schedule.at("threads_y");
+  l.block[2] = channels_per_block;
   return l;
 }
 

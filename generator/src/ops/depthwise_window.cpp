@@ -332,17 +332,15 @@ std::string describe(const Schedule& s) {
          (s.at("shared_filter") ? "in shared memory" : "in registers");
 }
 
-// As the template's launcher: a block per tile (bands_per_block bands of one
-// plane), the tile count passed on; a pipelined kernel's blocks stay
-// resident and loop, so there are at most as many as fit on the device.
-LaunchShape launch(const KernelPlan& p, int batch) {
-  LaunchShape l;
-  const long long tiles =
-      static_cast<long long>(batch) * p.workload.c * p.number("bands") / p.schedule.at("bands_per_block");
-  l.grid[0] = static_cast<unsigned>(tiles);
-  l.block[0] = static_cast<unsigned>(p.number("threads_per_block"));
-  l.has_count = true;
-  l.count = tiles;
+// A block per tile (bands_per_block bands of one plane); the kernel takes the
+// tile count. A pipelined kernel's blocks stay resident and loop, so there
+// are at most as many as fit on the device.
+LaunchDescription launch(const KernelPlan& p) {
+  LaunchDescription l;
+  l.grid[0].per_image = p.workload.c * p.number("bands") / p.schedule.at("bands_per_block");
+  l.block[0] = static_cast<int>(p.number("threads_per_block"));
+  l.count_per_image = l.grid[0].per_image;
+  l.count_of = "tiles";
   l.grid_capped_by_residency = p.schedule.at("pipelined") != 0;
   return l;
 }

@@ -1,14 +1,15 @@
 // convgen runtime: the types every generated library speaks, and the generic
 // kernels that serve problems no specialized kernel was made for.
 //
-// Each operator has a problem, an argument (pointer) struct and a generic
-// kernel here. A generated library `<name>` adds a header `<name>.h` with,
-// in namespace convgen::<name>, for depthwise conv2d:
+// Each operator has a problem, an argument (pointer) struct, a generic
+// kernel and an OperatorTraits specialization here. A generated library
+// `<name>` adds a header `<name>.h` with, in namespace convgen::<name>, for
+// depthwise conv2d:
 //
 //   Status depthwise_conv2d(const DepthwiseProblem&, const DepthwiseArgs&,
 //                           cudaStream_t, Dispatch = Dispatch::kAllowGeneric);
 //   KernelChoice find(const DepthwiseProblem&);
-//   const std::vector<KernelInfo>& kernels();
+//   const std::vector<DepthwiseKernelInfo>& depthwise_kernels();
 //
 // and for dense conv2d:
 //
@@ -24,7 +25,7 @@
 // once, on the same or different streams, into one library or several
 // linked into one program (tests/gpu/test_concurrency.cu: 8 threads on 8
 // streams into two libraries). The libraries hold no mutable state but two
-// kinds, both safe: the list kernels() returns, built once on first use (a
+// kinds, both safe: the lists the *_kernels() calls return, built once on first use (a
 // function-local static), and a pipelined `window` kernel's count of the
 // blocks that fit on each device, found once per device and kept in an
 // atomic. Calls do not synchronize the stream or the device.
@@ -44,6 +45,7 @@
 
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
 // Problem helpers are used on the host and inside the generic kernel.
@@ -103,7 +105,7 @@ struct DepthwiseProblem {
 // `bias` holds c*multiplier values; for kScaleShift, `scale` and `shift` do.
 // Pointers the epilogue does not use must be null. All pointers must be
 // 4-byte aligned; input and output must not overlap. A specialized kernel
-// may read and write with 8- or 16-byte vectors (KernelInfo::alignment):
+// may read and write with 8- or 16-byte vectors (DepthwiseKernelInfo::alignment):
 // input or output pointers aligned less than that run the generic kernel
 // (an error under Dispatch::kStrict). cudaMalloc's pointers are aligned to
 // 256 bytes.
@@ -174,7 +176,7 @@ struct KernelInfoFor {
   // and launches nothing: split it into several calls.
   int max_batch = kMaxBatch;
 };
-using KernelInfo = KernelInfoFor<DepthwiseProblem>;
+using DepthwiseKernelInfo = KernelInfoFor<DepthwiseProblem>;
 using Conv2dKernelInfo = KernelInfoFor<Conv2dProblem>;
 
 // Which kernel serves a problem, and why.
@@ -203,57 +205,85 @@ Status generic_conv2d(const Conv2dProblem& problem, const Conv2dArgs& args, cuda
 std::string describe(const DepthwiseProblem& problem);
 std::string describe(const Conv2dProblem& problem);
 
-namespace detail {
-
-// The signature of every generated launcher of an operator: plain types
-// only, so that the emitted .cu files need nothing but the CUDA runtime
-// header. epilogue_a is the bias or the scale, epilogue_b the shift.
+// What the runtime's registry and dispatch need of an operator beyond its
+// problem and argument types: one specialization per operator. The registry,
+// lookup, dispatch and listing (namespace detail) are written once over it.
 template <class Problem>
-struct LauncherOf;
+struct OperatorTraits;
+
 template <>
-struct LauncherOf<DepthwiseProblem> {
-  using type = cudaError_t (*)(const float* input, const float* filter, const float* epilogue_a,
+struct OperatorTraits<DepthwiseProblem> {
+  using Args = DepthwiseArgs;
+  // Every generated launcher of the operator has this type: plain types
+  // only, so that the emitted .cu files need nothing but the CUDA runtime
+  // header. epilogue_a is the bias or the scale, epilogue_b the shift.
+  using Launcher = cudaError_t(const float* input, const float* filter, const float* epilogue_a,
                                const float* epilogue_b, float* output, int batch, cudaStream_t stream);
+  static constexpr const char* kGenericKernel = "generic_depthwise_f32_nchw";
+  static Status generic(const DepthwiseProblem& p, const DepthwiseArgs& a, cudaStream_t stream) {
+    return generic_depthwise_conv2d(p, a, stream);
+  }
+  static cudaError_t launch(Launcher* launcher, const DepthwiseProblem& p, const DepthwiseArgs& a,
+                            cudaStream_t stream) {
+    return launcher(a.input, a.filter, p.epilogue == Epilogue::kBias ? a.bias : a.scale, a.shift, a.output, p.n,
+                    stream);
+  }
+  // The fields a kernel is made for: all but the batch, which it takes at launch.
+  static auto shape(const DepthwiseProblem& p) {
+    return std::tie(p.c, p.h, p.w, p.kh, p.kw, p.stride_h, p.stride_w, p.pad_top, p.pad_bottom, p.pad_left,
+                    p.pad_right, p.dilation_h, p.dilation_w, p.multiplier, p.epilogue, p.activation, p.dtype,
+                    p.layout);
+  }
 };
+
 template <>
-struct LauncherOf<Conv2dProblem> {
-  using type = cudaError_t (*)(const float* input, const float* filter, const float* epilogue_a,
+struct OperatorTraits<Conv2dProblem> {
+  using Args = Conv2dArgs;
+  using Launcher = cudaError_t(const float* input, const float* filter, const float* epilogue_a,
                                const float* epilogue_b, const float* residual, float* output, int batch,
                                cudaStream_t stream);
+  static constexpr const char* kGenericKernel = "generic_conv2d_f32_nchw";
+  static Status generic(const Conv2dProblem& p, const Conv2dArgs& a, cudaStream_t stream) {
+    return generic_conv2d(p, a, stream);
+  }
+  static cudaError_t launch(Launcher* launcher, const Conv2dProblem& p, const Conv2dArgs& a, cudaStream_t stream) {
+    return launcher(a.input, a.filter, p.epilogue == Epilogue::kBias ? a.bias : a.scale, a.shift, a.residual,
+                    a.output, p.n, stream);
+  }
+  static auto shape(const Conv2dProblem& p) {
+    return std::tie(p.c, p.c_out, p.h, p.w, p.kh, p.kw, p.stride_h, p.stride_w, p.pad_top, p.pad_bottom, p.pad_left,
+                    p.pad_right, p.dilation_h, p.dilation_w, p.groups, p.epilogue, p.residual, p.activation, p.dtype,
+                    p.layout);
+  }
 };
 
+namespace detail {
+
+// One generated kernel in a library's table.
 template <class Problem>
-struct RegistryEntryFor {
+struct RegistryEntry {
   Problem problem;  // problem.n: the batch the spec declared, 0 if runtime
   const char* name;
   const char* schedule;
   const char* spec_location;
-  typename LauncherOf<Problem>::type launch;
+  typename OperatorTraits<Problem>::Launcher* launch;
   int alignment;  // bytes input and output must be aligned to; others run the generic kernel
   int max_batch;  // the most images one launch covers
 };
 
+// A library's table of one operator's kernels, and the calls a generated
+// library makes on it (defined once, in the runtime, for every operator).
 template <class Problem>
-struct RegistryFor {
+struct Registry {
   const char* library;
-  const RegistryEntryFor<Problem>* entries;
+  const RegistryEntry<Problem>* entries;
   int count;
+
+  KernelChoice find(const Problem& problem) const;
+  Status run(const Problem& problem, const typename OperatorTraits<Problem>::Args& args, cudaStream_t stream,
+             Dispatch dispatch) const;
+  std::vector<KernelInfoFor<Problem>> list() const;
 };
-
-using Launcher = LauncherOf<DepthwiseProblem>::type;
-using RegistryEntry = RegistryEntryFor<DepthwiseProblem>;
-using Registry = RegistryFor<DepthwiseProblem>;
-using Conv2dRegistryEntry = RegistryEntryFor<Conv2dProblem>;
-using Conv2dRegistry = RegistryFor<Conv2dProblem>;
-
-KernelChoice find(const Registry& registry, const DepthwiseProblem& problem);
-KernelChoice find(const Conv2dRegistry& registry, const Conv2dProblem& problem);
-Status run(const Registry& registry, const DepthwiseProblem& problem, const DepthwiseArgs& args,
-           cudaStream_t stream, Dispatch dispatch);
-Status run(const Conv2dRegistry& registry, const Conv2dProblem& problem, const Conv2dArgs& args,
-           cudaStream_t stream, Dispatch dispatch);
-std::vector<KernelInfo> list(const Registry& registry);
-std::vector<Conv2dKernelInfo> list(const Conv2dRegistry& registry);
 
 }  // namespace detail
 }  // namespace convgen

@@ -96,19 +96,38 @@ struct Schedule {
 using TemplateValue = std::variant<long long, bool, std::string>;
 using TemplateValues = std::map<std::string, TemplateValue>;
 
-// One launch of a kernel, as its template's launcher makes it: the tuner
-// launches kernels it compiled itself through this, and checks every one
-// (the default's included) against a reference, so a launch that drifted
-// from the template's would fail every tune.
+// One dimension of a kernel's grid: `blocks` blocks, times
+// ceil(batch * per_image / per_block) where the work grows with the batch
+// (per_image units of work per image, per_block of them per block).
+struct GridExtent {
+  long long blocks = 1;
+  long long per_image = 0;  // 0: the same for every batch
+  long long per_block = 1;
+  unsigned at(int batch) const;
+};
+
+// How a kernel is launched, stated once by its algorithm: the host launcher
+// of its template is rendered from it, and the tuner launches the kernels it
+// compiles itself through Algorithm::launch(), derived from it.
+struct LaunchDescription {
+  GridExtent grid[3];
+  int block[3] = {1, 1, 1};
+  // The kernel's last argument after its pointers: none (0), else the int
+  // batch x count_per_image (the images, or the planes, thread groups or
+  // tiles it numbers: `count_of` says which).
+  long long count_per_image = 0;
+  std::string count_of;
+  // grid[0] is at most the blocks resident on the device at once
+  // (persistent kernels: the launcher asks the occupancy API).
+  bool grid_capped_by_residency = false;
+};
+
+// One launch of a kernel for one batch, as its launcher makes it.
 struct LaunchShape {
   unsigned grid[3] = {1, 1, 1};
   unsigned block[3] = {1, 1, 1};
-  // The kernel's last argument, after its pointers: none, or an int count
-  // (of images, planes, thread groups or tiles).
-  bool has_count = false;
+  bool has_count = false;  // the kernel takes `count` after its pointers
   long long count = 0;
-  // grid[0] is at most the blocks resident on the device at once
-  // (persistent kernels: the launcher asks the occupancy API).
   bool grid_capped_by_residency = false;
 };
 
@@ -117,28 +136,32 @@ struct Algorithm {
   std::string name;                // the spec's `algorithm:` word
   const Operator* op = nullptr;
   std::vector<Knob> knobs;         // its own knobs (the operator adds its common ones)
-  std::string template_file;       // under templates/
+  // Under templates/: the kernel and its loop nest; the pieces every kernel
+  // shares (header comment, includes, constants, activation, the host
+  // launcher) come from templates/partials/.
+  std::string template_file;
   // Fills unset knobs, checks that the schedule fits (throwing InputError at
   // the spec key to blame) and derives the plan's numbers: the common ones
   // of KernelPlan and the template's own in KernelPlan::values.
   void (*plan)(const Workload& wl, const PlanOptions& options, KernelPlan& plan) = nullptr;
   // The knob part of the one-line summary, e.g. "rows_per_thread 4, ...".
   std::string (*describe)(const Schedule& s) = nullptr;
+  // How its kernels are launched.
+  LaunchDescription (*launch_description)(const KernelPlan& plan) = nullptr;
+
   // The launch for `batch` images (at most the plan's max_batch).
-  LaunchShape (*launch)(const KernelPlan& plan, int batch) = nullptr;
+  LaunchShape launch(const KernelPlan& plan, int batch) const;
 };
 
-// How the runtime (runtime/include/convgen/convgen.h) names an operator's
-// types, and how a generated library exposes it.
+// How a generated library exposes an operator. The runtime
+// (runtime/include/convgen/convgen.h) names an operator's types after one
+// prefix, <prefix>Problem, <prefix>Args and <prefix>KernelInfo, and keys its
+// registry and launchers by the problem type (OperatorTraits<Problem>); a
+// library's call is named as the operator, its list of kernels
+// <prefix in lower case>_kernels().
 struct RuntimeApi {
-  std::string function;          // the library's call, e.g. "depthwise_conv2d"
-  std::string description;       // e.g. "depthwise convolution", for the header's comment
-  std::string problem, args, kernel_info;  // the runtime's types
-  std::string registry, registry_entry;    // and its detail:: table types
-  std::string kernels_function;  // the library's list of kernels, e.g. "kernels"
-  std::string table;             // names the operator's table in the registry
-  std::string launcher_params;   // a launcher's parameter types
-  std::string problem_fields;    // the fields of the registry's problem initializer, for a comment
+  std::string type_prefix;  // e.g. "Depthwise"
+  std::string description;  // e.g. "depthwise convolution", for the header's comment
 };
 
 struct Operator {

@@ -17,12 +17,20 @@ class TemplateError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The template files, read once from a directory.
+// The template files, read once from a directory. A template may use the
+// pieces in partials/: a line holding only {{> name}} stands for the text of
+// partials/name.mustache (indented as the tag is). Each template is kept
+// with its partials expanded: that is the text rendered, and an algorithm's
+// tuning fingerprint (tuning_fingerprint) is computed from it, so that a
+// change to a partial makes the databases tuned before it stale.
 struct Templates {
   std::string dir;
   std::map<std::string, std::string> kernels;  // by file name: each algorithm's template (Algorithm::template_file)
   std::string registry;  // registry.cu.mustache
   std::string header;    // library.h.mustache
+  // Where each line of an expanded template came from ("<path>:<line>"),
+  // by file name, for the errors of strict rendering.
+  std::map<std::string, std::vector<std::string>> line_origins;
 
   static Templates load(const std::string& dir);
 };
