@@ -216,7 +216,7 @@ struct OperatorTraits<DepthwiseProblem> {
   using Args = DepthwiseArgs;
   // Every generated launcher of the operator has this type: plain types
   // only, so that the emitted .cu files need nothing but the CUDA runtime
-  // header. epilogue_a is the bias or the scale, epilogue_b the shift.
+  // header and convgen/epilogue.h. epilogue_a is the bias or the scale, epilogue_b the shift.
   using Launcher = cudaError_t(const float* input, const float* filter, const float* epilogue_a,
                                const float* epilogue_b, float* output, int batch, cudaStream_t stream);
   static constexpr const char* kGenericKernel = "generic_depthwise_f32_nchw";
