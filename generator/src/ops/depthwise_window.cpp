@@ -303,7 +303,6 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"staged_rows", static_cast<long long>(r.staged_rows)},
       {"copy_floats", static_cast<long long>(r.copy_floats)},
       {"copy_bytes", static_cast<long long>(4 * r.copy_floats)},
-      {"vector_copy", r.copy_floats == 4},
       {"pad_columns", static_cast<long long>(r.pad_columns)},
       {"window_cols", static_cast<long long>(r.window_cols)},
       {"vector_window", r.vector_window},

@@ -1,0 +1,137 @@
+// convgen/shared_copy.h: how the kernels stage global memory into shared
+// memory, on every GPU convgen builds for.
+//
+// From sm_80 (Ampere) on, a copy is a cp.async: it bypasses the registers and
+// lands while the block computes, and commit_copies()/wait_copies<N>() fence
+// groups of them. Below sm_80 there is no cp.async: a copy is a load and a
+// store that is complete when issued, so committing and waiting have nothing
+// left to do. Either way the kernel's __syncthreads() after wait_copies()
+// makes the copies visible to the whole block, and a kernel whose copies are
+// correct when they land late is correct when they land at once.
+//
+// CONVGEN_SYNC_SHARED_COPIES (a test switch) takes the synchronous path on
+// any GPU: the code path of a T4 can then be checked on the GPU at hand.
+//
+// Every copy takes a shared-memory address (shared_address()) or a pointer
+// into shared memory, and a global pointer. The zero-filling forms copy `valid ? *src : 0`; src is not read
+// when !valid, so it may then point anywhere (kernels pass a safe pointer
+// anyway, which cp.async needs).
+//
+// NVRTC-safe: no includes.
+#pragma once
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800 && !defined(CONVGEN_SYNC_SHARED_COPIES)
+#define CONVGEN_ASYNC_SHARED_COPIES 1
+#endif
+
+namespace convgen {
+
+#ifdef __CUDACC__
+
+// The shared-memory address of a pointer into shared memory.
+__device__ __forceinline__ unsigned shared_address(const void* shared) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(shared));
+}
+
+// An L2 policy for data read once: evict it first. Without cp.async the
+// synchronous copies take no hint, and the policy is unused.
+__device__ __forceinline__ unsigned long long l2_evict_first_policy() {
+#ifdef CONVGEN_ASYNC_SHARED_COPIES
+  unsigned long long policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+  return policy;
+#else
+  return 0;
+#endif
+}
+
+#ifndef CONVGEN_ASYNC_SHARED_COPIES
+namespace detail {
+__device__ __forceinline__ void store_shared(unsigned dst, float v) {
+  asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(dst), "f"(v) : "memory");
+}
+__device__ __forceinline__ void store_shared(unsigned dst, float4 v) {
+  asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
+               : "memory");
+}
+}  // namespace detail
+#endif
+
+// One float; zero when !valid.
+__device__ __forceinline__ void copy_to_shared_4(unsigned dst, const float* src, bool valid) {
+#ifdef CONVGEN_ASYNC_SHARED_COPIES
+  // src-size 0 writes zeros: padding and ragged edges cost no branch.
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 4 : 0));
+#else
+  detail::store_shared(dst, valid ? *src : 0.0f);
+#endif
+}
+
+// One float, always read.
+__device__ __forceinline__ void copy_to_shared_4(unsigned dst, const float* src) {
+#ifdef CONVGEN_ASYNC_SHARED_COPIES
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src));
+#else
+  detail::store_shared(dst, *src);
+#endif
+}
+
+// One float with an L2 policy (l2_evict_first_policy()); zero when !valid.
+__device__ __forceinline__ void copy_to_shared_4(unsigned dst, const float* src, bool valid,
+                                                 unsigned long long policy) {
+#ifdef CONVGEN_ASYNC_SHARED_COPIES
+  asm volatile("cp.async.ca.shared.global.L2::cache_hint [%0], [%1], 4, %2, %3;\n"
+               ::"r"(dst), "l"(src), "r"(valid ? 4 : 0), "l"(policy));
+#else
+  (void)policy;
+  detail::store_shared(dst, valid ? *src : 0.0f);
+#endif
+}
+
+// Four floats, 16-byte aligned at both ends, bypassing L1; zeros when !valid.
+__device__ __forceinline__ void copy_to_shared_16(unsigned dst, const float* src, bool valid) {
+#ifdef CONVGEN_ASYNC_SHARED_COPIES
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
+#else
+  detail::store_shared(dst, valid ? *reinterpret_cast<const float4*>(src) : make_float4(0.0f, 0.0f, 0.0f, 0.0f));
+#endif
+}
+
+// Four floats with an L2 policy; zeros when !valid.
+__device__ __forceinline__ void copy_to_shared_16(unsigned dst, const float* src, bool valid,
+                                                  unsigned long long policy) {
+#ifdef CONVGEN_ASYNC_SHARED_COPIES
+  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n"
+               ::"r"(dst), "l"(src), "r"(valid ? 16 : 0), "l"(policy));
+#else
+  (void)policy;
+  copy_to_shared_16(dst, src, valid);
+#endif
+}
+
+// The same copies to a pointer into shared memory.
+__device__ __forceinline__ void copy_to_shared_4(float* dst, const float* src, bool valid) {
+  copy_to_shared_4(shared_address(dst), src, valid);
+}
+__device__ __forceinline__ void copy_to_shared_16(float* dst, const float* src, bool valid) {
+  copy_to_shared_16(shared_address(dst), src, valid);
+}
+
+// Closes the group of copies issued since the last commit.
+__device__ __forceinline__ void commit_copies() {
+#ifdef CONVGEN_ASYNC_SHARED_COPIES
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+
+// Waits until at most kPending committed groups are still in flight.
+template <int kPending>
+__device__ __forceinline__ void wait_copies() {
+#ifdef CONVGEN_ASYNC_SHARED_COPIES
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
+#endif
+}
+
+#endif  // __CUDACC__
+
+}  // namespace convgen
