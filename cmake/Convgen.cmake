@@ -20,6 +20,18 @@
 # only those recompile (and the registry, which lists the schedules).
 # Relative paths (specs, TUNING) are relative to the calling CMakeLists.txt.
 #
+# ARCHS names the GPUs to build for, as CMake's CUDA_ARCHITECTURES does
+# (75, 80-real, 90-virtual; native; all; all-major). The schedules fit the
+# tightest GPU of the list and the default rule sizes them for the newest
+# (`convgen archs` prints the facts it uses). Without ARCHS: the project's
+# CMAKE_CUDA_ARCHITECTURES when the project set it (-D, CUDAARCHS, or set()
+# before project()); else the GPUs of this machine (native, CMake 3.24+);
+# else `convgen archs --default` (75-real;80-real;86-real;89-real;90). An
+# arch below sm_75 (sm_70 with CUDA 12), or one the CUDA toolkit cannot
+# compile for, fails the configure. At run time, a call on a GPU the library
+# holds no image for returns StatusCode::kUnsupportedDevice naming the arch
+# to add.
+#
 # Needs: CONVGEN_EXECUTABLE (the generator run at build time, a target name
 # or a path), CONVGEN_QUERY_EXECUTABLE (a generator runnable at configure
 # time), CONVGEN_TEMPLATE_DIR and the target convgen::runtime. The convgen
@@ -34,6 +46,91 @@ foreach(_convgen_var IN ITEMS CONVGEN_EXECUTABLE CONVGEN_QUERY_EXECUTABLE CONVGE
     set_property(GLOBAL PROPERTY ${_convgen_var} "${${_convgen_var}}")
   endif()
 endforeach()
+
+# Fails the configure, after `context`, when the generator's table rejects
+# the architecture list `archs` (below the oldest arch, malformed, or not
+# compiled by this CUDA toolkit). Sets <ok_var> instead of failing when given.
+function(_convgen_check_archs context archs)
+  string(REPLACE ";" "," archs "${archs}")
+  execute_process(
+    COMMAND "${CONVGEN_QUERY_EXECUTABLE}" archs --check "${archs}" --cuda-version "${CMAKE_CUDA_COMPILER_VERSION}"
+    RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE errors)
+  if(ARGC GREATER 2)
+    if(rc EQUAL 0)
+      set(${ARGV2} TRUE PARENT_SCOPE)
+    else()
+      set(${ARGV2} FALSE PARENT_SCOPE)
+    endif()
+  elseif(NOT rc EQUAL 0)
+    string(REGEX REPLACE "^convgen: error: " "" errors "${errors}")
+    message(FATAL_ERROR "${context}: ${errors}`convgen archs` lists the GPUs convgen builds for.")
+  endif()
+endfunction()
+
+# Whether the project chose CMAKE_CUDA_ARCHITECTURES (-D, CUDAARCHS, set()
+# before project()) rather than left it to CMake, which fills in the
+# compiler's default and caches it with the help string "CUDA architectures".
+function(_convgen_project_chose_archs out)
+  set(chose FALSE)
+  if(DEFINED ENV{CUDAARCHS} AND NOT "$ENV{CUDAARCHS}" STREQUAL "")
+    set(chose TRUE)
+  elseif(DEFINED CMAKE_CUDA_ARCHITECTURES AND NOT "${CMAKE_CUDA_ARCHITECTURES}" STREQUAL "")
+    set(chose TRUE)
+    if(DEFINED CACHE{CMAKE_CUDA_ARCHITECTURES} AND "${CMAKE_CUDA_ARCHITECTURES}" STREQUAL "$CACHE{CMAKE_CUDA_ARCHITECTURES}")
+      get_property(help CACHE CMAKE_CUDA_ARCHITECTURES PROPERTY HELPSTRING)
+      if(help STREQUAL "CUDA architectures")
+        set(chose FALSE)
+      endif()
+    endif()
+  endif()
+  set(${out} ${chose} PARENT_SCOPE)
+endfunction()
+
+# The architecture list of a library: ARCHS as given, else the default
+# above; native, all and all-major resolved to numbers. Sets <out> and
+# <out>_ORIGIN (words for the configure log).
+function(_convgen_resolve_archs target archs out)
+  set(origin "ARCHS")
+  if("${archs}" STREQUAL "")
+    _convgen_project_chose_archs(chose)
+    if(chose)
+      set(archs "${CMAKE_CUDA_ARCHITECTURES}")
+      set(origin "CMAKE_CUDA_ARCHITECTURES")
+    elseif(CMAKE_VERSION VERSION_GREATER_EQUAL 3.24 AND CMAKE_CUDA_ARCHITECTURES_NATIVE)
+      set(archs native)
+      set(origin "the GPUs of this machine")
+    else()
+      execute_process(COMMAND "${CONVGEN_QUERY_EXECUTABLE}" archs --default
+                      OUTPUT_VARIABLE archs OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc)
+      if(NOT rc EQUAL 0)
+        message(FATAL_ERROR "convgen_add_library(${target}): `convgen archs --default` failed")
+      endif()
+      set(origin "convgen's default list (no ARCHS, no CMAKE_CUDA_ARCHITECTURES, no GPU to detect)")
+    endif()
+  endif()
+  if(archs STREQUAL "native")
+    if(NOT CMAKE_CUDA_ARCHITECTURES_NATIVE)
+      message(FATAL_ERROR "convgen_add_library(${target}): ${origin} is native, but CMake found no GPU on this "
+                          "machine (or is older than 3.24); name the GPUs, e.g. ARCHS 90")
+    endif()
+    set(archs "${CMAKE_CUDA_ARCHITECTURES_NATIVE}")
+  elseif(archs STREQUAL "all" OR archs STREQUAL "all-major")
+    # CMake's list starts below what convgen (and new toolkits) build for:
+    # keep the archs the generator's table takes with this toolkit.
+    string(TOUPPER "${archs}" which)
+    string(REPLACE "-" "_" which "${which}")
+    set(kept "")
+    foreach(arch IN LISTS CMAKE_CUDA_ARCHITECTURES_${which})
+      _convgen_check_archs("" "${arch}" ok)
+      if(ok)
+        list(APPEND kept "${arch}")
+      endif()
+    endforeach()
+    set(archs "${kept}")
+  endif()
+  set(${out} "${archs}" PARENT_SCOPE)
+  set(${out}_ORIGIN "${origin}" PARENT_SCOPE)
+endfunction()
 
 function(convgen_add_library target)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "SKIP_INVALID" "NAME;TUNING;TUNING_GPU" "SPECS;ARCHS")
@@ -84,6 +181,15 @@ function(convgen_add_library target)
       list(APPEND gen_args --tuning-gpu "${ARG_TUNING_GPU}")
     endif()
   endif()
+  _convgen_resolve_archs(${target} "${ARG_ARCHS}" archs)
+  # Commas: a CMake list would split the option's value into arguments.
+  string(REPLACE ";" "," archs_option "${archs}")
+  _convgen_check_archs("convgen_add_library(${target}): CUDA architectures \"${archs}\" (from ${archs_ORIGIN})"
+                       "${archs}")
+  if(NOT archs_ORIGIN STREQUAL "ARCHS")
+    message(STATUS "convgen_add_library(${target}): CUDA architectures ${archs} (from ${archs_ORIGIN})")
+  endif()
+  list(APPEND gen_args --archs "${archs_option}")
   set(out_dir "${CMAKE_CURRENT_BINARY_DIR}/${target}.convgen")
 
   # The file names depend on the specs: re-configure when one changes. The
@@ -128,9 +234,7 @@ function(convgen_add_library target)
   target_include_directories(${target} PUBLIC "$<BUILD_INTERFACE:${out_dir}>")
   target_link_libraries(${target} PUBLIC convgen::runtime)
   set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
-  if(ARG_ARCHS)
-    set_target_properties(${target} PROPERTIES CUDA_ARCHITECTURES "${ARG_ARCHS}")
-  endif()
+  set_target_properties(${target} PROPERTIES CUDA_ARCHITECTURES "${archs}")
   # Kernels need only fast host code; -lineinfo keeps profiles readable.
   target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
 endfunction()

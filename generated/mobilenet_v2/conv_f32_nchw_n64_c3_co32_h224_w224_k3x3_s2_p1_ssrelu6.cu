@@ -24,7 +24,8 @@
 #ifndef __CUDACC_RTC__  // convgen tune compiles the kernel alone, with NVRTC
 #include <cuda_runtime.h>
 #endif
-#include <convgen/epilogue.h>  // the activations, as every convgen kernel computes them
+#include <convgen/epilogue.h>     // the activations, as every convgen kernel computes them
+#include <convgen/shared_copy.h>  // staging into shared memory: cp.async from sm_80, plain copies below
 
 namespace convgen_mobilenet_v2 {
 namespace {
@@ -86,15 +87,6 @@ constexpr int kMinBlocksPerSM = 1;  // blocks per SM: the register cap stays abo
 static_assert(kThreads == kTX * kTY * kTZ && kCOBlocks * kTilesY * kTilesX == 112,
               "block and grid as the launch description says");
 
-__device__ __forceinline__ void cp_async4(float* smem, const float* gmem, bool valid) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  // src-size 0 writes zeros: padding and ragged edges cost no branch.
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem), "r"(valid ? 4 : 0));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
-
 // The activation: relu6(x) = min(max(x, 0), 6).
 __device__ __forceinline__ float activate(float x) { return convgen::activate(convgen::Activation::kRelu6, x); }
 
@@ -152,8 +144,9 @@ conv_f32_nchw_n64_c3_co32_h224_w224_k3x3_s2_p1_ssrelu6(const float* __restrict__
 #pragma unroll
       for (int ci = 0; ci < kCIStep; ++ci) {
         const bool valid = in_ok[j] && (kChannels % kCIStep == 0 || ci0 + ci < kChannels);
-        cp_async4(&in_s[buf][ci * kInTileH * kInPitch + in_dst[j]],
-                  valid ? stage_src + ci * (kInH * kInW) + in_src[j] : input, valid);
+        // src-size 0 writes zeros: padding and ragged edges cost no branch.
+        convgen::copy_to_shared_4(&in_s[buf][ci * kInTileH * kInPitch + in_dst[j]],
+                                  valid ? stage_src + ci * (kInH * kInW) + in_src[j] : input, valid);
       }
     }
     // Weights: one filter's CI_STEP*KH*KW values are contiguous in OIHW, so
@@ -171,9 +164,10 @@ conv_f32_nchw_n64_c3_co32_h224_w224_k3x3_s2_p1_ssrelu6(const float* __restrict__
       const int rem = e - co * (kCIStep * kKK);  // ci * KK + tap
       const bool valid = (kOutChannels % kTileCO == 0 || co0 + co < kOutChannels) &&
                          (kChannels % kCIStep == 0 || rem < (kChannels - ci0) * kKK);
-      cp_async4(&w_s[buf][rem * kTileCO + co], valid ? stage_w + co * (kChannels * kKK) + rem : filter, valid);
+      convgen::copy_to_shared_4(&w_s[buf][rem * kTileCO + co],
+                                valid ? stage_w + co * (kChannels * kKK) + rem : filter, valid);
     }
-    cp_async_commit();
+    convgen::commit_copies();
   };
 
   float acc[kRCO][kROH][kVOW][kROW];
@@ -192,9 +186,9 @@ conv_f32_nchw_n64_c3_co32_h224_w224_k3x3_s2_p1_ssrelu6(const float* __restrict__
     const int buf = step & 1;
     if (step + 1 < kSteps) {
       load_stage(step + 1, buf ^ 1);
-      cp_async_wait<1>();
+      convgen::wait_copies<1>();
     } else {
-      cp_async_wait<0>();
+      convgen::wait_copies<0>();
     }
     __syncthreads();
 

@@ -22,7 +22,8 @@
 #ifndef __CUDACC_RTC__  // convgen tune compiles the kernel alone, with NVRTC
 #include <cuda_runtime.h>
 #endif
-#include <convgen/epilogue.h>  // the activations, as every convgen kernel computes them
+#include <convgen/epilogue.h>     // the activations, as every convgen kernel computes them
+#include <convgen/shared_copy.h>  // staging into shared memory: cp.async from sm_80, plain copies below
 
 namespace convgen_mobilenet_v2 {
 namespace {
@@ -52,20 +53,8 @@ constexpr int kXRowsPerPass = 1;
 constexpr int kXPasses = 16;
 constexpr int kWLoads = 4;  // staged weights per thread
 constexpr int kAPitch = 36;  // floats between staged weight rows (4 of padding)
-constexpr int kMinBlocksPerSM = 4;  // blocks per SM: the register cap stays above the estimated need
+constexpr int kMinBlocksPerSM = 3;  // blocks per SM: the register cap stays above the estimated need
 
-__device__ __forceinline__ void cp_async4(float* smem, const float* gmem, bool valid) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  // src-size 0 writes zeros: the padding of ragged M/N/K costs no branch.
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem), "r"(valid ? 4 : 0));
-}
-__device__ __forceinline__ void cp_async16(float* smem, const float* gmem, bool valid) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(valid ? 16 : 0));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
 // The activation: none.
 __device__ __forceinline__ float activate(float x) { return convgen::activate(convgen::Activation::kNone, x); }
@@ -114,8 +103,9 @@ conv_f32_nchw_n64_c960_co160_h7_w7_k1x1_s1_p0_ss_res(const float* __restrict__ i
       if (kBK % kXRowsPerPass != 0 && k >= kBK) break;
       const bool valid = x_valid && (kChannels % kBK == 0 || k0 + k < kChannels);
       const float* src = valid ? x_src + static_cast<long long>(k0 + k) * kPixels : input;
-      if (kXVec == 4) cp_async16(&x_s[buf][k][x_col], src, valid);
-      else cp_async4(&x_s[buf][k][x_col], src, valid);
+      // src-size 0 writes zeros: the padding of ragged M/N/K costs no branch.
+      if (kXVec == 4) convgen::copy_to_shared_16(&x_s[buf][k][x_col], src, valid);
+      else convgen::copy_to_shared_4(&x_s[buf][k][x_col], src, valid);
     }
     // Weights [m][k] (k contiguous in OIHW): consecutive threads take consecutive
     // k of one row, so the global reads coalesce; they land transposed.
@@ -126,9 +116,9 @@ conv_f32_nchw_n64_c960_co160_h7_w7_k1x1_s1_p0_ss_res(const float* __restrict__ i
       const int k = i % kBK, m = i / kBK;
       const bool valid = (kOutChannels % kBM == 0 || m0 + m < kOutChannels) &&
                          (kChannels % kBK == 0 || k0 + k < kChannels);
-      cp_async4(&w_s[buf][k][m], valid ? filter + (m0 + m) * kChannels + k0 + k : filter, valid);
+      convgen::copy_to_shared_4(&w_s[buf][k][m], valid ? filter + (m0 + m) * kChannels + k0 + k : filter, valid);
     }
-    cp_async_commit();
+    convgen::commit_copies();
   };
 
   const int tn = tid % kThreadsN;  // threads of a warp differ first along N
@@ -146,9 +136,9 @@ conv_f32_nchw_n64_c960_co160_h7_w7_k1x1_s1_p0_ss_res(const float* __restrict__ i
     // Fetch the next stage while this one is computed.
     if (step + 1 < kKSteps) {
       load_stage(step + 1, buf ^ 1);
-      cp_async_wait<1>();
+      convgen::wait_copies<1>();
     } else {
-      cp_async_wait<0>();
+      convgen::wait_copies<0>();
     }
     __syncthreads();
 #pragma unroll

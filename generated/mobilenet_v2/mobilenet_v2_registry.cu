@@ -218,7 +218,7 @@ constexpr detail::RegistryEntry<DepthwiseProblem> kDepthwiseEntries[] = {
      16,
      65535},
 };
-constexpr detail::Registry<DepthwiseProblem> kDepthwiseRegistry{"mobilenet_v2", kDepthwiseEntries, 20};
+constexpr detail::Registry<DepthwiseProblem> kDepthwiseRegistry{"mobilenet_v2", "75-real;80-real;86-real;89-real;90", kDepthwiseEntries, 20};
 
 // conv2d, 40 kernel(s). Each entry: the problem, set field by
 // field (n is 0 for a runtime batch), then the kernel's name, schedule,
@@ -506,7 +506,7 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
      16,
      65535},
 };
-constexpr detail::Registry<Conv2dProblem> kConv2dRegistry{"mobilenet_v2", kConv2dEntries, 40};
+constexpr detail::Registry<Conv2dProblem> kConv2dRegistry{"mobilenet_v2", "75-real;80-real;86-real;89-real;90", kConv2dEntries, 40};
 
 }  // namespace
 

@@ -23,7 +23,8 @@
 #ifndef __CUDACC_RTC__  // convgen tune compiles the kernel alone, with NVRTC
 #include <cuda_runtime.h>
 #endif
-#include <convgen/epilogue.h>  // the activations, as every convgen kernel computes them
+#include <convgen/epilogue.h>     // the activations, as every convgen kernel computes them
+#include <convgen/shared_copy.h>  // staging into shared memory: cp.async from sm_80, plain copies below
 
 namespace convgen_seeds {
 namespace {

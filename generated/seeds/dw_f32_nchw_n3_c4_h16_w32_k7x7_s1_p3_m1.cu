@@ -12,7 +12,7 @@
 // Schedule (the default rule): window: rows_per_thread 7, columns_per_thread 2, band_rows 21, bands_per_block 4, not pipelined, filter in registers
 //   A tile is 4 band(s) of 21 output rows, each band of one plane (one channel of
 //   one image). A block copies a tile's 27 input rows per band (halo rows included; rows
-//   outside the image as zeros) into shared memory with 16-byte cp.async copies, with the taps
+//   outside the image as zeros) into shared memory with 16-byte copies (cp.async from sm_80), with the taps
 //   and epilogue parameters of each band's channel. Each of its 192 working threads then
 //   computes 7 x 2 adjacent outputs for each of the 1 output channel(s):
 //   it slides down the 13 input rows of its window, reads 8 columns of each row
@@ -22,7 +22,7 @@
 //   grid = tiles,
 //   block 192 threads; shared memory 18064 bytes per block.
 //   Pointers: input and output aligned to 16 bytes, the width of its copies and stores.
-//   Input copies: cp.async, 16 bytes.
+//   Input copies: 16 bytes, cp.async from sm_80 (plain copies below).
 //   Output stores: plain stores, normal L2 priority.
 //
 // Cost at N = 3: reads 25360 bytes, writes 24576 bytes;
@@ -31,7 +31,8 @@
 #ifndef __CUDACC_RTC__  // convgen tune compiles the kernel alone, with NVRTC
 #include <cuda_runtime.h>
 #endif
-#include <convgen/epilogue.h>  // the activations, as every convgen kernel computes them
+#include <convgen/epilogue.h>     // the activations, as every convgen kernel computes them
+#include <convgen/shared_copy.h>  // staging into shared memory: cp.async from sm_80, plain copies below
 
 namespace convgen_seeds {
 namespace {
@@ -94,7 +95,7 @@ __device__ __forceinline__ void copy_tile(const float* input, const float* filte
   // every copy's offsets once, before the tile loop, and keeps them all live
   // in registers through the arithmetic.
   asm volatile("" : "+r"(thread));
-  const unsigned base = static_cast<unsigned>(__cvta_generic_to_shared(buffer));
+  const unsigned base = convgen::shared_address(buffer);
   constexpr int kRowCopies = kInW / kCopyFloats;
   constexpr int kCopies = kBandsPerBlock * kStagedRows * kRowCopies;
 #pragma unroll
@@ -111,7 +112,7 @@ __device__ __forceinline__ void copy_tile(const float* input, const float* filte
       const bool inside = y >= 0 && y < kInH;
       const float* src = input + plane * (kInH * kInW) + (inside ? y : 0) * kInW + x;
       const unsigned dst = base + 4u * (band_in_tile * kBandFloats + r * kPitch + kPadColumns + x);
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(inside ? 16 : 0));
+      convgen::copy_to_shared_16(dst, src, inside);
     }
   }
   // Taps [band][m][ky][kTapPitch] (slots past kKW, if any, get tap 0 and are
@@ -138,7 +139,7 @@ __device__ __forceinline__ void copy_tile(const float* input, const float* filte
         const bool second = i - kTapFloats >= kBandsPerBlock * kMultiplier;
         src = (second ? epilogue_b : epilogue_a) + c * kMultiplier + m;
       }
-      asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(params + 4u * i), "l"(src));
+      convgen::copy_to_shared_4(params + 4u * i, src);
     }
   }
 }
@@ -177,11 +178,11 @@ dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1(const float* __restrict__ input, const f
 
   long long tile = blockIdx.x;
   copy_tile(input, filter, epilogue_a, epilogue_b, tile, stage, thread);
-  asm volatile("cp.async.commit_group;\n" ::);
+  convgen::commit_copies();
   for (int step = 0; tile < tiles; ++step) {
     const long long next = tile + gridDim.x;
     const float* buffer = stage + (step % kBuffers) * kBufferFloats;
-    asm volatile("cp.async.wait_group 0;\n" ::);
+    convgen::wait_copies<0>();
     __syncthreads();
 
     {
@@ -252,7 +253,7 @@ dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1(const float* __restrict__ input, const f
     __syncthreads();  // every thread is done with this buffer before it is refilled
     if (next < tiles) {
       copy_tile(input, filter, epilogue_a, epilogue_b, next, stage, thread);
-      asm volatile("cp.async.commit_group;\n" ::);
+      convgen::commit_copies();
     }
     tile = next;
   }

@@ -95,7 +95,7 @@ constexpr detail::RegistryEntry<DepthwiseProblem> kDepthwiseEntries[] = {
      16,
      65535},
 };
-constexpr detail::Registry<DepthwiseProblem> kDepthwiseRegistry{"seeds", kDepthwiseEntries, 9};
+constexpr detail::Registry<DepthwiseProblem> kDepthwiseRegistry{"seeds", "75-real;80-real;86-real;89-real;90", kDepthwiseEntries, 9};
 
 // conv2d, 5 kernel(s). Each entry: the problem, set field by
 // field (n is 0 for a runtime batch), then the kernel's name, schedule,
@@ -138,7 +138,7 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
      16,
      65535},
 };
-constexpr detail::Registry<Conv2dProblem> kConv2dRegistry{"seeds", kConv2dEntries, 5};
+constexpr detail::Registry<Conv2dProblem> kConv2dRegistry{"seeds", "75-real;80-real;86-real;89-real;90", kConv2dEntries, 5};
 
 }  // namespace
 

@@ -316,4 +316,46 @@ std::string knobs_json() {
   return doc.dump(2) + "\n";
 }
 
+namespace {
+std::string cuda_range(const ArchFacts& f) {
+  const auto text = [](int v) { return format("%d.%d", v / 10, v % 10); };
+  return f.last_cuda > 0 ? text(f.first_cuda) + "-" + text(f.last_cuda) : text(f.first_cuda) + "+";
+}
+}  // namespace
+
+std::string archs_table() {
+  std::string t = format("%-6s %-10s %-16s %4s %12s %10s %11s %10s %8s %-9s %s\n", "arch", "family", "GPU", "SMs",
+                         "shared/block", "shared/SM", "threads/SM", "blocks/SM", "cp.async", "CUDA", "tensor cores");
+  for (const ArchFacts& f : arch_table()) {
+    t += format("sm_%-3d %-10s %-16s %4d %9d KiB %6d KiB %11d %10d %8s %-9s %s\n", f.sm, f.family, f.example_gpu,
+                f.sm_count, f.shared_per_block / 1024, f.shared_per_sm / 1024, f.threads_per_sm, f.blocks_per_sm,
+                f.cp_async ? "yes" : "no", cuda_range(f).c_str(), f.tensor_cores);
+  }
+  t += format("\nA library's schedules fit the tightest GPU of its list; the default rule sizes for the newest.\n"
+              "Oldest: sm_%d. Default list (no ARCHS, no CMAKE_CUDA_ARCHITECTURES, no GPU to detect): %s\n",
+              min_arch(), default_archs());
+  return t;
+}
+
+std::string archs_json() {
+  nlohmann::json archs = nlohmann::json::array();
+  for (const ArchFacts& f : arch_table()) {
+    archs.push_back({{"sm", f.sm},
+                     {"family", f.family},
+                     {"example_gpu", f.example_gpu},
+                     {"sm_count", f.sm_count},
+                     {"shared_per_block", f.shared_per_block},
+                     {"shared_per_sm", f.shared_per_sm},
+                     {"shared_reserved_per_block", f.shared_reserved},
+                     {"registers_per_sm", f.registers_per_sm},
+                     {"threads_per_sm", f.threads_per_sm},
+                     {"blocks_per_sm", f.blocks_per_sm},
+                     {"cp_async", f.cp_async},
+                     {"tensor_cores", f.tensor_cores},
+                     {"cuda", cuda_range(f)}});
+  }
+  const nlohmann::json doc{{"min_arch", min_arch()}, {"default_archs", default_archs()}, {"archs", archs}};
+  return doc.dump(2) + "\n";
+}
+
 }  // namespace convgen::gen

@@ -38,6 +38,7 @@ struct CommonOptions {
   bool skip_invalid = false;
   std::string tuning;      // a tuning database to apply
   std::string tuning_gpu;  // whose entries; empty: the database's only GPU
+  std::string archs;       // the GPUs to build for, as CMake names them; empty: default_archs()
 };
 
 // A spec path must name a regular file this process may read: a directory,
@@ -63,11 +64,37 @@ const CLI::Validator kReadableTuningFile(
     },
     "DB");
 
+// An architecture list that parse_arch_list() takes; a bad one is a usage error.
+const CLI::Validator kArchList(
+    [](std::string& list) -> std::string {
+      try {
+        parse_arch_list(list);
+        return "";
+      } catch (const std::invalid_argument& e) {
+        return e.what();
+      }
+    },
+    "LIST");
+
+// "13.0" or "13.0.88" as 130: the CUDA version as the architecture table
+// counts it; 0 when it is not a version.
+int cuda_version_number(const std::string& text) {
+  int major = 0, minor = 0;
+  if (std::sscanf(text.c_str(), "%d.%d", &major, &minor) < 1 || major <= 0 || minor < 0 || minor > 9) return 0;
+  return 10 * major + minor;
+}
+
 void add_common(CLI::App* cmd, CommonOptions& o) {
   cmd->add_option("specs", o.specs, "Spec files (YAML)")->required()->check(kReadableSpecFile);
   cmd->add_option("--name", o.name, "Library name (C identifier); default: the specs' 'library' key");
   cmd->add_option("--templates", o.templates,
                   "Template directory; default: $CONVGEN_TEMPLATES, the installed templates, or the source tree's");
+  cmd->add_option("--archs", o.archs,
+                  std::string("The GPUs the kernels are built for, as CMake's CUDA_ARCHITECTURES names them "
+                              "(e.g. \"75;90\"): schedules fit the tightest, the default rule sizes for the "
+                              "newest; default: ") +
+                      default_archs())
+      ->check(kArchList);
   cmd->add_option("--copy-bandwidth-tbps", o.copy_bandwidth_tbps,
                   "Copy bandwidth used for the cost floor in kernel headers (TB/s)")
       ->capture_default_str();
@@ -115,6 +142,13 @@ LibraryPlan load(const CommonOptions& o) {
   if (!errors.empty()) throw InputError(std::move(errors));
   PlanOptions options;
   options.copy_bandwidth_tbps = o.copy_bandwidth_tbps;
+  if (!o.archs.empty()) options.target = parse_arch_list(o.archs);  // checked by kArchList
+  if (!options.target.unknown.empty()) {
+    std::string unknown;
+    for (int sm : options.target.unknown) unknown += (unknown.empty() ? "sm_" : ", sm_") + std::to_string(sm);
+    std::fprintf(stderr, "convgen: note: %s: not in convgen's table of GPUs (`convgen archs`); the schedules fit "
+                         "the tightest GPU of the table\n", unknown.c_str());
+  }
   TuningDb db;
   TuningSelection tuning;
   if (!o.tuning.empty()) {
@@ -181,6 +215,8 @@ struct Options {
   std::string format = "table";        // list
   std::string kernel;                  // show
   std::string knobs_format = "table";  // knobs
+  std::string archs_check, archs_format = "table", cuda_version;  // archs
+  bool archs_default = false;
   std::string tune_db, tune_devices = "0";
   TuneOptions tune;
 };
@@ -228,6 +264,25 @@ int check_command(const Options& o) {
   return 0;
 }
 
+int archs_command(const Options& o) {
+  if (o.archs_default) {
+    std::printf("%s\n", default_archs());
+    return 0;
+  }
+  if (!o.archs_check.empty()) {
+    try {
+      const ArchTarget target = parse_arch_list(o.archs_check, cuda_version_number(o.cuda_version));
+      std::printf("%s\n", target.list().c_str());
+    } catch (const std::invalid_argument& e) {
+      std::fprintf(stderr, "convgen: error: %s\n", e.what());
+      return 1;
+    }
+    return 0;
+  }
+  std::fputs((o.archs_format == "json" ? archs_json() : archs_table()).c_str(), stdout);
+  return 0;
+}
+
 int knobs_command(const Options& o) {
   std::fputs((o.knobs_format == "json" ? knobs_json() : knobs_table()).c_str(), stdout);
   return 0;
@@ -238,7 +293,6 @@ int tune_command(const Options& o) {
   CommonOptions plain = o.common;
   plain.tuning.clear();
   plain.tuning_gpu.clear();
-  const LibraryPlan lib = load(plain);
   const Templates templates = Templates::load(template_dir(o.common));
 #ifdef CONVGEN_HAVE_TUNER
   TuneOptions options = o.tune;
@@ -255,9 +309,14 @@ int tune_command(const Options& o) {
       return 2;
     }
   }
+  // The kernels are planned for the GPUs they are timed on, unless --archs
+  // names the library's list: a schedule is measured as the build makes it.
+  if (plain.archs.empty()) plain.archs = convgen::tune::device_archs(options.devices);
+  const LibraryPlan lib = load(plain);
   return convgen::tune::run_tune(lib, templates, options);
 #else
-  (void)lib;
+  (void)plain;
+  (void)templates;
   std::fprintf(stderr, "convgen: error: this convgen was built without the CUDA toolkit's headers (cuda.h, "
                        "nvrtc.h), so it cannot tune; rebuild it where the toolkit is installed\n");
   return 1;
@@ -309,6 +368,23 @@ CLI::App* add_knobs(CLI::App& app, Options& o) {
   return cmd;
 }
 
+CLI::App* add_archs(CLI::App& app, Options& o) {
+  auto* cmd = app.add_subcommand("archs", "List the GPU architectures convgen builds for, with the facts its "
+                                          "schedules fit, or check a list of them");
+  cmd->add_option("--check", o.archs_check,
+                  "Check a CMake architecture list (e.g. \"75;80-real;90\") and print it back; exit 1 naming "
+                  "what is wrong");
+  cmd->add_option("--cuda-version", o.cuda_version, "With --check: the CUDA toolkit that compiles, e.g. 13.0")
+      ->check(CLI::Validator(
+          [](std::string& v) { return cuda_version_number(v) > 0 ? "" : "'" + v + "' is not a version such as 13.0"; },
+          "VERSION"));
+  cmd->add_flag("--default", o.archs_default, "Print the list used when nothing names one");
+  cmd->add_option("--format", o.archs_format, "table or json")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+  return cmd;
+}
+
 CLI::App* add_tune(CLI::App& app, Options& o) {
   auto* cmd = app.add_subcommand(
       "tune", "Search each kernel's schedules on this machine's GPU and record the fastest in a tuning database");
@@ -350,7 +426,7 @@ int main(int argc, char** argv) {
       {add_generate(app, o), &generate_command}, {add_list(app, o), &list_command},
       {add_show(app, o), &show_command},         {add_outputs(app, o), &outputs_command},
       {add_check(app, o), &check_command},       {add_knobs(app, o), &knobs_command},
-      {add_tune(app, o), &tune_command},
+      {add_archs(app, o), &archs_command},       {add_tune(app, o), &tune_command},
   };
   app.footer(
       "Exit status: 0 success; 1 invalid input (a spec that does not validate, a template or I/O error; "

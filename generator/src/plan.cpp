@@ -127,6 +127,15 @@ KernelPlan plan_kernel(const Workload& wl, const PlanOptions& options) {
   const Algorithm& algorithm = choose_algorithm(wl, options);
   p.schedule.algorithm = &algorithm;
   algorithm.plan(wl, options, p);
+  // __launch_bounds__ asks the compiler to leave registers for min_blocks
+  // resident blocks. A GPU that keeps fewer (fewer threads, blocks or shared
+  // memory per SM) ignores the request with a warning and the register cap
+  // is lost; so no algorithm asks for more than the tightest GPU of the
+  // library's list keeps.
+  if (const auto it = p.values.find("min_blocks"); it != p.values.end()) {
+    const long long resident = options.target.resident_blocks(p.block_threads, p.smem_bytes);
+    it->second = std::min(std::get<long long>(it->second), resident);
+  }
   for (const Knob& k : op.common_knobs) {
     p.schedule.values[k.values.front()] = wl.schedule.value(k.values.front()).value_or(k.default_value);
   }
@@ -146,6 +155,7 @@ LibraryPlan plan_library(const std::vector<Spec>& specs, const std::string& name
   LibraryPlan lib;
   std::vector<Diagnostic> errors;
   lib.name = name_override;
+  lib.target = options.target;
   if (!name_override.empty() && !is_c_identifier(name_override)) {
     errors.push_back(Diagnostic{SourceLocation{"--name", 0, 0}, "library name '" + name_override +
                                             "' must be a C identifier (letters, digits, '_'; not starting with a digit)"});

@@ -13,6 +13,7 @@ const char* to_string(StatusCode code) {
     case StatusCode::kInvalidPointer: return "invalid pointer";
     case StatusCode::kNoSpecializedKernel: return "no specialized kernel";
     case StatusCode::kCudaError: return "CUDA error";
+    case StatusCode::kUnsupportedDevice: return "unsupported device";
   }
   return "unknown status";
 }
@@ -298,11 +299,46 @@ const float* epilogue_a(const Problem& p, const Args& a) {
   return p.epilogue == Epilogue::kBias ? a.bias : a.scale;
 }
 
-Status launched(cudaError_t e, const char* kernel) {
-  if (e != cudaSuccess) {
-    return error(StatusCode::kCudaError, std::string("launching ") + kernel + ": " + cudaGetErrorString(e));
+// Who built the kernel that failed to launch, and what to change, when the
+// binary holds no image the GPU can run.
+struct ImageSource {
+  std::string what;        // "library my_layers"
+  std::string archs;       // "80-real"
+  std::string archs_knob;  // where the list is set
+};
+
+// The errors of a launch whose binary holds no machine code for this GPU
+// and no PTX it can compile (or PTX newer than the driver).
+bool no_image_for_device(cudaError_t e) {
+  return e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidDeviceFunction ||
+         e == cudaErrorUnsupportedPtxVersion;
+}
+
+Status launched(cudaError_t e, const char* kernel, const ImageSource& source) {
+  if (e == cudaSuccess) return Status::Ok();
+  if (no_image_for_device(e)) {
+    int device = 0;
+    cudaDeviceProp prop{};
+    cudaGetDevice(&device);
+    cudaGetDeviceProperties(&prop, device);
+    const std::string arch = num(prop.major * 10 + prop.minor);
+    return error(StatusCode::kUnsupportedDevice,
+                 source.what + " was built for CUDA architectures " + source.archs + ", none of which device " +
+                     num(device) + " (" + prop.name + ", sm_" + arch + ") can run; add " + arch + " to " +
+                     source.archs_knob + " and rebuild (" + kernel + " was not launched: " + cudaGetErrorString(e) +
+                     ")");
   }
-  return Status::Ok();
+  return error(StatusCode::kCudaError, std::string("launching ") + kernel + ": " + cudaGetErrorString(e));
+}
+
+// The runtime's own kernels: built for CONVGEN_RUNTIME_ARCHS (written by CMake).
+#if __has_include("convgen_runtime_archs.h")
+#include "convgen_runtime_archs.h"
+#else
+#define CONVGEN_RUNTIME_ARCHS "(not recorded)"
+#endif
+Status launched_generic(cudaError_t e, const char* kernel) {
+  return launched(e, kernel, {"the convgen runtime", CONVGEN_RUNTIME_ARCHS, "CONVGEN_RUNTIME_ARCHS of the convgen build"});
 }
 
 // Two levels, as in CUTLASS's operation table: kernels made for the same
@@ -399,7 +435,9 @@ Status Registry<Problem>::run(const Problem& p, const typename OperatorTraits<Pr
     }
     return Traits::generic(p, a, stream);
   }
-  return launched(Traits::launch(e->launch, p, a, stream), e->name);
+  return launched(Traits::launch(e->launch, p, a, stream), e->name,
+                  {std::string("library ") + library, archs,
+                   std::string("the ARCHS of the convgen_add_library() that makes library ") + library});
 }
 
 template <class Problem>
@@ -427,7 +465,7 @@ Status generic_depthwise_conv2d(const DepthwiseProblem& p, const DepthwiseArgs& 
   const int grid = static_cast<int>(blocks < (1LL << 20) ? blocks : (1LL << 20));
   generic_depthwise_f32_nchw<<<grid, threads, 0, stream>>>(p, a.input, a.filter, epilogue_a(p, a), a.shift,
                                                            a.output);
-  return launched(cudaGetLastError(), OperatorTraits<DepthwiseProblem>::kGenericKernel);
+  return launched_generic(cudaGetLastError(), OperatorTraits<DepthwiseProblem>::kGenericKernel);
 }
 
 Status generic_conv2d(const Conv2dProblem& p, const Conv2dArgs& a, cudaStream_t stream) {
@@ -441,7 +479,7 @@ Status generic_conv2d(const Conv2dProblem& p, const Conv2dArgs& a, cudaStream_t 
   }
   generic_conv2d_f32_nchw<<<grid, kGenericThreads, 0, stream>>>(p, a.input, a.filter, epilogue_a(p, a), a.shift,
                                                                 a.residual, a.output);
-  return launched(cudaGetLastError(), OperatorTraits<Conv2dProblem>::kGenericKernel);
+  return launched_generic(cudaGetLastError(), OperatorTraits<Conv2dProblem>::kGenericKernel);
 }
 
 }  // namespace convgen

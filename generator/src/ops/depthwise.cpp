@@ -18,7 +18,7 @@ namespace {
 // 7x7 planes of 5x5 at batch 64).
 bool default_is_window(const Workload& wl, const PlanOptions& options) {
   return wl.kh * wl.kw >= 25 && wl.stride_h == 1 && wl.stride_w == 1 &&
-         (!rows_fits_by_default(wl) || wl.w > 56) && window_fits_by_default(wl, options);
+         (!rows_fits_by_default(wl, options) || wl.w > 56) && window_fits_by_default(wl, options);
 }
 
 // The default rule: the planes algorithm for many small planes
@@ -31,7 +31,7 @@ bool default_is_window(const Workload& wl, const PlanOptions& options) {
 const Algorithm& default_algorithm(const Workload& wl, const PlanOptions& options) {
   if (default_is_planes(wl, options)) return kPlanes;
   if (default_is_window(wl, options)) return kWindow;
-  if (rows_fits_by_default(wl)) return kRows;
+  if (rows_fits_by_default(wl, options)) return kRows;
   return kTiles;
 }
 

@@ -23,8 +23,6 @@ extern const Algorithm kWindow;  // depthwise_window.cpp
 // multipliers 1 to 8, strides 1 and 2, with and without epilogue: none
 // spills at this limit; the first spill is at 56 values (1x1, multiplier 8).
 constexpr int kMaxLaneValues = 54;
-// The default rule counts the SMs of the GPU it was measured on.
-constexpr int kH100Sms = 132;
 
 using ops::batch_limit;
 using ops::ceil_div;
@@ -36,7 +34,7 @@ using ops::pow2_at_least;
 // Whether the default rule gives the workload the planes or the rows
 // algorithm (each true only where that algorithm fits).
 bool default_is_planes(const Workload& wl, const PlanOptions& options);
-bool rows_fits_by_default(const Workload& wl);
+bool rows_fits_by_default(const Workload& wl, const PlanOptions& options);
 bool window_fits_by_default(const Workload& wl, const PlanOptions& options);
 
 }  // namespace convgen::gen::depthwise

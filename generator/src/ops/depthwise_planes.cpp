@@ -115,11 +115,12 @@ LaunchDescription launch(const KernelPlan& p) {
 
 // Planes of at most kPlanesMaxPlane values, where one lane's serial work
 // stays short, and at the declared batch enough planes to give every SM of
-// an H100 kPlanesMinWarpsPerSm warps (at batch 1 the rows algorithm spreads
-// a few planes over many more lanes and wins).
+// the newest GPU of the library's list (an H100 for sm_90)
+// kPlanesMinWarpsPerSm warps (at batch 1 the rows algorithm spreads a few
+// planes over many more lanes and wins).
 bool default_is_planes(const Workload& wl, const PlanOptions& options) {
   const long long planes = static_cast<long long>(wl.n == 0 ? 1 : wl.n) * wl.c;
-  return wl.h * wl.w <= kPlanesMaxPlane && planes >= 32LL * kPlanesMinWarpsPerSm * kH100Sms &&
+  return wl.h * wl.w <= kPlanesMaxPlane && planes >= 32LL * kPlanesMinWarpsPerSm * options.target.newest.sm_count &&
          fit_warps(wl, std::nullopt, options).has_value();
 }
 

@@ -77,17 +77,18 @@ std::string rows_register_misfit(const Workload& wl, int rows, int vector) {
 
 // Output rows per lane by default: 4, so that a lane's input rows serve
 // several output rows; but 2 when 4 would leave fewer than
-// kRowsMinWarpsPerSm warps per SM of an H100 at the declared batch. Such a
-// grid is one short wave, whose time is each lane's serial chain of
-// instructions after its loads arrive; halving that chain and doubling the
-// warps measured 5-11% faster at batch 1 on MobileNetV2's stride-2 and
+// kRowsMinWarpsPerSm warps per SM of the newest GPU of the library's list
+// (an H100 for sm_90) at the declared batch. Such a grid is one short wave,
+// whose time is each lane's serial chain of instructions after its loads
+// arrive; halving that chain and doubling the warps measured 5-11% faster at batch 1 on MobileNetV2's stride-2 and
 // 28x28 layers (docs/performance.md), and made their fused epilogue cheap.
-int default_rows_per_thread(const Workload& wl, int vector) {
+int default_rows_per_thread(const Workload& wl, int vector, const PlanOptions& options) {
   const RowsShape shape = rows_shape(wl, kDefaultRowsPerThread, vector);
   const long long lanes_per_band = pow2_at_least(shape.lanes);
   const long long warps = static_cast<long long>(wl.n == 0 ? 1 : wl.n) * wl.c *
                           ceil_div(wl.out_h(), kDefaultRowsPerThread) * lanes_per_band / 32;
-  const int rows = warps < static_cast<long long>(kRowsMinWarpsPerSm) * kH100Sms ? 2 : kDefaultRowsPerThread;
+  const long long few_warps = static_cast<long long>(kRowsMinWarpsPerSm) * options.target.newest.sm_count;
+  const int rows = warps < few_warps ? 2 : kDefaultRowsPerThread;
   return std::min(rows, wl.out_h());
 }
 
@@ -95,11 +96,12 @@ int default_rows_per_thread(const Workload& wl, int vector) {
 // output rows per lane (4, or fewer down to 1) whose values fit in registers,
 // and 128 threads per block; knobs given are kept as they are. None when
 // nothing fits.
-std::optional<Rows> fit_rows(const Workload& wl, std::optional<int> vector_width, std::optional<int> rows_per_thread) {
+std::optional<Rows> fit_rows(const Workload& wl, const PlanOptions& options, std::optional<int> vector_width,
+                             std::optional<int> rows_per_thread) {
   for (int vector : {4, 2, 1}) {
     if (vector_width && vector != *vector_width) continue;
     if (!rows_vector_misfit(wl, vector).empty()) continue;
-    const int most_rows = rows_per_thread ? *rows_per_thread : default_rows_per_thread(wl, vector);
+    const int most_rows = rows_per_thread ? *rows_per_thread : default_rows_per_thread(wl, vector, options);
     const int fewest_rows = rows_per_thread ? *rows_per_thread : 1;
     for (int rows = most_rows; rows >= fewest_rows; --rows) {
       if (!rows_register_misfit(wl, rows, vector).empty()) continue;
@@ -109,13 +111,13 @@ std::optional<Rows> fit_rows(const Workload& wl, std::optional<int> vector_width
   return std::nullopt;
 }
 
-void plan(const Workload& wl, const PlanOptions&, KernelPlan& p) {
+void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   const ScheduleRequest& req = wl.schedule;
   const SourceLocation& vector_at = req.at("vector_width");
   const SourceLocation& rows_at = req.at("rows_per_thread");
   // Unset knobs: the widest vector, then the most rows (up to 4), that fit
   // with the knobs the spec sets.
-  const std::optional<Rows> fit = fit_rows(wl, req.value("vector_width"), req.value("rows_per_thread"));
+  const std::optional<Rows> fit = fit_rows(wl, options, req.value("vector_width"), req.value("rows_per_thread"));
   Rows s = fit.value_or(Rows{});
   if (!fit) {  // kept for the messages below
     s.vector_width = req.value("vector_width").value_or(4);
@@ -234,7 +236,9 @@ LaunchDescription launch(const KernelPlan& p) {
 
 }  // namespace
 
-bool rows_fits_by_default(const Workload& wl) { return fit_rows(wl, std::nullopt, std::nullopt).has_value(); }
+bool rows_fits_by_default(const Workload& wl, const PlanOptions& options) {
+  return fit_rows(wl, options, std::nullopt, std::nullopt).has_value();
+}
 
 const Algorithm kRows{
     "rows",

@@ -68,6 +68,7 @@ class Tuner {
  public:
   Tuner(const LibraryPlan& lib, const Templates& templates, const TuneOptions& options)
       : api_(CudaApi::get()), lib_(lib), options_(options), builder_(api_, templates) {
+    plan_options_.target = lib.target;  // candidates are planned for the GPUs the library is
     for (const auto& [file, text] : templates.kernels) fingerprints_[file] = tuning_fingerprint(text);
   }
 
@@ -367,6 +368,20 @@ int Tuner::run() {
 }
 
 }  // namespace
+
+std::string device_archs(const std::vector<int>& devices) {
+  const CudaApi& api = CudaApi::get();
+  std::string list;
+  for (int ordinal : devices) {
+    CUdevice device = 0;
+    api.check(api.cuDeviceGet(&device, ordinal), ("device " + std::to_string(ordinal)).c_str());
+    int major = 0, minor = 0;
+    api.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
+    api.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
+    list += (list.empty() ? "" : ",") + std::to_string(major * 10 + minor);
+  }
+  return list;
+}
 
 int run_tune(const LibraryPlan& lib, const Templates& templates, const TuneOptions& options) {
   try {

@@ -30,4 +30,8 @@ struct TuneOptions {
 // interrupted (the finished kernels are in the database).
 int run_tune(const gen::LibraryPlan& lib, const gen::Templates& templates, const TuneOptions& options);
 
+// The architectures of `devices` as a list for --archs ("90" for one H100).
+// Throws CudaError where there is no driver or no such device.
+std::string device_archs(const std::vector<int>& devices);
+
 }  // namespace convgen::tune

@@ -63,6 +63,7 @@ enum class StatusCode {
   kInvalidPointer,   // null or misaligned pointer
   kNoSpecializedKernel,  // strict dispatch and no kernel was generated for the problem
   kCudaError,        // the launch itself failed
+  kUnsupportedDevice,  // the library (or the runtime) holds no image this GPU can run: rebuild with its arch
 };
 
 struct Status {
@@ -276,6 +277,7 @@ struct RegistryEntry {
 template <class Problem>
 struct Registry {
   const char* library;
+  const char* archs;  // the GPUs its kernels are built for, as CMake names them ("75-real;90")
   const RegistryEntry<Problem>* entries;
   int count;
 

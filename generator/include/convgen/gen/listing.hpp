@@ -4,6 +4,8 @@
 // (WorkloadKey, Knob), so a new operator needs no change here.
 #pragma once
 
+#include "convgen/gen/arch.hpp"
+
 #include <string>
 
 #include "convgen/gen/plan.hpp"
@@ -20,5 +22,9 @@ std::string kernels_json(const LibraryPlan& lib);
 // Every operator, its algorithms and their knobs with the values they take.
 std::string knobs_table();
 std::string knobs_json();
+
+// The architecture table (arch.hpp), the oldest arch and the default list.
+std::string archs_table();
+std::string archs_json();
 
 }  // namespace convgen::gen

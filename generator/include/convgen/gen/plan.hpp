@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "convgen/gen/arch.hpp"
 #include "convgen/gen/operator.hpp"
 #include "convgen/gen/spec.hpp"
 
@@ -57,6 +58,9 @@ struct PlanOptions {
   // The fp32 rate (FMA, no TF32) used for the compute floor in the kernel
   // headers: what an 8192^3 SGEMM reached on an H100.
   double fp32_peak_tflops = 51.6;
+  // The GPUs the kernels are built for: the fit rules hold for the tightest
+  // of them, the default rule sizes for the newest.
+  ArchTarget target = default_target();
 };
 
 // The name that encodes the problem, e.g. dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m1_ssrelu.
@@ -78,6 +82,7 @@ KernelPlan plan_kernel(const Workload& wl, const PlanOptions& options = {});
 struct LibraryPlan {
   std::string name;  // C identifier: header <name>.h, namespace convgen::<name>
   std::vector<std::string> spec_files;
+  ArchTarget target;  // the GPUs it is built for (PlanOptions::target)
   std::vector<KernelPlan> kernels;  // sorted by name, duplicates merged
   std::vector<Diagnostic> skipped;  // with OnInvalidWorkload::kSkip: workloads left out, and why
   // Tuning-database entries not applied, and why (stale fingerprint); for stderr.

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# arch_matrix: every algorithm builds for every GPU architecture the local
+# nvcc lists, from convgen's oldest (`convgen archs`) up. Needs nvcc, no GPU.
+#
+#   arch_matrix.sh CONVGEN NVCC TEMPLATES SCRATCH_DIR
+#
+# Generates tests/arch/arch_matrix.yaml (one kernel per algorithm and per
+# branch of convgen/shared_copy.h) for the whole list, so its schedules fit
+# the tightest GPU of it; checks that the kernels take every copy branch;
+# then compiles each kernel with one nvcc call holding a -gencode per arch.
+# Any error or warning (e.g. ptxas ignoring launch bounds a GPU cannot
+# honour) fails the test. Prints the matrix: archs, kernels, seconds.
+set -uo pipefail
+if (( $# != 4 )); then
+  sed -n '2,/^set -u/p' "$0" | sed '$d'
+  exit 2
+fi
+convgen=$1 nvcc=$2 templates=$3 scratch=$4
+here=$(cd "$(dirname "$0")" && pwd)
+runtime_include=$(cd "$here/../../runtime/include" && pwd)
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+oldest=$("$convgen" archs --format json | sed -n 's/^ *"min_arch": *\([0-9]*\).*/\1/p')
+[[ -n $oldest ]] || fail "convgen archs --format json names no min_arch"
+archs=()
+for a in $("$nvcc" --list-gpu-arch); do
+  n=${a#compute_}
+  [[ $n =~ ^[0-9]+$ ]] && (( n >= oldest )) && archs+=("$n")
+done
+(( ${#archs[@]} > 0 )) || fail "nvcc lists no architecture at or above sm_$oldest"
+list=$(IFS=,; echo "${archs[*]}")
+
+rm -rf "$scratch"
+mkdir -p "$scratch"
+"$convgen" generate "$here/arch_matrix.yaml" --archs "$list" --templates "$templates" --out "$scratch" -q ||
+  fail "convgen generate failed"
+kernels=("$scratch"/dw_*.cu "$scratch"/conv_*.cu)
+(( ${#kernels[@]} >= 10 )) || fail "expected 10 kernels in $scratch, found ${#kernels[@]}"
+
+# The spec must keep reaching every copy branch the arch guard touches.
+for call in 'copy_to_shared_16(dst, src, inside, policy)' 'copy_to_shared_16(dst, src, inside)' \
+            'copy_to_shared_4(dst, src, inside, policy)' 'copy_to_shared_4(dst, src, inside)' \
+            'copy_to_shared_16(&x_s' 'copy_to_shared_4(&in_s' 'commit_copies()' 'wait_copies<1>()'; do
+  grep -qF "$call" "${kernels[@]}" || fail "no kernel of arch_matrix.yaml calls $call: add a workload that does"
+done
+
+gencode=()
+for a in "${archs[@]}"; do gencode+=(-gencode "arch=compute_$a,code=sm_$a"); done
+compile() {  # compile KERNEL: one fat binary for every arch; any diagnostic fails
+  local k=$1 log=$scratch/$(basename "$1" .cu).log
+  if ! "$nvcc" -fatbin -std=c++17 -I"$runtime_include" "${gencode[@]}" -o "${k%.cu}.fatbin" "$k" >"$log" 2>&1 ||
+     [[ -s $log ]]; then
+    echo "FAIL: $(basename "$k"):"
+    sed 's/^/  | /' "$log"
+    return 1
+  fi
+  echo "ok   $(basename "$k")"
+}
+export -f compile
+export nvcc runtime_include scratch
+export gencode_text="${gencode[*]}"
+start=$SECONDS
+jobs=$(nproc 2>/dev/null || echo 2)
+failed=0
+results=$(printf '%s\n' "${kernels[@]}" | xargs -P "$jobs" -I{} bash -c 'gencode=($gencode_text); compile "$@"' _ {}) ||
+  failed=1
+echo "$results"
+echo "arch matrix: ${#kernels[@]} kernels x ${#archs[@]} archs (${list//,/ }) in $((SECONDS - start)) s"
+(( failed == 0 )) || fail "some kernels do not build for every arch (above)"
+rm -rf "$scratch"
+echo "PASS"

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# cmake_flow_archs: which GPUs convgen_add_library builds for, as a project
+# sees it at configure time.
+#
+#   archs.sh SOURCE_DIR SCRATCH_DIR CMAKE CUDA_COMPILER CXX_COMPILER HOST_CONVGEN
+#
+# Configures a one-spec project (add_subdirectory of SOURCE_DIR; HOST_CONVGEN
+# answers the configure-time queries) and checks that
+#   - without ARCHS and CMAKE_CUDA_ARCHITECTURES, the configure log states
+#     the list it took and where it came from (the machine's GPUs, or
+#     convgen's default list without one), and the target carries it;
+#   - with CMAKE_CUDA_ARCHITECTURES set, the library takes that;
+#   - ARCHS 60 (below the oldest), ARCHS 7x (malformed) and, with CUDA 13,
+#     ARCHS 70 fail the configure with a message saying what is allowed.
+# SCRATCH_DIR is removed at the end (kept when CONVGEN_KEEP_SCRATCH=1).
+set -u
+export LC_ALL=C
+if [[ $# -lt 6 ]]; then
+  sed -n '2,/^set -u/p' "$0" | sed '$d'
+  exit 2
+fi
+src=$1 scratch=$2 cmake=$3 cuda=$4 cxx=$5 host=$6
+source "$(dirname "$0")/lib.sh"
+rm -rf "$scratch"
+mkdir -p "$scratch/app"
+trap cleanup EXIT
+
+cat >"$scratch/app/layers.yaml" <<'YAML'
+library: layers
+defaults: {op: depthwise_conv2d, n: 1, padding: same}
+workloads:
+  - {c: 32, h: 16, w: 16, filter: 3}
+YAML
+# The project, with convgen_add_library's extra arguments ("ARCHS ..." or none).
+write_project() {  # write_project EXTRA
+  cat >"$scratch/app/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.22)
+project(archs_flow LANGUAGES CXX CUDA)
+add_subdirectory("$src" convgen)
+convgen_add_library(layers SPECS layers.yaml $1)
+get_target_property(archs layers CUDA_ARCHITECTURES)
+message(STATUS "layers CUDA_ARCHITECTURES: \${archs}")
+CMAKE
+}
+configure() {  # configure NAME [cmake args...]: the log in $scratch/NAME.log; returns cmake's status
+  local name=$1
+  shift
+  rm -rf "$scratch/build"
+  "$cmake" -S "$scratch/app" -B "$scratch/build" "-DCMAKE_CUDA_COMPILER=$cuda" "-DCMAKE_CXX_COMPILER=$cxx" \
+    "-DCONVGEN_HOST_EXECUTABLE=$host" -DCONVGEN_BUILD_TESTS=OFF -DCONVGEN_BUILD_SHIPPED=OFF "$@" >"$scratch/$name.log" 2>&1
+}
+expect_in() {  # expect_in LOG TEXT
+  grep -qF -- "$2" "$1" || { echo "---- $1"; cat "$1"; fail "no '$2' in the configure output above"; }
+}
+
+default=$("$host" archs --default)
+cuda_major=$("$cuda" --version | sed -n 's/.*release \([0-9]*\)\..*/\1/p')
+
+# 1. Nothing names the GPUs.
+write_project ""
+configure default || { cat "$scratch/default.log"; fail "the configure without ARCHS failed"; }
+if grep -q "from the GPUs of this machine" "$scratch/default.log"; then
+  expect_in "$scratch/default.log" "convgen_add_library(layers): CUDA architectures "
+  echo "ok: no ARCHS, a GPU here: $(grep -o 'CUDA architectures .* (from the GPUs of this machine)' "$scratch/default.log")"
+else
+  expect_in "$scratch/default.log" "convgen_add_library(layers): CUDA architectures $default (from convgen's default list"
+  expect_in "$scratch/default.log" "layers CUDA_ARCHITECTURES: $default"
+  echo "ok: no ARCHS, no GPU: $default, stated in the configure log"
+fi
+
+# 2. The project's CMAKE_CUDA_ARCHITECTURES.
+configure project -DCMAKE_CUDA_ARCHITECTURES=86 || { cat "$scratch/project.log"; fail "configure failed"; }
+expect_in "$scratch/project.log" "convgen_add_library(layers): CUDA architectures 86 (from CMAKE_CUDA_ARCHITECTURES)"
+expect_in "$scratch/project.log" "layers CUDA_ARCHITECTURES: 86"
+echo "ok: CMAKE_CUDA_ARCHITECTURES=86 gives 86"
+
+# 3. Lists convgen refuses.
+refused() {  # refused ARCHS_VALUE TEXT
+  write_project "ARCHS $1"
+  if configure "refused_$1" -DCMAKE_CUDA_ARCHITECTURES=90; then
+    fail "ARCHS $1 configured; it must fail"
+  fi
+  expect_in "$scratch/refused_$1.log" "convgen_add_library(layers): CUDA architectures \"$1\" (from ARCHS)"
+  expect_in "$scratch/refused_$1.log" "$2"
+  echo "ok: ARCHS $1 refused: $(grep -o "$2.*" "$scratch/refused_$1.log" | head -1)"
+}
+refused 60 "is below sm_70, the oldest GPU convgen builds for"
+refused 7x "is not one CMake's CUDA_ARCHITECTURES accepts"
+if (( cuda_major >= 13 )); then
+  refused 70 "is not supported by CUDA $cuda_major"
+fi
+echo "PASS: cmake_flow_archs"
