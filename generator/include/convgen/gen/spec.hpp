@@ -110,7 +110,9 @@ struct Workload {
 
 // What to do with a workload that is invalid: fail the whole spec (the
 // default: a build must not silently lose a kernel), or leave it out and
-// report it (for randomized test draws, where rejections are counted).
+// report it (for randomized test draws, where rejections are counted). An
+// error outside the workloads, such as an invalid value in `defaults`,
+// fails the spec either way.
 enum class OnInvalidWorkload { kFail, kSkip };
 
 struct Spec {
