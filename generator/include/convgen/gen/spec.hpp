@@ -43,6 +43,14 @@ class InputError : public std::runtime_error {
   std::vector<Diagnostic> diagnostics_;
 };
 
+// An InputError that the command's arguments cause, not the files they name
+// (a --tuning-gpu that the tuning database does not hold): the CLI's usage
+// error, exit 2.
+class UsageError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 // The limits the runtime shares (convgen/limits.h), and the epilogues and
 // activations, one table each (convgen/epilogue.h).
 using convgen::kMaxBatch;
