@@ -1,5 +1,5 @@
 # convgen_add_library(<target> SPECS <spec.yaml>... [NAME <c_identifier>] [ARCHS <arch>...]
-#                     [SKIP_INVALID] [TUNING <db.yaml> [TUNING_GPU <gpu name>]])
+#                     [SKIP_INVALID] [TUNING <db.yaml> [TUNING_GPU <gpu name>] [ALLOW_UNTUNED]])
 #
 # Generates specialized CUDA depthwise kernels from the specs at build time
 # and returns <target>, an ordinary static library. Link it and include
@@ -13,6 +13,10 @@
 # the target GPU, else the default rule. The target GPU is TUNING_GPU, as the
 # database names it (e.g. "NVIDIA H100 80GB HBM3"); without it, the
 # database's only GPU (a database of several GPUs then needs TUNING_GPU).
+# A TUNING_GPU that the database holds no entry for stops the configure with
+# the GPUs it does hold; ALLOW_UNTUNED accepts it instead (a note), and
+# every kernel gets the default rule's schedule: for a build that targets a
+# GPU nobody has tuned on yet.
 # Applying needs no GPU: the build machine only reads the file. An entry
 # tuned against another generator or template (stale fingerprint) is
 # reported when configuring and not applied. Editing the database re-runs
@@ -133,7 +137,7 @@ function(_convgen_resolve_archs target archs out)
 endfunction()
 
 function(convgen_add_library target)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "SKIP_INVALID" "NAME;TUNING;TUNING_GPU" "SPECS;ARCHS")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "SKIP_INVALID;ALLOW_UNTUNED" "NAME;TUNING;TUNING_GPU" "SPECS;ARCHS")
   foreach(var IN ITEMS CONVGEN_EXECUTABLE CONVGEN_QUERY_EXECUTABLE CONVGEN_TEMPLATE_DIR)
     if(NOT ${var})
       get_property(${var} GLOBAL PROPERTY ${var})
@@ -154,6 +158,10 @@ function(convgen_add_library target)
   if(NOT "${ARG_TUNING_GPU}" STREQUAL "" AND "${ARG_TUNING}" STREQUAL "")
     message(FATAL_ERROR "convgen_add_library(${target}): TUNING_GPU \"${ARG_TUNING_GPU}\" names the GPU of a "
                         "tuning database; give the database with TUNING <db.yaml>")
+  endif()
+  if(ARG_ALLOW_UNTUNED AND "${ARG_TUNING}" STREQUAL "")
+    message(FATAL_ERROR "convgen_add_library(${target}): ALLOW_UNTUNED accepts a tuning database without entries "
+                        "for TUNING_GPU; give the database with TUNING <db.yaml>")
   endif()
 
   set(specs "")
@@ -180,6 +188,9 @@ function(convgen_add_library target)
     if(NOT "${ARG_TUNING_GPU}" STREQUAL "")
       list(APPEND gen_args --tuning-gpu "${ARG_TUNING_GPU}")
     endif()
+    if(ARG_ALLOW_UNTUNED)
+      list(APPEND gen_args --allow-untuned)
+    endif()
   endif()
   _convgen_resolve_archs(${target} "${ARG_ARCHS}" archs)
   # Commas: a CMake list would split the option's value into arguments.
@@ -200,7 +211,11 @@ function(convgen_add_library target)
     COMMAND "${CONVGEN_QUERY_EXECUTABLE}" outputs ${specs} ${gen_args} --templates "${CONVGEN_TEMPLATE_DIR}"
     WORKING_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}"
     RESULT_VARIABLE rc OUTPUT_VARIABLE names ERROR_VARIABLE errors)
-  if(NOT rc EQUAL 0)
+  if(rc EQUAL 2)
+    # A usage error: a spec path that is no file, or a TUNING_GPU that the
+    # database holds no entry for (the message says which, and what to do).
+    message(FATAL_ERROR "convgen_add_library(${target}): convgen refused its arguments:\n${errors}")
+  elseif(NOT rc EQUAL 0)
     set(inputs "the specs are")
     if(tuning)
       set(inputs "the specs or the tuning database are")

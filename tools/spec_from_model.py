@@ -15,12 +15,18 @@ named as `package.module:callable` and built with random weights:
 
 The spec holds one workload per distinct problem at each batch asked, in the
 order the model first uses it (so the output is the same on every run). What
-is left out, and why, is printed and written at the top of the spec.
-Exit status: 0 success; 1 the model cannot be read; 2 usage error.
+is left out, and why, is printed and written at the top of the spec. When
+convgen serves no layer of the model, no spec is written: the message lists
+the layers seen, each convolution with the reason it was left out.
+Exit status: 0 success; 1 the model cannot be read; 2 usage error; 3 no
+layer of the model is served (nothing written).
 """
 import argparse
+import collections
 import importlib
+import os
 import sys
+import tempfile
 from dataclasses import dataclass, field
 
 ACTIVATIONS = ("relu", "relu6", "silu", "hardswish")
@@ -75,6 +81,25 @@ def pair(a, b):
     return str(a) if a == b else f"[{a}, {b}]"
 
 
+@dataclass
+class Layer:
+    """One node of the model, as a message names it: its name, its kind (the
+    ONNX op type or the PyTorch module or function) and its shapes."""
+    name: str
+    kind: str
+    shape_in: object  # a list of dims (None where unknown), or None
+    shape_out: object
+
+    def __str__(self):
+        return f"{self.name}: {self.kind} {shape_text(self.shape_in)} -> {shape_text(self.shape_out)}"
+
+
+def shape_text(dims):
+    if dims is None:
+        return "?"
+    return "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
+
+
 # --------------------------------------------------------------------- ONNX
 
 def convs_from_onnx(path):
@@ -119,6 +144,8 @@ def convs_from_onnx(path):
         return None
 
     convs, skipped = [], []
+    layers = [Layer(node.name or node.output[0], node.op_type, shapes.get(node.input[0]) if node.input else None,
+                    shapes.get(node.output[0])) for node in graph.node if node.op_type != "Constant"]
     for node in graph.node:
         if node.op_type != "Conv":
             continue
@@ -150,7 +177,7 @@ def convs_from_onnx(path):
             conv.activation = activation[0]
             conv.folded.extend(activation[1])
         convs.append(conv)
-    return convs, skipped
+    return convs, skipped, layers
 
 
 def onnx_pads(auto_pad, pads, size, kernel, stride, dilation):
@@ -222,6 +249,7 @@ def convs_from_torch(target, input_chw):
     traced = fx.symbolic_trace(model)
     ShapeProp(traced).propagate(torch.randn(1, *input_chw))
     convs, skipped = [], []
+    layers = torch_layers(traced)
     for node in traced.graph.nodes:
         m = traced.get_submodule(node.target) if node.op == "call_module" else None
         if isinstance(m, nn.modules.conv._ConvNd) and not isinstance(m, nn.Conv2d):
@@ -238,7 +266,29 @@ def convs_from_torch(target, input_chw):
                     bias=m.bias is not None, batch_norm=group.batch_norm is not None, activation=group.activation,
                     folded=[str(n.target if n.op == "call_module" else n.name) for n in group.nodes[1:]])
         convs.append(conv)
-    return convs, skipped
+    return convs, skipped, layers
+
+
+def torch_layers(traced):
+    """Every module, function and method call of an FX-traced module, as a
+    Layer (modules named by their path, as the left-out lines name them)."""
+    def dims(node):
+        shape = getattr(node.meta.get("tensor_meta"), "shape", None) if hasattr(node, "meta") else None
+        return list(shape) if shape is not None else None
+
+    layers = []
+    for node in traced.graph.nodes:
+        if node.op == "call_module":
+            name, kind = str(node.target), type(traced.get_submodule(node.target)).__name__
+        elif node.op == "call_function":
+            name, kind = node.name, getattr(node.target, "__name__", str(node.target))
+        elif node.op == "call_method":
+            name, kind = node.name, f"Tensor.{node.target}"
+        else:
+            continue  # inputs, outputs and parameters
+        first = next((a for a in node.args if hasattr(a, "meta")), None)
+        layers.append(Layer(name, kind, dims(first) if first is not None else None, dims(node)))
+    return layers
 
 
 @dataclass
@@ -297,7 +347,8 @@ def torch_conv_groups(traced):
 # --------------------------------------------------------------------- spec
 
 def write_spec(convs, skipped, batches, library, source):
-    """The spec text, and the lines saying what was left out."""
+    """The spec text, the lines saying what was left out and the number of
+    workloads (0: no layer is served, and the text is no valid spec)."""
     workloads, seen, left_out = [], set(), []
     for conv in convs:
         for batch in batches:
@@ -317,7 +368,50 @@ def write_spec(convs, skipped, batches, library, source):
     lines += [f"#   {line}" for line in left_out]
     lines += [f"library: {library}", "defaults: {dtype: float32, layout: NCHW}", "workloads:"]
     lines += [f"  - {w}" for w in workloads]
-    return "\n".join(lines) + "\n", left_out
+    return "\n".join(lines) + "\n", left_out, len(workloads)
+
+
+MAX_LAYERS_SHOWN = 12
+
+
+def nothing_served(source, convs, skipped, layers, batch):
+    """The message when no layer is served: why, then the layers seen, the
+    convolutions first with the reason each was left out."""
+    why = {conv.name: conv.workload(batch)[1] for conv in convs}
+    why.update(dict(skipped))
+    n_convs = len(why)
+    if n_convs == 0:
+        reason = "it has no 2-D convolution, and convolutions are all that convgen serves"
+    else:
+        reason = f"convgen serves none of its {n_convs} convolution{'s' if n_convs > 1 else ''}"
+    ordered = [layer for layer in layers if layer.name in why] + [layer for layer in layers if layer.name not in why]
+    lines = [f"error: no layer of {source} is served, so no spec is written: {reason}.",
+             f"its {len(layers)} layer{'s' if len(layers) != 1 else ''}:"]
+    for layer in ordered[:MAX_LAYERS_SHOWN]:
+        lines.append(f"  {layer}" + (f": left out: {why[layer.name]}" if layer.name in why else ""))
+    rest = ordered[MAX_LAYERS_SHOWN:]
+    if rest:
+        kinds = collections.Counter(layer.kind for layer in rest)
+        lines.append(f"  ... and {len(rest)} more: " + ", ".join(f"{n} {kind}" for kind, n in kinds.most_common()))
+    return "\n".join(f"spec_from_model: {line}" for line in lines)
+
+
+def write_whole(path, text):
+    """Writes `text` to `path` through a temporary file in the same folder,
+    renamed into place: a reader (or a killed run) never sees part of it."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        # mkstemp makes the file private; the spec gets the mode any new file would.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
 
 
 def main(argv=None):
@@ -335,18 +429,20 @@ def main(argv=None):
         parser.error("batch sizes must be at least 1")
     try:
         if args.model.endswith(".onnx"):
-            convs, skipped = convs_from_onnx(args.model)
+            convs, skipped, layers = convs_from_onnx(args.model)
         else:
-            convs, skipped = convs_from_torch(args.model, args.input)
+            convs, skipped, layers = convs_from_torch(args.model, args.input)
     except Exception as e:  # the model's own error, named: never a traceback for a bad model
         print(f"spec_from_model: cannot read {args.model}: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
-    text, left_out = write_spec(convs, skipped, args.batch, args.library, args.model)
+    text, left_out, n_workloads = write_spec(convs, skipped, args.batch, args.library, args.model)
+    if n_workloads == 0:
+        print(nothing_served(args.model, convs, skipped, layers, args.batch[0]), file=sys.stderr)
+        return 3
     if args.out == "-":
         sys.stdout.write(text)
     else:
-        with open(args.out, "w") as f:
-            f.write(text)
+        write_whole(args.out, text)
     for line in left_out:
         print(f"spec_from_model: left out {line}", file=sys.stderr)
     print(f"spec_from_model: {text.splitlines()[1][2:]} -> {args.out}", file=sys.stderr)

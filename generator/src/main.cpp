@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
 #include <unistd.h>
 
 #include "convgen/gen/listing.hpp"
@@ -39,6 +40,13 @@ struct CommonOptions {
   std::string tuning;      // a tuning database to apply
   std::string tuning_gpu;  // whose entries; empty: the database's only GPU
   std::string archs;       // the GPUs to build for, as CMake names them; empty: default_archs()
+  bool allow_untuned = false;  // a tuning_gpu the database has no entry for: default schedules, not an error
+};
+
+// A usage error the option parser cannot see (options that need each
+// other): exit 2, as CLI11's own.
+struct ArgumentError : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 // A spec path must name a regular file this process may read: a directory,
@@ -104,7 +112,11 @@ void add_common(CLI::App* cmd, CommonOptions& o) {
                   "Tuning database (convgen tune) whose schedules to apply where the spec sets none")
       ->check(kReadableTuningFile);
   cmd->add_option("--tuning-gpu", o.tuning_gpu,
-                  "The GPU whose database entries apply, as the database names it; default: its only GPU");
+                  "The GPU whose database entries apply, as the database names it; default: its only GPU. "
+                  "One the database holds no entry for is an error, unless --allow-untuned");
+  cmd->add_flag("--allow-untuned", o.allow_untuned,
+                "Where the database holds no entry for --tuning-gpu, build with the default rule's schedules "
+                "(a note) instead of failing");
 }
 
 // Paths in messages and kernel headers are relative to the working directory
@@ -155,10 +167,14 @@ LibraryPlan load(const CommonOptions& o) {
     db = parse_tuning_file(display_path(o.tuning));
     tuning.db = &db;
     tuning.gpu = o.tuning_gpu;
+    tuning.allow_untuned = o.allow_untuned;
     const Templates templates = Templates::load(template_dir(o));
     for (const auto& [file, text] : templates.kernels) tuning.fingerprints[file] = tuning_fingerprint(text);
   } else if (!o.tuning_gpu.empty()) {
-    throw std::runtime_error("--tuning-gpu names the GPU of a tuning database: give the database with --tuning");
+    throw ArgumentError("--tuning-gpu names the GPU of a tuning database: give the database with --tuning");
+  } else if (o.allow_untuned) {
+    throw ArgumentError("--allow-untuned accepts a tuning database without entries for --tuning-gpu: give the "
+                        "database with --tuning");
   }
   LibraryPlan lib = plan_library(specs, o.name, options, on_invalid, o.tuning.empty() ? nullptr : &tuning);
   for (const Diagnostic& d : lib.tuning_notes) std::fprintf(stderr, "%s: note: %s\n", d.where.str().c_str(), d.message.c_str());
@@ -293,6 +309,7 @@ int tune_command(const Options& o) {
   CommonOptions plain = o.common;
   plain.tuning.clear();
   plain.tuning_gpu.clear();
+  plain.allow_untuned = false;
   const Templates templates = Templates::load(template_dir(o.common));
 #ifdef CONVGEN_HAVE_TUNER
   TuneOptions options = o.tune;
@@ -431,7 +448,7 @@ int main(int argc, char** argv) {
   app.footer(
       "Exit status: 0 success; 1 invalid input (a spec that does not validate, a template or I/O error; "
       "nothing is written); 2 usage error (an unknown option, a missing argument, a spec path that is not a "
-      "readable file).");
+      "readable file, a --tuning-gpu that the tuning database holds no entry for).");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -442,9 +459,15 @@ int main(int argc, char** argv) {
     for (const auto& [cmd, run] : commands) {
       if (*cmd) return run(o);
     }
+  } catch (const UsageError& e) {
+    std::fputs(e.what(), stderr);
+    return 2;
   } catch (const InputError& e) {
     std::fputs(e.what(), stderr);
     return 1;
+  } catch (const ArgumentError& e) {
+    std::fprintf(stderr, "convgen: error: %s\n", e.what());
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "convgen: error: %s\n", e.what());
     return 1;

@@ -279,7 +279,6 @@ ms::data library_data(const LibraryPlan& lib, const RenderOptions& options) {
   d.set("library", lib.name);
   d.set("spec_files", join_files(lib.spec_files));
   d.set("archs", lib.target.list());
-  d.set("kernel_count", std::to_string(lib.kernels.size()));
   ms::data operators{ms::data::type::list};
   for (const Operator* op : gen::operators()) {
     const RuntimeApi& api = op->runtime;

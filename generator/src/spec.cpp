@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
+#include <set>
 #include <utility>
 
 #include "schedule_reader.hpp"
@@ -83,6 +85,12 @@ const std::vector<std::string> kSharedWorkloadKeys = {
     "op", "n", "c", "h", "w", "filter", "stride", "padding", "dilation", "epilogue", "activation", "dtype", "layout",
     "schedule"};
 
+// The shared keys a workload must set (itself or through `defaults`), and
+// what each means; `padding`, also required, is read after the others.
+const std::map<std::string, std::string> kRequiredSharedKeys = {
+    {"n", "batch size, or 'runtime'"}, {"c", "input channels"},  {"h", "input height"},
+    {"w", "input width"},              {"filter", "filter size, k or [kh, kw]"}};
+
 // The keys a workload of `op` may set, in the order messages list them.
 std::vector<std::string> workload_keys(const Operator& op) {
   std::vector<std::string> keys;
@@ -107,6 +115,32 @@ const std::vector<std::string>& all_workload_keys() {
     return all;
   }();
   return keys;
+}
+
+// The first operator a workload of which may set `key`; null for none.
+const Operator* operator_taking(const std::string& key) {
+  for (const Operator* op : operators()) {
+    const std::vector<std::string> keys = workload_keys(*op);
+    if (std::find(keys.begin(), keys.end(), key) != keys.end()) return op;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> operator_names() {
+  std::vector<std::string> names;
+  for (const Operator* op : operators()) names.push_back(op->name);
+  return names;
+}
+
+// Removes each diagnostic that repeats an earlier one (place and message):
+// a value in `defaults` that several workloads find wrong in the same way.
+void drop_repeats(std::vector<Diagnostic>& diagnostics) {
+  std::set<std::string> seen;
+  std::vector<Diagnostic> kept;
+  for (Diagnostic& d : diagnostics) {
+    if (seen.insert(d.str()).second) kept.push_back(std::move(d));
+  }
+  diagnostics = std::move(kept);
 }
 
 using yaml::join;
@@ -141,6 +175,7 @@ class SpecReader {
       defaults = YAML::Node();
     } else if (defaults) {
       r_.check_keys(defaults, all_workload_keys(), "in 'defaults'");
+      check_defaults(defaults);
     }
     const YAML::Node workloads = root["workloads"];
     if (!workloads) {
@@ -156,11 +191,14 @@ class SpecReader {
       const size_t errors_before = r_.error_count();
       if (!item.IsMap()) {
         r_.error(item, "each workload must be a mapping with the keys " + join(all_workload_keys()));
-      } else {
-        const Operator& op = operator_of(item, defaults);
-        r_.check_keys(item, workload_keys(op), "in a workload");
-        std::optional<Workload> workload = read_workload(item, defaults, op);
+      } else if (const Operator* op = operator_of(item, defaults)) {
+        r_.check_keys(item, workload_keys(*op), "in a workload");
+        std::optional<Workload> workload = read_workload(item, defaults, *op);
         if (workload && r_.error_count() == errors_before) spec.workloads.push_back(*workload);
+      } else {
+        // An unknown operator, reported first: the keys that no operator
+        // takes are still worth reporting; the values are not read.
+        r_.check_keys(item, all_workload_keys(), "in a workload");
       }
       if (on_invalid_ == OnInvalidWorkload::kSkip) {
         // The workload's own errors become the reason it was left out.
@@ -168,18 +206,51 @@ class SpecReader {
         spec.skipped.insert(spec.skipped.end(), own.begin(), own.end());
       }
     }
+    drop_repeats(spec.skipped);
     return spec;
   }
 
-  std::vector<Diagnostic>& diagnostics() { return r_.diagnostics(); }
+  std::vector<Diagnostic>& diagnostics() {
+    drop_repeats(r_.diagnostics());
+    return r_.diagnostics();
+  }
 
  private:
-  // The operator a workload names (an unknown name is reported when the
-  // workload is parsed; its keys are checked as the first operator's).
-  static const Operator& operator_of(const YAML::Node& item, const YAML::Node& defaults) {
+  // The operator a workload names, else the first; null for an unknown name,
+  // reported here at the workload's own `op` (an unknown one in `defaults`
+  // was reported once, by check_defaults), listing the known operators.
+  const Operator* operator_of(const YAML::Node& item, const YAML::Node& defaults) {
     const YAML::Node op = lookup(item, defaults, "op");
-    const Operator* found = op && op.IsScalar() ? find_operator(op.Scalar()) : nullptr;
-    return found != nullptr ? *found : *operators().front();
+    if (!op) return operators().front();
+    if (op.IsScalar()) {
+      if (const Operator* found = find_operator(op.Scalar())) return found;
+    }
+    if (item["op"]) r_.word(op, "op", operator_names());
+    return nullptr;
+  }
+
+  // Checks each value that `defaults` sets once, at its own line, and keeps
+  // the keys of those that are invalid: a workload inheriting one is invalid
+  // without a message of its own. What depends on a workload's other keys
+  // (a padding against its filter, a schedule against its operator) is
+  // checked with each workload; the same message twice is shown once.
+  void check_defaults(const YAML::Node& defaults) {
+    Workload scratch;
+    for (const auto& entry : defaults) {
+      if (!entry.first.IsScalar()) continue;  // reported by check_keys
+      const std::string key = entry.first.Scalar();
+      const Operator* op = operator_taking(key);
+      if (op == nullptr || key == "schedule") continue;  // an unknown key is reported by check_keys
+      const size_t before = r_.error_count();
+      if (key == "op") {
+        r_.word(entry.second, "op", operator_names());
+      } else if (key == "padding") {
+        read_padding(entry.second, scratch, /*check_window=*/false);
+      } else {
+        read_value(key, entry.second, *op, scratch);
+      }
+      if (r_.error_count() != before) invalid_defaults_.insert(key);
+    }
   }
 
   // A key's node from the workload, else from the defaults; empty if neither.
@@ -198,80 +269,101 @@ class SpecReader {
     wl.op = &op;
     wl.where = r_.at(item);
     // Keys the operator does not take are reported by check_keys; one set in
-    // `defaults` for workloads of another operator is not inherited.
+    // `defaults` for workloads of another operator is not inherited. An
+    // invalid default was reported at its own line: the workload inherits
+    // nothing for that key, and is left out without a message of its own.
     const std::vector<std::string> keys = workload_keys(op);
+    bool inherits_invalid_default = false;
     auto get = [&](const std::string& key) {
-      const bool takes = std::find(keys.begin(), keys.end(), key) != keys.end();
-      return takes ? lookup(item, defaults, key) : YAML::Node(YAML::NodeType::Undefined);
-    };
-    auto required = [&](const std::string& key, const std::string& meaning) {
-      YAML::Node node = get(key);
-      if (!node) r_.error(item, "missing key '" + key + "' (" + meaning + ") in a workload");
-      return node;
+      if (std::find(keys.begin(), keys.end(), key) == keys.end()) return YAML::Node(YAML::NodeType::Undefined);
+      if (!item[key] && invalid_defaults_.count(key)) {
+        inherits_invalid_default = true;
+        return YAML::Node(YAML::NodeType::Undefined);
+      }
+      return lookup(item, defaults, key);
     };
 
-    if (YAML::Node op_node = get("op")) {
-      std::vector<std::string> names;
-      for (const Operator* known : operators()) names.push_back(known->name);
-      r_.word(op_node, "op", names);
-    }
-    if (YAML::Node dtype = get("dtype")) r_.word(dtype, "dtype", kDtypes);
-    if (YAML::Node layout = get("layout")) r_.word(layout, "layout", kLayouts);
-
-    if (YAML::Node n = required("n", "batch size, or 'runtime'")) {
-      if (n.IsScalar() && n.Scalar() == kRuntimeBatch) {
-        wl.n = 0;
-      } else if (const size_t before = r_.error_count(); auto v = r_.integer(n, "n", 1, kMaxBatch)) {
-        wl.n = *v;
-      } else {
-        r_.amend_last(before, " (or 'runtime')");
+    for (const std::string& key : keys) {
+      // The operator is known already; padding needs the filter size and
+      // dilation, and the schedule the whole workload: they come after.
+      if (key == "op" || key == "padding" || key == "schedule") continue;
+      if (const YAML::Node node = get(key)) {
+        read_value(key, node, op, wl);
+      } else if (!invalid_defaults_.count(key)) {
+        if (std::optional<std::string> meaning = required_meaning(op, key)) {
+          r_.error(item, "missing key '" + key + "' (" + *meaning + ") in a workload");
+        }
       }
     }
-    if (YAML::Node c = required("c", "input channels")) wl.c = r_.integer(c, "c", 1, kMaxChannels).value_or(0);
-    if (YAML::Node h = required("h", "input height")) wl.h = r_.integer(h, "h", 1, kMaxExtent).value_or(0);
-    if (YAML::Node w = required("w", "input width")) wl.w = r_.integer(w, "w", 1, kMaxExtent).value_or(0);
-    if (YAML::Node filter = required("filter", "filter size, k or [kh, kw]")) {
-      if (auto v = r_.integers(filter, "filter", 2, "[kh, kw]", 1, kMaxFilter)) std::tie(wl.kh, wl.kw) = std::pair((*v)[0], (*v)[1]);
-    }
-    if (YAML::Node stride = get("stride")) {
-      if (auto v = r_.integers(stride, "stride", 2, "[stride_h, stride_w]", 1, kMaxStride))
-        std::tie(wl.stride_h, wl.stride_w) = std::pair((*v)[0], (*v)[1]);
-    }
-    if (YAML::Node dilation = get("dilation")) {
-      if (auto v = r_.integers(dilation, "dilation", 2, "[dilation_h, dilation_w]", 1, kMaxDilation))
-        std::tie(wl.dilation_h, wl.dilation_w) = std::pair((*v)[0], (*v)[1]);
-    }
-    for (const WorkloadKey& k : op.workload_keys) {
-      if (YAML::Node node = k.required ? required(k.key, k.meaning) : get(k.key)) read_operator_key(node, k, wl);
-    }
-    if (YAML::Node epilogue = get("epilogue")) {
-      if (auto v = r_.word(epilogue, "epilogue", kEpilogues))
-        wl.epilogue = kEpilogueTable[std::find(kEpilogues.begin(), kEpilogues.end(), *v) - kEpilogues.begin()].value;
-    }
-    if (YAML::Node activation = get("activation")) {
-      if (auto v = r_.word(activation, "activation", kActivations)) {
-        wl.activation = kActivationTable[std::find(kActivations.begin(), kActivations.end(), *v) - kActivations.begin()].value;
-      }
-    }
-    if (r_.error_count() != errors_before) return std::nullopt;
+    if (r_.error_count() != errors_before || inherits_invalid_default) return std::nullopt;
 
-    // Padding needs the filter size and dilation, so it comes after them.
-    const YAML::Node padding = get("padding");
-    if (!padding) {
+    if (const YAML::Node padding = get("padding")) {
+      read_padding(padding, wl, /*check_window=*/true);
+    } else if (!inherits_invalid_default) {
       r_.error(item, "missing key 'padding' in a workload; allowed: same, valid, p, [ph, pw] or [top, bottom, left, right]");
-    } else {
-      read_padding(padding, wl);
     }
     if (YAML::Node schedule = get("schedule")) {
       read_schedule(r_, schedule, op, wl.schedule);
     } else {
       wl.schedule.where = wl.where;
     }
-    if (r_.error_count() != errors_before) return std::nullopt;
+    if (r_.error_count() != errors_before || inherits_invalid_default) return std::nullopt;
 
     check_output_size(item, wl);
     if (r_.error_count() != errors_before) return std::nullopt;
     return wl;
+  }
+
+  // What a missing `key` means, if a workload of `op` must set it.
+  static std::optional<std::string> required_meaning(const Operator& op, const std::string& key) {
+    if (const auto it = kRequiredSharedKeys.find(key); it != kRequiredSharedKeys.end()) return it->second;
+    for (const WorkloadKey& k : op.workload_keys) {
+      if (k.key == key && k.required) return k.meaning;
+    }
+    return std::nullopt;
+  }
+
+  // One value of a workload (or of `defaults`) other than op, padding and
+  // schedule, into `wl`; an invalid one is reported at its node.
+  void read_value(const std::string& key, const YAML::Node& node, const Operator& op, Workload& wl) {
+    if (key == "dtype") {
+      r_.word(node, "dtype", kDtypes);
+    } else if (key == "layout") {
+      r_.word(node, "layout", kLayouts);
+    } else if (key == "n") {
+      if (node.IsScalar() && node.Scalar() == kRuntimeBatch) {
+        wl.n = 0;
+      } else if (const size_t before = r_.error_count(); auto v = r_.integer(node, "n", 1, kMaxBatch)) {
+        wl.n = *v;
+      } else {
+        r_.amend_last(before, " (or 'runtime')");
+      }
+    } else if (key == "c") {
+      wl.c = r_.integer(node, "c", 1, kMaxChannels).value_or(0);
+    } else if (key == "h") {
+      wl.h = r_.integer(node, "h", 1, kMaxExtent).value_or(0);
+    } else if (key == "w") {
+      wl.w = r_.integer(node, "w", 1, kMaxExtent).value_or(0);
+    } else if (key == "filter") {
+      if (auto v = r_.integers(node, "filter", 2, "[kh, kw]", 1, kMaxFilter)) std::tie(wl.kh, wl.kw) = std::pair((*v)[0], (*v)[1]);
+    } else if (key == "stride") {
+      if (auto v = r_.integers(node, "stride", 2, "[stride_h, stride_w]", 1, kMaxStride))
+        std::tie(wl.stride_h, wl.stride_w) = std::pair((*v)[0], (*v)[1]);
+    } else if (key == "dilation") {
+      if (auto v = r_.integers(node, "dilation", 2, "[dilation_h, dilation_w]", 1, kMaxDilation))
+        std::tie(wl.dilation_h, wl.dilation_w) = std::pair((*v)[0], (*v)[1]);
+    } else if (key == "epilogue") {
+      if (auto v = r_.word(node, "epilogue", kEpilogues))
+        wl.epilogue = kEpilogueTable[std::find(kEpilogues.begin(), kEpilogues.end(), *v) - kEpilogues.begin()].value;
+    } else if (key == "activation") {
+      if (auto v = r_.word(node, "activation", kActivations)) {
+        wl.activation = kActivationTable[std::find(kActivations.begin(), kActivations.end(), *v) - kActivations.begin()].value;
+      }
+    } else {
+      for (const WorkloadKey& k : op.workload_keys) {
+        if (k.key == key) read_operator_key(node, k, wl);
+      }
+    }
   }
 
   // One of the operator's own keys (operator.hpp), into its Workload field.
@@ -294,7 +386,9 @@ class SpecReader {
 
   // `same`: (k-1)*d/2 on top/left, the rest on bottom/right, so the output is
   // ceil(input / stride); for odd k that is PyTorch's padding=k//2.
-  void read_padding(const YAML::Node& node, Workload& wl) {
+  // `check_window`: check the sides against the filter window (a padding in
+  // `defaults` is checked against each workload's filter).
+  void read_padding(const YAML::Node& node, Workload& wl, bool check_window) {
     const int window_h = wl.dilation_h * (wl.kh - 1);
     const int window_w = wl.dilation_w * (wl.kw - 1);
     if (node.IsScalar() && node.Scalar() == kSamePadding) {
@@ -332,7 +426,8 @@ class SpecReader {
     wl.pad_right = pads[3];
     // A pad wider than the filter window makes rows or columns of pure zeros:
     // almost surely a typo, and PyTorch refuses it too.
-    if (std::max(wl.pad_top, wl.pad_bottom) > window_h || std::max(wl.pad_left, wl.pad_right) > window_w) {
+    if (check_window &&
+        (std::max(wl.pad_top, wl.pad_bottom) > window_h || std::max(wl.pad_left, wl.pad_right) > window_w)) {
       r_.error(node, "padding [" + std::to_string(wl.pad_top) + ", " + std::to_string(wl.pad_bottom) + ", " +
                       std::to_string(wl.pad_left) + ", " + std::to_string(wl.pad_right) +
                       "] is wider than the filter window (dilation*(k-1) = " + std::to_string(window_h) + " rows, " +
@@ -375,6 +470,7 @@ class SpecReader {
 
   yaml::Reader r_;
   OnInvalidWorkload on_invalid_;
+  std::set<std::string> invalid_defaults_;  // keys of `defaults` whose value was reported invalid
 };
 
 std::string too_big(std::uintmax_t bytes) {

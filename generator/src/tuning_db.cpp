@@ -350,18 +350,28 @@ std::string TuningSelection::applied_gpu() const {
   return gpus.size() == 1 ? gpus.front() : "";
 }
 
-void TuningSelection::check(std::vector<Diagnostic>& errors, std::vector<Diagnostic>& notes) const {
+// Which GPU's entries apply is the command's choice: a choice the database
+// cannot serve is a usage error, at the database's first line.
+void TuningSelection::check(std::vector<Diagnostic>& /*errors*/, std::vector<Diagnostic>& notes) const {
   if (db == nullptr) return;
   const std::vector<std::string> gpus = db->gpus();
   std::string names;
   for (const std::string& g : gpus) names += (names.empty() ? "'" : ", '") + g + "'";
+  const SourceLocation top{db->file, 1, 1};
   if (gpu.empty() && gpus.size() > 1) {
-    errors.push_back({SourceLocation{db->file, 1, 1}, "the tuning database holds entries for several GPUs (" + names +
-                                                          "); name the target with --tuning-gpu (CMake: TUNING_GPU)"});
-  } else if (!gpu.empty() && !gpus.empty() && std::find(gpus.begin(), gpus.end(), gpu) == gpus.end()) {
-    notes.push_back({SourceLocation{db->file, 1, 1}, "no entry is for GPU '" + gpu + "' (the entries are for " + names +
-                                                         "); every kernel keeps its default schedule"});
+    throw UsageError({{top, "the tuning database holds entries for several GPUs (" + names +
+                                "); name the target with --tuning-gpu (CMake: TUNING_GPU)"}});
   }
+  if (gpu.empty() || std::find(gpus.begin(), gpus.end(), gpu) != gpus.end()) return;
+  const std::string holds = gpus.empty() ? "which holds no entry" : "whose entries are for " + names;
+  if (!allow_untuned) {
+    throw UsageError({{top, "--tuning-gpu '" + gpu + "' (CMake: TUNING_GPU) matches no entry of the tuning database, " +
+                                holds + "; " + (gpus.empty() ? "" : "name one of those GPUs, or ") +
+                                "pass --allow-untuned (CMake: ALLOW_UNTUNED) to build with the default rule's "
+                                "schedules"}});
+  }
+  notes.push_back({top, "no entry is for GPU '" + gpu + "' (the tuning database, " + holds +
+                            "); with --allow-untuned every kernel keeps the default rule's schedule"});
 }
 
 std::optional<LookedUpSchedule> TuningSelection::find(const Workload& wl, const std::string& kernel,

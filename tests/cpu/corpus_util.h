@@ -7,9 +7,14 @@
 // one line per diagnostic, in the order the generator reports them. <file> is
 // the file's own name; line and column must match exactly; the message must
 // contain <text>, where " ... " stands for any text in between (a path that
-// depends on where the checkout lies, say). A comment line starting with
-// "# KNOWN GENERATOR BUG" below the expectations explains a failure that is
-// the generator's, not the test's.
+// depends on where the checkout lies, say). Below the expectations, a file
+// may state how it is run:
+//
+//   # tuning-gpu: <name>   (tests/bad_tuning: passed as --tuning-gpu)
+//   # exit: <status>       (the CLI's exit status; default 1, invalid input)
+//
+// A comment line starting with "# KNOWN GENERATOR BUG" below those explains
+// a failure that is the generator's, not the test's.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -34,6 +39,8 @@ struct Expectation {
 struct CorpusFile {
   fs::path path;
   std::vector<Expectation> expected;
+  std::string tuning_gpu;    // "# tuning-gpu:", if any
+  int exit_code = 1;         // "# exit:", else invalid input
   std::string known_bug;     // the "# KNOWN GENERATOR BUG" note, if any
   std::string format_error;  // a malformed expectation line
 };
@@ -50,16 +57,22 @@ inline std::vector<std::string> split_parts(const std::string& text) {
 
 inline CorpusFile load_corpus_file(const fs::path& path) {
   static const std::regex kExpect(R"(^# expect: ([^:]+):([0-9]+):([0-9]+): error: (.+)$)");
+  static const std::regex kExit(R"(^# exit: ([0-9]+)$)");
+  const std::string kTuningGpu = "# tuning-gpu: ";
   CorpusFile f;
   f.path = path;
   for (const std::string& line : split_lines(read_file(path))) {
+    std::smatch m;
     if (line.rfind("# expect:", 0) == 0) {
-      std::smatch m;
       if (!std::regex_match(line, m, kExpect)) {
         f.format_error = "malformed expectation: " + line;
         continue;
       }
       f.expected.push_back({m[1], std::stoi(m[2]), std::stoi(m[3]), split_parts(m[4]), m[4]});
+    } else if (line.rfind(kTuningGpu, 0) == 0) {
+      f.tuning_gpu = line.substr(kTuningGpu.size());
+    } else if (std::regex_match(line, m, kExit)) {
+      f.exit_code = std::stoi(m[1]);
     } else {
       if (line.rfind("# KNOWN GENERATOR BUG", 0) == 0) f.known_bug = line.substr(2);
       break;

@@ -6,8 +6,10 @@
 // entries name, twice: through the library (parse_tuning_file, then
 // plan_library with the current fingerprints must throw InputError with
 // exactly those diagnostics) and through the CLI (`convgen list` and
-// `convgen generate` with --tuning must exit 1, print them on stderr with the
-// database's path, print nothing on stdout and write nothing).
+// `convgen generate` with --tuning must exit 1, or the status the file
+// states, print them on stderr with the database's path, print nothing on
+// stdout and write nothing). A file may name the GPU to apply
+// ("# tuning-gpu:", corpus_util.h).
 //
 // A database over the 1 MiB limit is made here rather than committed.
 #include <gtest/gtest.h>
@@ -28,13 +30,14 @@ const std::string kSeedsSpec = std::string(CONVGEN_SOURCE_DIR) + "/specs/seeds.y
 std::vector<fs::path> bad_tuning_paths() { return corpus_paths(CONVGEN_BAD_TUNING_DIR); }
 
 // What the library reports for a database applied to the seeds spec.
-std::vector<Diagnostic> library_diagnostics(const fs::path& path, bool* threw) {
+std::vector<Diagnostic> library_diagnostics(const fs::path& path, const std::string& gpu, bool* threw) {
   *threw = false;
   const Spec seeds = parse_spec_file(kSeedsSpec);  // valid: any error below is the database's
   try {
     const TuningDb db = parse_tuning_file(path.string());
     TuningSelection selection;
     selection.db = &db;
+    selection.gpu = gpu;
     for (const auto& [file, text] : Templates::load(CONVGEN_TEMPLATE_DIR).kernels) {
       selection.fingerprints[file] = tuning_fingerprint(text);
     }
@@ -64,9 +67,11 @@ class BadTuning : public ::testing::TestWithParam<fs::path> {
   // corpus directory (so that the CLI names the database as the
   // expectations do).
   CommandResult convgen(const std::string& subcommand, const TempDir& tmp) const {
+    const std::string gpu = file_.tuning_gpu.empty() ? "" : " --tuning-gpu " + quote(file_.tuning_gpu);
     return run_command("cd " + quote(GetParam().parent_path().string()) + " && " + quote(CONVGEN_CLI) + " " +
                            subcommand + " " + quote(kSeedsSpec) + " --tuning " +
-                           quote(GetParam().filename().string()) + " --templates " + quote(CONVGEN_TEMPLATE_DIR),
+                           quote(GetParam().filename().string()) + gpu + " --templates " +
+                           quote(CONVGEN_TEMPLATE_DIR),
                        tmp.path());
   }
   CorpusFile file_;
@@ -75,7 +80,7 @@ class BadTuning : public ::testing::TestWithParam<fs::path> {
 TEST_P(BadTuning, LibraryThrowsSpecErrorWithTheExpectedDiagnostics) {
   SCOPED_TRACE(GetParam().string() + trace());
   bool threw = false;
-  const std::vector<Diagnostic> got = library_diagnostics(GetParam(), &threw);
+  const std::vector<Diagnostic> got = library_diagnostics(GetParam(), file_.tuning_gpu, &threw);
   ASSERT_TRUE(threw) << "parse_tuning_file + plan_library accepted a bad tuning database";
   check_library_diagnostics(file_, got);
 }
@@ -84,7 +89,7 @@ TEST_P(BadTuning, ListFailsAndPrintsTheDiagnostics) {
   SCOPED_TRACE(GetParam().string() + trace());
   TempDir tmp;
   const CommandResult r = convgen("list", tmp);
-  EXPECT_EQ(r.exit_code, 1) << "stderr:\n" << r.err;  // invalid input, not a usage error
+  EXPECT_EQ(r.exit_code, file_.exit_code) << "stderr:\n" << r.err;  // invalid input, unless the file says otherwise
   EXPECT_EQ(r.out, "") << "a failed run printed on stdout";
   check_cli_diagnostics(file_, r.err);
 }
@@ -94,7 +99,7 @@ TEST_P(BadTuning, GenerateFailsAndWritesNothing) {
   TempDir tmp;
   const fs::path out = tmp / "out";
   const CommandResult r = convgen("generate --out " + quote(out.string()), tmp);
-  EXPECT_EQ(r.exit_code, 1) << "stderr:\n" << r.err;
+  EXPECT_EQ(r.exit_code, file_.exit_code) << "stderr:\n" << r.err;
   EXPECT_EQ(r.out, "") << "a failed run printed on stdout";
   EXPECT_FALSE(fs::exists(out)) << "a failed run created the output directory";
 }

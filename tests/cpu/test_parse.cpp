@@ -428,5 +428,23 @@ workloads:
   EXPECT_EQ(errors[1].str(), spec.skipped[1].str());
 }
 
+// An invalid value in `defaults` is the spec's error, not a workload's: one
+// diagnostic at its own line, and the spec fails even where invalid
+// workloads are skipped (else every workload would be skipped for it).
+TEST(Parse, AnInvalidDefaultFailsTheSpecOnceInEitherMode) {
+  const std::string text = R"(library: lib
+defaults: {filter: 13, padding: same}
+workloads:
+  - {n: 1, c: 8, h: 16, w: 16}
+  - {n: 1, c: 16, h: 16, w: 16}
+  - {n: 1, c: 32, h: 16, w: 16, filter: 3}
+)";
+  for (const OnInvalidWorkload mode : {OnInvalidWorkload::kFail, OnInvalidWorkload::kSkip}) {
+    const std::vector<Diagnostic> errors = spec_errors([&] { parse_spec_text(text, "d.yaml", mode); });
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_EQ(errors[0].str(), "d.yaml:2:20: error: 'filter' must be an integer from 1 to 11, got 13");
+  }
+}
+
 }  // namespace
 }  // namespace convgen_test

@@ -103,9 +103,26 @@ TEST(Render, ShippedSpecsRenderCompletely) {
                 std::string::npos);
     }
     EXPECT_NE(files[0].text.find("namespace " + lib.name + " {"), std::string::npos);
-    EXPECT_NE(files[0].text.find("(" + std::to_string(lib.kernels.size()) + " specialized kernels)"),
-              std::string::npos);
   }
+}
+
+// The header depends on the library's name, its spec files and the
+// operators, never on its kernels: adding a shape rewrites the new kernel's
+// file and the registry, and no file that includes the header recompiles
+// (tests/flow/add_shape.sh checks the build).
+TEST(Render, AddingAShapeLeavesTheHeaderAsItIs) {
+  const std::string spec = "library: grows\nworkloads:\n  - {n: 1, c: 32, h: 16, w: 16, filter: 3, padding: same}\n";
+  const std::string more = spec + "  - {n: 4, c: 64, h: 8, w: 8, filter: 3, padding: same}\n" +
+                           "  - {op: conv2d, n: 1, c: 8, c_out: 16, h: 8, w: 8, filter: 3, padding: same}\n";
+  const Templates t = Templates::load(CONVGEN_TEMPLATE_DIR);
+  const std::vector<OutputFile> before = render_library(t, plan_library({parse(spec, "grows.yaml")}, ""));
+  const std::vector<OutputFile> after = render_library(t, plan_library({parse(more, "grows.yaml")}, ""));
+  ASSERT_EQ(before.size() + 2, after.size());
+  ASSERT_EQ(before[0].path, "grows.h");
+  ASSERT_EQ(after[0].path, "grows.h");
+  EXPECT_EQ(before[0].text, after[0].text);
+  ASSERT_EQ(after[1].path, "grows_registry.cu");
+  EXPECT_NE(before[1].text, after[1].text);
 }
 
 TEST(Render, KernelCarriesThePlanNumbers) {

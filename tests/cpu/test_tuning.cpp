@@ -320,11 +320,12 @@ struct Tuned {
 
 // Plans kSpec (or `spec`) with the database `text` and the current fingerprints.
 Tuned plan_with(const std::string& text, const std::string& gpu = "", const std::string& spec = kSpec,
-                OnInvalidWorkload on_invalid = OnInvalidWorkload::kFail) {
+                OnInvalidWorkload on_invalid = OnInvalidWorkload::kFail, bool allow_untuned = false) {
   Tuned t;
   t.db = parse_tuning_text(text, "tuning.yaml");
   t.selection.db = &t.db;
   t.selection.gpu = gpu;
+  t.selection.allow_untuned = allow_untuned;
   t.selection.fingerprints = current_fingerprints();
   t.lib = plan_library({parse(spec, "spec.yaml")}, "", {}, on_invalid, &t.selection);
   return t;
@@ -415,6 +416,7 @@ TEST(TuningApply, SeveralGpusNeedOneNamed) {
   EXPECT_EQ(errors[0].where.str(), "tuning.yaml:1:1");
   EXPECT_NE(errors[0].message.find("--tuning-gpu"), std::string::npos) << errors[0].message;
   EXPECT_NE(errors[0].message.find("'GPU A', 'GPU B'"), std::string::npos) << errors[0].message;
+  EXPECT_THROW(plan_with(text), UsageError);  // the arguments' fault: the CLI's exit 2
 
   // Named, each GPU gets its own entry.
   const Tuned a = plan_with(text, "GPU A");
@@ -426,15 +428,36 @@ TEST(TuningApply, SeveralGpusNeedOneNamed) {
   EXPECT_EQ(kernel_named(b.lib, kTunedKernel).tuned_gpu, "GPU B");
 }
 
-// A GPU the database has no entry for: a note, and every kernel keeps its
-// default schedule (a build for a new GPU still works).
-TEST(TuningApply, AGpuWithoutEntriesKeepsTheDefaults) {
-  const Tuned t = plan_with(current_db(), "Another GPU");
-  for (const KernelPlan& k : t.lib.kernels) EXPECT_NE(k.origin, ScheduleOrigin::kTuned) << k.name;
+// A GPU the database has no entry for is a usage error naming the GPUs it
+// holds: a misspelt name must not silently build untuned kernels.
+TEST(TuningApply, AGpuWithoutEntriesIsAnError) {
+  const std::vector<Diagnostic> errors = spec_errors([&] { plan_with(current_db(), "Another GPU"); });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].str(), "tuning.yaml:1:1: error: --tuning-gpu 'Another GPU' (CMake: TUNING_GPU) matches no "
+                             "entry of the tuning database, whose entries are for 'Test GPU'; name one of those GPUs, "
+                             "or pass --allow-untuned (CMake: ALLOW_UNTUNED) to build with the default rule's "
+                             "schedules");
+  EXPECT_THROW(plan_with(current_db(), "Another GPU"), UsageError);
+}
+
+// With allow_untuned (--allow-untuned) it is a note, and every kernel keeps
+// its default schedule (a build for a new GPU still works).
+TEST(TuningApply, AGpuWithoutEntriesKeepsTheDefaultsWhereUntunedIsAllowed) {
+  const Tuned t = plan_with(current_db(), "Another GPU", kSpec, OnInvalidWorkload::kFail, /*allow_untuned=*/true);
+  const LibraryPlan plain = plan_library({parse(kSpec, "spec.yaml")}, "");
+  ASSERT_EQ(t.lib.kernels.size(), plain.kernels.size());
+  for (size_t i = 0; i < t.lib.kernels.size(); ++i) {
+    EXPECT_NE(t.lib.kernels[i].origin, ScheduleOrigin::kTuned) << t.lib.kernels[i].name;
+    EXPECT_EQ(t.lib.kernels[i].schedule, plain.kernels[i].schedule) << t.lib.kernels[i].name;
+  }
   ASSERT_EQ(t.lib.tuning_notes.size(), 1u);
   EXPECT_EQ(t.lib.tuning_notes[0].where.str(), "tuning.yaml:1:1");
   EXPECT_NE(t.lib.tuning_notes[0].message.find("'Another GPU'"), std::string::npos) << t.lib.tuning_notes[0].message;
   EXPECT_NE(t.lib.tuning_notes[0].message.find("'Test GPU'"), std::string::npos) << t.lib.tuning_notes[0].message;
+  // A GPU the database holds is applied as ever.
+  const Tuned held = plan_with(current_db(), kGpu, kSpec, OnInvalidWorkload::kFail, /*allow_untuned=*/true);
+  EXPECT_EQ(kernel_named(held.lib, kTunedKernel).origin, ScheduleOrigin::kTuned);
+  EXPECT_TRUE(held.lib.tuning_notes.empty());
 }
 
 // An entry whose schedule does not fit its workload (a database edited by
@@ -597,7 +620,7 @@ TEST_F(TuningCli, GpuSelectionErrorsAndUsage) {
   write_file(tmp_ / "two.yaml", db_text({{kTunedKernel, kTunedSchedule, "GPU A", fp},
                                          {kTunedKernel, kTunedSchedule, "GPU B", fp}}));
   const CommandResult two = convgen("list spec.yaml --tuning two.yaml");
-  EXPECT_EQ(two.exit_code, 1);
+  EXPECT_EQ(two.exit_code, 2);
   EXPECT_EQ(two.out, "");
   EXPECT_NE(two.err.find("two.yaml:1:1: error: the tuning database holds entries for several GPUs"), std::string::npos)
       << two.err;
@@ -605,10 +628,26 @@ TEST_F(TuningCli, GpuSelectionErrorsAndUsage) {
   const CommandResult named = convgen("list spec.yaml --tuning two.yaml --tuning-gpu 'GPU B' --format csv");
   EXPECT_EQ(named.exit_code, 0) << named.err;
   EXPECT_NE(named.out.find("\"GPU B\""), std::string::npos) << named.out;
-  // --tuning-gpu alone names the GPU of no database.
+  // A GPU the database holds nothing for: a usage error naming those it
+  // holds, unless --allow-untuned, where it is a note and the run goes on.
+  const CommandResult unmatched = convgen("list spec.yaml --tuning two.yaml --tuning-gpu 'GPU C'");
+  EXPECT_EQ(unmatched.exit_code, 2);
+  EXPECT_EQ(unmatched.out, "");
+  EXPECT_EQ(unmatched.err, "two.yaml:1:1: error: --tuning-gpu 'GPU C' (CMake: TUNING_GPU) matches no entry of the "
+                           "tuning database, whose entries are for 'GPU A', 'GPU B'; name one of those GPUs, or pass "
+                           "--allow-untuned (CMake: ALLOW_UNTUNED) to build with the default rule's schedules\n");
+  const CommandResult untuned =
+      convgen("list spec.yaml --tuning two.yaml --tuning-gpu 'GPU C' --allow-untuned --format csv");
+  EXPECT_EQ(untuned.exit_code, 0) << untuned.err;
+  EXPECT_NE(untuned.err.find("two.yaml:1:1: note: no entry is for GPU 'GPU C'"), std::string::npos) << untuned.err;
+  EXPECT_EQ(untuned.out.find(",tuned,"), std::string::npos) << untuned.out;
+  // --tuning-gpu or --allow-untuned alone names the GPU of no database.
   const CommandResult alone = convgen("list spec.yaml --tuning-gpu 'GPU B'");
-  EXPECT_EQ(alone.exit_code, 1);
+  EXPECT_EQ(alone.exit_code, 2);
   EXPECT_NE(alone.err.find("give the database with --tuning"), std::string::npos) << alone.err;
+  const CommandResult allow_alone = convgen("list spec.yaml --allow-untuned");
+  EXPECT_EQ(allow_alone.exit_code, 2);
+  EXPECT_NE(allow_alone.err.find("give the database with --tuning"), std::string::npos) << allow_alone.err;
   // A database path that is no file is a usage error, as a spec's is.
   const CommandResult missing = convgen("list spec.yaml --tuning no_such.yaml");
   EXPECT_EQ(missing.exit_code, 2);

@@ -6,10 +6,13 @@
 # Copies examples/consumer to SCRATCH_DIR, configures it against SOURCE_DIR
 # (add_subdirectory; HOST_CONVGEN, an already built generator, answers the
 # configure-time queries so no second copy is built), builds it and runs it.
-# Then it appends a workload to the spec, builds again and checks that
+# Then it appends a workload to the spec, builds again, prints what Ninja
+# rebuilt and checks that
 #   - the generator ran again,
-#   - it wrote exactly the new kernel's .cu, the registry and the header,
+#   - it wrote exactly the new kernel's .cu and the registry: the header,
+#     which names no kernel, keeps its mtime,
 #   - the new kernel and the registry compiled, and no other kernel did,
+#   - the consumer's own main.cpp (which includes the header) did not,
 # and that a third build does nothing. SCRATCH_DIR is removed at the end
 # (kept when CONVGEN_KEEP_SCRATCH=1). Exit 77: skipped (no Ninja).
 set -u
@@ -43,6 +46,7 @@ app=$scratch/consumer
 build=$scratch/build
 gen=$build/my_layers.convgen
 objs=$build/CMakeFiles/my_layers.dir/my_layers.convgen
+main_obj=$build/CMakeFiles/consumer.dir/main.cpp.o
 t_start=$SECONDS
 
 # ---- 1. configure, build and run the consumer
@@ -66,6 +70,8 @@ sed 's/^/  | /' "$scratch/run.log"
 
 snapshot "$gen" '*' >"$scratch/gen.before"
 snapshot "$objs" '*.o' >"$scratch/obj.before"
+[[ -f "$main_obj" ]] || fail "no object of the consumer's main.cpp at $main_obj"
+main_before=$(find "$main_obj" -printf '%T@')
 n_kernels=$(grep -c '^dw_.*\.cu ' "$scratch/gen.before")
 [[ $n_kernels -ge 2 ]] || fail "expected the spec's kernels in $gen, found $n_kernels"
 
@@ -82,6 +88,7 @@ logged "$scratch/build2.log" "$cmake" --build "$build" -- -d explain
 t_build2=$((SECONDS - t0))
 snapshot "$gen" '*' >"$scratch/gen.after"
 snapshot "$objs" '*.o' >"$scratch/obj.after"
+main_after=$(find "$main_obj" -printf '%T@')
 
 grep -q "convgen: generating my_layers" "$scratch/build2.log" ||
   fail "the generator did not run after the spec changed (no 'convgen: generating my_layers' in the build output)"
@@ -94,8 +101,8 @@ echo "second build (${t_build2}s):"
 echo "  generator ran:    $(grep -m1 -o 'convgen: library my_layers: .*' "$scratch/build2.log" || echo '(no summary line)')"
 echo "  files written:    $(echo $written)   (new, or mtime changed)"
 echo "  my_layers objects compiled: $(echo $recompiled)"
-echo "  build steps:"
-grep -E '^\[[0-9]+/[0-9]+\]' "$scratch/build2.log" | sed 's/^/    /'
+echo "  what ninja rebuilt, step by step:"
+grep -E '^\[[0-9]+/[0-9]+\]' "$scratch/build2.log" | sed -e "s|$scratch/||g" -e 's/^/    /'
 echo "  why the generator ran (ninja -d explain):"
 grep -E '^ninja explain: .*older than most recent input' "$scratch/build2.log" | sed -e "s|$scratch/||g" \
   -e 's/ ([0-9]* vs [0-9]*)$//' -e 's/^/    /'
@@ -104,16 +111,17 @@ grep -E '^ninja explain: .*older than most recent input' "$scratch/build2.log" |
 [[ $(echo "$new_files" | grep -c .) -eq 1 && "$new_files" == dw_*.cu ]] ||
   fail "expected exactly one new kernel .cu in $gen, got: '$(echo $new_files)'"
 new_kernel=${new_files%.cu}
-expected=$(printf '%s\n' "$new_kernel.cu" my_layers.h my_layers_registry.cu | sort)
+expected=$(printf '%s\n' "$new_kernel.cu" my_layers_registry.cu | sort)
 [[ "$written" == "$expected" ]] ||
-  fail "the build should have written exactly: $(echo $expected)
+  fail "the build should have written exactly: $(echo $expected) (the header names no kernel: untouched)
   new or rewritten: $(echo $written)"
+[[ "$main_after" == "$main_before" ]] || fail "the consumer's main.cpp was recompiled ($main_obj changed)"
 echo "$recompiled" | grep -qx "$new_kernel.cu.o" || fail "the new kernel $new_kernel.cu was not compiled"
 echo "$recompiled" | grep -qx "my_layers_registry.cu.o" || fail "the registry was not recompiled"
 old_recompiled=$(echo "$recompiled" | grep '^dw_' | grep -vx "$new_kernel.cu.o")
 [[ -z "$old_recompiled" ]] || fail "untouched kernels were recompiled: $(echo $old_recompiled)"
 n_other=$(grep -c '^dw_.*\.o ' "$scratch/obj.before")
-echo "  ok: 1 new kernel and the registry compiled; the $n_other other kernel object(s) untouched"
+echo "  ok: 1 new kernel and the registry compiled; the header, main.cpp.o and the $n_other other kernel object(s) untouched"
 
 # ---- 3. nothing to do
 t0=$SECONDS

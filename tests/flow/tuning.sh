@@ -4,7 +4,7 @@
 #
 #   tuning.sh SOURCE_DIR SCRATCH_DIR CMAKE NINJA CUDA_COMPILER CXX_COMPILER CONVGEN
 #
-# Checks that TUNING_GPU without TUNING stops the configure. Then copies
+# Checks that TUNING_GPU or ALLOW_UNTUNED without TUNING stops the configure. Then copies
 # tests/flow/tuning_consumer to SCRATCH_DIR (three kernels; a database that
 # tunes two of them on the H100 and one on an A100), makes the database's
 # fingerprints current (read from the generator's stale notes), configures it
@@ -17,7 +17,10 @@
 #   - CMake re-configured and the generator ran again,
 #   - it rewrote that kernel's .cu and no other kernel's,
 #   - that kernel compiled and no other kernel did,
-# and that a third build does nothing. SCRATCH_DIR is removed at the end
+# and that a third build does nothing. Last, it names a GPU the database
+# holds no entry for: the configure stops, naming the GPUs it holds; with
+# ALLOW_UNTUNED it goes on (a note) and every kernel gets the default rule's
+# schedule. SCRATCH_DIR is removed at the end
 # (kept when CONVGEN_KEEP_SCRATCH=1). Exit 77: skipped (no Ninja).
 set -u
 export LC_ALL=C
@@ -70,23 +73,25 @@ untuned=dw_f32_nchw_n1_c8_h16_w16_k3x3_s1_p1_m1  # no entry: the default rule
 list_args=("$app/tuned_layers.yaml" --templates "$src/templates" --tuning "$db" --tuning-gpu "$h100")
 t_start=$SECONDS
 
-# ---- 0. TUNING_GPU without TUNING is an error (script mode: nothing to compile)
-cat >"$scratch/no_db.cmake" <<EOF
-set(CONVGEN_EXECUTABLE convgen)
-set(CONVGEN_QUERY_EXECUTABLE convgen)
-set(CONVGEN_TEMPLATE_DIR "$src/templates")
-include("$src/cmake/Convgen.cmake")
-convgen_add_library(no_db SPECS "$app/tuned_layers.yaml" TUNING_GPU "$h100")
-EOF
-if "$cmake" -P "$scratch/no_db.cmake" >"$scratch/no_db.log" 2>&1; then
-  fail "convgen_add_library accepted TUNING_GPU without TUNING"
-fi
-# CMake wraps the message: join its lines.
-no_db_message=$(tr -s ' \n' '  ' <"$scratch/no_db.log" | grep -o 'convgen_add_library(no_db): [^<]*<db.yaml>')
-[[ "$no_db_message" == *"TUNING_GPU "*"give the database with TUNING <db.yaml>" ]] ||
-  fail "TUNING_GPU without TUNING failed without saying why:
+# ---- 0. TUNING_GPU or ALLOW_UNTUNED without TUNING is an error (script
+# mode: nothing to compile)
+needs_tuning() {  # needs_tuning ARGS...: convgen_add_library(no_db SPECS ... ARGS) must fail, saying why
+  printf '%s\n' "set(CONVGEN_EXECUTABLE convgen)" "set(CONVGEN_QUERY_EXECUTABLE convgen)" \
+    "set(CONVGEN_TEMPLATE_DIR \"$src/templates\")" "include(\"$src/cmake/Convgen.cmake\")" \
+    "convgen_add_library(no_db SPECS \"$app/tuned_layers.yaml\" $*)" >"$scratch/no_db.cmake"
+  if "$cmake" -P "$scratch/no_db.cmake" >"$scratch/no_db.log" 2>&1; then
+    fail "convgen_add_library accepted $1 without TUNING"
+  fi
+  # CMake wraps the message: join its lines.
+  local message
+  message=$(tr -s ' \n' '  ' <"$scratch/no_db.log" | grep -o 'convgen_add_library(no_db): [^<]*<db.yaml>')
+  [[ "$message" == *"$1 "*"give the database with TUNING <db.yaml>" ]] ||
+    fail "$1 without TUNING failed without saying why:
 $(cat "$scratch/no_db.log")"
-echo "TUNING_GPU without TUNING: $no_db_message"
+  echo "$1 without TUNING: $message"
+}
+needs_tuning TUNING_GPU "\"$h100\""
+needs_tuning ALLOW_UNTUNED
 
 # ---- 1. make the database current: its placeholder fingerprints are stale,
 # and the generator's notes say which fingerprint its rows template has.
@@ -202,5 +207,30 @@ fi
 [[ -z "$(changed "$scratch/gen.after" "$scratch/gen.third")$(changed "$scratch/obj.after" "$scratch/obj.third")" ]] ||
   fail "a third build with nothing changed touched files"
 echo "third build (${t_build3}s): ninja: no work to do"
+
+# ---- 5. a GPU the database holds no entry for
+t4="Tesla T4"
+echo
+if "$cmake" -S "$app" -B "$build" "-DTUNED_GPU=$t4" >"$scratch/unmatched.log" 2>&1; then
+  fail "the configure accepted TUNING_GPU \"$t4\", which the database holds no entry for"
+fi
+unmatched_message=$(tr -s ' \n' '  ' <"$scratch/unmatched.log" | grep -o "convgen_add_library(tuned_layers): .*schedules")
+held="'NVIDIA A100-SXM4-80GB', 'NVIDIA H100 80GB HBM3'"
+[[ "$unmatched_message" == *"--tuning-gpu '$t4' (CMake: TUNING_GPU) matches no entry"*"entries are for $held;"*"ALLOW_UNTUNED"* ]] ||
+  fail "TUNING_GPU \"$t4\" failed without naming the GPUs the database holds:
+$(cat "$scratch/unmatched.log")"
+echo "TUNING_GPU \"$t4\" stops the configure: $unmatched_message"
+logged "$scratch/untuned.log" "$cmake" -S "$app" -B "$build" -DTUNED_ALLOW_UNTUNED=ON
+grep -q "note: no entry is for GPU '$t4'" "$scratch/untuned.log" ||
+  fail "with ALLOW_UNTUNED the configure should note that no entry is for $t4:
+$(cat "$scratch/untuned.log")"
+# The build-time generator gets the flag too: run it alone.
+logged "$scratch/untuned_build.log" "$ninja" -C "$build" tuned_layers.convgen/tuned_layers_registry.cu
+for kernel in "$tuned_a" "$retuned" "$untuned"; do
+  header=$(grep -m1 '^// Schedule (' "$gen/$kernel.cu")
+  [[ "$header" == "// Schedule (the default rule): "* ]] ||
+    fail "with ALLOW_UNTUNED for $t4, $kernel.cu should have the default rule's schedule; its header says: $header"
+done
+echo "with ALLOW_UNTUNED: a note, and the 3 kernels generated with the default rule's schedules"
 echo
 echo "PASS: cmake_flow_tuning in $((SECONDS - t_start))s"

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """tools/spec_from_model.py on ONNX models built here with onnx.helper (no GPU,
 no torch): what it serves, what it folds, what it leaves out and why, that its
-output is the same on every run, and that convgen accepts the spec it writes.
+output is the same on every run, that convgen accepts the spec it writes, and
+that a model it serves nothing of is an error that writes nothing.
 
   test_spec_from_model.py CONVGEN    (exits 77, skipped, where onnx is missing)
 """
@@ -69,11 +70,13 @@ class SpecFromOnnx(unittest.TestCase):
         onnx.save(m, path)
         return path
 
+    def run_tool(self, m, out, *extra):
+        return subprocess.run([sys.executable, os.path.join(HERE, "..", "..", "tools", "spec_from_model.py"),
+                               self.write(m), "--out", out, "--library", "net", *extra], capture_output=True, text=True)
+
     def spec(self, m, *extra):
-        path = self.write(m)
         out = os.path.join(self.tmp.name, "spec.yaml")
-        proc = subprocess.run([sys.executable, os.path.join(HERE, "..", "..", "tools", "spec_from_model.py"), path,
-                               "--out", out, "--library", "net", *extra], capture_output=True, text=True)
+        proc = self.run_tool(m, out, *extra)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         with open(out) as f:
             return f.read(), proc.stderr, out
@@ -113,16 +116,58 @@ class SpecFromOnnx(unittest.TestCase):
             "padding: [2, 2, 2, 2], epilogue: bias, activation: hardswish}"])
 
     def test_left_out_with_reasons(self):
-        grouped, gi = conv_node("grouped", "x", 8, 8, 3, groups=2)
-        text, err, _ = self.spec(model([grouped], gi, [1, 8, 8, 8], "grouped_y"))
-        self.assertEqual(self.workloads(text), [])
+        served, si = conv_node("served", "x", 8, 8, 3)
+        grouped, gi = conv_node("grouped", "served_y", 8, 8, 3, groups=2)
+        text, err, _ = self.spec(model([served, grouped], si + gi, [1, 8, 8, 8], "grouped_y"))
+        self.assertEqual(len(self.workloads(text)), 1)
         self.assertIn("grouped: grouped convolution (groups=2 of 8 channels", text)
         self.assertIn("left out grouped: grouped convolution", err)
+
+    def assert_nothing_written(self, proc, out):
+        self.assertEqual(proc.returncode, 3, proc.stderr)
+        self.assertEqual(proc.stdout, "")
+        self.assertFalse(os.path.exists(out), "a spec was written though no layer is served")
+        self.assertEqual(sorted(os.listdir(self.tmp.name)), ["m.onnx"], "a temporary file was left behind")
+        self.assertNotIn("Traceback", proc.stderr)
+
+    def test_no_convolution_is_an_error_naming_the_layers_and_writes_nothing(self):
+        w = numpy_helper.from_array(np.zeros((16, 8), np.float32), "fc_w")
+        fc = helper.make_node("MatMul", ["x", "fc_w"], ["fc_y"], name="fc")
+        relu = helper.make_node("Relu", ["fc_y"], ["y"], name="relu")
+        out = os.path.join(self.tmp.name, "spec.yaml")
+        proc = self.run_tool(model([fc, relu], [w], [1, 16], "y"), out)
+        self.assert_nothing_written(proc, out)
+        self.assertEqual(proc.stderr.splitlines(), [
+            f"spec_from_model: error: no layer of {self.tmp.name}/m.onnx is served, so no spec is written: it has "
+            "no 2-D convolution, and convolutions are all that convgen serves.",
+            "spec_from_model: its 2 layers:",
+            "spec_from_model:   fc: MatMul [1, 16] -> [1, 8]",
+            "spec_from_model:   relu: Relu [1, 8] -> [1, 8]"])
+
+    def test_no_convolution_served_names_each_reason(self):
         half, hi = conv_node("half", "x", 8, 8, 3)
         for init in hi:
             init.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(init).astype(np.float16), init.name))
-        text, _, _ = self.spec(model([half], hi, [1, 8, 8, 8], "half_y", TensorProto.FLOAT16))
-        self.assertIn("half: dtype float16 (convgen serves float32)", text)
+        relu = helper.make_node("Relu", ["half_y"], ["y"], name="relu")
+        out = os.path.join(self.tmp.name, "spec.yaml")
+        proc = self.run_tool(model([half, relu], hi, [1, 8, 8, 8], "y", TensorProto.FLOAT16), out)
+        self.assert_nothing_written(proc, out)
+        self.assertIn("so no spec is written: convgen serves none of its 1 convolution.\n", proc.stderr)
+        self.assertIn("  half: Conv [1, 8, 8, 8] -> [1, 8, 8, 8]: left out: dtype float16 (convgen serves float32)\n",
+                      proc.stderr)
+        self.assertIn("  relu: Relu [1, 8, 8, 8] -> [1, 8, 8, 8]", proc.stderr)
+
+    def test_a_long_list_of_layers_is_cut_short_with_their_kinds(self):
+        nodes = [helper.make_node("Relu", ["x"], ["r0"], name="r0")]
+        for i in range(1, 15):
+            nodes.append(helper.make_node("Relu" if i % 2 else "Sigmoid", [f"r{i - 1}"], [f"r{i}"], name=f"r{i}"))
+        out = os.path.join(self.tmp.name, "spec.yaml")
+        proc = self.run_tool(model(nodes, [], [1, 4], "r14"), out)
+        self.assert_nothing_written(proc, out)
+        self.assertIn("its 15 layers:", proc.stderr)
+        self.assertIn("  r11: Relu [1, 4] -> [1, 4]\n", proc.stderr)
+        self.assertNotIn("r12:", proc.stderr)
+        self.assertTrue(proc.stderr.endswith("  ... and 3 more: 2 Sigmoid, 1 Relu\n"), proc.stderr)
 
     def test_nothing_folds_into_a_convolution_whose_output_is_read_twice(self):
         c1, i1 = conv_node("c1", "x", 8, 8, 3)

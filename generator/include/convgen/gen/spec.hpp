@@ -43,6 +43,14 @@ class InputError : public std::runtime_error {
   std::vector<Diagnostic> diagnostics_;
 };
 
+// An InputError that the command's arguments cause, not the files they name
+// (a --tuning-gpu that the tuning database does not hold): the CLI's usage
+// error, exit 2.
+class UsageError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 // The limits the runtime shares (convgen/limits.h), and the epilogues and
 // activations, one table each (convgen/epilogue.h).
 using convgen::kMaxBatch;
@@ -110,7 +118,9 @@ struct Workload {
 
 // What to do with a workload that is invalid: fail the whole spec (the
 // default: a build must not silently lose a kernel), or leave it out and
-// report it (for randomized test draws, where rejections are counted).
+// report it (for randomized test draws, where rejections are counted). An
+// error outside the workloads, such as an invalid value in `defaults`,
+// fails the spec either way.
 enum class OnInvalidWorkload { kFail, kSkip };
 
 struct Spec {

@@ -79,10 +79,14 @@ std::string stale_entry_note(const TuningEntry& entry, const std::map<std::strin
 // The database as plan_library's schedule lookup: the database, the GPU
 // whose entries to use (empty: the database's only GPU) and the current
 // fingerprint of each template file. A kernel takes its entry for that GPU
-// when the entry is current (else a note says why not).
+// when the entry is current (else a note says why not). A GPU named that
+// the database holds no entry for is a UsageError (listing the GPUs it
+// holds), unless `allow_untuned`: then a note, and every kernel keeps the
+// default rule's schedule.
 struct TuningSelection : ScheduleLookup {
   const TuningDb* db = nullptr;
   std::string gpu;
+  bool allow_untuned = false;
   std::map<std::string, std::string> fingerprints;
 
   void check(std::vector<Diagnostic>& errors, std::vector<Diagnostic>& notes) const override;
