@@ -391,9 +391,10 @@ CLI::App* add_archs(CLI::App& app, Options& o) {
 }
 
 CLI::App* add_keys(CLI::App& app, Options&) {
-  return app.add_subcommand("keys",
-                            "Print the reference of every spec key as markdown (docs/spec.md holds it): each key's "
-                            "operator, the algorithm that reads it, type, values, default and whether it is required");
+  auto* cmd = app.add_subcommand("keys", "Print the reference of every spec key as markdown (docs/spec.md holds it)");
+  cmd->footer("Each key's operator, the algorithm that reads it, its type, values and default, and whether it is "
+              "required, from the declarations the parser reads.");
+  return cmd;
 }
 
 CLI::App* add_tune(CLI::App& app, Options& o) {
