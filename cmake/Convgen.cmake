@@ -1,7 +1,7 @@
 # convgen_add_library(<target> SPECS <spec.yaml>... [NAME <c_identifier>] [ARCHS <arch>...]
 #                     [SKIP_INVALID] [TUNING <db.yaml> [TUNING_GPU <gpu name>] [ALLOW_UNTUNED]])
 #
-# Generates specialized CUDA depthwise kernels from the specs at build time
+# Generates specialized CUDA convolution kernels from the specs at build time
 # and returns <target>, an ordinary static library. Link it and include
 # <name>.h; the library name comes from NAME, else from the specs' `library`
 # key. SKIP_INVALID leaves invalid workloads out (reported when configuring)

@@ -236,7 +236,128 @@ nlohmann::json knob_doc(const Knob& k) {
                         {"domain_size", k.domain().size()}, {"meaning", k.meaning}};
 }
 
+// ---------------------------------------------------------------------------
+// The reference of every spec key.
+
+// A markdown table; '|' inside a cell is escaped.
+std::string markdown_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
+  const auto line = [](const std::vector<std::string>& cells) {
+    std::string text = "|";
+    for (const std::string& cell : cells) {
+      std::string escaped;
+      for (char ch : cell) escaped += ch == '|' ? std::string("\\|") : std::string(1, ch);
+      text += " " + escaped + " |";
+    }
+    return text + "\n";
+  };
+  std::string t = line(header) + "|";
+  for (size_t i = 0; i < header.size(); ++i) t += "---|";
+  t += "\n";
+  for (const auto& row : rows) t += line(row);
+  return t;
+}
+
+std::string code(const std::string& key) { return "`" + key + "`"; }
+const char* yes_no(bool b) { return b ? "yes" : "no"; }
+constexpr const char* kNoDefault = "(none)";
+constexpr const char* kDefaultRule = "the default rule";
+constexpr const char* kEveryAlgorithm = "every algorithm";
+
+// The values an operator's own key takes: its range less the values it
+// refuses (conv2d's groups: 1), as runs "a..b" or single values.
+std::vector<int> accepted_values(const WorkloadKey& k) {
+  std::vector<int> values;
+  for (int v = k.lo; v <= k.hi; ++v) {
+    if (k.refuse == nullptr || k.refuse(v).empty()) values.push_back(v);
+  }
+  return values;
+}
+
+std::string runs(const std::vector<int>& values) {
+  std::string text;
+  for (size_t i = 0; i < values.size();) {
+    size_t j = i;
+    while (j + 1 < values.size() && values[j + 1] == values[j] + 1) ++j;
+    text += (text.empty() ? "" : ", ") + std::to_string(values[i]) +
+            (j > i ? ".." + std::to_string(values[j]) : std::string());
+    i = j + 1;
+  }
+  return text;
+}
+
+// An operator's own key's default: the Workload's field as a default
+// Workload holds it, or the one value a key that is only checked accepts.
+std::string workload_key_default(const WorkloadKey& k) {
+  if (k.required) return kNoDefault;
+  if (k.get != nullptr) {
+    const int v = k.get(Workload{});
+    return k.is_flag ? (v != 0 ? "true" : "false") : std::to_string(v);
+  }
+  const std::vector<int> values = accepted_values(k);
+  return values.size() == 1 ? std::to_string(values.front()) : kNoDefault;
+}
+
+std::vector<std::string> spec_key_row(const SpecKey& k, std::vector<std::string> between) {
+  std::vector<std::string> row = {code(k.key)};
+  row.insert(row.end(), between.begin(), between.end());
+  row.insert(row.end(), {k.type, k.values, k.default_value.empty() ? kNoDefault : k.default_value,
+                         yes_no(k.required), k.meaning});
+  return row;
+}
+
+std::string knob_type(const Knob& k) {
+  switch (k.kind) {
+    case Knob::Kind::kBool: return "boolean";
+    case Knob::Kind::kChoice: return "word";
+    case Knob::Kind::kInt: break;
+  }
+  return k.values.size() > 1 ? std::to_string(k.values.size()) + " integers" : "integer";
+}
+
+std::vector<std::string> knob_row(const Operator& op, const std::string& read_by, const Knob& k,
+                                  const std::string& default_value) {
+  return {code(k.key), op.name, read_by, knob_type(k), knob_values(k), default_value, yes_no(false), k.meaning};
+}
+
 }  // namespace
+
+std::string keys_markdown() {
+  std::string t = "### Top level\n\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const SpecKey& k : top_level_keys()) rows.push_back(spec_key_row(k, {}));
+  t += markdown_table({"key", "type", "values", "default", "required", "meaning"}, rows);
+
+  // Each shared key, then the operators' own keys that follow it.
+  t += "\n### A workload (and `defaults`)\n\n";
+  rows.clear();
+  for (const SpecKey& shared : shared_workload_keys()) {
+    rows.push_back(spec_key_row(shared, {"every operator", kEveryAlgorithm}));
+    for (const Operator* op : operators()) {
+      for (const WorkloadKey& k : op->workload_keys) {
+        if (k.after != shared.key) continue;
+        rows.push_back({code(k.key), op->name, kEveryAlgorithm, k.is_flag ? "boolean" : "integer",
+                        k.is_flag ? "true | false" : runs(accepted_values(k)), workload_key_default(k),
+                        yes_no(k.required), k.meaning});
+      }
+    }
+  }
+  t += markdown_table({"key", "operator", "read by", "type", "values", "default", "required", "meaning"}, rows);
+
+  t += "\n### A workload's `schedule`\n\n";
+  rows.clear();
+  for (const Operator* op : operators()) {
+    std::string names;
+    for (const Algorithm* a : op->algorithms) names += (names.empty() ? "" : " | ") + a->name;
+    rows.push_back({code("algorithm"), op->name, kEveryAlgorithm, "word", names, kDefaultRule, yes_no(false),
+                    "the algorithm; a schedule that sets knobs without it gets the one that has them all"});
+    for (const Knob& k : op->common_knobs) rows.push_back(knob_row(*op, kEveryAlgorithm, k, k.word(k.default_value)));
+    for (const Algorithm* a : op->algorithms) {
+      for (const Knob& k : a->knobs) rows.push_back(knob_row(*op, a->name, k, kDefaultRule));
+    }
+  }
+  t += markdown_table({"key", "operator", "read by", "type", "values", "default", "required", "meaning"}, rows);
+  return t;
+}
 
 std::string kernels_table(const LibraryPlan& lib) {
   std::string t = format("library %s: %zu kernels from %zu spec file(s)\n\n", lib.name.c_str(), lib.kernels.size(),

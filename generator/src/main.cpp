@@ -304,6 +304,11 @@ int knobs_command(const Options& o) {
   return 0;
 }
 
+int keys_command(const Options&) {
+  std::fputs(keys_markdown().c_str(), stdout);
+  return 0;
+}
+
 int tune_command(const Options& o) {
   // The kernels as planned without a database: tuning searches their spaces.
   CommonOptions plain = o.common;
@@ -402,6 +407,13 @@ CLI::App* add_archs(CLI::App& app, Options& o) {
   return cmd;
 }
 
+CLI::App* add_keys(CLI::App& app, Options&) {
+  auto* cmd = app.add_subcommand("keys", "Print the reference of every spec key as markdown (docs/spec.md holds it)");
+  cmd->footer("Each key's operator, the algorithm that reads it, its type, values and default, and whether it is "
+              "required, from the declarations the parser reads.");
+  return cmd;
+}
+
 CLI::App* add_tune(CLI::App& app, Options& o) {
   auto* cmd = app.add_subcommand(
       "tune", "Search each kernel's schedules on this machine's GPU and record the fastest in a tuning database");
@@ -443,7 +455,8 @@ int main(int argc, char** argv) {
       {add_generate(app, o), &generate_command}, {add_list(app, o), &list_command},
       {add_show(app, o), &show_command},         {add_outputs(app, o), &outputs_command},
       {add_check(app, o), &check_command},       {add_knobs(app, o), &knobs_command},
-      {add_archs(app, o), &archs_command},       {add_tune(app, o), &tune_command},
+      {add_archs(app, o), &archs_command},       {add_keys(app, o), &keys_command},
+      {add_tune(app, o), &tune_command},
   };
   app.footer(
       "Exit status: 0 success; 1 invalid input (a spec that does not validate, a template or I/O error; "

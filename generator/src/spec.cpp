@@ -60,7 +60,12 @@ constexpr long long kMaxTensor = kMaxTensorElements;  // the runtime refuses lar
 constexpr std::uintmax_t kMaxSpecBytes = 1u << 20;
 constexpr size_t kMaxLibraryName = 64;  // a C identifier that names files and a namespace
 
-const std::vector<std::string> kTopKeys = {"library", "defaults", "workloads"};
+// The names of the reference's rows (top_level_keys(), below).
+const std::vector<std::string> kTopKeys = [] {
+  std::vector<std::string> keys;
+  for (const SpecKey& k : top_level_keys()) keys.push_back(k.key);
+  return keys;
+}();
 // The words a workload's keys take.
 const std::vector<std::string> kDtypes = {"float32"};
 const std::vector<std::string> kLayouts = {"NCHW"};
@@ -79,25 +84,15 @@ constexpr const char* kValidPadding = "valid";
 const std::vector<std::string> kPaddingWords = {kSamePadding, kValidPadding};
 constexpr const char* kRuntimeBatch = "runtime";
 constexpr int kMaxPadding = 64;
-// The workload keys every operator takes; each operator adds its own
-// (Operator::workload_keys), each after the shared key it names.
-const std::vector<std::string> kSharedWorkloadKeys = {
-    "op", "n", "c", "h", "w", "filter", "stride", "padding", "dilation", "epilogue", "activation", "dtype", "layout",
-    "schedule"};
-
-// The shared keys a workload must set (itself or through `defaults`), and
-// what each means; `padding`, also required, is read after the others.
-const std::map<std::string, std::string> kRequiredSharedKeys = {
-    {"n", "batch size, or 'runtime'"}, {"c", "input channels"},  {"h", "input height"},
-    {"w", "input width"},              {"filter", "filter size, k or [kh, kw]"}};
-
-// The keys a workload of `op` may set, in the order messages list them.
+// The keys a workload of `op` may set, in the order messages list them: the
+// keys every operator takes (shared_workload_keys(), below), each followed
+// by the operator's own keys that name it (WorkloadKey::after).
 std::vector<std::string> workload_keys(const Operator& op) {
   std::vector<std::string> keys;
-  for (const std::string& shared : kSharedWorkloadKeys) {
-    keys.push_back(shared);
+  for (const SpecKey& shared : shared_workload_keys()) {
+    keys.push_back(shared.key);
     for (const WorkloadKey& k : op.workload_keys) {
-      if (k.after == shared) keys.push_back(k.key);
+      if (k.after == shared.key) keys.push_back(k.key);
     }
   }
   return keys;
@@ -316,7 +311,9 @@ class SpecReader {
 
   // What a missing `key` means, if a workload of `op` must set it.
   static std::optional<std::string> required_meaning(const Operator& op, const std::string& key) {
-    if (const auto it = kRequiredSharedKeys.find(key); it != kRequiredSharedKeys.end()) return it->second;
+    for (const SpecKey& k : shared_workload_keys()) {
+      if (k.key == key && k.required) return k.meaning;
+    }
     for (const WorkloadKey& k : op.workload_keys) {
       if (k.key == key && k.required) return k.meaning;
     }
@@ -478,7 +475,75 @@ std::string too_big(std::uintmax_t bytes) {
          " bytes (1 MiB): split the workloads over several spec files";
 }
 
+std::string range(long long lo, long long hi) { return std::to_string(lo) + ".." + std::to_string(hi); }
+// "a | b | c", as the reference writes the words a key takes.
+std::string one_of(const std::vector<std::string>& words) {
+  std::string text;
+  for (const std::string& w : words) text += (text.empty() ? "" : " | ") + w;
+  return text;
+}
+
 }  // namespace
+
+const std::vector<SpecKey>& top_level_keys() {
+  static const std::vector<SpecKey> keys = {
+      {"library", "C identifier",
+       "letters, digits and '_', not starting with a digit; at most " + std::to_string(kMaxLibraryName) +
+           " characters",
+       "", false,
+       "the library: header <library>.h, namespace convgen::<library>; convgen_add_library's NAME (--name) "
+       "overrides it, and names a library whose specs set none"},
+      {"defaults", "mapping", "any workload keys", "", false,
+       "keys every workload inherits unless it sets them"},
+      {"workloads", "list", "workload mappings, at least one", "", true, "one kernel each"},
+  };
+  return keys;
+}
+
+const std::vector<SpecKey>& shared_workload_keys() {
+  static const std::vector<SpecKey> keys = [] {
+    const Workload unset;
+    std::vector<std::string> ops;
+    for (const Operator* op : operators()) ops.push_back(op->name);
+    std::string epilogues;
+    for (const EpilogueRow& r : kEpilogueTable) {
+      if (r.params > 0) epilogues += std::string(epilogues.empty() ? "" : ", ") + r.word + ": sum" + r.affine;
+    }
+    return std::vector<SpecKey>{
+        {"op", "word", one_of(ops), operators().front()->name, false,
+         "the operator; each takes these keys and its own"},
+        {"n", "integer or runtime", range(1, kMaxBatch) + " | " + kRuntimeBatch, "", true,
+         "the batch the kernel is made for (its cost, the default rule); kernels take the batch at launch, so "
+         "any batch runs",
+         1, kMaxBatch},
+        {"c", "integer", range(1, kMaxChannels), "", true, "input channels", 1, kMaxChannels},
+        {"h", "integer", range(1, kMaxExtent), "", true, "input height", 1, kMaxExtent},
+        {"w", "integer", range(1, kMaxExtent), "", true, "input width", 1, kMaxExtent},
+        {"filter", "k or [kh, kw]", "each " + range(1, kMaxFilter), "", true, "filter height and width", 1,
+         kMaxFilter},
+        {"stride", "s or [sh, sw]", "each " + range(1, kMaxStride), std::to_string(unset.stride_h), false,
+         "stride", 1, kMaxStride},
+        {"padding", "word, p, [ph, pw] or [top, bottom, left, right]",
+         one_of(kPaddingWords) + ", or each " + range(0, kMaxPadding) +
+             " and at most the dilated filter's reach d*(k-1)",
+         "", true,
+         "zeros around the input, never materialized; same: d*(k-1)/2 (rounded down) on top and left, the rest "
+         "on bottom and right, so that the output is ceil(input / stride)",
+         0, kMaxPadding},
+        {"dilation", "d or [dh, dw]", "each " + range(1, kMaxDilation), std::to_string(unset.dilation_h), false,
+         "dilation", 1, kMaxDilation},
+        {"epilogue", "word", one_of(kEpilogues), to_string(unset.epilogue), false,
+         "applied to each output channel's sum: " + epilogues},
+        {"activation", "word", one_of(kActivations), to_string(unset.activation), false,
+         "applied last (after a residual add), as PyTorch defines it"},
+        {"dtype", "word", one_of(kDtypes), kDtypes.front(), false, "the element type"},
+        {"layout", "word", one_of(kLayouts), kLayouts.front(), false, "the tensors' layout"},
+        {"schedule", "mapping", "the schedule keys of the operator", "the default rule", false,
+         "how the kernel computes; every knob it leaves out gets the default rule's value"},
+    };
+  }();
+  return keys;
+}
 
 Spec parse_spec_text(const std::string& text, const std::string& path, OnInvalidWorkload on_invalid) {
   if (text.size() > kMaxSpecBytes) {

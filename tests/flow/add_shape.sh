@@ -57,6 +57,12 @@ logged "$scratch/configure.log" "$cmake" -S "$app" -B "$build" -G Ninja "-DCMAKE
   "-DCMAKE_CUDA_COMPILER=$cuda" "-DCMAKE_CXX_COMPILER=$cxx" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CUDA_ARCHITECTURES=90 "-DCONVGEN_SOURCE_DIR=$src" "${host_args[@]}"
 t_configure=$((SECONDS - t0))
+# Under add_subdirectory, convgen's own tests and shipped libraries default
+# OFF, with nothing set by the consumer.
+for option in CONVGEN_BUILD_TESTS CONVGEN_BUILD_SHIPPED; do
+  grep -qx "$option:BOOL=OFF" "$build/CMakeCache.txt" ||
+    fail "add_subdirectory(convgen) left $option on: $(grep "^$option:" "$build/CMakeCache.txt")"
+done
 t0=$SECONDS
 logged "$scratch/build1.log" "$cmake" --build "$build"
 t_build1=$((SECONDS - t0))

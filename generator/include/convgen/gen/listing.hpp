@@ -27,4 +27,11 @@ std::string knobs_json();
 std::string archs_table();
 std::string archs_json();
 
+// The reference of every spec key (docs/spec.md holds it), as markdown:
+// the top-level keys, the workload keys of every operator and each
+// operator's schedule keys, each with its type, values, default, whether it
+// is required and which algorithm reads it. Made from the declarations the
+// parser reads (SpecKey, WorkloadKey, Knob).
+std::string keys_markdown();
+
 }  // namespace convgen::gen

@@ -138,6 +138,25 @@ Spec parse_spec_file(const std::string& path, OnInvalidWorkload on_invalid = OnI
 Spec parse_spec_text(const std::string& text, const std::string& path,
                      OnInvalidWorkload on_invalid = OnInvalidWorkload::kFail);
 
+// One key the parser reads itself (a top-level key, or a workload key every
+// operator shares), as the reference of every key (`convgen keys`,
+// docs/spec.md) states it. The rows are made from the limits and words the
+// parser checks; each operator's own keys (WorkloadKey) and each
+// algorithm's knobs (Knob) are declared in operator.hpp.
+struct SpecKey {
+  std::string key;
+  std::string type;           // how it is written, e.g. "k or [kh, kw]"
+  std::string values;         // what it may be, e.g. "each 1..11"
+  std::string default_value;  // empty when there is none
+  bool required = false;
+  std::string meaning;
+  int lo = 0, hi = 0;         // the integers it takes (each of a list); both 0 for words and mappings
+};
+// `library`, `defaults`, `workloads`.
+const std::vector<SpecKey>& top_level_keys();
+// `op`, `n`, `c`, ... `schedule`, in the order messages list them.
+const std::vector<SpecKey>& shared_workload_keys();
+
 // Everything the parser knows by name: every key, algorithm, word and the
 // numbers at and around every limit. For tools that write or mutate specs
 // (the fuzzer's dictionary, tests/fuzz/).
