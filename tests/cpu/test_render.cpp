@@ -359,7 +359,9 @@ TEST(Render, EveryActivationIsOneFunctionOfEveryTemplate) {
     // The kernel's own activate(), not the header's convgen::activate it calls.
     EXPECT_EQ(count_of(text, "activate(") - count_of(text, "convgen::activate("), 2) << "defined once, applied once";
     EXPECT_EQ(p.name.find(word) != std::string::npos, word != "none");
-    if (word != "none") EXPECT_NE(text.find("//   epilogue: " + word + "(conv + bias[co])"), std::string::npos);
+    if (word != "none") {
+      EXPECT_NE(text.find("//   epilogue: " + word + "(conv + bias[co])"), std::string::npos);
+    }
   }
   EXPECT_EQ(algorithms, (std::set<std::string>{"tiles", "rows", "planes", "window", "direct", "gemm"}));
 }
