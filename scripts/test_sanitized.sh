@@ -6,9 +6,9 @@
 # Leaves out the tests labelled `nvcc`, whose work is nvcc's or a nested CMake
 # build's (the ptxas/PTX checks and the consumer-project flows): they run no
 # host code of ours that the other tests do not, and take most of the time.
-# Builds no CUDA code: none of the tests it runs needs any.
-# CONVGEN_HOST_EXECUTABLE, a generator already built (e.g.
-# build/convgen-host/convgen), saves building one at configure time.
+# Builds no CUDA code: none of the tests it runs needs any. Writes the results
+# to BUILD_DIR/junit.xml. CONVGEN_HOST_EXECUTABLE, a generator already built
+# (e.g. build/convgen-host/convgen), saves building one at configure time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
@@ -26,4 +26,4 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHS:-90}" -
 cmake --build "$build"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-ctest --test-dir "$build" --output-on-failure -j 2 -L cpu -LE nvcc
+ctest --test-dir "$build" --output-on-failure -j 2 -L cpu -LE nvcc --output-junit junit.xml
