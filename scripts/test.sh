@@ -4,7 +4,8 @@
 # (scripts/test_sanitized.sh: the CPU tests again, with the host code under
 # AddressSanitizer and UndefinedBehaviorSanitizer). Prints one line per stage
 # and a summary; everything the stages print goes to BUILD_DIR/test.log. On a
-# failure: the stage, the failed tests and the end of the output, exit 1.
+# failure: the stage, the failed tests and the end of the output, exit 1
+# (failed tests do not stop the sanitized tests from running).
 # Without a GPU the GPU tests report themselves skipped; on a GPU machine they run.
 #   scripts/test.sh [BUILD_DIR]   (default: build; the sanitized build goes
 #                                  to BUILD_DIR-sanitize)
@@ -12,7 +13,7 @@
 # the sanitized tests.
 set -uo pipefail
 if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
-  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 cd "$(dirname "$0")/.."
@@ -38,31 +39,36 @@ stage() {
   return $rc
 }
 
+# The stages that failed, named at the end.
+failed_stages=()
+finish_failed() {
+  local IFS=,
+  local stages="${failed_stages[*]}"
+  echo "FAILED: ${stages//,/, }; the whole output is in $log"
+  exit 1
+}
+
 # failed NAME: the end of the failed stage's output, and exit.
 failed() {
   echo
   echo "--- the last $tail_lines lines of its output:"
   tail -n +"$stage_first_line" "$log" | tail -n "$tail_lines"
-  echo "FAILED: $1; the whole output is in $log"
-  exit 1
+  failed_stages+=("$1")
+  finish_failed
 }
 
 # test_stage NAME BUILD_DIR COMMAND...: a stage that runs ctest in BUILD_DIR
 # with `--output-junit junit.xml`; adds the counts of passed, failed and
 # skipped tests to its line and, on failures, their names and the end of the
-# first one's output.
+# first one's output. Failed tests do not stop the next stage.
 test_stage() {
-  local name=$1 dir=$2 rc
+  local name=$1 dir=$2
   shift 2
   rm -f "$dir/junit.xml"
-  stage "$name" "$@"
-  rc=$?
+  stage "$name" "$@" && { echo "   $(python3 scripts/ctest_report.py "$dir/junit.xml")"; return; }
   [[ -f "$dir/junit.xml" ]] || failed "$name"  # ctest did not get to run the tests
   echo "   $(python3 scripts/ctest_report.py --tail "$tail_lines" "$dir/junit.xml")"
-  if [[ $rc != 0 ]]; then
-    echo "FAILED: $name; the whole output is in $log"
-    exit 1
-  fi
+  failed_stages+=("$name")
 }
 
 stage dependencies bash scripts/install_deps.sh || failed dependencies
@@ -82,4 +88,5 @@ if [[ "${CONVGEN_SANITIZE_TESTS:-1}" != 0 ]]; then
 else
   printf '%-16s left out (CONVGEN_SANITIZE_TESTS=0)\n' "sanitized tests"
 fi
+((${#failed_stages[@]} == 0)) || finish_failed
 echo "all stages passed in $((SECONDS - started)) s; the whole output is in $log"
