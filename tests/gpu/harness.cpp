@@ -4,6 +4,7 @@
 #include <convgen/oracle/reference_gpu.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <random>
 #include <vector>
@@ -115,6 +116,52 @@ bool gpu_available(std::string* why) {
     return false;
   }
   return true;
+}
+
+bool OperandBuffer::on_device() {
+  static const bool device = gpu_available(nullptr);
+  return device;
+}
+
+OperandBuffer::OperandBuffer(std::size_t floats, std::uint32_t fill) : floats_(floats) {
+  const std::size_t bytes = floats * sizeof(float);
+  if (on_device()) {
+    if (cudaMalloc(&data_, bytes) != cudaSuccess) {
+      data_ = nullptr;
+      return;
+    }
+    const std::vector<std::uint32_t> words(floats, fill);
+    cudaMemcpy(data_, words.data(), bytes, cudaMemcpyHostToDevice);
+    return;
+  }
+  // cudaMalloc's alignment, so that a kernel's alignment needs hold alike.
+  constexpr std::size_t kAlignment = 256;
+  data_ = static_cast<float*>(std::aligned_alloc(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment));
+  if (data_ != nullptr) {
+    for (std::size_t i = 0; i < floats; ++i) std::memcpy(data_ + i, &fill, sizeof(fill));
+  }
+}
+
+OperandBuffer::~OperandBuffer() {
+  if (on_device()) {
+    cudaFree(data_);
+  } else {
+    std::free(data_);
+  }
+}
+
+std::vector<std::uint32_t> OperandBuffer::words() const {
+  std::vector<std::uint32_t> words(floats_);
+  if (data_ == nullptr) return {};
+  if (!on_device()) {
+    std::memcpy(words.data(), data_, floats_ * sizeof(float));
+    return words;
+  }
+  if (cudaDeviceSynchronize() != cudaSuccess ||
+      cudaMemcpy(words.data(), data_, floats_ * sizeof(float), cudaMemcpyDeviceToHost) != cudaSuccess) {
+    return {};
+  }
+  return words;
 }
 
 CheckResult check_problem(const DepthwiseProblem& p, const Runner& run, std::uint64_t seed) {

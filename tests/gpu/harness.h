@@ -7,14 +7,42 @@
 
 #include <convgen/convgen.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace convgen::testing {
 
 // True when a CUDA device is usable; otherwise `why` says what failed.
 bool gpu_available(std::string* why);
+
+// A call's operand buffer, every 32-bit word set to `fill`: device memory
+// where a GPU is usable, else 256-byte aligned host memory. The runtime checks
+// a call's problem and pointers before any CUDA call and touches no operand
+// when it refuses one, so the bad-call tests run on machines without a GPU
+// too; there a call that wrongly launched would return a CUDA error instead
+// of the refusal the test expects.
+class OperandBuffer {
+ public:
+  OperandBuffer(std::size_t floats, std::uint32_t fill);
+  ~OperandBuffer();
+  OperandBuffer(const OperandBuffer&) = delete;
+  OperandBuffer& operator=(const OperandBuffer&) = delete;
+
+  float* get() const { return data_; }
+  std::size_t size() const { return floats_; }
+  // True when the buffer lives on a GPU.
+  static bool on_device();
+  // Its words, once the device has finished all work (empty when that or the
+  // copy fails, which the caller reports as a failure).
+  std::vector<std::uint32_t> words() const;
+
+ private:
+  float* data_ = nullptr;
+  std::size_t floats_ = 0;
+};
 
 // Runs a problem: a library's depthwise_conv2d, or the generic kernel.
 using Runner = std::function<Status(const DepthwiseProblem&, const DepthwiseArgs&, cudaStream_t)>;

@@ -1,8 +1,10 @@
 // A bad call returns a status with a message and launches nothing: the
-// poisoned output must stay as it was.
+// poisoned output must stay as it was. Needs no GPU (see OperandBuffer); on
+// one, the operands are device memory.
 #include <gtest/gtest.h>
 
-#include <cstring>
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "harness.h"
@@ -16,47 +18,50 @@ using convgen::DepthwiseProblem;
 using convgen::Dispatch;
 using convgen::StatusCode;
 
+using convgen::testing::OperandBuffer;
 using convgen::testing::seed_96;
 
 class BadCall : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string why;
-    if (!convgen::testing::gpu_available(&why)) GTEST_SKIP() << "no GPU, GPU tests skipped: " << why;
-    const DepthwiseProblem p = seed_96();
-    in_count_ = static_cast<size_t>(p.c) * p.h * p.w;
-    ASSERT_EQ(cudaMalloc(&input_, in_count_ * sizeof(float)), cudaSuccess);
-    ASSERT_EQ(cudaMalloc(&filter_, 256 * 9 * sizeof(float)), cudaSuccess);
-    ASSERT_EQ(cudaMalloc(&output_, in_count_ * sizeof(float)), cudaSuccess);
-    cudaMemset(input_, 0, in_count_ * sizeof(float));
-    cudaMemset(filter_, 0, 256 * 9 * sizeof(float));
-    cudaMemset(output_, 0xff, in_count_ * sizeof(float));
-  }
-  void TearDown() override {
-    cudaFree(input_);
-    cudaFree(filter_);
-    cudaFree(output_);
+    for (const auto* buffer : {&input_, &filter_, &output_}) ASSERT_NE(buffer->get(), nullptr) << "allocation failed";
   }
   // Every output word still holds the poison.
   void expect_output_untouched() {
-    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    std::vector<std::uint32_t> host(in_count_);
-    cudaMemcpy(host.data(), output_, in_count_ * sizeof(float), cudaMemcpyDeviceToHost);
-    for (size_t i = 0; i < in_count_; ++i) ASSERT_EQ(host[i], 0xffffffffu) << "element " << i << " was written";
+    const std::vector<std::uint32_t> words = output_.words();
+    ASSERT_EQ(words.size(), output_.size()) << "reading the output back failed";
+    for (size_t i = 0; i < words.size(); ++i) ASSERT_EQ(words[i], kPoison) << "element " << i << " was written";
   }
   DepthwiseArgs args() const {
     DepthwiseArgs a;
-    a.input = input_;
-    a.filter = filter_;
-    a.output = output_;
+    a.input = input_.get();
+    a.filter = filter_.get();
+    a.output = output_.get();
     return a;
   }
 
-  size_t in_count_ = 0;
-  float* input_ = nullptr;
-  float* filter_ = nullptr;
-  float* output_ = nullptr;
+  static constexpr std::uint32_t kPoison = 0xffffffffu;
+  static size_t tensor_floats() {
+    const DepthwiseProblem p = seed_96();
+    return static_cast<size_t>(p.c) * p.h * p.w;
+  }
+  OperandBuffer input_{tensor_floats(), 0};
+  OperandBuffer filter_{256 * 9, 0};
+  OperandBuffer output_{tensor_floats(), kPoison};
 };
+
+// The control: the fixture's call passes every check and reaches the launch
+// (which fails without a GPU), so the refusals below are the bad argument's
+// doing.
+TEST_F(BadCall, TheGoodCallReachesTheLaunch) {
+  const auto s = convgen::seeds::depthwise_conv2d(seed_96(), args(), nullptr, Dispatch::kStrict);
+  if (OperandBuffer::on_device()) {
+    EXPECT_TRUE(s.ok()) << s.message;
+  } else {
+    EXPECT_EQ(s.code, StatusCode::kCudaError) << s.message;
+    EXPECT_NE(s.message.find("launching dw_"), std::string::npos) << s.message;
+  }
+}
 
 TEST_F(BadCall, NullInputLaunchesNothing) {
   DepthwiseArgs a = args();
@@ -69,7 +74,7 @@ TEST_F(BadCall, NullInputLaunchesNothing) {
 
 TEST_F(BadCall, MisalignedFilterLaunchesNothing) {
   DepthwiseArgs a = args();
-  a.filter = reinterpret_cast<const float*>(reinterpret_cast<const char*>(filter_) + 2);
+  a.filter = reinterpret_cast<const float*>(reinterpret_cast<const char*>(filter_.get()) + 2);
   const auto s = convgen::seeds::depthwise_conv2d(seed_96(), a, nullptr);
   EXPECT_EQ(s.code, StatusCode::kInvalidPointer);
   EXPECT_NE(s.message.find("aligned"), std::string::npos) << s.message;
@@ -106,7 +111,7 @@ TEST_F(BadCall, StrictMissLaunchesNothing) {
 
 TEST_F(BadCall, OverlappingInputAndOutputLaunchNothing) {
   DepthwiseArgs a = args();
-  a.input = output_;
+  a.input = output_.get();
   const auto s = convgen::seeds::depthwise_conv2d(seed_96(), a, nullptr);
   EXPECT_EQ(s.code, StatusCode::kInvalidPointer);
   expect_output_untouched();
