@@ -31,7 +31,7 @@ ArchFacts tightest_of(const std::vector<ArchFacts>& facts) {
     if (f.sm_count > 0 && (t.sm_count == 0 || f.sm_count < t.sm_count)) t.sm_count = f.sm_count;
   }
   t.sm = facts.front().sm;
-  t.family = "the tightest of the list";
+  t.family = "the tightest of the table";
   t.example_gpu = "";
   t.tensor_cores = "";
   return t;
@@ -158,7 +158,6 @@ ArchTarget parse_arch_list(const std::string& list, int cuda_version) {
     unknown.sm_count = arch_table().back().sm_count;  // for the default rule: as the newest GPU convgen knows
     t.facts.push_back(unknown);
   }
-  t.tightest = tightest_of(t.facts);
   // The newest known architecture of the list (the default rule sizes for
   // its GPU); an unknown one newer than all of them counts as the newest
   // known one.

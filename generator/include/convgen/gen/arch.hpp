@@ -52,9 +52,7 @@ struct ArchEntry {
 // A library's architectures, and the facts its schedules are made for.
 struct ArchTarget {
   std::vector<ArchEntry> entries;  // as CMake names them (CUDA_ARCHITECTURES)
-  std::vector<ArchFacts> facts;    // of each distinct architecture, ascending
-  // The tightest of every fact over the list: what a schedule must fit.
-  ArchFacts tightest;
+  std::vector<ArchFacts> facts;    // of each distinct architecture, ascending; a schedule fits them all
   // The newest architecture of the list: the default rule sizes for it.
   ArchFacts newest;
   // Entries the table does not hold (their facts count as the table's tightest).
