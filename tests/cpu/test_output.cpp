@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "convgen/gen/digest.hpp"
 #include "convgen/gen/output.hpp"
 #include "test_util.h"
 
@@ -21,6 +22,12 @@ std::vector<std::string> listing(const fs::path& dir) {
 }
 
 // An old timestamp, so that a rewrite shows even on a coarse clock.
+// The digest behind manifests and tuning checksums: FIPS 180-2's test vectors.
+TEST(Digest, Sha256OfKnownTexts) {
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
 const fs::file_time_type kLongAgo = fs::file_time_type::clock::now() - std::chrono::hours(24 * 365);
 
 TEST(WriteOutputs, FirstRunWritesEverythingIntoANewDirectory) {
