@@ -1,5 +1,7 @@
 #include "convgen/gen/listing.hpp"
 
+#include "convgen/limits.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -477,6 +479,31 @@ std::string archs_json() {
   }
   const nlohmann::json doc{{"min_arch", min_arch()}, {"default_archs", default_archs()}, {"archs", archs}};
   return doc.dump(2) + "\n";
+}
+
+namespace {
+
+// 16777216 as "2^24 (16,777,216)", 524280 as "524,280".
+std::string limit_text(long long v) {
+  std::string digits = std::to_string(v);
+  for (int at = static_cast<int>(digits.size()) - 3; at > 0; at -= 3) digits.insert(static_cast<size_t>(at), ",");
+  if (v >= 1024 && (v & (v - 1)) == 0) {
+    int power = 0;
+    while ((1LL << power) != v) ++power;
+    return "2^" + std::to_string(power) + " (" + digits + ")";
+  }
+  return digits;
+}
+
+}  // namespace
+
+std::string limits_markdown() {
+  std::vector<std::vector<std::string>> rows;
+  for (const SizeLimit* l : kSizeLimits) {
+    rows.push_back({l->quantity, limit_text(l->generic), l->why_generic, limit_text(l->generated), l->why_generated});
+  }
+  return markdown_table({"size", "validate() and the generic kernels", "why", "a spec (the generated kernels)", "why"},
+                        rows);
 }
 
 }  // namespace convgen::gen

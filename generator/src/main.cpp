@@ -309,6 +309,11 @@ int keys_command(const Options&) {
   return 0;
 }
 
+int limits_command(const Options&) {
+  std::fputs(limits_markdown().c_str(), stdout);
+  return 0;
+}
+
 int tune_command(const Options& o) {
   // The kernels as planned without a database: tuning searches their spaces.
   CommonOptions plain = o.common;
@@ -414,6 +419,15 @@ CLI::App* add_keys(CLI::App& app, Options&) {
   return cmd;
 }
 
+CLI::App* add_limits(CLI::App& app, Options&) {
+  auto* cmd = app.add_subcommand(
+      "limits", "Print the table of size limits as markdown: the runtime's and a spec's (docs/hardening.md holds it)");
+  cmd->footer("Every field of a problem and every size derived from it (formed in 64 bits), the bound validate() "
+              "and the generic kernels keep, the bound a spec's workload keeps for the generated kernels, and why; "
+              "from convgen/limits.h.");
+  return cmd;
+}
+
 CLI::App* add_tune(CLI::App& app, Options& o) {
   auto* cmd = app.add_subcommand(
       "tune", "Search each kernel's schedules on this machine's GPU and record the fastest in a tuning database");
@@ -456,7 +470,7 @@ int main(int argc, char** argv) {
       {add_show(app, o), &show_command},         {add_outputs(app, o), &outputs_command},
       {add_check(app, o), &check_command},       {add_knobs(app, o), &knobs_command},
       {add_archs(app, o), &archs_command},       {add_keys(app, o), &keys_command},
-      {add_tune(app, o), &tune_command},
+      {add_limits(app, o), &limits_command},     {add_tune(app, o), &tune_command},
   };
   app.footer(
       "Exit status: 0 success; 1 invalid input (a spec that does not validate, a template or I/O error; "

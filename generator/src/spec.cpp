@@ -44,14 +44,15 @@ bool is_c_identifier(const std::string& s) {
 
 namespace {
 
-// Limits of what the generated kernels support. Each is stated in the error
-// a user sees when a spec goes past it.
-constexpr int kMaxExtent = 32768;
-constexpr int kMaxFilter = 11;
-constexpr int kMaxStride = 8;
-constexpr int kMaxDilation = 8;
-constexpr long long kMaxPlane = 1LL << 28;  // elements of one channel plane, 32-bit indexing inside a kernel
-constexpr long long kMaxTensor = kMaxTensorElements;  // the runtime refuses larger ones
+// Limits of what the generated kernels support: the `generated` column of
+// the limits table (convgen/limits.h), which also says why. Each is stated
+// in the error a user sees when a spec goes past it.
+constexpr int kMaxExtent = static_cast<int>(kExtentLimit.generated);
+constexpr int kMaxFilter = static_cast<int>(kFilterLimit.generated);
+constexpr int kMaxStride = static_cast<int>(kStrideLimit.generated);
+constexpr int kMaxDilation = static_cast<int>(kDilationLimit.generated);
+constexpr long long kMaxPlane = kPlaneLimit.generated;  // elements of one channel plane, 32-bit indexing inside a kernel
+constexpr long long kMaxTensor = kTensorElementsLimit.generated;  // the runtime refuses larger ones
 // Limits on the spec file itself, so that no input (a generated file gone
 // wrong, or a hostile one) can make convgen use unbounded time or memory:
 // a spec is a short list a person writes.
@@ -83,7 +84,7 @@ constexpr const char* kSamePadding = "same";
 constexpr const char* kValidPadding = "valid";
 const std::vector<std::string> kPaddingWords = {kSamePadding, kValidPadding};
 constexpr const char* kRuntimeBatch = "runtime";
-constexpr int kMaxPadding = 64;
+constexpr int kMaxPadding = static_cast<int>(kPaddingLimit.generated);
 // The keys a workload of `op` may set, in the order messages list them: the
 // keys every operator takes (shared_workload_keys(), below), each followed
 // by the operator's own keys that name it (WorkloadKey::after).
@@ -434,9 +435,7 @@ class SpecReader {
 
   void check_output_size(const YAML::Node& item, const Workload& wl) {
     const auto explain = [](const char* axis, int in, int pad_a, int pad_b, int d, int k, int s) {
-      // Rounded down (C++ division rounds a negative span toward zero).
-      const int span = in + pad_a + pad_b - d * (k - 1) - 1;
-      const int out = (span >= 0 ? span / s : -((-span + s - 1) / s)) + 1;
+      const long long out = output_extent(in, pad_a, pad_b, k, s, d);  // rounded down, as the runtime does
       return std::string("output ") + axis + " would be (" + std::to_string(in) + " + " + std::to_string(pad_a) +
              " + " + std::to_string(pad_b) + " - " + std::to_string(d) + "*(" + std::to_string(k) + "-1) - 1) / " +
              std::to_string(s) + " + 1 = " + std::to_string(out) +
@@ -453,6 +452,11 @@ class SpecReader {
     if (static_cast<long long>(wl.h) * wl.w > kMaxPlane) {
       r_.error(item, "an input plane of " + std::to_string(wl.h) + "x" + std::to_string(wl.w) + " exceeds the " +
                       std::to_string(kMaxPlane) + " elements a kernel indexes with 32-bit offsets");
+    } else if (static_cast<long long>(wl.out_h()) * wl.out_w() > kMaxPlane) {
+      // Padding makes the output plane larger than the input's.
+      r_.error(item, "an output plane of " + std::to_string(wl.out_h()) + "x" + std::to_string(wl.out_w()) +
+                      " exceeds the " + std::to_string(kMaxPlane) +
+                      " elements a kernel indexes with 32-bit offsets");
     }
     if (wl.n > 0) {
       const long long in = static_cast<long long>(wl.n) * wl.c * wl.h * wl.w;

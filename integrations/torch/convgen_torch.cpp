@@ -19,6 +19,8 @@
 #include <torch/library.h>
 
 #include <atomic>
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -55,6 +57,20 @@ void check_channels(const std::optional<at::Tensor>& t, const char* what, const 
               " values (one per output channel), got shape ", t->sizes());
 }
 
+// `value`, the size `what` of a tensor or an argument, as the int a problem
+// field holds, or raise naming it and the limit: a problem's fields are
+// 32-bit, and validate() bounds each far below int's range (the generic
+// column of convgen/limits.h). A value past the limit would otherwise wrap
+// into a smaller, valid-looking problem. Values too small (a stride of 0, a
+// negative pad) are left for validate() to name.
+int narrow(int64_t value, const char* what, const convgen::SizeLimit& limit) {
+  TORCH_CHECK(value <= limit.generic, "convgen: ", what, " is ", value, "; at most ", limit.generic, " (",
+              limit.quantity, ": ", limit.why_generic, ")");
+  TORCH_CHECK(value >= std::numeric_limits<int>::min(), "convgen: ", what, " is ", value,
+              ", below the range of a 32-bit int");
+  return static_cast<int>(value);
+}
+
 // The window and epilogue fields every convolution problem shares.
 template <class Problem>
 void fill_window(Problem& p, const at::Tensor& input, const at::Tensor& weight, at::IntArrayRef stride,
@@ -67,20 +83,20 @@ void fill_window(Problem& p, const at::Tensor& input, const at::Tensor& weight, 
               "convgen: stride and dilation take 2 values, padding 4 (top, bottom, left, right)");
   TORCH_CHECK(!bias || (!scale && !shift), "convgen: give bias, or scale and shift, not both");
   TORCH_CHECK(scale.has_value() == shift.has_value(), "convgen: scale and shift come together");
-  p.n = static_cast<int>(input.size(0));
-  p.c = static_cast<int>(input.size(1));
-  p.h = static_cast<int>(input.size(2));
-  p.w = static_cast<int>(input.size(3));
-  p.kh = static_cast<int>(weight.size(2));
-  p.kw = static_cast<int>(weight.size(3));
-  p.stride_h = static_cast<int>(stride[0]);
-  p.stride_w = static_cast<int>(stride[1]);
-  p.pad_top = static_cast<int>(padding[0]);
-  p.pad_bottom = static_cast<int>(padding[1]);
-  p.pad_left = static_cast<int>(padding[2]);
-  p.pad_right = static_cast<int>(padding[3]);
-  p.dilation_h = static_cast<int>(dilation[0]);
-  p.dilation_w = static_cast<int>(dilation[1]);
+  p.n = narrow(input.size(0), "the batch (input dimension 0)", convgen::kBatchLimit);
+  p.c = narrow(input.size(1), "the input channels (input dimension 1)", convgen::kChannelsLimit);
+  p.h = narrow(input.size(2), "the input height (input dimension 2)", convgen::kExtentLimit);
+  p.w = narrow(input.size(3), "the input width (input dimension 3)", convgen::kExtentLimit);
+  p.kh = narrow(weight.size(2), "the filter height (weight dimension 2)", convgen::kFilterLimit);
+  p.kw = narrow(weight.size(3), "the filter width (weight dimension 3)", convgen::kFilterLimit);
+  p.stride_h = narrow(stride[0], "stride[0]", convgen::kStrideLimit);
+  p.stride_w = narrow(stride[1], "stride[1]", convgen::kStrideLimit);
+  p.pad_top = narrow(padding[0], "padding[0] (top)", convgen::kPaddingLimit);
+  p.pad_bottom = narrow(padding[1], "padding[1] (bottom)", convgen::kPaddingLimit);
+  p.pad_left = narrow(padding[2], "padding[2] (left)", convgen::kPaddingLimit);
+  p.pad_right = narrow(padding[3], "padding[3] (right)", convgen::kPaddingLimit);
+  p.dilation_h = narrow(dilation[0], "dilation[0]", convgen::kDilationLimit);
+  p.dilation_w = narrow(dilation[1], "dilation[1]", convgen::kDilationLimit);
   p.epilogue = bias ? convgen::Epilogue::kBias : scale ? convgen::Epilogue::kScaleShift : convgen::Epilogue::kNone;
   p.activation = activation_of(activation);
 }
@@ -125,10 +141,12 @@ at::Tensor depthwise_conv2d(const at::Tensor& input, const at::Tensor& weight, c
   check_tensor(weight, "weight", input);
   convgen::DepthwiseProblem p;
   fill_window(p, input, weight, stride, padding, dilation, bias, scale, shift, activation);
+  TORCH_CHECK(p.c >= 1, "convgen: the input has no channels, shape ", input.sizes());
   TORCH_CHECK(weight.size(1) == 1 && weight.size(0) % p.c == 0,
               "convgen: a depthwise weight is [channels x multiplier, 1, kh, kw]; input has ", p.c,
               " channels, weight shape ", weight.sizes());
-  p.multiplier = static_cast<int>(weight.size(0) / p.c);
+  const int out_channels = narrow(weight.size(0), "the output channels (weight dimension 0)", convgen::kOutChannelsLimit);
+  p.multiplier = out_channels / p.c;
   check_channels(bias, "bias", input, weight.size(0));
   check_channels(scale, "scale", input, weight.size(0));
   check_channels(shift, "shift", input, weight.size(0));
@@ -158,7 +176,7 @@ at::Tensor conv2d(const at::Tensor& input, const at::Tensor& weight, const std::
   fill_window(p, input, weight, stride, padding, dilation, bias, scale, shift, activation);
   TORCH_CHECK(weight.size(1) == p.c, "convgen: a dense weight is [c_out, c, kh, kw]; input has ", p.c,
               " channels, weight shape ", weight.sizes());
-  p.c_out = static_cast<int>(weight.size(0));
+  p.c_out = narrow(weight.size(0), "c_out (weight dimension 0)", convgen::kOutChannelsLimit);
   p.residual = residual.has_value();
   check_channels(bias, "bias", input, p.c_out);
   check_channels(scale, "scale", input, p.c_out);

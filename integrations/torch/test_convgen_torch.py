@@ -81,6 +81,11 @@ class Operators(unittest.TestCase):
             ((x, w, self.rand(5), None, None, *args), "must hold 8 values"),
             ((x, w, None, None, None, [1, 1], [1, 1, 1, 1], [1, 1], "gelu"), "activation must be"),
             ((x, w, None, None, None, [0, 1], [1, 1, 1, 1], [1, 1], "none"), "strides must be at least 1"),
+            # Once narrowed to int unchecked: 2^32 + 1 wrapped to a stride of 1.
+            ((x, w, None, None, None, [2 ** 32 + 1, 1], [1, 1, 1, 1], [1, 1], "none"),
+             "stride[0] is 4294967297; at most 16777216"),
+            ((x, w, None, None, None, [1, 1], [1, 1, 1, 1], [1, 2 ** 31], "none"),
+             "dilation[1] is 2147483648; at most 16777216"),
             ((x[0], w, None, None, None, *args), "must be NCHW"),
         ]
         for call, reason in cases:

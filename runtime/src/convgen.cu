@@ -2,7 +2,9 @@
 // registry, and the generic kernel that serves every other problem.
 #include "convgen/convgen.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <utility>
 
 namespace convgen {
 
@@ -67,10 +69,60 @@ Status check_pointer(const void* p, const char* name, bool wanted) {
 
 namespace {
 
-// What every convolution problem must satisfy: one window geometry, one
-// data type and layout. `out_channels` is the problem's output channel count.
+// a * b for a, b >= 0, or kSaturated when the product would pass it: the
+// exact value whenever it is below any limit, and no signed overflow for
+// any fields.
+constexpr long long kSaturated = 1LL << 62;
+long long times(long long a, long long b) { return a != 0 && b > kSaturated / a ? kSaturated : a * b; }
+long long times(long long a, long long b, long long c) { return times(times(a, b), c); }
+long long times(long long a, long long b, long long c, long long d) { return times(times(a, b), times(c, d)); }
+
+// The sizes a problem derives from its fields, each formed in 64 bits (the
+// element counts saturated, and an empty output counting 0), so none wraps:
+// the values the kernels index with once they are within the limits.
+struct DerivedSizes {
+  long long out_channels = 0;
+  long long out_h = 0, out_w = 0;  // the true extents: < 1 for an empty output
+  long long reduction = 0;         // products summed into one output
+  long long input_elements = 0, filter_elements = 0, output_elements = 0;
+};
+
+long long positive(int v) { return std::max(v, 0); }
+
 template <class Problem>
-Status validate_geometry(const Problem& p, long long out_channels) {
+DerivedSizes geometry_sizes(const Problem& p, long long out_channels, long long reduction) {
+  DerivedSizes d;
+  d.out_channels = out_channels;
+  d.out_h = p.out_h();
+  d.out_w = p.out_w();
+  d.reduction = reduction;
+  d.input_elements = times(positive(p.n), positive(p.c), positive(p.h), positive(p.w));
+  d.filter_elements = times(d.out_channels, d.reduction);
+  d.output_elements = times(positive(p.n), d.out_channels, std::max(d.out_h, 0LL), std::max(d.out_w, 0LL));
+  return d;
+}
+
+DerivedSizes derived_sizes(const DepthwiseProblem& p) {
+  return geometry_sizes(p, times(positive(p.c), positive(p.multiplier)), times(positive(p.kh), positive(p.kw)));
+}
+
+DerivedSizes derived_sizes(const Conv2dProblem& p) {
+  return geometry_sizes(p, positive(p.c_out), times(positive(p.c), positive(p.kh), positive(p.kw)));
+}
+
+// "" when `value` of `what` is at most the limit's generic bound; else why not.
+std::string over(const std::string& what, long long value, const SizeLimit& limit) {
+  if (value <= limit.generic) return "";
+  return what + " is " + std::to_string(value) + "; at most " + std::to_string(limit.generic) + " (" +
+         limit.why_generic + ")";
+}
+
+// What every convolution problem must satisfy: one window geometry, one
+// data type and layout, and every field and derived size within the generic
+// column of the limits table (convgen/limits.h). Checked in an order in
+// which each check's arithmetic is safe given the ones before it.
+template <class Problem>
+Status validate_geometry(const Problem& p, const std::string& channels_text) {
   auto bad = [&](const std::string& what) {
     return error(StatusCode::kInvalidProblem, what + " (" + describe(p) + ")");
   };
@@ -82,32 +134,67 @@ Status validate_geometry(const Problem& p, long long out_channels) {
   if (p.stride_h < 1 || p.stride_w < 1) return bad("strides must be at least 1");
   if (p.dilation_h < 1 || p.dilation_w < 1) return bad("dilations must be at least 1");
   if (p.pad_top < 0 || p.pad_bottom < 0 || p.pad_left < 0 || p.pad_right < 0) return bad("padding must be >= 0");
-  if (p.h + p.pad_top + p.pad_bottom < p.dilation_h * (p.kh - 1) + 1 ||
-      p.w + p.pad_left + p.pad_right < p.dilation_w * (p.kw - 1) + 1) {
-    return bad("the dilated filter is larger than the padded input: the output would be empty");
+  const std::pair<const char*, int> fields[] = {
+      {"c", p.c}, {"h", p.h}, {"w", p.w}, {"kh", p.kh}, {"kw", p.kw}, {"stride_h", p.stride_h},
+      {"stride_w", p.stride_w}, {"dilation_h", p.dilation_h}, {"dilation_w", p.dilation_w},
+      {"pad_top", p.pad_top}, {"pad_bottom", p.pad_bottom}, {"pad_left", p.pad_left}, {"pad_right", p.pad_right}};
+  const SizeLimit* field_limits[] = {&kChannelsLimit, &kExtentLimit,   &kExtentLimit,   &kFilterLimit,
+                                     &kFilterLimit,   &kStrideLimit,   &kStrideLimit,   &kDilationLimit,
+                                     &kDilationLimit, &kPaddingLimit,  &kPaddingLimit,  &kPaddingLimit,
+                                     &kPaddingLimit};
+  static_assert(sizeof(fields) / sizeof(fields[0]) == sizeof(field_limits) / sizeof(field_limits[0]), "one limit a field");
+  for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); ++i) {
+    if (std::string why = over(fields[i].first, fields[i].second, *field_limits[i]); !why.empty()) return bad(why);
   }
-  const long long in_elems = 1LL * p.n * p.c * p.h * p.w;
-  const long long out_elems = 1LL * p.n * out_channels * p.out_h() * p.out_w();
-  // The generator refuses a declared batch past the same limit.
-  if (in_elems > kMaxTensorElements || out_elems > kMaxTensorElements) {
-    return bad("the tensors are too large: at most 2^40 elements each");
+  // The fields are small now; the derived sizes are still formed in 64 bits.
+  const DerivedSizes d = derived_sizes(p);
+  if (d.out_h < 1 || d.out_w < 1) {
+    return bad("the dilated filter is larger than the padded input: the output would be empty (output " +
+               std::to_string(d.out_h) + "x" + std::to_string(d.out_w) + ")");
+  }
+  const std::pair<std::string, long long> sizes[] = {
+      {channels_text, d.out_channels},
+      {"the output height", d.out_h},
+      {"the output width", d.out_w},
+      {"the input plane h x w", times(p.h, p.w)},
+      {"the output plane", times(d.out_h, d.out_w)},
+      {"the reduction length", d.reduction},
+      {"the input's element count", d.input_elements},
+      {"the filter's element count", d.filter_elements},
+      {"the output's element count", d.output_elements},
+      {"the input's bytes", times(d.input_elements, sizeof(float))},
+      {"the filter's bytes", times(d.filter_elements, sizeof(float))},
+      {"the output's bytes", times(d.output_elements, sizeof(float))}};
+  const SizeLimit* size_limits[] = {&kOutChannelsLimit,    &kOutExtentLimit,      &kOutExtentLimit,
+                                    &kPlaneLimit,          &kPlaneLimit,          &kReductionLimit,
+                                    &kTensorElementsLimit, &kTensorElementsLimit, &kTensorElementsLimit,
+                                    &kTensorBytesLimit,    &kTensorBytesLimit,    &kTensorBytesLimit};
+  static_assert(sizeof(sizes) / sizeof(sizes[0]) == sizeof(size_limits) / sizeof(size_limits[0]), "one limit a size");
+  for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) {
+    if (std::string why = over(sizes[i].first, sizes[i].second, *size_limits[i]); !why.empty()) return bad(why);
   }
   return Status::Ok();
 }
 
+// Whether two ranges of floats share a byte, from their true 64-bit extents
+// (each at most kTensorBytesLimit.generic bytes once validated).
 bool overlap(const void* a, long long a_floats, const void* b, long long b_floats) {
   const auto a0 = reinterpret_cast<std::uintptr_t>(a);
   const auto b0 = reinterpret_cast<std::uintptr_t>(b);
-  return a0 < b0 + sizeof(float) * b_floats && b0 < a0 + sizeof(float) * a_floats;
+  const auto a_bytes = static_cast<std::uintptr_t>(a_floats) * sizeof(float);
+  const auto b_bytes = static_cast<std::uintptr_t>(b_floats) * sizeof(float);
+  return a0 < b0 + b_bytes && b0 < a0 + a_bytes;
 }
 
 }  // namespace
 
 Status validate(const DepthwiseProblem& p) {
-  if (p.multiplier < 1) {
-    return error(StatusCode::kInvalidProblem, "the channel multiplier must be at least 1 (" + describe(p) + ")");
-  }
-  return validate_geometry(p, 1LL * p.c * p.multiplier);
+  auto bad = [&](const std::string& what) {
+    return error(StatusCode::kInvalidProblem, what + " (" + describe(p) + ")");
+  };
+  if (p.multiplier < 1) return bad("the channel multiplier must be at least 1");
+  if (std::string why = over("multiplier", p.multiplier, kMultiplierLimit); !why.empty()) return bad(why);
+  return validate_geometry(p, "the output channels c x multiplier");
 }
 
 Status validate(const Conv2dProblem& p) {
@@ -116,7 +203,7 @@ Status validate(const Conv2dProblem& p) {
   };
   if (p.c_out < 1) return bad("c_out must be at least 1");
   if (p.groups != 1) return bad("only groups = 1 (dense convolution) is supported; use depthwise_conv2d for groups = c");
-  return validate_geometry(p, p.c_out);
+  return validate_geometry(p, "c_out");
 }
 
 namespace {
@@ -124,9 +211,6 @@ namespace {
 // The checks of a call every operator shares, in order: the problem; the
 // input, filter, output and epilogue pointers; `own`, the check of the
 // operator's own pointers; input and output apart.
-long long out_channels(const DepthwiseProblem& p) { return 1LL * p.c * p.multiplier; }
-long long out_channels(const Conv2dProblem& p) { return p.c_out; }
-
 template <class Problem, class Args>
 Status validate_call(const Problem& p, const Args& a, const Status& own) {
   Status s = validate(p);
@@ -139,7 +223,8 @@ Status validate_call(const Problem& p, const Args& a, const Status& own) {
                        own}) {
     if (!check.ok()) return check;
   }
-  if (overlap(a.input, 1LL * p.n * p.c * p.h * p.w, a.output, p.n * out_channels(p) * p.out_h() * p.out_w())) {
+  const DerivedSizes d = derived_sizes(p);
+  if (overlap(a.input, d.input_elements, a.output, d.output_elements)) {
     return error(StatusCode::kInvalidPointer, "input and output overlap; the convolution is not in place");
   }
   return Status::Ok();
@@ -154,7 +239,7 @@ Status validate(const DepthwiseProblem& p, const DepthwiseArgs& a) {
 Status validate(const Conv2dProblem& p, const Conv2dArgs& a) {
   Status s = validate_call(p, a, check_pointer(a.residual, "residual", p.residual));
   if (!s.ok()) return s;
-  const long long out_floats = 1LL * p.n * p.c_out * p.out_h() * p.out_w();
+  const long long out_floats = derived_sizes(p).output_elements;
   if (a.residual != nullptr && overlap(a.residual, out_floats, a.output, out_floats)) {
     return error(StatusCode::kInvalidPointer, "residual and output overlap; pass a separate output buffer");
   }
@@ -163,15 +248,29 @@ Status validate(const Conv2dProblem& p, const Conv2dArgs& a) {
 
 namespace {
 
+// Index arithmetic of the generic kernels, given a problem validate()
+// accepted (the generic column of convgen/limits.h):
+//   - channel counts, output extents and the reduction length are at most
+//     2^30, so int holds them and a channel or tap index;
+//   - a position oy * stride - pad + ky * dilation lies between -pad and
+//     h + pad_bottom (the window fits the padded input, and oy * stride is at
+//     most the padded span), so it stays within +-3 x 2^24 in int;
+//   - every product that addresses a tensor (images x channels x plane, a
+//     channel times the reduction) is formed in 64 bits: up to 2^40.
+static_assert(3 * kMaxGenericField < 0x7fffffffLL, "positions are int sums of three fields");
+static_assert(kOutChannelsLimit.generic <= 0x7fffffffLL && kOutExtentLimit.generic <= 0x7fffffffLL &&
+                  kReductionLimit.generic + 16 <= 0x7fffffffLL,
+              "channel, extent and reduction indices are int");
+
 // One thread per output element. Slow and simple on purpose: it is the
 // fallback that keeps every valid problem running, and the reference the
 // specialized kernels are compared with on the GPU.
 __global__ void generic_depthwise_f32_nchw(DepthwiseProblem p, const float* __restrict__ input,
                                            const float* __restrict__ filter, const float* __restrict__ epilogue_a,
                                            const float* __restrict__ epilogue_b, float* __restrict__ output) {
-  const int out_h = p.out_h();
-  const int out_w = p.out_w();
-  const int out_c = p.out_channels();
+  const int out_h = static_cast<int>(p.out_h());
+  const int out_w = static_cast<int>(p.out_w());
+  const int out_c = static_cast<int>(p.out_channels());
   const long long total = 1LL * p.n * out_c * out_h * out_w;
   for (long long idx = blockIdx.x * 1LL * blockDim.x + threadIdx.x; idx < total; idx += 1LL * gridDim.x * blockDim.x) {
     const int ox = static_cast<int>(idx % out_w);
@@ -214,19 +313,19 @@ constexpr int kGenericThreadsN = 16;  // threads along the pixels
 constexpr int kGenericThreads = 256;
 constexpr int kGenericThreadsM = kGenericThreads / kGenericThreadsN;
 
-__global__ void __launch_bounds__(kGenericThreads, 1)
-generic_conv2d_f32_nchw(Conv2dProblem p, const float* __restrict__ input, const float* __restrict__ filter,
-                        const float* __restrict__ epilogue_a, const float* __restrict__ epilogue_b,
-                        const float* __restrict__ residual, float* __restrict__ output) {
-  __shared__ float a_tile[kGenericTileK][kGenericTileM];  // filter slice, [k][co]
-  __shared__ float b_tile[kGenericTileK][kGenericTileN];  // im2col slice, [k][pixel]
-  const int out_h = p.out_h(), out_w = p.out_w();
+// One kGenericTileM x kGenericTileN tile of the output: channels co0.., pixels pixel0...
+__device__ __forceinline__ void generic_conv2d_tile(const Conv2dProblem& p, int co0, long long pixel0,
+                                                   float (&a_tile)[kGenericTileK][kGenericTileM],
+                                                   float (&b_tile)[kGenericTileK][kGenericTileN],
+                                                   const float* __restrict__ input, const float* __restrict__ filter,
+                                                   const float* __restrict__ epilogue_a,
+                                                   const float* __restrict__ epilogue_b,
+                                                   const float* __restrict__ residual, float* __restrict__ output) {
+  const int out_w = static_cast<int>(p.out_w());
   const int taps = p.kh * p.kw;
   const int reduction = p.c * taps;
-  const long long plane = 1LL * out_h * out_w;
+  const long long plane = p.out_h() * out_w;
   const long long pixels = p.n * plane;
-  const int co0 = blockIdx.y * kGenericTileM;
-  const long long pixel0 = blockIdx.x * 1LL * kGenericTileN;
   const int tid = threadIdx.x;
   const int tx = tid % kGenericThreadsN, ty = tid / kGenericThreadsN;
 
@@ -290,6 +389,26 @@ generic_conv2d_f32_nchw(Conv2dProblem p, const float* __restrict__ input, const 
       }
       if (p.residual) v += residual[index];
       output[index] = activate(p.activation, v);
+    }
+  }
+}
+
+// Blocks step over the tiles, channels by grid.y and pixels by grid.x, so
+// that every valid problem runs in one launch: up to 2^24 output channels
+// (2^18 tiles, past grid.y's 65535) and 2^40 pixels (past grid.x's 2^31 - 1).
+// Every thread of a block takes the same steps, so the tile's
+// __syncthreads() are reached by all.
+__global__ void __launch_bounds__(kGenericThreads, 1)
+generic_conv2d_f32_nchw(Conv2dProblem p, const float* __restrict__ input, const float* __restrict__ filter,
+                        const float* __restrict__ epilogue_a, const float* __restrict__ epilogue_b,
+                        const float* __restrict__ residual, float* __restrict__ output) {
+  __shared__ float a_tile[kGenericTileK][kGenericTileM];  // filter slice, [k][co]
+  __shared__ float b_tile[kGenericTileK][kGenericTileN];  // im2col slice, [k][pixel]
+  const long long pixels = p.n * p.out_h() * p.out_w();
+  for (int co0 = blockIdx.y * kGenericTileM; co0 < p.c_out; co0 += gridDim.y * kGenericTileM) {
+    for (long long pixel0 = blockIdx.x * 1LL * kGenericTileN; pixel0 < pixels;
+         pixel0 += 1LL * gridDim.x * kGenericTileN) {
+      generic_conv2d_tile(p, co0, pixel0, a_tile, b_tile, input, filter, epilogue_a, epilogue_b, residual, output);
     }
   }
 }
@@ -459,7 +578,7 @@ template struct Registry<Conv2dProblem>;
 Status generic_depthwise_conv2d(const DepthwiseProblem& p, const DepthwiseArgs& a, cudaStream_t stream) {
   Status s = validate(p, a);
   if (!s.ok()) return s;
-  const long long total = 1LL * p.n * p.out_channels() * p.out_h() * p.out_w();
+  const long long total = p.n * p.out_channels() * p.out_h() * p.out_w();
   const int threads = 256;
   const long long blocks = (total + threads - 1) / threads;
   const int grid = static_cast<int>(blocks < (1LL << 20) ? blocks : (1LL << 20));
@@ -471,12 +590,11 @@ Status generic_depthwise_conv2d(const DepthwiseProblem& p, const DepthwiseArgs& 
 Status generic_conv2d(const Conv2dProblem& p, const Conv2dArgs& a, cudaStream_t stream) {
   Status s = validate(p, a);
   if (!s.ok()) return s;
-  const long long pixels = 1LL * p.n * p.out_h() * p.out_w();
-  const dim3 grid(static_cast<unsigned>((pixels + kGenericTileN - 1) / kGenericTileN),
-                  static_cast<unsigned>((p.c_out + kGenericTileM - 1) / kGenericTileM));
-  if (grid.x > 0x7fffffffu || grid.y > 65535u) {
-    return error(StatusCode::kInvalidProblem, "the problem needs more blocks than one launch has (" + describe(p) + ")");
-  }
+  // One block a tile where the grid has room; the blocks step over the rest.
+  const long long pixel_tiles = (p.n * p.out_h() * p.out_w() + kGenericTileN - 1) / kGenericTileN;
+  const long long channel_tiles = (p.c_out + kGenericTileM - 1) / kGenericTileM;
+  const dim3 grid(static_cast<unsigned>(std::min(pixel_tiles, 0x7fffffffLL)),
+                  static_cast<unsigned>(std::min(channel_tiles, 65535LL)));
   generic_conv2d_f32_nchw<<<grid, kGenericThreads, 0, stream>>>(p, a.input, a.filter, epilogue_a(p, a), a.shift,
                                                                 a.residual, a.output);
   return launched_generic(cudaGetLastError(), OperatorTraits<Conv2dProblem>::kGenericKernel);

@@ -13,6 +13,11 @@
         reference of every spec key, made from the generator's
         declarations). --write puts it there instead.
 
+    check_docs.py limits CONVGEN DOC [--write]
+        The same for the table of size limits: the part of DOC between
+        `<!-- convgen limits: begin` and `<!-- convgen limits: end -->` is
+        what `CONVGEN limits` prints (made from convgen/limits.h).
+
     check_docs.py yaml CONVGEN TEMPLATES ROOT
         Every ```yaml block of the same documents passes `CONVGEN check`
         (the real parser and planner). A block is one of:
@@ -38,8 +43,20 @@ import sys
 import tempfile
 import textwrap
 
-KEYS_BEGIN = re.compile(r"^<!-- convgen keys: begin\b.*-->$")
-KEYS_END = "<!-- convgen keys: end -->"
+# The generated blocks: `convgen <command>`'s output between the markers
+# `<!-- convgen <command>: begin ... -->` and `<!-- convgen <command>: end -->`,
+# and what it is, for messages.
+GENERATED = {"keys": "reference of the spec keys", "limits": "table of size limits"}
+
+
+def generated_begin(command):
+    return re.compile(r"^<!-- convgen " + command + r": begin\b.*-->$")
+
+
+def generated_end(command):
+    return f"<!-- convgen {command}: end -->"
+
+
 COPY_MARKER = re.compile(r"^\s*<!-- copy of (\S+) -->\s*$")
 FRAGMENT_MARKER = re.compile(r"^\s*<!-- yaml fragment(?:; defaults: (\{.*\}))? -->\s*$")
 FENCE = re.compile(r"^(\s*)```(\S*)\s*$")
@@ -152,31 +169,33 @@ def check_copies(root, write):
     return 0
 
 
-def check_keys(convgen, doc, write):
-    out = run([convgen, "keys"])
+def check_generated(command, convgen, doc, write):
+    what = GENERATED[command]
+    out = run([convgen, command])
     if out.returncode != 0:
-        print(f"`{convgen} keys` failed (exit {out.returncode}):\n{out.stdout}")
+        print(f"`{convgen} {command}` failed (exit {out.returncode}):\n{out.stdout}")
         return 1
     lines = read_lines(doc)
-    begin = [i for i, line in enumerate(lines) if KEYS_BEGIN.match(line.strip())]
-    end = [i for i, line in enumerate(lines) if line.strip() == KEYS_END]
+    begin = [i for i, line in enumerate(lines) if generated_begin(command).match(line.strip())]
+    end = [i for i, line in enumerate(lines) if line.strip() == generated_end(command)]
     if len(begin) != 1 or len(end) != 1 or end[0] < begin[0]:
-        print(f"{doc}: expected one `<!-- convgen keys: begin ... -->` line and, after it, one `{KEYS_END}` line")
+        print(f"{doc}: expected one `<!-- convgen {command}: begin ... -->` line and, after it, one "
+              f"`{generated_end(command)}` line")
         return 1
     current = "".join(lines[begin[0] + 1:end[0]])
     if current == out.stdout:
-        print(f"ok: {doc}'s reference of the spec keys is `convgen keys`'s")
+        print(f"ok: {doc}'s {what} is `convgen {command}`'s")
         return 0
     if write:
         lines[begin[0] + 1:end[0]] = out.stdout.splitlines(True)
         write_lines(doc, lines)
-        print(f"{doc}: wrote the reference of the spec keys")
+        print(f"{doc}: wrote the {what}")
         return 0
-    print(diff(out.stdout, current, "convgen keys", f"{doc}:{begin[0] + 2}"))
-    print(f"FAIL: {doc}'s reference of the spec keys is not what `convgen keys` prints now (a key, range,\n"
-          f"default or algorithm changed in the generator). Refresh it:\n"
+    print(diff(out.stdout, current, f"convgen {command}", f"{doc}:{begin[0] + 2}"))
+    print(f"FAIL: {doc}'s {what} is not what `convgen {command}` prints now (the generator's declarations\n"
+          f"changed). Refresh it:\n"
           f"  cmake --build <build dir> --target refresh_docs\n"
-          f"or\n  {sys.argv[0]} keys {convgen} {doc} --write")
+          f"or\n  {sys.argv[0]} {command} {convgen} {doc} --write")
     return 1
 
 
@@ -276,8 +295,8 @@ def main(argv):
     write = "--write" in argv
     if len(args) == 2 and args[0] == "copies":
         return check_copies(args[1], write)
-    if len(args) == 3 and args[0] == "keys":
-        return check_keys(args[1], args[2], write)
+    if len(args) == 3 and args[0] in GENERATED:
+        return check_generated(args[0], args[1], args[2], write)
     if len(args) == 4 and args[0] == "yaml" and not write:
         return check_yaml(args[1], args[2], args[3])
     print(__doc__.strip())

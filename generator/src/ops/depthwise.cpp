@@ -95,8 +95,9 @@ oracle::ReferenceProblem reference_problem(const Workload& wl, int n) {
   p.groups = wl.c;
   return p;
 }
-// Output channels per input channel: the generated kernels unroll them.
-constexpr int kMaxMultiplier = 8;
+// Output channels per input channel: the generated kernels unroll them
+// (the limits table, convgen/limits.h).
+constexpr int kMaxMultiplier = static_cast<int>(kMultiplierLimit.generated);
 
 }  // namespace
 

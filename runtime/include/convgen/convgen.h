@@ -48,13 +48,6 @@
 #include <tuple>
 #include <vector>
 
-// Problem helpers are used on the host and inside the generic kernel.
-#if defined(__CUDACC__)
-#define CONVGEN_HOST_DEVICE __host__ __device__
-#else
-#define CONVGEN_HOST_DEVICE
-#endif
-
 namespace convgen {
 
 enum class StatusCode {
@@ -97,9 +90,19 @@ struct DepthwiseProblem {
   DataType dtype = DataType::kFloat32;
   Layout layout = Layout::kNCHW;
 
-  CONVGEN_HOST_DEVICE int out_channels() const { return c * multiplier; }
-  CONVGEN_HOST_DEVICE int out_h() const { return (h + pad_top + pad_bottom - dilation_h * (kh - 1) - 1) / stride_h + 1; }
-  CONVGEN_HOST_DEVICE int out_w() const { return (w + pad_left + pad_right - dilation_w * (kw - 1) - 1) / stride_w + 1; }
+  // The output's shape, in 64 bits: exact for any int fields (the true
+  // value, never wrapped), so a caller sizing buffers from them is right
+  // before validate() too. out_h and out_w are zero or negative when the
+  // output would be empty (stride must be at least 1). For a problem
+  // validate() accepts each lies within the limits (convgen/limits.h):
+  // at most 2^24, so int holds it.
+  CONVGEN_HOST_DEVICE long long out_channels() const { return 1LL * c * multiplier; }
+  CONVGEN_HOST_DEVICE long long out_h() const {
+    return output_extent(h, pad_top, pad_bottom, kh, stride_h, dilation_h);
+  }
+  CONVGEN_HOST_DEVICE long long out_w() const {
+    return output_extent(w, pad_left, pad_right, kw, stride_w, dilation_w);
+  }
 };
 
 // Device pointers. filter is [c*multiplier, 1, kh, kw]. For Epilogue::kBias,
@@ -140,8 +143,13 @@ struct Conv2dProblem {
   DataType dtype = DataType::kFloat32;
   Layout layout = Layout::kNCHW;
 
-  CONVGEN_HOST_DEVICE int out_h() const { return (h + pad_top + pad_bottom - dilation_h * (kh - 1) - 1) / stride_h + 1; }
-  CONVGEN_HOST_DEVICE int out_w() const { return (w + pad_left + pad_right - dilation_w * (kw - 1) - 1) / stride_w + 1; }
+  // As DepthwiseProblem's: 64-bit, exact, within the limits once validated.
+  CONVGEN_HOST_DEVICE long long out_h() const {
+    return output_extent(h, pad_top, pad_bottom, kh, stride_h, dilation_h);
+  }
+  CONVGEN_HOST_DEVICE long long out_w() const {
+    return output_extent(w, pad_left, pad_right, kw, stride_w, dilation_w);
+  }
 };
 
 // Device pointers. filter is [c_out, c, kh, kw]; bias, scale and shift hold
@@ -188,7 +196,13 @@ struct KernelChoice {
   std::string reason;     // one line a person can read
 };
 
-// Checks a problem's shape and parameters without touching memory.
+// Checks a problem's shape and parameters without touching memory: every
+// field and every size derived from them (formed in 64 bits: output
+// channels and extents, elements and bytes of each tensor, the reduction)
+// against the generic column of the limits table (convgen/limits.h). A
+// problem it accepts is one the generic kernel computes exactly as the
+// formula above says; the message of one it rejects names the size, its
+// true value and the limit.
 Status validate(const DepthwiseProblem& problem);
 Status validate(const Conv2dProblem& problem);
 // Checks a problem and its pointers (null, alignment, which epilogue

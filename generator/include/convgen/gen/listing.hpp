@@ -34,4 +34,9 @@ std::string archs_json();
 // parser reads (SpecKey, WorkloadKey, Knob).
 std::string keys_markdown();
 
+// The table of size limits (convgen/limits.h) as markdown: each field and
+// derived size, the bound validate() and the generic kernels keep, the
+// bound a spec keeps, and why (docs/hardening.md holds it).
+std::string limits_markdown();
+
 }  // namespace convgen::gen

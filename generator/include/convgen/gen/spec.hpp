@@ -58,8 +58,9 @@ using convgen::Epilogue;
 using convgen::Activation;
 using convgen::to_string;
 
-// The most channels a spec states (one grid.y slot per input channel).
-constexpr int kMaxChannels = 65535;
+// The most channels (c, c_out) a spec states: the limits table's
+// `generated` column (convgen/limits.h), which says why.
+constexpr int kMaxChannels = static_cast<int>(convgen::kChannelsLimit.generated);
 
 // Letters, digits and '_', not starting with a digit: a library name.
 bool is_c_identifier(const std::string& s);
