@@ -225,6 +225,44 @@ TEST(TuningFile, AnUnwritablePlaceThrowsAndLeavesNothing) {
   }
 }
 
+// Read-merge-write: each merge keeps what the file holds now (entries
+// another run wrote since), and says when an entry's schedule changes.
+TEST(TuningFile, MergeKeepsEveryEntryAndNotesAChangedSchedule) {
+  TempDir tmp;
+  const std::string path = (tmp / "tuning.yaml").string();
+  const auto entries = [](const std::vector<EntryText>& e) { return parse_tuning_text(db_text(e), "db.yaml").entries; };
+  TuningMerge merge = merge_into_tuning_file(path, entries({{"dw_a", "{algorithm: rows, rows_per_thread: 2}"}}));
+  EXPECT_EQ(merge.added, 1);
+  merge = merge_into_tuning_file(path, entries({{"dw_b", "{algorithm: rows, rows_per_thread: 4}"}}), "other.yaml");
+  EXPECT_EQ(merge.added, 1);
+  EXPECT_EQ(parse_tuning_file(path).entries.size(), 2u);
+
+  // dw_a again, with another schedule: replaced, with a note naming both.
+  merge = merge_into_tuning_file(path, entries({{"dw_a", "{algorithm: rows, rows_per_thread: 1}"}}), "new.yaml");
+  EXPECT_EQ(merge.added, 0);
+  EXPECT_EQ(merge.replaced, 1);
+  ASSERT_EQ(merge.notes.size(), 1u);
+  EXPECT_NE(merge.notes[0].find("the entry for dw_a on 'Test GPU' from new.yaml replaces one with another schedule"),
+            std::string::npos)
+      << merge.notes[0];
+  const TuningDb back = parse_tuning_file(path);
+  ASSERT_EQ(back.entries.size(), 2u);
+  EXPECT_EQ(back.find("dw_a", kGpu)->schedule.value("rows_per_thread"), 1);
+  // The same schedule again: replaced without a note.
+  EXPECT_TRUE(merge_into_tuning_file(path, entries({{"dw_a", "{algorithm: rows, rows_per_thread: 1}"}})).notes.empty());
+}
+
+// The database's name is never written through a link.
+TEST(TuningFile, ALinkAtTheDatabaseIsRefused) {
+  TempDir tmp;
+  write_file(tmp / "sentinel", "sentinel\n");
+  fs::create_symlink(tmp / "sentinel", tmp / "tuning.yaml");
+  EXPECT_THROW(write_tuning_file((tmp / "tuning.yaml").string(), TuningDb{}), std::runtime_error);
+  EXPECT_THROW(merge_into_tuning_file((tmp / "tuning.yaml").string(), {}), std::runtime_error);
+  EXPECT_EQ(read_file(tmp / "sentinel"), "sentinel\n");
+  EXPECT_TRUE(fs::is_symlink(tmp / "tuning.yaml"));
+}
+
 TEST(TuningFile, ReadingSomethingThatIsNotAFileIsASpecError) {
   TempDir tmp;
   fs::create_directories(tmp / "dir.yaml");

@@ -16,7 +16,8 @@
    the sentinel's bytes and mtime never change; a link at a final name fails
    the run with an error naming it.
 4. --prune with two libraries in one folder, an edited stale file and a user
-   file carrying the marker sentence.
+   file carrying the marker sentence. A run under a file-size limit fails
+   naming EFBIG and leaves the folder as it was.
 5. Concurrent `convgen tune merge` runs of different databases into one: the
    result holds every entry of every source.
 Prints its counts; exits 1 listing every failure.
@@ -24,6 +25,7 @@ Prints its counts; exits 1 listing every failure.
 import argparse
 import os
 import random
+import resource
 import shutil
 import signal
 import subprocess
@@ -250,6 +252,29 @@ class Chaos:
             self.fail("prune: the user's file with the marker sentence was touched")
         self.counts["files_checked"] += len(files["a"]) + len(stale) + 1
 
+    def file_size_limit(self):
+        # The same library from a spec of another name: every file's header
+        # changes. Under a 4 KiB file-size limit the run must fail with EFBIG
+        # named, not die of SIGXFSZ, and leave the old files as they were.
+        out = os.path.join(self.scratch, "fsize")
+        self.run_ok(self.generate(self.specs["chaos1"], out))
+        old = {n: open(os.path.join(out, n), "rb").read() for n in os.listdir(out)}
+        renamed = os.path.join(self.scratch, "chaos1_renamed.yaml")
+        shutil.copy(self.specs["chaos1"], renamed)
+
+        def limit():
+            resource.setrlimit(resource.RLIMIT_FSIZE, (4096, resource.RLIM_INFINITY))
+
+        r = subprocess.run(self.generate(renamed, out), capture_output=True, text=True, cwd=self.scratch,
+                           preexec_fn=limit)
+        if r.returncode != 1 or "File too large" not in r.stderr or out not in r.stderr:
+            self.fail(f"file-size limit: exit {r.returncode} (1 expected, with EFBIG named): {r.stderr.strip()}")
+        now = {n: open(os.path.join(out, n), "rb").read() for n in os.listdir(out)}
+        if now != old:
+            self.fail(f"file-size limit: the folder changed: {sorted(set(now) ^ set(old))} "
+                      f"{sorted(n for n in old if now.get(n) != old[n])}")
+        self.counts["files_checked"] += len(old)
+
     def tune_merges(self):
         sources = [os.path.join(self.args.source_dir, p) for p in
                    ("specs/mobilenet_v2.tuning.yaml", "specs/seeds.tuning.yaml", "bench/depthwise_bench.tuning.yaml")]
@@ -309,6 +334,7 @@ def main():
         chaos.concurrent_rounds()
         chaos.symlinks()
         chaos.prune()
+        chaos.file_size_limit()
         chaos.tune_merges()
     finally:
         if os.environ.get("CONVGEN_KEEP_SCRATCH") == "1":
