@@ -528,8 +528,8 @@ int main(int argc, char** argv) {
   CLI::App* const tune_merge = add_tune_merge(commands.back().first, o);
   app.footer(
       "Exit status: 0 success; 1 invalid input (a spec that does not validate, a template or I/O error, a "
-      "lock wait that timed out; nothing is written); 2 usage error (an unknown option, a missing argument, a spec path that is not a "
-      "readable file, a --tuning-gpu that the tuning database holds no entry for).");
+      "lock wait that timed out; nothing is written); 2 usage error (an unknown option, a missing argument, a "
+      "spec path that is not a readable file, a --tuning-gpu that the tuning database holds no entry for).");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -312,6 +312,7 @@ bool same_schedule(const TuningEntry& a, const TuningEntry& b) {
 void write_tuning_file(const std::string& path, const TuningDb& db, double lock_timeout_s) {
   const auto [dir, name] = split_path(path);
   const LockedFolder folder(dir, lock_timeout_s, /*create=*/false);
+  folder.remove_stale_temps();
   folder.read_regular(name);  // a link or a folder at the name is an error naming it
   folder.commit({{name, tuning_text(db)}});
 }
@@ -320,6 +321,7 @@ TuningMerge merge_into_tuning_file(const std::string& path, const std::vector<Tu
                                    const std::string& from, double lock_timeout_s) {
   const auto [dir, name] = split_path(path);
   const LockedFolder folder(dir, lock_timeout_s, /*create=*/false);
+  folder.remove_stale_temps();
   // Read under the lock: another run's entries written since are kept.
   TuningMerge merge;
   if (const std::optional<std::string> text = folder.read_regular(name)) merge.db = parse_tuning_text(*text, path);

@@ -231,8 +231,10 @@ TEST(TuningFile, MergeKeepsEveryEntryAndNotesAChangedSchedule) {
   TempDir tmp;
   const std::string path = (tmp / "tuning.yaml").string();
   const auto entries = [](const std::vector<EntryText>& e) { return parse_tuning_text(db_text(e), "db.yaml").entries; };
+  write_file(tmp / (std::string(kTempPrefix) + "killed"), "convgen_tuning: 1\nentr");  // a killed run's
   TuningMerge merge = merge_into_tuning_file(path, entries({{"dw_a", "{algorithm: rows, rows_per_thread: 2}"}}));
   EXPECT_EQ(merge.added, 1);
+  EXPECT_FALSE(fs::exists(tmp / (std::string(kTempPrefix) + "killed")));
   merge = merge_into_tuning_file(path, entries({{"dw_b", "{algorithm: rows, rows_per_thread: 4}"}}), "other.yaml");
   EXPECT_EQ(merge.added, 1);
   EXPECT_EQ(parse_tuning_file(path).entries.size(), 2u);
