@@ -224,6 +224,8 @@ function(convgen_add_library target)
   elseif(errors)
     message(STATUS "convgen_add_library(${target}):\n${errors}")
   endif()
+  # The names include the library's manifest (<library>.manifest, the files'
+  # hashes that --prune reads): an output too, so a deleted one is remade.
   string(STRIP "${names}" names)
   string(REPLACE "\n" ";" names "${names}")
   set(outputs "")

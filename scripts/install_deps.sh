@@ -3,7 +3,7 @@
 # toolkit (nvcc 12 or later) must already be installed and on PATH.
 set -euo pipefail
 packages=(cmake g++ ninja-build python3 libyaml-cpp-dev libkainjow-mustache-dev libcli11-dev
-          nlohmann-json3-dev libgtest-dev libssl-dev)
+          nlohmann-json3-dev libgtest-dev libssl-dev python3-yaml)
 sudo_cmd=""
 [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
 missing=()

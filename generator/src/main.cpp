@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -228,12 +229,15 @@ struct Options {
   CommonOptions common;
   std::string out_dir;  // generate
   bool prune = false, quiet = false;
+  double lock_timeout_s = kDefaultLockTimeoutS;  // generate, tune merge
   std::string format = "table";        // list
   std::string kernel;                  // show
   std::string knobs_format = "table";  // knobs
   std::string archs_check, archs_format = "table", cuda_version;  // archs
   bool archs_default = false;
   std::string tune_db, tune_devices = "0";
+  std::string merge_into;                 // tune merge
+  std::vector<std::string> merge_from;
   TuneOptions tune;
 };
 
@@ -243,8 +247,17 @@ int generate_command(const Options& o) {
   // Render everything in memory first: a template error leaves the
   // output directory as it was.
   const std::vector<OutputFile> files = render_library(templates, lib, render_options(o.common));
-  const WriteReport report = write_outputs(o.out_dir, files, o.prune);
+  WriteOptions write;
+  write.manifest = manifest_name(lib.name);
+  write.prune = o.prune;
+  write.lock_timeout_s = o.lock_timeout_s;
+  const WriteReport report = write_outputs(o.out_dir, files, write);
+  for (const std::string& w : report.warnings) std::fprintf(stderr, "convgen: warning: %s\n", w.c_str());
+  for (const std::string& n : report.notes) std::fprintf(stderr, "convgen: note: %s\n", n.c_str());
   if (o.quiet) return 0;
+  for (const std::string& f : report.stale_temps) {
+    std::printf("removed   %s/%s (a temporary file an interrupted run left)\n", o.out_dir.c_str(), f.c_str());
+  }
   for (const std::string& f : report.written) std::printf("wrote     %s/%s\n", o.out_dir.c_str(), f.c_str());
   for (const std::string& f : report.removed) std::printf("removed   %s/%s\n", o.out_dir.c_str(), f.c_str());
   std::printf("convgen: library %s: %zu kernels; %zu file(s) written, %zu unchanged%s\n", lib.name.c_str(),
@@ -269,7 +282,9 @@ int show_command(const Options& o) {
 }
 
 int outputs_command(const Options& o) {
-  for (const std::string& name : output_names(load(o.common))) std::printf("%s\n", name.c_str());
+  const LibraryPlan lib = load(o.common);
+  for (const std::string& name : output_names(lib)) std::printf("%s\n", name.c_str());
+  std::printf("%s\n", manifest_name(lib.name).c_str());
   return 0;
 }
 
@@ -314,7 +329,29 @@ int limits_command(const Options&) {
   return 0;
 }
 
+// `tune merge INTO FROM...`: no GPU, only the database's read-merge-write.
+int tune_merge_command(const Options& o) {
+  std::vector<std::pair<std::string, TuningDb>> sources;
+  for (const std::string& from : o.merge_from) sources.emplace_back(from, parse_tuning_file(display_path(from)));
+  int added = 0, replaced = 0;
+  size_t held = 0;
+  for (const auto& [from, db] : sources) {
+    const TuningMerge merge = merge_into_tuning_file(o.merge_into, db.entries, from, o.lock_timeout_s);
+    for (const std::string& note : merge.notes) std::fprintf(stderr, "convgen: note: %s\n", note.c_str());
+    added += merge.added;
+    replaced += merge.replaced;
+    held = merge.db.entries.size();
+  }
+  if (!o.quiet) {
+    std::printf("convgen tune merge: %zu file(s) into %s: %d entries added, %d replaced; it holds %zu\n",
+                sources.size(), o.merge_into.c_str(), added, replaced, held);
+  }
+  return 0;
+}
+
 int tune_command(const Options& o) {
+  if (o.common.specs.empty()) throw ArgumentError("tune: give the spec files (or `convgen tune merge INTO FROM...`)");
+  if (o.tune_db.empty()) throw ArgumentError("tune: --db is required");
   // The kernels as planned without a database: tuning searches their spaces.
   CommonOptions plain = o.common;
   plain.tuning.clear();
@@ -350,12 +387,26 @@ int tune_command(const Options& o) {
 #endif
 }
 
+void add_lock_timeout(CLI::App* cmd, Options& o) {
+  cmd->add_option("--lock-timeout", o.lock_timeout_s,
+                  "Seconds to wait for another convgen run that writes the same folder before failing")
+      ->check(CLI::Range(0.0, 86400.0))
+      ->capture_default_str();
+}
+
 CLI::App* add_generate(CLI::App& app, Options& o) {
   auto* cmd = app.add_subcommand("generate", "Write the library's header, registry and one .cu per kernel");
   add_common(cmd, o.common);
   cmd->add_option("-o,--out", o.out_dir, "Output directory")->required();
-  cmd->add_flag("--prune", o.prune, "Remove .cu/.h files in the output directory that the specs no longer make");
+  cmd->add_flag("--prune", o.prune,
+                "Remove the files that this library's previous manifest (<library>.manifest in the output "
+                "directory) lists and the specs no longer make, where their content is still what convgen "
+                "wrote (an edited one is kept, with a warning); no other file is ever removed");
+  add_lock_timeout(cmd, o);
   cmd->add_flag("-q,--quiet", o.quiet, "Print nothing on success");
+  cmd->footer("Files are written all or nothing: each to a temporary file (.convgen-tmp-*) that is renamed over "
+              "its target once every one is whole; an unchanged file is not rewritten. One run at a time writes "
+              "a folder: the others wait for the lock file .convgen.lock in it.");
   return cmd;
 }
 
@@ -454,6 +505,22 @@ CLI::App* add_tune(CLI::App& app, Options& o) {
   cmd->add_option("--report", o.tune.report_json, "Write every candidate of every kernel to this JSON file");
   // For tests: the Nth candidate (not the default) is launched wrong and must be rejected.
   cmd->add_option("--break-candidate", o.tune.break_candidate)->group("");
+  // `tune merge` needs neither specs nor --db: they are checked when tuning.
+  cmd->get_option("specs")->required(false);
+  cmd->get_option("--db")->required(false);
+  return cmd;
+}
+
+CLI::App* add_tune_merge(CLI::App* tune, Options& o) {
+  auto* cmd = tune->add_subcommand("merge", "Merge the entries of tuning databases into one (no GPU needed)");
+  cmd->add_option("into", o.merge_into, "The database to write (created if missing; its folder must exist)")
+      ->required();
+  cmd->add_option("from", o.merge_from, "Databases whose entries to add")->required()->check(kReadableTuningFile);
+  add_lock_timeout(cmd, o);
+  cmd->add_flag("-q,--quiet", o.quiet, "Print nothing on success");
+  cmd->footer("An entry of the same kernel and GPU as one INTO holds replaces it (a note says so when the "
+              "schedule differs); the files are merged in the order given. INTO is read, merged and written "
+              "under the lock of its folder, so concurrent merges and `convgen tune` runs lose no entry.");
   return cmd;
 }
 
@@ -472,17 +539,22 @@ int main(int argc, char** argv) {
       {add_archs(app, o), &archs_command},       {add_keys(app, o), &keys_command},
       {add_limits(app, o), &limits_command},     {add_tune(app, o), &tune_command},
   };
+  CLI::App* const tune_merge = add_tune_merge(commands.back().first, o);
   app.footer(
-      "Exit status: 0 success; 1 invalid input (a spec that does not validate, a template or I/O error; "
-      "nothing is written); 2 usage error (an unknown option, a missing argument, a spec path that is not a "
-      "readable file, a --tuning-gpu that the tuning database holds no entry for).");
+      "Exit status: 0 success; 1 invalid input (a spec that does not validate, a template or I/O error, a "
+      "lock wait that timed out; nothing is written); 2 usage error (an unknown option, a missing argument, a "
+      "spec path that is not a readable file, a --tuning-gpu that the tuning database holds no entry for).");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     // --help and --version exit 0; every other parse error is a usage error.
     return app.exit(e) == 0 ? 0 : 2;
   }
+  // A file-size limit (RLIMIT_FSIZE) must fail a write with EFBIG and a
+  // message, not kill the run with SIGXFSZ before it can clean up.
+  std::signal(SIGXFSZ, SIG_IGN);
   try {
+    if (*tune_merge) return tune_merge_command(o);
     for (const auto& [cmd, run] : commands) {
       if (*cmd) return run(o);
     }

@@ -8,11 +8,13 @@
 #include <cctype>
 #include <cinttypes>
 #include <cstdio>
-#include <fstream>
+#include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <tuple>
 
 #include "convgen/gen/operator.hpp"
+#include "convgen/gen/output.hpp"
 #include "schedule_reader.hpp"
 #include "yaml_reader.hpp"
 
@@ -292,19 +294,55 @@ std::string tuning_text(const TuningDb& db) {
   return t;
 }
 
-void write_tuning_file(const std::string& path, const TuningDb& db) {
-  const std::string text = tuning_text(db);
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write " + tmp);
+namespace {
+
+// The folder and the file name of a database's path, for LockedFolder.
+std::pair<std::string, std::string> split_path(const std::string& path) {
+  const std::filesystem::path p(path);
+  if (!p.has_filename()) throw std::runtime_error("the tuning database path " + path + " names no file");
+  return {p.has_parent_path() ? p.parent_path().string() : ".", p.filename().string()};
+}
+
+bool same_schedule(const TuningEntry& a, const TuningEntry& b) {
+  return a.schedule.algorithm == b.schedule.algorithm && a.schedule.values == b.schedule.values;
+}
+
+}  // namespace
+
+void write_tuning_file(const std::string& path, const TuningDb& db, double lock_timeout_s) {
+  const auto [dir, name] = split_path(path);
+  const LockedFolder folder(dir, lock_timeout_s, /*create=*/false);
+  folder.remove_stale_temps();
+  folder.read_regular(name);  // a link or a folder at the name is an error naming it
+  folder.commit({{name, tuning_text(db)}});
+}
+
+TuningMerge merge_into_tuning_file(const std::string& path, const std::vector<TuningEntry>& entries,
+                                   const std::string& from, double lock_timeout_s) {
+  const auto [dir, name] = split_path(path);
+  const LockedFolder folder(dir, lock_timeout_s, /*create=*/false);
+  folder.remove_stale_temps();
+  // Read under the lock: another run's entries written since are kept.
+  TuningMerge merge;
+  if (const std::optional<std::string> text = folder.read_regular(name)) merge.db = parse_tuning_text(*text, path);
+  merge.db.file = path;
+  for (const TuningEntry& e : entries) {
+    const TuningEntry* old = merge.db.find(e.kernel, e.gpu.name);
+    if (old == nullptr) {
+      ++merge.added;
+    } else {
+      ++merge.replaced;
+      if (!same_schedule(*old, e)) {
+        merge.notes.push_back(path + ": the entry for " + e.kernel + " on '" + e.gpu.name + "'" +
+                              (from.empty() ? "" : " from " + from) + " replaces one with another schedule (" +
+                              schedule_text(*old) + " -> " + schedule_text(e) + ")");
+      }
+    }
+    merge.db.put(e);
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error("cannot rename " + tmp + " to " + path);
-  }
+  const std::string text = tuning_text(merge.db);
+  if (folder.read_regular(name) != text) folder.commit({{name, text}});
+  return merge;
 }
 
 std::string tuning_fingerprint(const std::string& template_text) {

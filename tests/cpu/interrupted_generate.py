@@ -5,9 +5,10 @@ run with --prune cleans up after it.
 Generates SPEC once, whole, into a reference folder. Then, ROUNDS times, starts
 the same generation into a fresh folder and kills it (SIGKILL: no cleanup
 runs) after a delay drawn across the run's length. After each kill, every
-.cu/.h in the folder must be byte-identical to its reference (writes go to
-<name>.tmp and are renamed into place); only <name>.tmp files may be partial.
-A rerun with --prune must then leave exactly the reference folder.
+file in the folder must be byte-identical to its reference (writes go to
+temporary files, .convgen-tmp-*, renamed into place once all are whole); only
+those may be partial. A rerun must then remove them and leave exactly the
+reference folder.
 
   interrupted_generate.py --convgen PATH --templates DIR --spec SPEC [--rounds N]
 """
@@ -21,6 +22,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+TEMP_PREFIX = ".convgen-tmp-"
+LOCK = ".convgen.lock"
 
 
 def generate(convgen, templates, spec, out, prune=False):
@@ -44,7 +48,7 @@ def main():
         subprocess.run(generate(args.convgen, args.templates, args.spec, reference), check=True,
                        stdout=subprocess.DEVNULL)
         whole = time.monotonic() - start
-        names = sorted(os.listdir(reference))
+        names = sorted(n for n in os.listdir(reference) if n != LOCK)
         rng = random.Random(11)
         partial_files = killed_mid_run = 0
         for round_ in range(args.rounds):
@@ -55,11 +59,13 @@ def main():
             proc.send_signal(signal.SIGKILL)
             proc.wait()
             present = sorted(os.listdir(out)) if os.path.isdir(out) else []
-            finals = [n for n in present if not n.endswith(".tmp")]
+            finals = [n for n in present if not n.startswith(TEMP_PREFIX) and n != LOCK]
             if len(finals) < len(names):
                 killed_mid_run += 1
             for name in present:
-                if name.endswith(".tmp"):
+                if name == LOCK:
+                    continue
+                if name.startswith(TEMP_PREFIX):
                     partial_files += 1
                     continue
                 if name not in names:
@@ -68,7 +74,7 @@ def main():
                     failures.append(f"round {round_}: {name} is half-written or wrong")
             subprocess.run(generate(args.convgen, args.templates, args.spec, out, prune=True), check=True,
                            stdout=subprocess.DEVNULL)
-            after = sorted(os.listdir(out))
+            after = sorted(n for n in os.listdir(out) if n != LOCK)
             if after != names:
                 extra = sorted(set(after) - set(names))
                 missing = sorted(set(names) - set(after))

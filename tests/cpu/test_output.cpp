@@ -1,7 +1,15 @@
 // Stage 4: rendered files reach the disk, only when their text changed.
 #include <gtest/gtest.h>
 
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstring>
 
 #include "convgen/gen/digest.hpp"
 #include "convgen/gen/output.hpp"
@@ -15,11 +23,42 @@ std::vector<std::string> sorted(std::vector<std::string> v) {
   return v;
 }
 
+// The folder's names, less the lock file (every writing run leaves it).
 std::vector<std::string> listing(const fs::path& dir) {
   std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(dir)) names.push_back(entry.path().filename().string());
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().filename() != kLockFileName) names.push_back(entry.path().filename().string());
+  }
   return sorted(names);
 }
+
+WriteOptions library(const std::string& name, bool prune = false) {
+  WriteOptions o;
+  o.manifest = manifest_name(name);
+  o.prune = prune;
+  return o;
+}
+
+// Lowers the file-size limit for a scope: a write past it fails with EFBIG
+// (SIGXFSZ ignored, as main() does).
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t bytes) {
+    getrlimit(RLIMIT_FSIZE, &saved_);
+    old_handler_ = std::signal(SIGXFSZ, SIG_IGN);
+    rlimit lowered = saved_;
+    lowered.rlim_cur = bytes;
+    setrlimit(RLIMIT_FSIZE, &lowered);
+  }
+  ~FileSizeLimit() {
+    setrlimit(RLIMIT_FSIZE, &saved_);
+    std::signal(SIGXFSZ, old_handler_);
+  }
+
+ private:
+  rlimit saved_{};
+  void (*old_handler_)(int) = nullptr;
+};
 
 // An old timestamp, so that a rewrite shows even on a coarse clock.
 // The digest behind manifests and tuning checksums: FIPS 180-2's test vectors.
@@ -34,7 +73,7 @@ TEST(WriteOutputs, FirstRunWritesEverythingIntoANewDirectory) {
   TempDir tmp;
   const fs::path dir = tmp / "a" / "b";
   const std::vector<OutputFile> files = {{"lib.h", "header\n"}, {"lib_registry.cu", "registry\n"}, {"k1.cu", "k1\n"}};
-  const WriteReport report = write_outputs(dir.string(), files, false);
+  const WriteReport report = write_outputs(dir.string(), files, {});
   EXPECT_EQ(report.written, (std::vector<std::string>{"lib.h", "lib_registry.cu", "k1.cu"}));
   EXPECT_TRUE(report.unchanged.empty());
   EXPECT_TRUE(report.removed.empty());
@@ -47,11 +86,11 @@ TEST(WriteOutputs, OnlyChangedFilesAreWritten) {
   TempDir tmp;
   const fs::path dir = tmp / "out";
   std::vector<OutputFile> files = {{"lib.h", "header\n"}, {"k1.cu", "k1\n"}, {"k2.cu", "k2\n"}};
-  write_outputs(dir.string(), files, false);
+  write_outputs(dir.string(), files, {});
   for (const char* name : {"lib.h", "k1.cu", "k2.cu"}) fs::last_write_time(dir / name, kLongAgo);
 
   // Same texts: nothing is touched.
-  WriteReport report = write_outputs(dir.string(), files, false);
+  WriteReport report = write_outputs(dir.string(), files, {});
   EXPECT_TRUE(report.written.empty());
   EXPECT_EQ(report.unchanged, (std::vector<std::string>{"lib.h", "k1.cu", "k2.cu"}));
   for (const char* name : {"lib.h", "k1.cu", "k2.cu"}) {
@@ -61,7 +100,7 @@ TEST(WriteOutputs, OnlyChangedFilesAreWritten) {
   // One text changes, one file is new: only those are written.
   files[1].text = "k1 changed\n";
   files.push_back({"k3.cu", "k3\n"});
-  report = write_outputs(dir.string(), files, false);
+  report = write_outputs(dir.string(), files, {});
   EXPECT_EQ(report.written, (std::vector<std::string>{"k1.cu", "k3.cu"}));
   EXPECT_EQ(report.unchanged, (std::vector<std::string>{"lib.h", "k2.cu"}));
   EXPECT_EQ(read_file(dir / "k1.cu"), "k1 changed\n");
@@ -75,45 +114,189 @@ TEST(WriteOutputs, ATruncatedOrEditedFileIsRewritten) {
   TempDir tmp;
   const fs::path dir = tmp / "out";
   const std::vector<OutputFile> files = {{"k1.cu", "line 1\nline 2\n"}};
-  write_outputs(dir.string(), files, false);
+  write_outputs(dir.string(), files, {});
   write_file(dir / "k1.cu", "line 1\n");
-  EXPECT_EQ(write_outputs(dir.string(), files, false).written, std::vector<std::string>{"k1.cu"});
+  EXPECT_EQ(write_outputs(dir.string(), files, {}).written, std::vector<std::string>{"k1.cu"});
   EXPECT_EQ(read_file(dir / "k1.cu"), "line 1\nline 2\n");
 }
 
-TEST(WriteOutputs, PruneRemovesOnlyStaleFilesConvgenWrote) {
+// An error before the renames changes no final file and leaves no
+// temporary one: here the file-size limit stops the second of three writes.
+TEST(WriteOutputs, AFailedWriteChangesNothing) {
   TempDir tmp;
   const fs::path dir = tmp / "out";
-  const std::string generated = std::string("// old_kernel\n//\n// ") + kGeneratedMarker + "old.yaml:3.\n";
-  write_file(dir / "stale_kernel.cu", generated);
-  write_file(dir / "stale.h", generated);
-  write_file(dir / "mykernel.cu", "// my own kernel\n__global__ void mine() {}\n");  // the user's: stays
-  write_file(dir / "my.h", "#pragma once\n");                                       // the user's: stays
+  const std::vector<OutputFile> old_files = {{"a.cu", "old a\n"}, {"b.cu", "old b\n"}, {"c.cu", "old c\n"}};
+  write_outputs(dir.string(), old_files, library("lib"));
+  const std::string old_manifest = read_file(dir / "lib.manifest");
+  const std::vector<OutputFile> new_files = {
+      {"a.cu", "new a\n"}, {"b.cu", std::string(4096, 'b')}, {"c.cu", "new c\n"}, {"d.cu", "new d\n"}};
+  try {
+    const FileSizeLimit limit(1024);
+    write_outputs(dir.string(), new_files, library("lib", true));
+    FAIL() << "a write past the file-size limit succeeded";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find((dir / "b.cu").string()), std::string::npos) << what;
+    EXPECT_NE(what.find(std::strerror(EFBIG)), std::string::npos) << what;
+  }
+  EXPECT_EQ(listing(dir), sorted({"a.cu", "b.cu", "c.cu", "lib.manifest"}));
+  for (const OutputFile& f : old_files) EXPECT_EQ(read_file(dir / f.path), f.text) << f.path;
+  EXPECT_EQ(read_file(dir / "lib.manifest"), old_manifest);
+}
+
+// A link where a file is to be written is an error naming it, whatever it
+// points at; the file it points at is never written.
+TEST(WriteOutputs, ALinkAtAFinalNameIsRefusedNotFollowed) {
+  TempDir tmp;
+  const fs::path dir = tmp / "out";
+  write_file(tmp / "sentinel", "sentinel\n");
+  for (const char* name : {"lib.h", "k1.cu", "lib.manifest"}) {
+    fs::create_directories(dir);
+    fs::create_symlink(tmp / "sentinel", dir / name);
+    try {
+      write_outputs(dir.string(), {{"lib.h", "header\n"}, {"k1.cu", "k1\n"}}, library("lib"));
+      ADD_FAILURE() << "a link at " << name << " was accepted";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find((dir / name).string() + " is a symbolic link"), std::string::npos)
+          << e.what();
+    }
+    EXPECT_EQ(read_file(tmp / "sentinel"), "sentinel\n");
+    EXPECT_TRUE(fs::is_symlink(dir / name));
+    EXPECT_EQ(listing(dir), std::vector<std::string>{name}) << "a failed run wrote a file";
+    fs::remove_all(dir);
+  }
+  // The lock file too: it is opened, never through a link.
+  fs::create_directories(dir);
+  fs::create_symlink(tmp / "sentinel", dir / kLockFileName);
+  EXPECT_THROW(write_outputs(dir.string(), {{"k1.cu", "k1\n"}}, library("lib")), std::runtime_error);
+  EXPECT_EQ(read_file(tmp / "sentinel"), "sentinel\n");
+}
+
+// The folder itself may be a link (a build tree's): names inside it count.
+TEST(WriteOutputs, TheFolderMayBeALink) {
+  TempDir tmp;
+  fs::create_directories(tmp / "real");
+  fs::create_directory_symlink(tmp / "real", tmp / "link");
+  write_outputs((tmp / "link").string(), {{"k1.cu", "k1\n"}}, library("lib"));
+  EXPECT_EQ(read_file(tmp / "real" / "k1.cu"), "k1\n");
+}
+
+// Temporary files a killed run left (links among them) go; the files they
+// point at stay.
+TEST(WriteOutputs, StaleTemporaryFilesAreRemoved) {
+  TempDir tmp;
+  const fs::path dir = tmp / "out";
+  write_file(tmp / "sentinel", "sentinel\n");
+  write_file(dir / (std::string(kTempPrefix) + "abc123"), "half a fi");
+  fs::create_symlink(tmp / "sentinel", dir / (std::string(kTempPrefix) + "link"));
+  write_file(dir / "draft.cu.tmp", "mine\n");  // not ours
+  const WriteReport report = write_outputs(dir.string(), {{"k1.cu", "k1\n"}}, library("lib"));
+  EXPECT_EQ(sorted(report.stale_temps), sorted({std::string(kTempPrefix) + "abc123", std::string(kTempPrefix) + "link"}));
+  EXPECT_EQ(listing(dir), sorted({"draft.cu.tmp", "k1.cu", "lib.manifest"}));
+  EXPECT_EQ(read_file(tmp / "sentinel"), "sentinel\n");
+}
+
+// A second run waits for the lock, and fails after its timeout naming the
+// folder and the lock file, having written nothing.
+TEST(WriteOutputs, ALockedFolderTimesOut) {
+  TempDir tmp;
+  const fs::path dir = tmp / "out";
+  write_outputs(dir.string(), {{"k1.cu", "k1\n"}}, library("lib"));
+  const int fd = ::open((dir / kLockFileName).c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0);
+  WriteOptions o = library("lib");
+  o.lock_timeout_s = 0.2;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    write_outputs(dir.string(), {{"k1.cu", "changed\n"}}, o);
+    ADD_FAILURE() << "a locked folder was written";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("timed out after 0.2 s waiting for another convgen run writing " +
+                                         dir.string() + " (it holds the lock file " +
+                                         (dir / kLockFileName).string()),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(200));
+  ::close(fd);
+  EXPECT_EQ(read_file(dir / "k1.cu"), "k1\n");
+  EXPECT_EQ(write_outputs(dir.string(), {{"k1.cu", "changed\n"}}, o).written,
+            (std::vector<std::string>{"k1.cu", "lib.manifest"}));
+}
+
+// The manifest is what `sha256sum` prints, and lists every file.
+TEST(Manifest, ListsEveryFileWithItsSha256) {
+  TempDir tmp;
+  const fs::path dir = tmp / "out";
+  write_outputs(dir.string(), {{"lib.h", "header\n"}, {"k1.cu", "k1\n"}}, library("lib"));
+  EXPECT_EQ(read_file(dir / "lib.manifest"),
+            sha256_hex("header\n") + "  lib.h\n" + sha256_hex("k1\n") + "  k1.cu\n");
+  std::vector<std::string> problems;
+  const std::vector<ManifestEntry> back = parse_manifest(
+      read_file(dir / "lib.manifest") + "not a line\n" + sha256_hex("x") + "  ../escape.cu\n" + sha256_hex("y") +
+          "  " + kTempPrefix + "x\n",
+      problems);
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[1].name, "k1.cu");
+  EXPECT_EQ(back[1].sha256, sha256_hex("k1\n"));
+  EXPECT_EQ(problems, (std::vector<std::string>{"line 3 is not '<sha256>  <file name>': ignored",
+                                                "line 4 is not '<sha256>  <file name>': ignored",
+                                                "line 5 is not '<sha256>  <file name>': ignored"}));
+}
+
+// --prune removes what this library's previous manifest lists and the new
+// run does not make, where the bytes are still convgen's; nothing else.
+TEST(Manifest, PruneRemovesOnlyThisLibrarysUneditedStaleFiles) {
+  TempDir tmp;
+  const fs::path dir = tmp / "out";
+  const std::string marker = std::string("// ") + kGeneratedMarker + "mine.yaml, or so it says\n";
+  write_file(dir / "user.cu", marker);  // the user's, whatever it says
   write_file(dir / "notes.txt", "mine\n");
-  write_file(dir / "kernel.cuh", generated);  // not an extension convgen writes
-  write_file(dir / "CMakeLists.txt", "mine\n");
-  write_file(dir / "sub" / "deep.cu", generated);  // not in the directory itself
-  fs::create_directories(dir / "folder.cu");     // a directory, not a file
-  // What an interrupted run leaves: a temporary file of convgen's, and one of the user's.
-  write_file(dir / "k9.cu.tmp", generated.substr(0, generated.size() - 3));
-  write_file(dir / "draft.cu.tmp", "mine\n");
-  const std::vector<OutputFile> files = {{"lib.h", "header\n"}, {"k1.cu", "k1\n"}};
+  write_outputs(dir.string(), {{"a.h", "a\n"}, {"a_k1.cu", "a1\n"}, {"a_k2.cu", "a2\n"}}, library("a"));
+  write_outputs(dir.string(), {{"b.h", "b\n"}, {"b_k1.cu", "b1\n"}, {"b_k2.cu", "b2\n"}, {"b_k3.cu", "b3\n"}},
+                library("b"));
+  write_file(dir / "b_k3.cu", "b3, edited by hand\n");
 
-  // Without --prune, nothing goes.
-  WriteReport report = write_outputs(dir.string(), files, false);
+  // Library b drops k2 and k3 and prunes: k2 goes, the edited k3 stays (a
+  // warning); a's files, the user's and the lock stay.
+  const WriteReport report = write_outputs(dir.string(), {{"b.h", "b\n"}, {"b_k1.cu", "b1\n"}}, library("b", true));
+  EXPECT_EQ(report.removed, std::vector<std::string>{"b_k2.cu"});
+  EXPECT_EQ(report.kept, std::vector<std::string>{"b_k3.cu"});
+  ASSERT_EQ(report.warnings.size(), 1u);
+  EXPECT_NE(report.warnings[0].find("b_k3.cu is no longer made, but it changed since convgen wrote it"),
+            std::string::npos);
+  EXPECT_EQ(listing(dir), sorted({"a.h", "a_k1.cu", "a_k2.cu", "a.manifest", "b.h", "b_k1.cu", "b_k3.cu",
+                                  "b.manifest", "user.cu", "notes.txt"}));
+  EXPECT_EQ(read_file(dir / "user.cu"), marker);
+  EXPECT_EQ(read_file(dir / "b.manifest"), sha256_hex("b\n") + "  b.h\n" + sha256_hex("b1\n") + "  b_k1.cu\n");
+
+  // Library a pruned with all its files still made: nothing goes.
+  EXPECT_TRUE(write_outputs(dir.string(), {{"a.h", "a\n"}, {"a_k1.cu", "a1\n"}, {"a_k2.cu", "a2\n"}},
+                            library("a", true))
+                  .removed.empty());
+}
+
+// Without --prune a stale file stays listed, so that a later --prune
+// removes it; without a previous manifest, --prune removes nothing.
+TEST(Manifest, StaleFilesStayListedUntilPruned) {
+  TempDir tmp;
+  const fs::path dir = tmp / "out";
+  write_outputs(dir.string(), {{"k1.cu", "1\n"}, {"k2.cu", "2\n"}}, library("lib"));
+  WriteReport report = write_outputs(dir.string(), {{"k1.cu", "1\n"}}, library("lib"));
   EXPECT_TRUE(report.removed.empty());
-  EXPECT_TRUE(fs::exists(dir / "stale_kernel.cu"));
+  EXPECT_NE(read_file(dir / "lib.manifest").find("  k2.cu\n"), std::string::npos);
+  report = write_outputs(dir.string(), {{"k1.cu", "1\n"}}, library("lib", true));
+  EXPECT_EQ(report.removed, std::vector<std::string>{"k2.cu"});
+  EXPECT_EQ(listing(dir), sorted({"k1.cu", "lib.manifest"}));
 
-  report = write_outputs(dir.string(), files, true);
-  EXPECT_EQ(sorted(report.removed), sorted({"stale_kernel.cu", "stale.h", "k9.cu.tmp"}));
-  EXPECT_EQ(report.unchanged, (std::vector<std::string>{"lib.h", "k1.cu"}));
-  EXPECT_EQ(listing(dir), sorted({"lib.h", "k1.cu", "mykernel.cu", "my.h", "notes.txt", "kernel.cuh", "CMakeLists.txt",
-                                  "sub", "folder.cu", "draft.cu.tmp"}));
-  EXPECT_EQ(read_file(dir / "mykernel.cu"), "// my own kernel\n__global__ void mine() {}\n");
-  EXPECT_TRUE(fs::exists(dir / "sub" / "deep.cu"));
-
-  // Pruning again finds nothing more.
-  EXPECT_TRUE(write_outputs(dir.string(), files, true).removed.empty());
+  fs::remove(dir / "lib.manifest");
+  write_file(dir / "old.cu", "old\n");
+  report = write_outputs(dir.string(), {{"k1.cu", "1\n"}}, library("lib", true));
+  EXPECT_TRUE(report.removed.empty());
+  ASSERT_EQ(report.notes.size(), 1u);
+  EXPECT_NE(report.notes[0].find("so --prune removes nothing this time"), std::string::npos);
+  EXPECT_TRUE(fs::exists(dir / "old.cu"));
 }
 
 // What prune relies on: every file convgen renders says it wrote it.

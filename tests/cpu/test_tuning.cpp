@@ -208,7 +208,8 @@ TEST(TuningFile, WriteIsAtomicAndReadsBack) {
   EXPECT_EQ(describe(back), describe(smaller));
   std::vector<std::string> names;
   for (const auto& entry : fs::directory_iterator(tmp.path())) names.push_back(entry.path().filename().string());
-  EXPECT_EQ(names, std::vector<std::string>{"tuning.yaml"}) << "a temporary file was left behind";
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{kLockFileName, "tuning.yaml"})) << "a temporary file was left behind";
 }
 
 TEST(TuningFile, AnUnwritablePlaceThrowsAndLeavesNothing) {
@@ -219,7 +220,49 @@ TEST(TuningFile, AnUnwritablePlaceThrowsAndLeavesNothing) {
   // A directory where the file should be: the rename fails, the temporary goes.
   fs::create_directories(tmp / "a_directory.yaml");
   EXPECT_THROW(write_tuning_file((tmp / "a_directory.yaml").string(), TuningDb{}), std::runtime_error);
-  EXPECT_FALSE(fs::exists(tmp / "a_directory.yaml.tmp"));
+  for (const auto& entry : fs::directory_iterator(tmp.path())) {
+    EXPECT_NE(entry.path().filename().string().rfind(kTempPrefix, 0), 0u) << "a temporary file was left behind";
+  }
+}
+
+// Read-merge-write: each merge keeps what the file holds now (entries
+// another run wrote since), and says when an entry's schedule changes.
+TEST(TuningFile, MergeKeepsEveryEntryAndNotesAChangedSchedule) {
+  TempDir tmp;
+  const std::string path = (tmp / "tuning.yaml").string();
+  const auto entries = [](const std::vector<EntryText>& e) { return parse_tuning_text(db_text(e), "db.yaml").entries; };
+  write_file(tmp / (std::string(kTempPrefix) + "killed"), "convgen_tuning: 1\nentr");  // a killed run's
+  TuningMerge merge = merge_into_tuning_file(path, entries({{"dw_a", "{algorithm: rows, rows_per_thread: 2}"}}));
+  EXPECT_EQ(merge.added, 1);
+  EXPECT_FALSE(fs::exists(tmp / (std::string(kTempPrefix) + "killed")));
+  merge = merge_into_tuning_file(path, entries({{"dw_b", "{algorithm: rows, rows_per_thread: 4}"}}), "other.yaml");
+  EXPECT_EQ(merge.added, 1);
+  EXPECT_EQ(parse_tuning_file(path).entries.size(), 2u);
+
+  // dw_a again, with another schedule: replaced, with a note naming both.
+  merge = merge_into_tuning_file(path, entries({{"dw_a", "{algorithm: rows, rows_per_thread: 1}"}}), "new.yaml");
+  EXPECT_EQ(merge.added, 0);
+  EXPECT_EQ(merge.replaced, 1);
+  ASSERT_EQ(merge.notes.size(), 1u);
+  EXPECT_NE(merge.notes[0].find("the entry for dw_a on 'Test GPU' from new.yaml replaces one with another schedule"),
+            std::string::npos)
+      << merge.notes[0];
+  const TuningDb back = parse_tuning_file(path);
+  ASSERT_EQ(back.entries.size(), 2u);
+  EXPECT_EQ(back.find("dw_a", kGpu)->schedule.value("rows_per_thread"), 1);
+  // The same schedule again: replaced without a note.
+  EXPECT_TRUE(merge_into_tuning_file(path, entries({{"dw_a", "{algorithm: rows, rows_per_thread: 1}"}})).notes.empty());
+}
+
+// The database's name is never written through a link.
+TEST(TuningFile, ALinkAtTheDatabaseIsRefused) {
+  TempDir tmp;
+  write_file(tmp / "sentinel", "sentinel\n");
+  fs::create_symlink(tmp / "sentinel", tmp / "tuning.yaml");
+  EXPECT_THROW(write_tuning_file((tmp / "tuning.yaml").string(), TuningDb{}), std::runtime_error);
+  EXPECT_THROW(merge_into_tuning_file((tmp / "tuning.yaml").string(), {}), std::runtime_error);
+  EXPECT_EQ(read_file(tmp / "sentinel"), "sentinel\n");
+  EXPECT_TRUE(fs::is_symlink(tmp / "tuning.yaml"));
 }
 
 TEST(TuningFile, ReadingSomethingThatIsNotAFileIsASpecError) {

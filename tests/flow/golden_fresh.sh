@@ -6,7 +6,8 @@
 #
 # Regenerates specs/<lib>.yaml into SCRATCH_DIR/<lib> (run from SOURCE_DIR,
 # since the paths written into the files are relative to it) and compares
-# with generated/<lib>: any differing, missing or extra file fails.
+# with generated/<lib>: any differing, missing or extra file fails (the lock
+# file every run leaves, .convgen.lock, is not compared).
 set -u
 export LC_ALL=C
 if [[ $# -lt 3 ]]; then
@@ -44,11 +45,11 @@ for lib in seeds mobilenet_v2; do
     elif ! cmp -s "$scratch/$lib/$f" "generated/$lib/$f"; then
       differ+=("$f")
     fi
-  done < <(cd "$scratch/$lib" && find . -type f | sed 's|^\./||' | sort)
+  done < <(cd "$scratch/$lib" && find . -type f ! -name .convgen.lock | sed 's|^\./||' | sort)
   while IFS= read -r f; do
     [[ -f "$scratch/$lib/$f" ]] || extra+=("$f")
-  done < <(cd "generated/$lib" && find . -type f | sed 's|^\./||' | sort)
-  n=$(find "$scratch/$lib" -type f | wc -l)
+  done < <(cd "generated/$lib" && find . -type f ! -name .convgen.lock | sed 's|^\./||' | sort)
+  n=$(find "$scratch/$lib" -type f ! -name .convgen.lock | wc -l)
   if [[ ${#differ[@]} -eq 0 && ${#missing[@]} -eq 0 && ${#extra[@]} -eq 0 ]]; then
     echo "generated/$lib: fresh ($n files)"
     continue

@@ -286,9 +286,12 @@ void Tuner::worker(Device& d) {
                     best.plan.schedule.summary().c_str(), best.hot_us, best.cold_us, def.hot_us,
                     def.hot_us / best.hot_us, e.compiled, e.verified, e.rejected, e.failed, report.wall_s);
       progress_->line(line);
-      db_.put(std::move(e));
+      db_.put(e);
       try {
-        write_tuning_file(options_.db_path, db_);
+        // Read-merge-write under the folder's lock: entries that another
+        // tune run wrote since this one started are kept.
+        const TuningMerge merge = merge_into_tuning_file(options_.db_path, {e});
+        for (const std::string& note : merge.notes) progress_->line("convgen tune: note: " + note);
       } catch (const std::exception& ex) {
         progress_->line(std::string("convgen tune: error: ") + ex.what());
         ++failures_;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "convgen/gen/output.hpp"
 #include "convgen/gen/plan.hpp"
 #include "convgen/gen/spec.hpp"
 
@@ -61,10 +62,27 @@ TuningDb parse_tuning_text(const std::string& text, const std::string& path);
 
 // The database as YAML, entries in order; parse_tuning_text reads it back.
 std::string tuning_text(const TuningDb& db);
-// Writes `tuning_text(db)` to `path` through a temporary file renamed into
-// place: a reader (or a killed run) never sees half a database. Throws
-// std::runtime_error on an I/O failure.
-void write_tuning_file(const std::string& path, const TuningDb& db);
+// Writes `tuning_text(db)` to `path`, replacing the file, by the write
+// protocol of output.hpp (the folder locked, a temporary file renamed into
+// place): a reader (or a killed run) never sees half a database. The folder
+// must exist. Throws std::runtime_error on an I/O failure or a lock wait
+// that times out.
+void write_tuning_file(const std::string& path, const TuningDb& db, double lock_timeout_s = kDefaultLockTimeoutS);
+
+// What merge_into_tuning_file did.
+struct TuningMerge {
+  TuningDb db;  // the database as written
+  int added = 0, replaced = 0;
+  std::vector<std::string> notes;  // entries replaced by one with another schedule
+};
+
+// Read-merge-write under the folder's lock: reads the database at `path`
+// (none: an empty one), puts `entries` (one of the same kernel and GPU is
+// replaced) and writes it back as write_tuning_file does. Concurrent runs
+// (`convgen tune` after each kernel, `convgen tune merge`) never lose each
+// other's entries. `from` names the entries' origin in the notes.
+TuningMerge merge_into_tuning_file(const std::string& path, const std::vector<TuningEntry>& entries,
+                                   const std::string& from = "", double lock_timeout_s = kDefaultLockTimeoutS);
 
 // 16 hex digits identifying what made a kernel from a schedule: the
 // generator's version and the algorithm's template text. An entry whose
