@@ -13,7 +13,9 @@ and torch.ops.convgen.conv2d (see convgen_torch.cpp). swap() traces a module
 with torch.fx and replaces each Conv2d, with the BatchNorm2d and the
 ReLU/ReLU6/SiLU/Hardswish that follow it alone, by one fused operator call.
 """
+import hashlib
 import os
+import re
 import sys
 
 import torch
@@ -26,11 +28,53 @@ sys.path.insert(0, os.path.join(_ROOT, "tools"))
 from spec_from_model import torch_conv_groups, torch_conv_padding  # noqa: E402
 
 
+# The names convgen refuses as a library name (generator/src/spec.cpp,
+# kReservedWords: the keywords of C and C++, and the namespaces C++
+# reserves); tests/tools/test_library_names.py checks that the two agree.
+RESERVED_LIBRARY_NAMES = frozenset("""
+    alignas alignof and and_eq asm auto bitand bitor bool break case catch char char16_t char32_t char8_t class
+    co_await co_return co_yield compl concept const const_cast consteval constexpr constinit continue decltype
+    default delete do double dynamic_cast else enum explicit export extern false float for friend goto if inline
+    int long mutable namespace new noexcept not not_eq nullptr operator or or_eq private protected public register
+    reinterpret_cast requires restrict return short signed sizeof static static_assert static_cast struct switch
+    template this thread_local throw true try typedef typeid typename typeof typeof_unqual union unsigned using
+    virtual void volatile wchar_t while xor xor_eq std posix""".split())
+
+
+def check_library_name(library):
+    """Raises ValueError unless `library` is a name convgen gives a library:
+    a C identifier of at most 64 characters, neither a C or C++ keyword nor
+    reserved (std, posix, '_' and a capital letter, '__' anywhere). load()
+    puts it into paths and into C++ source, so nothing else may pass."""
+    if not isinstance(library, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", library):
+        raise ValueError(f"convgen_torch: library name {library!r} must be a C identifier (letters, digits, '_'; "
+                         "not starting with a digit) of at most 64 characters")
+    if library in RESERVED_LIBRARY_NAMES or "__" in library or re.match(r"_[A-Z]", library):
+        raise ValueError(f"convgen_torch: library name {library!r} is a C or C++ keyword or reserved (std, posix, "
+                         "'_' and a capital letter, '__' anywhere); convgen names no library so")
+
+
+def _content_hash(paths):
+    """16 hex digits of the files' bytes, in order."""
+    digest = hashlib.sha256()
+    for path in paths:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+        digest.update(b"\0")
+    return digest.hexdigest()[:16]
+
+
 def load(build_dir, library, verbose=False):
     """Builds (or reuses) and loads the operators over library `library`,
-    whose header and archive convgen_add_library left under `build_dir`."""
+    whose header and archive convgen_add_library left under `build_dir`.
+    Returns the extension's name, which names the archives' content: a
+    rebuilt library (a new schedule leaves its header as it was) gets an
+    extension of its own. One process loads one: torch registers the
+    operators once."""
     from torch.utils import cpp_extension
 
+    check_library_name(library)
     build_dir = os.path.abspath(build_dir)  # the extension builds in its own folder
     header_dir = os.path.join(build_dir, f"convgen_{library}.convgen")
     archive = os.path.join(build_dir, f"libconvgen_{library}.a")
@@ -49,8 +93,11 @@ def load(build_dir, library, verbose=False):
         with open(alias_path, "w") as f:
             f.write(alias)
     cuda_lib = os.path.join(cpp_extension.CUDA_HOME or "/usr/local/cuda", "lib64")
+    # cpp_extension rebuilds when a source or a flag changes, not when an
+    # archive it links does: the name carries the archives' content instead.
+    name = f"convgen_torch_{library}_{_content_hash([archive, runtime])}"
     cpp_extension.load(
-        name=f"convgen_torch_{library}",
+        name=name,
         sources=[os.path.join(_HERE, "convgen_torch.cpp")],
         extra_include_paths=[alias_dir, header_dir, os.path.join(_ROOT, "runtime", "include")],
         extra_cflags=["-O2"],
@@ -62,6 +109,7 @@ def load(build_dir, library, verbose=False):
         extra_ldflags=["-Wl,--whole-archive", archive, "-Wl,--no-whole-archive", runtime, f"-L{cuda_lib}",
                        "-lcudart", "-l:libstdc++.so.6"],
         with_cuda=True, is_python_module=False, verbose=verbose)
+    return name
 
 
 class ConvgenConv2d(nn.Module):

@@ -13,6 +13,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "convgen/gen/digest.hpp"
 #include "convgen/gen/plan.hpp"
 #include "convgen/gen/render.hpp"
 #include "convgen/gen/tune_space.hpp"
@@ -42,8 +43,24 @@ struct EntryText {
   std::string op = "depthwise_conv2d";
 };
 
+// The lines that sign `entry` (one entry's text): its convgen version and
+// the checksum convgen writes for that content. A test's entry whose content
+// is wrong on purpose gets a placeholder: the reader rejects the content
+// before it looks at the checksum.
+std::string signature(const std::string& entry) {
+  const std::string version = std::string("    convgen: \"") + kConvgenVersion + "\"\n";
+  std::string checksum(64, '0');
+  try {
+    const TuningDb one = parse_tuning_text("convgen_tuning: 2\nentries:\n" + entry + version, "entry.yaml",
+                                           TuningTrust::kVouch);
+    checksum = sha256_hex(tuning_entry_canonical(one.entries.at(0)));
+  } catch (const InputError&) {
+  }
+  return version + "    checksum: \"" + checksum + "\"\n";
+}
+
 std::string entry_text(const EntryText& e) {
-  return "  - kernel: " + e.kernel + "\n" +
+  const std::string text = "  - kernel: " + e.kernel + "\n" +
          "    op: " + e.op + "\n" +
          "    gpu: \"" + e.gpu + "\"\n" +
          "    sms: 132\n"
@@ -57,12 +74,14 @@ std::string entry_text(const EntryText& e) {
          "    tuning_s: 6.5\n"
          "    date: 2026-01-31\n"
          "    fingerprint: \"" + e.fingerprint + "\"\n";
+  return text + signature(text);
 }
 
+// A database as convgen writes it: format 2, the entries, the end record.
 std::string db_text(const std::vector<EntryText>& entries) {
-  std::string text = "convgen_tuning: 1\nentries:\n";
+  std::string text = "convgen_tuning: 2\nentries:\n";
   for (const EntryText& e : entries) text += entry_text(e);
-  return text;
+  return text + "end: {entries: " + std::to_string(entries.size()) + "}\n";
 }
 
 // The current fingerprint of every template, as the CLI computes them.
@@ -102,7 +121,7 @@ std::vector<std::string> describe(const TuningDb& db) {
 // A database holding one schedule of each algorithm, so that every kind of
 // knob (integers, pairs and triples, flags, choices) goes through the writer.
 std::string every_algorithm_db() {
-  std::string text = "convgen_tuning: 1\nentries:\n";
+  std::string text = "convgen_tuning: 2\nentries:\n";
   const std::vector<std::pair<std::string, std::string>> schedules = {
       {"dw_a_rows", "{algorithm: rows, rows_per_thread: 3, vector_width: 2, threads_per_block: 96, "
                     "input_cache: evict_first}"},
@@ -122,7 +141,7 @@ std::string every_algorithm_db() {
     e.op = "conv2d";
     text += entry_text(e);
   }
-  return text;
+  return text + "end: {entries: " + std::to_string(schedules.size() + conv.size()) + "}\n";
 }
 
 // ---------------------------------------------------------------------------
@@ -144,7 +163,7 @@ TEST(TuningText, RoundTripsEveryField) {
   EXPECT_NE(text.find("block_tile: [16, 32]"), std::string::npos) << text;
   // The header says what the file is and how the build uses it.
   EXPECT_EQ(text.rfind("# convgen tuning database", 0), 0u) << text;
-  EXPECT_NE(text.find("\nconvgen_tuning: 1\n"), std::string::npos);
+  EXPECT_NE(text.find("\nconvgen_tuning: 2\n"), std::string::npos);
 }
 
 // Names and texts that YAML would misread written plainly (a colon, a '#',
@@ -165,15 +184,17 @@ TEST(TuningText, QuotesWhatYamlWouldMisread) {
 
 // What the parser accepts, tuning_text writes back readably: an entry
 // without the optional tuning_s or default_schedule (a database written by
-// hand, then continued by `convgen tune`), a time under a thousandth of a
-// microsecond, a name holding a line break.
+// hand and vouched for, then continued by `convgen tune`), a time under a
+// thousandth of a microsecond, a name holding a line break.
 TEST(TuningText, RoundTripsWhatTheParserAccepts) {
   const std::string minimal =
       "convgen_tuning: 1\n"
       "entries:\n"
       "  - {kernel: dw_k, op: depthwise_conv2d, gpu: G, sms: 1, compute_capability: \"9.0\",\n"
       "     schedule: {algorithm: rows}, time_us: 2, default_us: 3, date: 2026-01-31, fingerprint: 0123456789abcdef}\n";
-  const TuningDb db = parse_tuning_text(minimal, "minimal.yaml");
+  TuningDb db = parse_tuning_text(minimal, "minimal.yaml", TuningTrust::kVouch);
+  ASSERT_FALSE(db.entries.at(0).checksum_matches);  // it has none
+  db.entries[0].checksum_matches = true;             // vouched for
   EXPECT_NO_THROW(parse_tuning_text(tuning_text(db), "again.yaml")) << tuning_text(db);
 
   TuningDb odd = parse_tuning_text(db_text({{"dw_k", "{algorithm: rows, rows_per_thread: 2}"}}), "db.yaml");

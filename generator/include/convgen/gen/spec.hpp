@@ -61,8 +61,14 @@ using convgen::to_string;
 // The most channels a spec states (one grid.y slot per input channel).
 constexpr int kMaxChannels = 65535;
 
-// Letters, digits and '_', not starting with a digit: a library name.
+// Letters, digits and '_', not starting with a digit.
 bool is_c_identifier(const std::string& s);
+
+// Empty when `name` can name a library (a header, a namespace, symbols):
+// a C identifier of at most 64 characters that is neither a C or C++
+// keyword nor reserved (std, posix, '_' and a capital letter, '__'
+// anywhere); else what is wrong with it and what is allowed, for a message.
+std::string library_name_problem(const std::string& name);
 
 struct Operator;  // operator.hpp: what an operator is and which algorithms serve it
 
