@@ -15,7 +15,6 @@ ReLU/ReLU6/SiLU/Hardswish that follow it alone, by one fused operator call.
 """
 import hashlib
 import os
-import re
 import sys
 
 import torch
@@ -24,34 +23,10 @@ from torch import fx, nn
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _ROOT = os.path.dirname(os.path.dirname(_HERE))
 sys.path.insert(0, os.path.join(_ROOT, "tools"))
+sys.path.insert(0, _HERE)
 # One reading of a Conv2d (its padding) and of what follows it (its groups).
 from spec_from_model import torch_conv_groups, torch_conv_padding  # noqa: E402
-
-
-# The names convgen refuses as a library name (generator/src/spec.cpp,
-# kReservedWords: the keywords of C and C++, and the namespaces C++
-# reserves); tests/tools/test_library_names.py checks that the two agree.
-RESERVED_LIBRARY_NAMES = frozenset("""
-    alignas alignof and and_eq asm auto bitand bitor bool break case catch char char16_t char32_t char8_t class
-    co_await co_return co_yield compl concept const const_cast consteval constexpr constinit continue decltype
-    default delete do double dynamic_cast else enum explicit export extern false float for friend goto if inline
-    int long mutable namespace new noexcept not not_eq nullptr operator or or_eq private protected public register
-    reinterpret_cast requires restrict return short signed sizeof static static_assert static_cast struct switch
-    template this thread_local throw true try typedef typeid typename typeof typeof_unqual union unsigned using
-    virtual void volatile wchar_t while xor xor_eq std posix""".split())
-
-
-def check_library_name(library):
-    """Raises ValueError unless `library` is a name convgen gives a library:
-    a C identifier of at most 64 characters, neither a C or C++ keyword nor
-    reserved (std, posix, '_' and a capital letter, '__' anywhere). load()
-    puts it into paths and into C++ source, so nothing else may pass."""
-    if not isinstance(library, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", library):
-        raise ValueError(f"convgen_torch: library name {library!r} must be a C identifier (letters, digits, '_'; "
-                         "not starting with a digit) of at most 64 characters")
-    if library in RESERVED_LIBRARY_NAMES or "__" in library or re.match(r"_[A-Z]", library):
-        raise ValueError(f"convgen_torch: library name {library!r} is a C or C++ keyword or reserved (std, posix, "
-                         "'_' and a capital letter, '__' anywhere); convgen names no library so")
+from library_name import check_library_name  # noqa: E402
 
 
 def _content_hash(paths):
