@@ -53,9 +53,8 @@ namespace {
 
 const std::vector<std::string> kTopKeys = {"convgen_tuning", "entries", "end"};
 const std::vector<std::string> kEntryKeys = {
-    "kernel",     "op",         "gpu",         "sms",     "compute_capability", "schedule", "objective",
-    "time_us",    "default_us", "default_schedule", "candidates", "tuning_s", "date",     "convgen",
-    "fingerprint", "checksum"};
+    "kernel",     "op",         "gpu",      "sms",  "compute_capability", "schedule",    "objective", "time_us",
+    "default_us", "default_schedule", "candidates", "tuning_s", "date", "convgen", "fingerprint", "checksum"};
 const std::vector<std::string> kCandidateKeys = {"compiled", "verified", "rejected", "failed"};
 const std::vector<std::string> kEndKeys = {"entries"};
 const std::vector<std::string> kObjectives = {"hot", "cold"};
@@ -67,8 +66,8 @@ constexpr int kMaxEntries = 100000;
 constexpr std::uintmax_t kMaxBytes = 1u << 20;
 
 const std::string kRetuneOrFlag =
-    "tune the kernel again (convgen tune --retune), restore the file from version control, or pass "
-    "--allow-unverified-tuning (CMake: ALLOW_UNVERIFIED_TUNING) to use it marked unverified";
+    "tune the kernel again (convgen tune drops the entry and tunes it), restore the file from version control, "
+    "or pass --allow-unverified-tuning (CMake: ALLOW_UNVERIFIED_TUNING) to use it marked unverified";
 
 std::string too_big(std::uintmax_t bytes) {
   return "the tuning database is " + std::to_string(bytes) + " bytes; one is at most " + std::to_string(kMaxBytes) +

@@ -678,8 +678,8 @@ TEST(TuningChecksum, AnEditedEntryIsAnErrorAtItsLineOrUnverifiedWhenAllowed) {
   EXPECT_EQ(errors[0].str(),
             "tuning.yaml:3:5: error: the entry for " + std::string(kTunedKernel) +
                 " on 'Test GPU' does not match its checksum: it was changed after convgen wrote it, so no "
-                "measurement vouches for its schedule and times; tune the kernel again (convgen tune --retune), "
-                "restore the file from version control, or pass --allow-unverified-tuning (CMake: "
+                "measurement vouches for its schedule and times; tune the kernel again (convgen tune drops the entry "
+                "and tunes it), restore the file from version control, or pass --allow-unverified-tuning (CMake: "
                 "ALLOW_UNVERIFIED_TUNING) to use it marked unverified");
 
   Tuned t;
