@@ -1,5 +1,6 @@
 # convgen_add_library(<target> SPECS <spec.yaml>... [NAME <c_identifier>] [ARCHS <arch>...]
-#                     [SKIP_INVALID] [TUNING <db.yaml> [TUNING_GPU <gpu name>] [ALLOW_UNTUNED]])
+#                     [SKIP_INVALID] [TUNING <db.yaml> [TUNING_GPU <gpu name>] [ALLOW_UNTUNED]
+#                                     [ALLOW_UNVERIFIED_TUNING]])
 #
 # Generates specialized CUDA convolution kernels from the specs at build time
 # and returns <target>, an ordinary static library. Link it and include
@@ -17,6 +18,10 @@
 # the GPUs it does hold; ALLOW_UNTUNED accepts it instead (a note), and
 # every kernel gets the default rule's schedule: for a build that targets a
 # GPU nobody has tuned on yet.
+# Each entry carries a checksum of its content: an entry edited after convgen
+# wrote it stops the configure, naming its line; ALLOW_UNVERIFIED_TUNING uses
+# it instead, noted and listed as unverified (`convgen vouch` re-signs a
+# database whose entries you vouch for).
 # Applying needs no GPU: the build machine only reads the file. An entry
 # tuned against another generator or template (stale fingerprint) is
 # reported when configuring and not applied. Editing the database re-runs
@@ -137,7 +142,7 @@ function(_convgen_resolve_archs target archs out)
 endfunction()
 
 function(convgen_add_library target)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "SKIP_INVALID;ALLOW_UNTUNED" "NAME;TUNING;TUNING_GPU" "SPECS;ARCHS")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "SKIP_INVALID;ALLOW_UNTUNED;ALLOW_UNVERIFIED_TUNING" "NAME;TUNING;TUNING_GPU" "SPECS;ARCHS")
   foreach(var IN ITEMS CONVGEN_EXECUTABLE CONVGEN_QUERY_EXECUTABLE CONVGEN_TEMPLATE_DIR)
     if(NOT ${var})
       get_property(${var} GLOBAL PROPERTY ${var})
@@ -162,6 +167,10 @@ function(convgen_add_library target)
   if(ARG_ALLOW_UNTUNED AND "${ARG_TUNING}" STREQUAL "")
     message(FATAL_ERROR "convgen_add_library(${target}): ALLOW_UNTUNED accepts a tuning database without entries "
                         "for TUNING_GPU; give the database with TUNING <db.yaml>")
+  endif()
+  if(ARG_ALLOW_UNVERIFIED_TUNING AND "${ARG_TUNING}" STREQUAL "")
+    message(FATAL_ERROR "convgen_add_library(${target}): ALLOW_UNVERIFIED_TUNING accepts tuning entries whose "
+                        "checksum fails; give the database with TUNING <db.yaml>")
   endif()
 
   set(specs "")
@@ -190,6 +199,9 @@ function(convgen_add_library target)
     endif()
     if(ARG_ALLOW_UNTUNED)
       list(APPEND gen_args --allow-untuned)
+    endif()
+    if(ARG_ALLOW_UNVERIFIED_TUNING)
+      list(APPEND gen_args --allow-unverified-tuning)
     endif()
   endif()
   _convgen_resolve_archs(${target} "${ARG_ARCHS}" archs)

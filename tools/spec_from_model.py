@@ -7,6 +7,9 @@ From an ONNX file (the `onnx` package and its shape inference):
 
   tools/spec_from_model.py model.onnx --batch 1 64 --library mnv2 --out mnv2.yaml
 
+Tensors the model keeps in external files are not read unless asked
+(--external-data): the shapes a spec needs are in the model itself.
+
 or from a PyTorch module (torch.fx symbolic trace and shape propagation),
 named as `package.module:callable` and built with random weights:
 
@@ -102,11 +105,18 @@ def shape_text(dims):
 
 # --------------------------------------------------------------------- ONNX
 
-def convs_from_onnx(path):
+def convs_from_onnx(path, external_data=False):
+    """The model's convolutions. Its tensors kept in external files (as
+    large models keep their weights) are read only with `external_data`:
+    a spec needs shapes, which the model itself states, and an external
+    file is named by the model, so reading it follows paths the model
+    chooses. Unread, such a tensor is an unknown constant (a Clip whose
+    bounds are external is then not taken for a ReLU6)."""
     import onnx
     from onnx import numpy_helper, shape_inference
+    from onnx.external_data_helper import uses_external_data
 
-    model = shape_inference.infer_shapes(onnx.load(path))
+    model = shape_inference.infer_shapes(onnx.load(path, load_external_data=external_data))
     graph = model.graph
     shapes, dtypes = {}, {}
     for value in list(graph.value_info) + list(graph.input) + list(graph.output):
@@ -137,10 +147,13 @@ def convs_from_onnx(path):
 
     def constant(name):
         if name in initializers:
+            if uses_external_data(initializers[name]):
+                return None  # not loaded: to_array would read the file the model names
             return numpy_helper.to_array(initializers[name])
         for node in graph.node:
             if node.op_type == "Constant" and node.output[0] == name:
-                return numpy_helper.to_array(attr(node, "value", None))
+                value = attr(node, "value", None)
+                return None if value is None or uses_external_data(value) else numpy_helper.to_array(value)
         return None
 
     convs, skipped = [], []
@@ -422,6 +435,9 @@ def main(argv=None):
     parser.add_argument("--batch", type=int, nargs="+", default=[1], help="batch sizes (default: 1)")
     parser.add_argument("--input", type=int, nargs=3, metavar=("C", "H", "W"), default=[3, 224, 224],
                         help="a PyTorch model's input shape (default: 3 224 224)")
+    parser.add_argument("--external-data", action="store_true",
+                        help="an ONNX model's tensors kept in external files: read them (off by default: the "
+                             "spec needs only shapes, and those files are paths the model names)")
     args = parser.parse_args(argv)
     if not args.library.isidentifier():
         parser.error(f"--library {args.library!r} is not a C identifier")
@@ -429,7 +445,7 @@ def main(argv=None):
         parser.error("batch sizes must be at least 1")
     try:
         if args.model.endswith(".onnx"):
-            convs, skipped, layers = convs_from_onnx(args.model)
+            convs, skipped, layers = convs_from_onnx(args.model, args.external_data)
         else:
             convs, skipped, layers = convs_from_torch(args.model, args.input)
     except Exception as e:  # the model's own error, named: never a traceback for a bad model

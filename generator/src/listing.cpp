@@ -31,14 +31,25 @@ std::string format(const char* fmt, ...) {
   return text;
 }
 
-// "spec", "default" or "tuned".
+// "spec", "default", "tuned" or "unverified".
 const char* origin_word(ScheduleOrigin o) {
-  return o == ScheduleOrigin::kSpec ? "spec" : o == ScheduleOrigin::kTuned ? "tuned" : "default";
+  switch (o) {
+    case ScheduleOrigin::kSpec:
+      return "spec";
+    case ScheduleOrigin::kTuned:
+      return "tuned";
+    case ScheduleOrigin::kUnverified:
+      return "unverified";
+    case ScheduleOrigin::kDefault:
+      break;
+  }
+  return "default";
 }
 
 double tuned_speedup(const KernelPlan& p) { return p.tuned_us > 0 ? p.default_us / p.tuned_us : 0.0; }
 
-// The origin column of the table: "spec", "default" or "tuned 1.23x".
+// The origin column of the table: "spec", "default", "tuned 1.23x" or
+// "unverified" (no times: nothing measured an edited entry).
 std::string origin_cell(const KernelPlan& p) {
   if (p.origin != ScheduleOrigin::kTuned) return origin_word(p.origin);
   return format("tuned %.2fx", tuned_speedup(p));
@@ -91,6 +102,7 @@ nlohmann::json schedule_json(const KernelPlan& p) {
 
 nlohmann::json kernel_json(const KernelPlan& p) {
   nlohmann::json origin{{"source", origin_word(p.origin)}};
+  if (p.origin == ScheduleOrigin::kUnverified) origin["gpu"] = p.tuned_gpu;
   if (p.origin == ScheduleOrigin::kTuned) {
     origin["gpu"] = p.tuned_gpu;
     origin["tuned_us"] = p.tuned_us;
@@ -369,10 +381,17 @@ std::string kernels_table(const LibraryPlan& lib) {
   // The origin: where the schedule came from (the spec, a tuning database's
   // entry, with its speedup over the default rule, or the default rule).
   std::string tuned_on;
+  size_t unverified = 0;
   for (const KernelPlan& p : lib.kernels) {
     if (p.origin == ScheduleOrigin::kTuned) tuned_on = p.tuned_gpu;
+    if (p.origin == ScheduleOrigin::kUnverified) ++unverified;
   }
   if (!tuned_on.empty()) t += format("tuned schedules: measured on %s\n\n", tuned_on.c_str());
+  if (unverified > 0) {
+    t += format("UNVERIFIED schedules: %zu, from tuning entries changed after convgen wrote them "
+                "(--allow-unverified-tuning); no measurement vouches for them\n\n",
+                unverified);
+  }
   t += format("%-58s %9s  %-74s  %-11s  %s\n", "kernel", "floor_us", "schedule", "origin", "spec");
   for (const KernelPlan& p : lib.kernels) {
     t += format("%-58s %9.2f  %-74s  %-11s  %s:%d\n", p.name.c_str(), std::max(p.floor_us, p.compute_floor_us),

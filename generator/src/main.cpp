@@ -42,6 +42,7 @@ struct CommonOptions {
   std::string tuning_gpu;  // whose entries; empty: the database's only GPU
   std::string archs;       // the GPUs to build for, as CMake names them; empty: default_archs()
   bool allow_untuned = false;  // a tuning_gpu the database has no entry for: default schedules, not an error
+  bool allow_unverified = false;  // entries whose checksum fails: used, marked unverified, not an error
 };
 
 // A usage error the option parser cannot see (options that need each
@@ -118,6 +119,9 @@ void add_common(CLI::App* cmd, CommonOptions& o) {
   cmd->add_flag("--allow-untuned", o.allow_untuned,
                 "Where the database holds no entry for --tuning-gpu, build with the default rule's schedules "
                 "(a note) instead of failing");
+  cmd->add_flag("--allow-unverified-tuning", o.allow_unverified,
+                "Use database entries whose checksum fails (changed after convgen wrote them) instead of failing: "
+                "each is noted and listed as UNVERIFIED, never as tuned");
 }
 
 // Paths in messages and kernel headers are relative to the working directory
@@ -165,7 +169,8 @@ LibraryPlan load(const CommonOptions& o) {
   TuningDb db;
   TuningSelection tuning;
   if (!o.tuning.empty()) {
-    db = parse_tuning_file(display_path(o.tuning));
+    db = parse_tuning_file(display_path(o.tuning),
+                           o.allow_unverified ? TuningTrust::kAllowUnverified : TuningTrust::kVerify);
     tuning.db = &db;
     tuning.gpu = o.tuning_gpu;
     tuning.allow_untuned = o.allow_untuned;
@@ -175,6 +180,9 @@ LibraryPlan load(const CommonOptions& o) {
     throw ArgumentError("--tuning-gpu names the GPU of a tuning database: give the database with --tuning");
   } else if (o.allow_untuned) {
     throw ArgumentError("--allow-untuned accepts a tuning database without entries for --tuning-gpu: give the "
+                        "database with --tuning");
+  } else if (o.allow_unverified) {
+    throw ArgumentError("--allow-unverified-tuning accepts tuning entries whose checksum fails: give the "
                         "database with --tuning");
   }
   LibraryPlan lib = plan_library(specs, o.name, options, on_invalid, o.tuning.empty() ? nullptr : &tuning);
@@ -239,6 +247,7 @@ struct Options {
   std::string merge_into;                 // tune merge
   std::vector<std::string> merge_from;
   TuneOptions tune;
+  std::string vouch_db;  // vouch
 };
 
 int generate_command(const Options& o) {
@@ -349,6 +358,26 @@ int tune_merge_command(const Options& o) {
   return 0;
 }
 
+// Re-signs a tuning database on the user's word: format 1 files, entries
+// edited by hand, an end record that no longer counts the entries. Nothing
+// is measured: the person running it vouches for every entry.
+int vouch_command(const Options& o) {
+  const std::string path = display_path(o.vouch_db);
+  TuningDb db = parse_tuning_file(path, TuningTrust::kVouch);
+  size_t vouched = 0;
+  for (TuningEntry& e : db.entries) {
+    if (e.checksum_matches) continue;
+    std::fprintf(stderr, "%s: note: vouched for the entry for %s on '%s': it had no matching checksum\n",
+                 e.where.str().c_str(), e.kernel.c_str(), e.gpu.name.c_str());
+    e.checksum_matches = true;
+    ++vouched;
+  }
+  write_tuning_file(o.vouch_db, db);
+  std::printf("convgen: wrote %s in format %d: %zu entries, %zu of them signed on your word\n", path.c_str(),
+              kTuningFormat, db.entries.size(), vouched);
+  return 0;
+}
+
 int tune_command(const Options& o) {
   if (o.common.specs.empty()) throw ArgumentError("tune: give the spec files (or `convgen tune merge INTO FROM...`)");
   if (o.tune_db.empty()) throw ArgumentError("tune: --db is required");
@@ -357,6 +386,7 @@ int tune_command(const Options& o) {
   plain.tuning.clear();
   plain.tuning_gpu.clear();
   plain.allow_untuned = false;
+  plain.allow_unverified = false;
   const Templates templates = Templates::load(template_dir(o.common));
 #ifdef CONVGEN_HAVE_TUNER
   TuneOptions options = o.tune;
@@ -479,6 +509,18 @@ CLI::App* add_limits(CLI::App& app, Options&) {
   return cmd;
 }
 
+CLI::App* add_vouch(CLI::App& app, Options& o) {
+  auto* cmd = app.add_subcommand("vouch", "Rewrite a tuning database in the current format, signing every entry "
+                                          "on your word (you vouch that each was measured as it says)");
+  cmd->add_option("db", o.vouch_db, "The tuning database (format 1, or with entries edited by hand)")
+      ->required()
+      ->check(kReadableTuningFile);
+  cmd->footer("For a database of format 1, whose entries carry no checksum, or one you edited on purpose. Nothing "
+              "is measured: entries whose checksum failed are listed, then signed as convgen tune signs what it "
+              "measured, and the end record counts the entries again. Review the file (or its diff) first.");
+  return cmd;
+}
+
 CLI::App* add_tune(CLI::App& app, Options& o) {
   auto* cmd = app.add_subcommand(
       "tune", "Search each kernel's schedules on this machine's GPU and record the fastest in a tuning database");
@@ -537,7 +579,8 @@ int main(int argc, char** argv) {
       {add_show(app, o), &show_command},         {add_outputs(app, o), &outputs_command},
       {add_check(app, o), &check_command},       {add_knobs(app, o), &knobs_command},
       {add_archs(app, o), &archs_command},       {add_keys(app, o), &keys_command},
-      {add_limits(app, o), &limits_command},     {add_tune(app, o), &tune_command},
+      {add_limits(app, o), &limits_command},     {add_vouch(app, o), &vouch_command},
+      {add_tune(app, o), &tune_command},  // last: `tune merge` hangs under it
   };
   CLI::App* const tune_merge = add_tune_merge(commands.back().first, o);
   app.footer(

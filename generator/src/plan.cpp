@@ -37,6 +37,9 @@ std::string origin_text(const KernelPlan& plan) {
       std::snprintf(speedup, sizeof speedup, "%.2fx", plan.tuned_us > 0 ? plan.default_us / plan.tuned_us : 0.0);
       return "tuned on " + plan.tuned_gpu + ": " + speedup + " the speed of the default rule's";
     }
+    case ScheduleOrigin::kUnverified:
+      return "UNVERIFIED tuning entry for " + plan.tuned_gpu +
+             ": changed after convgen wrote it, no measurement vouches for it";
     case ScheduleOrigin::kDefault:
       break;
   }
@@ -156,9 +159,10 @@ LibraryPlan plan_library(const std::vector<Spec>& specs, const std::string& name
   std::vector<Diagnostic> errors;
   lib.name = name_override;
   lib.target = options.target;
-  if (!name_override.empty() && !is_c_identifier(name_override)) {
-    errors.push_back(Diagnostic{SourceLocation{"--name", 0, 0}, "library name '" + name_override +
-                                            "' must be a C identifier (letters, digits, '_'; not starting with a digit)"});
+  if (!name_override.empty()) {
+    if (std::string why = library_name_problem(name_override); !why.empty()) {
+      errors.push_back(Diagnostic{SourceLocation{"--name", 0, 0}, "library name " + why});
+    }
   }
   for (const Spec& spec : specs) {
     lib.spec_files.push_back(spec.file);
@@ -178,9 +182,11 @@ LibraryPlan plan_library(const std::vector<Spec>& specs, const std::string& name
   if (schedules != nullptr) schedules->check(errors, lib.tuning_notes);
 
   std::map<std::string, KernelPlan> by_name;
+  std::set<std::string> kernel_names;  // of every workload, planned or not
   for (const Spec& spec : specs) {
     lib.skipped.insert(lib.skipped.end(), spec.skipped.begin(), spec.skipped.end());
     for (const Workload& wl : spec.workloads) {
+      kernel_names.insert(kernel_name(wl));
       try {
         const bool spec_schedule = wl.schedule.algorithm.has_value() || !wl.schedule.keys.empty();
         std::optional<LookedUpSchedule> looked_up;
@@ -219,6 +225,7 @@ LibraryPlan plan_library(const std::vector<Spec>& specs, const std::string& name
     }
   }
   if (!errors.empty()) throw InputError(std::move(errors));
+  if (schedules != nullptr) schedules->report_unmatched(kernel_names, lib.tuning_notes);
   for (auto& [name, plan] : by_name) lib.kernels.push_back(std::move(plan));
   return lib;
 }

@@ -44,6 +44,22 @@ bool is_c_identifier(const std::string& s) {
 
 namespace {
 
+// Words a library name cannot be: the keywords of C (C23) and C++ (C++20),
+// and the namespaces the C++ standard reserves. The generated header opens
+// `namespace convgen::<library>` and the kernels `convgen_<library>`: a
+// keyword or `std` there fails in nvcc, far from the spec.
+const std::set<std::string> kReservedWords = {
+    "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch",
+    "char", "char16_t", "char32_t", "char8_t", "class", "co_await", "co_return", "co_yield", "compl", "concept",
+    "const", "const_cast", "consteval", "constexpr", "constinit", "continue", "decltype", "default", "delete",
+    "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for",
+    "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
+    "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register", "reinterpret_cast",
+    "requires", "restrict", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast",
+    "struct", "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid",
+    "typename", "typeof", "typeof_unqual", "union", "unsigned", "using", "virtual", "void", "volatile",
+    "wchar_t", "while", "xor", "xor_eq", "std", "posix"};
+
 // Limits of what the generated kernels support: the `generated` column of
 // the limits table (convgen/limits.h), which also says why. Each is stated
 // in the error a user sees when a spec goes past it.
@@ -158,9 +174,10 @@ class SpecReader {
     if (!r_.top_level(root, kTopKeys, "spec")) return spec;
     if (const YAML::Node library = root["library"]) {
       spec.library_where = r_.at(library);
-      if (!library.IsScalar() || !is_c_identifier(library.Scalar()) || library.Scalar().size() > kMaxLibraryName) {
-        r_.error(library, "'library' must be a C identifier (letters, digits, '_'; not starting with a digit) of at most " +
-                              std::to_string(kMaxLibraryName) + " characters, got " + quoted(text_of(library)));
+      if (!library.IsScalar()) {
+        r_.error(library, "'library' " + library_name_problem(text_of(library)));
+      } else if (std::string why = library_name_problem(library.Scalar()); !why.empty()) {
+        r_.error(library, "'library' " + why);
       } else {
         spec.library = library.Scalar();
       }
@@ -493,7 +510,7 @@ const std::vector<SpecKey>& top_level_keys() {
   static const std::vector<SpecKey> keys = {
       {"library", "C identifier",
        "letters, digits and '_', not starting with a digit; at most " + std::to_string(kMaxLibraryName) +
-           " characters",
+           " characters; not a C or C++ keyword, std, or reserved ('_' and a capital letter, '__')",
        "", false,
        "the library: header <library>.h, namespace convgen::<library>; convgen_add_library's NAME (--name) "
        "overrides it, and names a library whose specs set none"},
@@ -610,6 +627,24 @@ SpecVocabulary spec_vocabulary() {
 
 Spec parse_spec_file(const std::string& path, OnInvalidWorkload on_invalid) {
   return parse_spec_text(yaml::read_file(path, kMaxSpecBytes, "spec", too_big), path, on_invalid);
+}
+
+std::string library_name_problem(const std::string& name) {
+  if (!is_c_identifier(name) || name.size() > kMaxLibraryName) {
+    return "must be a C identifier (letters, digits, '_'; not starting with a digit) of at most " +
+           std::to_string(kMaxLibraryName) + " characters, got " + quoted(name);
+  }
+  std::string why;
+  if (kReservedWords.count(name) != 0) {
+    why = name == "std" || name == "posix" ? "a namespace the C++ standard reserves" : "a C or C++ keyword";
+  } else if (name.find("__") != std::string::npos) {
+    why = "reserved (C and C++ reserve names with '__')";
+  } else if (name[0] == '_' && std::isupper(static_cast<unsigned char>(name[1]))) {
+    why = "reserved (C and C++ reserve names of '_' and a capital letter)";
+  }
+  if (why.empty()) return "";
+  return quoted(name) + " is " + why + "; a library name is a C identifier that is neither a C or C++ keyword "
+         "nor reserved (std, posix, '_' and a capital letter, '__' anywhere)";
 }
 
 }  // namespace convgen::gen

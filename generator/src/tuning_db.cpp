@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "convgen/gen/digest.hpp"
 #include "convgen/gen/operator.hpp"
 #include "convgen/gen/output.hpp"
 #include "schedule_reader.hpp"
@@ -52,16 +53,23 @@ void TuningDb::put(TuningEntry entry) {
 
 namespace {
 
-const std::vector<std::string> kTopKeys = {"convgen_tuning", "entries"};
+const std::vector<std::string> kTopKeys = {"convgen_tuning", "entries", "end"};
 const std::vector<std::string> kEntryKeys = {
-    "kernel", "op", "gpu", "sms", "compute_capability", "schedule", "objective", "time_us", "default_us",
-    "default_schedule", "candidates", "tuning_s", "date", "fingerprint"};
+    "kernel",     "op",         "gpu",      "sms",  "compute_capability", "schedule",    "objective", "time_us",
+    "default_us", "default_schedule", "candidates", "tuning_s", "date", "convgen", "fingerprint", "checksum"};
 const std::vector<std::string> kCandidateKeys = {"compiled", "verified", "rejected", "failed"};
+const std::vector<std::string> kEndKeys = {"entries"};
 const std::vector<std::string> kObjectives = {"hot", "cold"};
-constexpr int kFormat = 1;
-// A database holds an entry (~700 bytes) per kernel and GPU: 1 MiB is some
-// 1,500 of them, and bounds yaml-cpp's memory as the spec's limit does a spec's.
+// Format 1 had no checksums and no end record: `convgen vouch` reads it.
+constexpr int kFormatWithoutChecksums = 1;
+constexpr int kMaxEntries = 100000;
+// A database holds an entry (~800 bytes) per kernel and GPU: 1 MiB is some
+// 1,300 of them, and bounds yaml-cpp's memory as the spec's limit does a spec's.
 constexpr std::uintmax_t kMaxBytes = 1u << 20;
+
+const std::string kRetuneOrFlag =
+    "tune the kernel again (convgen tune drops the entry and tunes it), restore the file from version control, "
+    "or pass --allow-unverified-tuning (CMake: ALLOW_UNVERIFIED_TUNING) to use it marked unverified";
 
 std::string too_big(std::uintmax_t bytes) {
   return "the tuning database is " + std::to_string(bytes) + " bytes; one is at most " + std::to_string(kMaxBytes) +
@@ -72,8 +80,80 @@ using yaml::join;
 using yaml::quoted;
 using yaml::text_of;
 
+// ---------------------------------------------------------------------------
+// Rendering: the values as the file writes them, shared by the writer and
+// the checksum.
+
+// A value as YAML writes it: plain when it is a simple word, else quoted.
+std::string yaml_string(const std::string& s) {
+  const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+  if (plain && !std::isdigit(static_cast<unsigned char>(s.front()))) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20 && c != '\t') {  // a line break or other control character
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", static_cast<unsigned char>(c));
+      out += escaped;
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+// Four significant digits at least (times are microseconds and seconds),
+// and never 0 for a positive time.
+std::string number(double v) {
+  char text[64];
+  std::snprintf(text, sizeof text, v >= 100 ? "%.1f" : "%.4g", v);
+  return text;
+}
+
+// The value the reader gets back for `v` as number() writes it: what the
+// writer signs, so that the checksum holds for the file's text.
+double as_read_back(double v) { return std::strtod(number(v).c_str(), nullptr); }
+
+// The schedule as a flow mapping, in the order of the algorithm's knobs then
+// the operator's common ones.
+std::string schedule_text(const TuningEntry& e) {
+  const Algorithm* algorithm = e.op->algorithm(e.schedule.algorithm.value_or(""));
+  std::string text = "{algorithm: " + (algorithm != nullptr ? algorithm->name : std::string("?"));
+  if (algorithm == nullptr) return text + "}";
+  for (const std::vector<Knob>* knobs : {&algorithm->knobs, &e.op->common_knobs}) {
+    for (const Knob& k : *knobs) {
+      if (!e.schedule.has(k.values.front())) continue;
+      text += ", " + k.key + ": ";
+      if (k.values.size() > 1) {
+        text += "[";
+        for (size_t i = 0; i < k.values.size(); ++i) {
+          text += (i ? ", " : "") + k.word(e.schedule.value(k.values[i]).value_or(0));
+        }
+        text += "]";
+      } else {
+        text += k.word(*e.schedule.value(k.values.front()));
+      }
+    }
+  }
+  return text + "}";
+}
+
+std::string checksum_of(const TuningEntry& e) { return sha256_hex(tuning_entry_canonical(e)); }
+
+// ---------------------------------------------------------------------------
+// Reading.
+
+bool is_hex(const std::string& v, size_t digits) {
+  return v.size() == digits &&
+         std::all_of(v.begin(), v.end(), [](char c) { return std::isdigit(c) || (c >= 'a' && c <= 'f'); });
+}
+
 // One entry of the list; false (with diagnostics) when it is not usable.
-bool read_entry(yaml::Reader& r, const YAML::Node& item, TuningEntry& e) {
+// An entry whose checksum fails is an error, or with `trust` kept and
+// marked unverified.
+bool read_entry(yaml::Reader& r, const YAML::Node& item, TuningTrust trust, TuningEntry& e) {
   const size_t errors_before = r.error_count();
   if (!item.IsMap()) {
     r.error(item, "each entry must be a mapping with the keys " + join(kEntryKeys));
@@ -143,27 +223,90 @@ bool read_entry(yaml::Reader& r, const YAML::Node& item, TuningEntry& e) {
     if (!v.empty() && !ok) r.error(d, "'date' must be YYYY-MM-DD, got " + quoted(v));
     e.date = v;
   }
+  // Format 1 entries name no version (`convgen vouch` reads them): the
+  // vouching convgen's own stands in.
+  const YAML::Node version = trust == TuningTrust::kVouch ? item["convgen"] : required("convgen");
+  if (version) {
+    const std::string v = r.text(version, "convgen", "the version of the convgen that tuned it").value_or("");
+    if (!v.empty() && (!std::isdigit(static_cast<unsigned char>(v.front())) ||
+                       !std::all_of(v.begin(), v.end(), [](char c) { return std::isdigit(c) || c == '.'; }))) {
+      r.error(version, "'convgen' must be a version such as " + std::string(kConvgenVersion) + ", got " + quoted(v));
+    }
+    e.convgen_version = v;
+  }
   if (const YAML::Node f = required("fingerprint")) {
     const std::string v = r.text(f, "fingerprint", "16 hex digits").value_or("");
-    if (!v.empty() && (v.size() != 16 || !std::all_of(v.begin(), v.end(), [](char c) {
-                         return std::isdigit(c) || (c >= 'a' && c <= 'f');
-                       }))) {
+    if (!v.empty() && !is_hex(v, 16)) {
       r.error(f, "'fingerprint' must be 16 lower-case hex digits (as convgen tune writes it), got " + quoted(v));
     }
     e.fingerprint = v;
   }
-  return r.error_count() == errors_before;
+  const YAML::Node checksum = trust == TuningTrust::kVouch ? item["checksum"] : required("checksum");
+  std::string written;
+  if (checksum) {
+    written = r.text(checksum, "checksum", "64 hex digits").value_or("");
+    if (!written.empty() && !is_hex(written, 64)) {
+      r.error(checksum, "'checksum' must be 64 lower-case hex digits (the SHA-256 convgen writes), got " +
+                            yaml::quoted(written));
+    }
+  }
+  if (r.error_count() != errors_before) return false;
+  // The content is well formed: does it still say what convgen signed?
+  e.checksum_matches = checksum && written == checksum_of(e);
+  if (!e.checksum_matches && trust == TuningTrust::kVerify) {
+    r.error(item, "the entry for " + e.kernel + " on '" + e.gpu.name +
+                      "' does not match its checksum: it was changed after convgen wrote it, so no measurement "
+                      "vouches for its schedule and times; " + kRetuneOrFlag);
+    return false;
+  }
+  return true;
 }
 
-TuningDb read_db(yaml::Reader& r, const YAML::Node& root) {
+// The end record, `end: {entries: N}`: convgen writes it last, so a file
+// cut short lacks it, and N must count the list's items.
+void read_end(yaml::Reader& r, const YAML::Node& root, const YAML::Node& entries) {
+  const std::string restore =
+      "restore the file from version control or tune again (`convgen vouch` rewrites it if you vouch for what "
+      "is left)";
+  const YAML::Node end = root["end"];
+  if (!end) {
+    r.error(root, "the database has no end record 'end: {entries: N}' after its entries: convgen writes it "
+                  "last, so the file was cut short (or the record removed); " + restore);
+    return;
+  }
+  if (!end.IsMap() || !end["entries"]) {
+    r.error(end, "'end' must be the end record {entries: N}, N the number of entries, got " + text_of(end));
+    return;
+  }
+  r.check_keys(end, kEndKeys, "in 'end'");
+  const std::optional<int> count = r.integer(end["entries"], "entries", 0, kMaxEntries);
+  if (count && static_cast<size_t>(*count) != entries.size()) {
+    r.error(end["entries"], "the end record counts " + std::to_string(*count) + " entries, but the file holds " +
+                                std::to_string(entries.size()) +
+                                ": entries were removed or added after convgen wrote it; " + restore);
+  }
+}
+
+TuningDb read_db(yaml::Reader& r, const YAML::Node& root, TuningTrust trust) {
   TuningDb db;
   db.file = r.file();
   if (!r.top_level(root, kTopKeys, "tuning database")) return db;
   const YAML::Node format = root["convgen_tuning"];
+  const std::string current = std::to_string(kTuningFormat);
+  const std::string old = std::to_string(kFormatWithoutChecksums);
   if (!format) {
-    r.error(root, "missing key 'convgen_tuning': the database format, " + std::to_string(kFormat));
-  } else if (!format.IsScalar() || format.Scalar() != std::to_string(kFormat)) {
-    r.error(format, "'convgen_tuning' is the database format, " + std::to_string(kFormat) +
+    r.error(root, "missing key 'convgen_tuning': the database format, " + current);
+    return db;
+  }
+  const bool old_format = format.IsScalar() && format.Scalar() == old;
+  if (old_format && trust != TuningTrust::kVouch) {
+    r.error(format, "this is a tuning database of format 1, whose entries carry no checksum; this convgen reads "
+                    "format " + current + ". Tune again, or, if you trust every entry, rewrite it in format " +
+                        current + " with `convgen vouch FILE` (you vouch that each entry was measured as it says)");
+    return db;
+  }
+  if (!old_format && (!format.IsScalar() || format.Scalar() != current)) {
+    r.error(format, "'convgen_tuning' is the database format, " + current +
                         " (the only one this convgen reads), got " + quoted(text_of(format)));
     return db;
   }
@@ -179,7 +322,7 @@ TuningDb read_db(yaml::Reader& r, const YAML::Node& root) {
   for (const YAML::Node& item : entries) {
     if (r.stopped()) break;
     TuningEntry e;
-    if (!read_entry(r, item, e)) continue;
+    if (!read_entry(r, item, trust, e)) continue;
     if (const TuningEntry* first = db.find(e.kernel, e.gpu.name)) {
       r.error(item, "a second entry for kernel " + e.kernel + " on GPU '" + e.gpu.name + "'; the first is at " +
                         first->where.str() + " (one entry per kernel and GPU)");
@@ -187,82 +330,56 @@ TuningDb read_db(yaml::Reader& r, const YAML::Node& root) {
     }
     db.put(std::move(e));
   }
+  if (trust != TuningTrust::kVouch) read_end(r, root, entries);
   return db;
 }
 
 }  // namespace
 
-TuningDb parse_tuning_text(const std::string& text, const std::string& path) {
+std::string tuning_entry_canonical(const TuningEntry& e) {
+  // One "key=value" line per field. Free text is length-prefixed, so no
+  // value can imitate a line break; numbers are hex floats, exact.
+  const auto text = [](const std::string& v) { return std::to_string(v.size()) + ":" + v; };
+  const auto real = [](double v) {
+    char out[64];
+    std::snprintf(out, sizeof out, "%a", v);
+    return std::string(out);
+  };
+  std::string c = "convgen tuning entry, format " + std::to_string(kTuningFormat) + "\n";
+  c += "kernel=" + text(e.kernel) + "\n";
+  c += "op=" + text(e.op != nullptr ? e.op->name : "") + "\n";
+  c += "gpu=" + text(e.gpu.name) + "\n";
+  c += "sms=" + std::to_string(e.gpu.sms) + "\n";
+  c += "compute_capability=" + text(e.gpu.compute_capability) + "\n";
+  c += "schedule=" + text(e.op != nullptr ? schedule_text(e) : "") + "\n";
+  c += "objective=" + text(e.objective) + "\n";
+  c += "time_us=" + real(e.time_us) + "\n";
+  c += "default_us=" + real(e.default_us) + "\n";
+  c += "default_schedule=" + text(e.default_schedule) + "\n";
+  c += "candidates=" + std::to_string(e.compiled) + " " + std::to_string(e.verified) + " " +
+       std::to_string(e.rejected) + " " + std::to_string(e.failed) + "\n";
+  c += "tuning_s=" + real(e.tuning_s) + "\n";
+  c += "date=" + text(e.date) + "\n";
+  c += "convgen=" + text(e.convgen_version) + "\n";
+  c += "fingerprint=" + text(e.fingerprint) + "\n";
+  return c;
+}
+
+TuningDb parse_tuning_text(const std::string& text, const std::string& path, TuningTrust trust) {
   if (text.size() > kMaxBytes) throw InputError({Diagnostic{SourceLocation{path, 0, 0}, too_big(text.size())}});
   yaml::Reader reader(path, true);
   const YAML::Node root = yaml::load(text, path, "tuning database", "keep one 'entries' list");
-  TuningDb db = read_db(reader, root);
+  TuningDb db = read_db(reader, root, trust);
   if (!reader.diagnostics().empty()) throw InputError(std::move(reader.diagnostics()));
   return db;
 }
 
-TuningDb parse_tuning_file(const std::string& path) {
-  return parse_tuning_text(yaml::read_file(path, kMaxBytes, "tuning database", too_big), path);
+TuningDb parse_tuning_file(const std::string& path, TuningTrust trust) {
+  return parse_tuning_text(yaml::read_file(path, kMaxBytes, "tuning database", too_big), path, trust);
 }
 
 // ---------------------------------------------------------------------------
 // Writing.
-
-namespace {
-
-// A value as YAML writes it: plain when it is a simple word, else quoted.
-std::string yaml_string(const std::string& s) {
-  const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
-  });
-  if (plain && !std::isdigit(static_cast<unsigned char>(s.front()))) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20 && c != '\t') {  // a line break or other control character
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\x%02x", static_cast<unsigned char>(c));
-      out += escaped;
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
-}
-
-// Four significant digits at least (times are microseconds and seconds),
-// and never 0 for a positive time.
-std::string number(double v) {
-  char text[64];
-  std::snprintf(text, sizeof text, v >= 100 ? "%.1f" : "%.4g", v);
-  return text;
-}
-
-// The schedule as a flow mapping, in the order of the algorithm's knobs then
-// the operator's common ones.
-std::string schedule_text(const TuningEntry& e) {
-  const Algorithm* algorithm = e.op->algorithm(e.schedule.algorithm.value_or(""));
-  std::string text = "{algorithm: " + (algorithm != nullptr ? algorithm->name : std::string("?"));
-  if (algorithm == nullptr) return text + "}";
-  for (const std::vector<Knob>* knobs : {&algorithm->knobs, &e.op->common_knobs}) {
-    for (const Knob& k : *knobs) {
-      if (!e.schedule.has(k.values.front())) continue;
-      text += ", " + k.key + ": ";
-      if (k.values.size() > 1) {
-        text += "[";
-        for (size_t i = 0; i < k.values.size(); ++i) {
-          text += (i ? ", " : "") + k.word(e.schedule.value(k.values[i]).value_or(0));
-        }
-        text += "]";
-      } else {
-        text += k.word(*e.schedule.value(k.values.front()));
-      }
-    }
-  }
-  return text + "}";
-}
-
-}  // namespace
 
 std::string tuning_text(const TuningDb& db) {
   std::string t =
@@ -271,10 +388,21 @@ std::string tuning_text(const TuningDb& db) {
       "# (convgen generate --tuning FILE [--tuning-gpu NAME]; CMake: convgen_add_library(... TUNING FILE)).\n"
       "# A schedule written in the spec wins over an entry; an entry whose fingerprint is not the\n"
       "# current generator's is reported and ignored. Times are microseconds.\n"
-      "convgen_tuning: 1\n";
-  if (db.entries.empty()) return t + "entries: []\n";
-  t += "entries:\n";
-  for (const TuningEntry& e : db.entries) {
+      "# Each entry's checksum covers its content and the end record counts the entries: an entry\n"
+      "# edited by hand, or a file cut short, is rejected (docs/tuning.md).\n"
+      "convgen_tuning: " + std::to_string(kTuningFormat) + "\n";
+  t += db.entries.empty() ? "entries: []\n" : "entries:\n";
+  for (const TuningEntry& entry : db.entries) {
+    if (!entry.checksum_matches) {
+      throw std::logic_error("the tuning entry for " + entry.kernel + " (" + entry.where.str() +
+                             ") is unverified: convgen signs only entries it measured, or that `convgen vouch` "
+                             "was asked to vouch for");
+    }
+    // The values as the file will give them back, which the checksum covers.
+    TuningEntry e = entry;
+    e.time_us = as_read_back(e.time_us);
+    e.default_us = as_read_back(e.default_us);
+    e.tuning_s = e.tuning_s > 0 ? as_read_back(e.tuning_s) : 0;
     t += "  - kernel: " + e.kernel + "\n";
     t += "    op: " + e.op->name + "\n";
     t += "    gpu: " + yaml_string(e.gpu.name) + "\n";
@@ -289,8 +417,12 @@ std::string tuning_text(const TuningDb& db) {
          ", rejected: " + std::to_string(e.rejected) + ", failed: " + std::to_string(e.failed) + "}\n";
     if (e.tuning_s > 0) t += "    tuning_s: " + number(e.tuning_s) + "\n";
     t += "    date: " + yaml_string(e.date) + "\n";
+    t += "    convgen: " + yaml_string(e.convgen_version) + "\n";
     t += "    fingerprint: " + yaml_string(e.fingerprint) + "\n";
+    t += "    checksum: \"" + checksum_of(e) + "\"\n";
   }
+  // Last, so that a file cut short lacks it.
+  t += "end: {entries: " + std::to_string(db.entries.size()) + "}\n";
   return t;
 }
 
@@ -318,14 +450,24 @@ void write_tuning_file(const std::string& path, const TuningDb& db, double lock_
 }
 
 TuningMerge merge_into_tuning_file(const std::string& path, const std::vector<TuningEntry>& entries,
-                                   const std::string& from, double lock_timeout_s) {
+                                   const std::string& from, double lock_timeout_s, bool drop_unverified) {
   const auto [dir, name] = split_path(path);
   const LockedFolder folder(dir, lock_timeout_s, /*create=*/false);
   folder.remove_stale_temps();
   // Read under the lock: another run's entries written since are kept.
   TuningMerge merge;
-  if (const std::optional<std::string> text = folder.read_regular(name)) merge.db = parse_tuning_text(*text, path);
+  if (const std::optional<std::string> text = folder.read_regular(name)) {
+    merge.db = parse_tuning_text(*text, path,
+                                 drop_unverified ? TuningTrust::kAllowUnverified : TuningTrust::kVerify);
+  }
   merge.db.file = path;
+  const auto unverified = std::remove_if(merge.db.entries.begin(), merge.db.entries.end(), [&](const TuningEntry& e) {
+    if (e.checksum_matches) return false;
+    merge.notes.push_back(e.where.str() + ": dropped the entry for " + e.kernel + " on '" + e.gpu.name +
+                          "': its checksum fails (changed after convgen wrote it)");
+    return true;
+  });
+  merge.db.entries.erase(unverified, merge.db.entries.end());
   for (const TuningEntry& e : entries) {
     const TuningEntry* old = merge.db.find(e.kernel, e.gpu.name);
     if (old == nullptr) {
@@ -430,11 +572,42 @@ std::optional<LookedUpSchedule> TuningSelection::find(const Workload& wl, const 
   LookedUpSchedule s;
   s.schedule = entry->schedule;
   s.where = entry->where;
-  s.origin = ScheduleOrigin::kTuned;
   s.tuned_gpu = target;
+  if (!entry->checksum_matches) {
+    // Only the reader's TuningTrust::kAllowUnverified keeps such an entry.
+    // Its times are not shown: nothing says the schedule was ever measured.
+    s.origin = ScheduleOrigin::kUnverified;
+    notes.push_back({entry->where, "the entry for " + entry->kernel +
+                                       " does not match its checksum (changed after convgen wrote it); its schedule "
+                                       "is used UNVERIFIED, as --allow-unverified-tuning asks"});
+    return s;
+  }
+  s.origin = ScheduleOrigin::kTuned;
   s.tuned_us = entry->time_us;
   s.default_us = entry->default_us;
   return s;
+}
+
+void TuningSelection::report_unmatched(const std::set<std::string>& kernels, std::vector<Diagnostic>& notes) const {
+  if (db == nullptr) return;
+  std::vector<const TuningEntry*> unmatched;
+  for (const TuningEntry& e : db->entries) {
+    if (kernels.count(e.kernel) == 0) unmatched.push_back(&e);
+  }
+  if (unmatched.empty()) return;
+  // Sorted by line: the order a reader of the file meets them.
+  std::sort(unmatched.begin(), unmatched.end(),
+            [](const TuningEntry* a, const TuningEntry* b) { return a->where.line < b->where.line; });
+  constexpr size_t kListed = 10;
+  std::string list;
+  for (size_t i = 0; i < unmatched.size() && i < kListed; ++i) {
+    list += (i ? ", " : "") + unmatched[i]->kernel + " (line " + std::to_string(unmatched[i]->where.line) + ")";
+  }
+  if (unmatched.size() > kListed) list += " and " + std::to_string(unmatched.size() - kListed) + " more";
+  notes.push_back({unmatched.front()->where,
+                   std::to_string(unmatched.size()) + " of the tuning database's " +
+                       std::to_string(db->entries.size()) + " entries match no kernel of the specs and are not "
+                       "used (a workload changed or removed since tuning, or a database for other specs): " + list});
 }
 
 }  // namespace convgen::gen

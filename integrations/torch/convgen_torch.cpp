@@ -5,6 +5,7 @@
 //   convgen::conv2d(Tensor input, Tensor weight, Tensor? bias, Tensor? scale, Tensor? shift, Tensor? residual,
 //                   int[2] stride, int[4] padding, int[2] dilation, str activation) -> Tensor
 //   convgen::fallbacks() -> int
+//   convgen::explain_depthwise_conv2d(<depthwise_conv2d's arguments>) -> str   (which kernel, its schedule)
 //
 // padding is [top, bottom, left, right]; the epilogue is `bias`, or `scale`
 // and `shift` (a folded batch norm), or neither; activation is none, relu,
@@ -205,6 +206,30 @@ at::Tensor conv2d(const at::Tensor& input, const at::Tensor& weight, const std::
 
 int64_t fallbacks() { return g_fallbacks.load(); }
 
+// Which kernel serves a depthwise call (the library's KernelChoice), and
+// the schedule its registry holds for it: "<kernel>: <schedule>", or
+// "<generic kernel>: " when none is made for the problem. Launches nothing.
+// What a caller reads to know which build of the library this extension
+// links (integrations/torch/test_torch_rebuild.py).
+std::string explain_depthwise_conv2d(const at::Tensor& input, const at::Tensor& weight,
+                                     const std::optional<at::Tensor>& bias, const std::optional<at::Tensor>& scale,
+                                     const std::optional<at::Tensor>& shift, at::IntArrayRef stride,
+                                     at::IntArrayRef padding, at::IntArrayRef dilation,
+                                     const std::string& activation) {
+  convgen::DepthwiseProblem p;
+  fill_window(p, input, weight, stride, padding, dilation, bias, scale, shift, activation);
+  TORCH_CHECK(p.c > 0 && weight.size(1) == 1 && weight.size(0) % p.c == 0,
+              "convgen: a depthwise weight is [channels x multiplier, 1, kh, kw]; weight shape ", weight.sizes());
+  p.multiplier = static_cast<int>(weight.size(0) / p.c);
+  const convgen::KernelChoice choice = lib::find(p);
+  TORCH_CHECK(choice.status.ok(), "convgen: ", choice.status.message);
+  std::string schedule;
+  for (const convgen::DepthwiseKernelInfo& k : lib::depthwise_kernels()) {
+    if (k.name == choice.kernel) schedule = k.schedule;
+  }
+  return choice.kernel + ": " + schedule;
+}
+
 }  // namespace
 
 TORCH_LIBRARY(convgen, m) {
@@ -215,6 +240,10 @@ TORCH_LIBRARY(convgen, m) {
       "conv2d(Tensor input, Tensor weight, Tensor? bias, Tensor? scale, Tensor? shift, Tensor? residual, "
       "int[2] stride, int[4] padding, int[2] dilation, str activation) -> Tensor");
   m.def("fallbacks() -> int", &fallbacks);
+  m.def(
+      "explain_depthwise_conv2d(Tensor input, Tensor weight, Tensor? bias, Tensor? scale, Tensor? shift, "
+      "int[2] stride, int[4] padding, int[2] dilation, str activation) -> str",
+      &explain_depthwise_conv2d);
 }
 
 TORCH_LIBRARY_IMPL(convgen, CUDA, m) {

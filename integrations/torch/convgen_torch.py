@@ -13,6 +13,7 @@ and torch.ops.convgen.conv2d (see convgen_torch.cpp). swap() traces a module
 with torch.fx and replaces each Conv2d, with the BatchNorm2d and the
 ReLU/ReLU6/SiLU/Hardswish that follow it alone, by one fused operator call.
 """
+import hashlib
 import os
 import sys
 
@@ -22,15 +23,33 @@ from torch import fx, nn
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _ROOT = os.path.dirname(os.path.dirname(_HERE))
 sys.path.insert(0, os.path.join(_ROOT, "tools"))
+sys.path.insert(0, _HERE)
 # One reading of a Conv2d (its padding) and of what follows it (its groups).
 from spec_from_model import torch_conv_groups, torch_conv_padding  # noqa: E402
+from library_name import check_library_name  # noqa: E402
+
+
+def _content_hash(paths):
+    """16 hex digits of the files' bytes, in order."""
+    digest = hashlib.sha256()
+    for path in paths:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+        digest.update(b"\0")
+    return digest.hexdigest()[:16]
 
 
 def load(build_dir, library, verbose=False):
     """Builds (or reuses) and loads the operators over library `library`,
-    whose header and archive convgen_add_library left under `build_dir`."""
+    whose header and archive convgen_add_library left under `build_dir`.
+    Returns the extension's name, which names the archives' content: a
+    rebuilt library (a new schedule leaves its header as it was) gets an
+    extension of its own. One process loads one: torch registers the
+    operators once."""
     from torch.utils import cpp_extension
 
+    check_library_name(library)
     build_dir = os.path.abspath(build_dir)  # the extension builds in its own folder
     header_dir = os.path.join(build_dir, f"convgen_{library}.convgen")
     archive = os.path.join(build_dir, f"libconvgen_{library}.a")
@@ -49,8 +68,11 @@ def load(build_dir, library, verbose=False):
         with open(alias_path, "w") as f:
             f.write(alias)
     cuda_lib = os.path.join(cpp_extension.CUDA_HOME or "/usr/local/cuda", "lib64")
+    # cpp_extension rebuilds when a source or a flag changes, not when an
+    # archive it links does: the name carries the archives' content instead.
+    name = f"convgen_torch_{library}_{_content_hash([archive, runtime])}"
     cpp_extension.load(
-        name=f"convgen_torch_{library}",
+        name=name,
         sources=[os.path.join(_HERE, "convgen_torch.cpp")],
         extra_include_paths=[alias_dir, header_dir, os.path.join(_ROOT, "runtime", "include")],
         extra_cflags=["-O2"],
@@ -62,6 +84,7 @@ def load(build_dir, library, verbose=False):
         extra_ldflags=["-Wl,--whole-archive", archive, "-Wl,--no-whole-archive", runtime, f"-L{cuda_lib}",
                        "-lcudart", "-l:libstdc++.so.6"],
         with_cuda=True, is_python_module=False, verbose=verbose)
+    return name
 
 
 class ConvgenConv2d(nn.Module):

@@ -93,19 +93,19 @@ def make_tuning_cases(scratch):
     file = m.file
     return [
         ("tuning_billion_laughs", "a database whose entries are 9 levels of 9 aliases",
-         m.bomb("tuning_billion_laughs.yaml", "convgen_tuning: 1", "entries"), 1,
+         m.bomb("tuning_billion_laughs.yaml", "convgen_tuning: 2", "entries"), 1,
          "each entry must be a mapping", False),
         ("tuning_deep_nesting", "a database of 10,000 nested '['",
-         file("tuning_deep.yaml", "convgen_tuning: 1\nentries: " + "[" * 10000), 1,
+         file("tuning_deep.yaml", "convgen_tuning: 2\nentries: " + "[" * 10000), 1,
          "YAML nested more than 500 levels deep", False),
         ("tuning_huge_file", "a 64 MiB database", file("tuning_huge.yaml", lambda: repeat("#", 64 << 20)), 1,
          "one is at most 1048576 bytes (1 MiB)", False),
         ("tuning_binary", "a database of 64 KiB of random bytes", m.binary("tuning_binary.yaml", 11), 1, "error:", False),
         ("tuning_many_errors", "a database of 200,000 empty entries (1 MiB)",
-         file("tuning_many.yaml", lambda: ["convgen_tuning: 1\nentries:\n", *repeat("- {}\n", 200_000)]), 1,
+         file("tuning_many.yaml", lambda: ["convgen_tuning: 2\nentries:\n", *repeat("- {}\n", 200_000)]), 1,
          "too many errors: stopped reading after the first 100", False),
         ("tuning_widest_list", "a database whose entries are a flow list of 500,000 zeros (1 MiB)",
-         file("tuning_wide.yaml", lambda: ["convgen_tuning: 1\nentries: [", *repeat("0,", 500_000), "0]\n"]), 1,
+         file("tuning_wide.yaml", lambda: ["convgen_tuning: 2\nentries: [", *repeat("0,", 500_000), "0]\n"]), 1,
          "too many errors: stopped reading after the first 100", False),
         ("tuning_fifo", "a FIFO as the database (no writer)", m.fifo("tuning_fifo.yaml"), 2, "tuning database: ", False),
     ]

@@ -16,6 +16,7 @@
 
 #include <fstream>
 
+#include "convgen/gen/operator.hpp"
 #include "convgen/gen/plan.hpp"
 #include "convgen/gen/render.hpp"
 #include "convgen/gen/tuning_db.hpp"
@@ -111,23 +112,21 @@ INSTANTIATE_TEST_SUITE_P(Corpus, BadTuning, ::testing::ValuesIn(bad_tuning_paths
 
 constexpr size_t kLimit = 1u << 20;
 
-// A valid database (one entry, for a seeds kernel) padded with a comment to
-// `size` bytes.
+// A valid database (one entry, for a seeds kernel, as convgen writes it)
+// padded with a comment to `size` bytes.
 void write_padded_db(const fs::path& path, size_t size) {
-  const std::string db =
-      "convgen_tuning: 1\n"
-      "entries:\n"
-      "  - kernel: dw_f32_nchw_n1_c256_h21_w21_k3x3_s1_p1_m1\n"
-      "    op: depthwise_conv2d\n"
-      "    gpu: NVIDIA H100 80GB HBM3\n"
-      "    sms: 132\n"
-      "    compute_capability: \"9.0\"\n"
-      "    schedule: {algorithm: rows, rows_per_thread: 2, vector_width: 1, threads_per_block: 128}\n"
-      "    time_us: 1.350\n"
-      "    default_us: 1.400\n"
-      "    date: 2026-11-24\n"
-      "    fingerprint: 0123456789abcdef\n"
-      "#";
+  TuningEntry e;
+  e.kernel = "dw_f32_nchw_n1_c256_h21_w21_k3x3_s1_p1_m1";
+  e.op = find_operator("depthwise_conv2d");
+  e.gpu = {"NVIDIA H100 80GB HBM3", 132, "9.0"};
+  e.schedule.algorithm = "rows";
+  e.time_us = 1.35;
+  e.default_us = 1.4;
+  e.date = "2026-11-24";
+  e.fingerprint = "0123456789abcdef";
+  TuningDb one;
+  one.entries.push_back(e);
+  const std::string db = tuning_text(one) + "#";
   ASSERT_LT(db.size() + 1, size);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << db << std::string(size - db.size() - 1, '.') << '\n';

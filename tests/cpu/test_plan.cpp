@@ -1043,8 +1043,16 @@ TEST(PlanLibrary, LibraryNames) {
   errors = spec_errors([&] { plan_library({a}, "9lives"); });
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].str(),
-            "--name: error: library name '9lives' must be a C identifier (letters, digits, '_'; not starting with a "
-            "digit)");
+            "--name: error: library name must be a C identifier (letters, digits, '_'; not starting with a "
+            "digit) of at most 64 characters, got '9lives'");
+
+  // A keyword or a reserved name fails here, not in nvcc.
+  for (const std::string name : {"int", "std", "class", "__lib", "_Lib", "my__lib"}) {
+    errors = spec_errors([&] { plan_library({a}, name); });
+    ASSERT_EQ(errors.size(), 1u) << name;
+    EXPECT_EQ(errors[0].str().rfind("--name: error: library name '" + name + "' is ", 0), 0u) << errors[0].str();
+  }
+  EXPECT_NO_THROW(plan_library({a}, "_lib"));  // '_' and a lower-case letter: the program's to use
 }
 
 TEST(PlanLibrary, EveryPlanErrorOfEverySpecIsReported) {

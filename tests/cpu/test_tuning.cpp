@@ -11,8 +11,10 @@
 #include <map>
 #include <random>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 
+#include "convgen/gen/digest.hpp"
 #include "convgen/gen/plan.hpp"
 #include "convgen/gen/render.hpp"
 #include "convgen/gen/tune_space.hpp"
@@ -42,8 +44,24 @@ struct EntryText {
   std::string op = "depthwise_conv2d";
 };
 
+// The lines that sign `entry` (one entry's text): its convgen version and
+// the checksum convgen writes for that content. A test's entry whose content
+// is wrong on purpose gets a placeholder: the reader rejects the content
+// before it looks at the checksum.
+std::string signature(const std::string& entry) {
+  const std::string version = std::string("    convgen: \"") + kConvgenVersion + "\"\n";
+  std::string checksum(64, '0');
+  try {
+    const TuningDb one = parse_tuning_text("convgen_tuning: 2\nentries:\n" + entry + version, "entry.yaml",
+                                           TuningTrust::kVouch);
+    checksum = sha256_hex(tuning_entry_canonical(one.entries.at(0)));
+  } catch (const InputError&) {
+  }
+  return version + "    checksum: \"" + checksum + "\"\n";
+}
+
 std::string entry_text(const EntryText& e) {
-  return "  - kernel: " + e.kernel + "\n" +
+  const std::string text = "  - kernel: " + e.kernel + "\n" +
          "    op: " + e.op + "\n" +
          "    gpu: \"" + e.gpu + "\"\n" +
          "    sms: 132\n"
@@ -57,12 +75,14 @@ std::string entry_text(const EntryText& e) {
          "    tuning_s: 6.5\n"
          "    date: 2026-01-31\n"
          "    fingerprint: \"" + e.fingerprint + "\"\n";
+  return text + signature(text);
 }
 
+// A database as convgen writes it: format 2, the entries, the end record.
 std::string db_text(const std::vector<EntryText>& entries) {
-  std::string text = "convgen_tuning: 1\nentries:\n";
+  std::string text = "convgen_tuning: 2\nentries:\n";
   for (const EntryText& e : entries) text += entry_text(e);
-  return text;
+  return text + "end: {entries: " + std::to_string(entries.size()) + "}\n";
 }
 
 // The current fingerprint of every template, as the CLI computes them.
@@ -102,7 +122,7 @@ std::vector<std::string> describe(const TuningDb& db) {
 // A database holding one schedule of each algorithm, so that every kind of
 // knob (integers, pairs and triples, flags, choices) goes through the writer.
 std::string every_algorithm_db() {
-  std::string text = "convgen_tuning: 1\nentries:\n";
+  std::string text = "convgen_tuning: 2\nentries:\n";
   const std::vector<std::pair<std::string, std::string>> schedules = {
       {"dw_a_rows", "{algorithm: rows, rows_per_thread: 3, vector_width: 2, threads_per_block: 96, "
                     "input_cache: evict_first}"},
@@ -122,7 +142,7 @@ std::string every_algorithm_db() {
     e.op = "conv2d";
     text += entry_text(e);
   }
-  return text;
+  return text + "end: {entries: " + std::to_string(schedules.size() + conv.size()) + "}\n";
 }
 
 // ---------------------------------------------------------------------------
@@ -144,7 +164,7 @@ TEST(TuningText, RoundTripsEveryField) {
   EXPECT_NE(text.find("block_tile: [16, 32]"), std::string::npos) << text;
   // The header says what the file is and how the build uses it.
   EXPECT_EQ(text.rfind("# convgen tuning database", 0), 0u) << text;
-  EXPECT_NE(text.find("\nconvgen_tuning: 1\n"), std::string::npos);
+  EXPECT_NE(text.find("\nconvgen_tuning: 2\n"), std::string::npos);
 }
 
 // Names and texts that YAML would misread written plainly (a colon, a '#',
@@ -165,15 +185,17 @@ TEST(TuningText, QuotesWhatYamlWouldMisread) {
 
 // What the parser accepts, tuning_text writes back readably: an entry
 // without the optional tuning_s or default_schedule (a database written by
-// hand, then continued by `convgen tune`), a time under a thousandth of a
-// microsecond, a name holding a line break.
+// hand and vouched for, then continued by `convgen tune`), a time under a
+// thousandth of a microsecond, a name holding a line break.
 TEST(TuningText, RoundTripsWhatTheParserAccepts) {
   const std::string minimal =
       "convgen_tuning: 1\n"
       "entries:\n"
       "  - {kernel: dw_k, op: depthwise_conv2d, gpu: G, sms: 1, compute_capability: \"9.0\",\n"
       "     schedule: {algorithm: rows}, time_us: 2, default_us: 3, date: 2026-01-31, fingerprint: 0123456789abcdef}\n";
-  const TuningDb db = parse_tuning_text(minimal, "minimal.yaml");
+  TuningDb db = parse_tuning_text(minimal, "minimal.yaml", TuningTrust::kVouch);
+  ASSERT_FALSE(db.entries.at(0).checksum_matches);  // it has none
+  db.entries[0].checksum_matches = true;             // vouched for
   EXPECT_NO_THROW(parse_tuning_text(tuning_text(db), "again.yaml")) << tuning_text(db);
 
   TuningDb odd = parse_tuning_text(db_text({{"dw_k", "{algorithm: rows, rows_per_thread: 2}"}}), "db.yaml");
@@ -252,6 +274,33 @@ TEST(TuningFile, MergeKeepsEveryEntryAndNotesAChangedSchedule) {
   EXPECT_EQ(back.find("dw_a", kGpu)->schedule.value("rows_per_thread"), 1);
   // The same schedule again: replaced without a note.
   EXPECT_TRUE(merge_into_tuning_file(path, entries({{"dw_a", "{algorithm: rows, rows_per_thread: 1}"}})).notes.empty());
+}
+
+// An entry on disk edited by hand: `tune merge` refuses the database;
+// `convgen tune` (drop_unverified) drops that entry, keeps the others and
+// says so, rather than signing what it did not measure.
+TEST(TuningFile, MergeIntoADatabaseWithAnEditedEntry) {
+  TempDir tmp;
+  const std::string path = (tmp / "tuning.yaml").string();
+  std::string text = db_text({{"dw_a", "{algorithm: rows, rows_per_thread: 2}"},
+                              {"dw_b", "{algorithm: rows, rows_per_thread: 4}"}});
+  const size_t knob = text.find("rows_per_thread: 2");
+  ASSERT_NE(knob, std::string::npos);
+  text.replace(knob, 18, "rows_per_thread: 1");
+  write_file(tmp / "tuning.yaml", text);
+  const std::vector<TuningEntry> incoming =
+      parse_tuning_text(db_text({{"dw_c", "{algorithm: rows, rows_per_thread: 2}"}}), "db.yaml").entries;
+
+  EXPECT_THROW(merge_into_tuning_file(path, incoming), InputError);
+  EXPECT_EQ(read_file(tmp / "tuning.yaml"), text);  // refused: unchanged
+
+  const TuningMerge merge = merge_into_tuning_file(path, incoming, "", kDefaultLockTimeoutS, true);
+  ASSERT_EQ(merge.notes.size(), 1u);
+  EXPECT_NE(merge.notes[0].find("dropped the entry for dw_a"), std::string::npos) << merge.notes[0];
+  const TuningDb back = parse_tuning_file(path);  // verifies every checksum
+  ASSERT_EQ(back.entries.size(), 2u);
+  EXPECT_NE(back.find("dw_b", kGpu), nullptr);
+  EXPECT_NE(back.find("dw_c", kGpu), nullptr);
 }
 
 // The database's name is never written through a link.
@@ -656,6 +705,161 @@ TEST_F(TuningCli, AStaleEntryIsANoteOnStderrAndTheRunSucceeds) {
       << r.err;
   EXPECT_NE(r.err.find("(stale: tune it again)"), std::string::npos) << r.err;
   EXPECT_EQ(r.out.find(",tuned,"), std::string::npos) << r.out;
+}
+
+// ---------------------------------------------------------------------------
+// Tamper evidence: an entry changed after convgen wrote it.
+
+// The current database with the tuned kernel's schedule edited by hand:
+// rows_per_thread 1 -> 4, a schedule no GPU measured.
+std::string edited_db() {
+  std::string text = current_db();
+  const std::string from = "rows_per_thread: 1, vector_width: 2", to = "rows_per_thread: 4, vector_width: 2";
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+TEST(TuningChecksum, WhatConvgenWritesVerifiesAndLayoutDoesNotMatter) {
+  const TuningDb db = parse_tuning_text(current_db(), "tuning.yaml");
+  for (const TuningEntry& e : db.entries) EXPECT_TRUE(e.checksum_matches) << e.kernel;
+  // Comments, quoting, key order, trailing zeros and flow style change no
+  // value: the entry still verifies.
+  std::string text = tuning_text(db);
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"    time_us: 2\n", "    # measured twice\n    time_us: 2.000\n"},
+           {"gpu: \"Test GPU\"", "gpu: Test GPU"},
+           {"candidates: {compiled: 10, verified: 9, rejected: 1, failed: 0}",
+            "candidates:\n      failed: 0\n      compiled: 10\n      verified: 9\n      rejected: 1"}}) {
+    const size_t at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from << " in\n" << text;
+    text.replace(at, from.size(), to);
+  }
+  const TuningDb again = parse_tuning_text(text, "again.yaml");
+  ASSERT_EQ(again.entries.size(), db.entries.size());
+  for (size_t i = 0; i < db.entries.size(); ++i) {
+    EXPECT_EQ(tuning_entry_canonical(again.entries[i]), tuning_entry_canonical(db.entries[i]));
+  }
+}
+
+TEST(TuningChecksum, AnEditedEntryIsAnErrorAtItsLineOrUnverifiedWhenAllowed) {
+  const std::vector<Diagnostic> errors = spec_errors([] { parse_tuning_text(edited_db(), "tuning.yaml"); });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].str(),
+            "tuning.yaml:3:5: error: the entry for " + std::string(kTunedKernel) +
+                " on 'Test GPU' does not match its checksum: it was changed after convgen wrote it, so no "
+                "measurement vouches for its schedule and times; tune the kernel again (convgen tune drops the entry "
+                "and tunes it), restore the file from version control, or pass --allow-unverified-tuning (CMake: "
+                "ALLOW_UNVERIFIED_TUNING) to use it marked unverified");
+
+  Tuned t;
+  t.db = parse_tuning_text(edited_db(), "tuning.yaml", TuningTrust::kAllowUnverified);
+  ASSERT_FALSE(t.db.find(kTunedKernel, kGpu)->checksum_matches);
+  ASSERT_TRUE(t.db.find(kSpecKernel, kGpu)->checksum_matches);
+  t.selection.db = &t.db;
+  t.selection.fingerprints = current_fingerprints();
+  t.lib = plan_library({parse(kSpec, "spec.yaml")}, "", {}, OnInvalidWorkload::kFail, &t.selection);
+  const KernelPlan& k = kernel_named(t.lib, kTunedKernel);
+  EXPECT_EQ(k.origin, ScheduleOrigin::kUnverified);
+  EXPECT_EQ(k.schedule.at("rows_per_thread"), 4);  // used, as asked
+  EXPECT_EQ(k.tuned_us, 0);                        // but with no times: nothing measured it
+  EXPECT_EQ(origin_text(k), "UNVERIFIED tuning entry for Test GPU: changed after convgen wrote it, no measurement "
+                            "vouches for it");
+  ASSERT_EQ(t.lib.tuning_notes.size(), 1u);
+  EXPECT_EQ(t.lib.tuning_notes[0].where.str(), "tuning.yaml:3:5");
+  EXPECT_NE(t.lib.tuning_notes[0].message.find("UNVERIFIED"), std::string::npos);
+
+  // The writer signs only what it can vouch for.
+  EXPECT_THROW(tuning_text(t.db), std::logic_error);
+}
+
+TEST(TuningChecksum, EntriesThatMatchNoKernelAreListedInANote) {
+  const std::string fp = current_fingerprint(rows_template());
+  const std::string text = db_text({{kTunedKernel, kTunedSchedule, kGpu, fp},
+                                    {"dw_f32_nchw_n1_c32_h57_w56_k3x3_s1_p1_m1", kTunedSchedule, kGpu, fp},
+                                    {"dw_removed", kTunedSchedule, "Other GPU", fp}});
+  const Tuned t = plan_with(text, kGpu);
+  ASSERT_EQ(t.lib.tuning_notes.size(), 1u) << t.lib.tuning_notes[0].str();
+  EXPECT_EQ(t.lib.tuning_notes[0].where.str(), "tuning.yaml:19:5");  // the first of them
+  EXPECT_EQ(t.lib.tuning_notes[0].message,
+            "2 of the tuning database's 3 entries match no kernel of the specs and are not used (a workload "
+            "changed or removed since tuning, or a database for other specs): "
+            "dw_f32_nchw_n1_c32_h57_w56_k3x3_s1_p1_m1 (line 19), dw_removed (line 35)");
+  EXPECT_EQ(kernel_named(t.lib, kTunedKernel).origin, ScheduleOrigin::kTuned);
+}
+
+TEST_F(TuningCli, AnEditedEntryFailsTheRunUnlessAllowedThenItIsListedUnverified) {
+  write_file(tmp_ / "edited.yaml", edited_db());
+  const CommandResult refused = convgen("list spec.yaml --tuning edited.yaml");
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_EQ(refused.out, "");
+  EXPECT_NE(refused.err.find("edited.yaml:3:5: error: the entry for " + std::string(kTunedKernel) +
+                             " on 'Test GPU' does not match its checksum"),
+            std::string::npos)
+      << refused.err;
+
+  const CommandResult csv = convgen("list spec.yaml --tuning edited.yaml --allow-unverified-tuning --format csv");
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_NE(csv.err.find("edited.yaml:3:5: note: the entry for " + std::string(kTunedKernel) +
+                         " does not match its checksum"),
+            std::string::npos)
+      << csv.err;
+  EXPECT_NE(csv.out.find(",unverified,\"Test GPU\",0.000"), std::string::npos) << csv.out;
+  EXPECT_EQ(csv.out.find(",tuned,"), std::string::npos) << "the spec's other kernel has its own schedule\n" << csv.out;
+
+  const CommandResult table = convgen("list spec.yaml --tuning edited.yaml --allow-unverified-tuning");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("UNVERIFIED schedules: 1,"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("rows: rows_per_thread 4, vector_width 2, threads_per_block 256"), std::string::npos);
+  EXPECT_EQ(table.out.find("tuned 1."), std::string::npos) << table.out;
+
+  const CommandResult show = convgen("show spec.yaml --tuning edited.yaml --allow-unverified-tuning -k c32_h56");
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_NE(show.out.find("// Schedule (UNVERIFIED tuning entry for Test GPU: "), std::string::npos)
+      << show.out.substr(0, 1200);
+
+  const CommandResult alone = convgen("list spec.yaml --allow-unverified-tuning");
+  EXPECT_EQ(alone.exit_code, 2);
+  EXPECT_NE(alone.err.find("give the database with --tuning"), std::string::npos) << alone.err;
+}
+
+// `convgen vouch` signs what a person vouches for: an edited entry, a
+// database of format 1. Nothing else makes an edit verify.
+TEST_F(TuningCli, VouchSignsEditedEntriesAndFormatOne) {
+  const auto vouch = [&](const std::string& file) {
+    return run_command("cd " + quote(tmp_.str()) + " && " + quote(CONVGEN_CLI) + " vouch " + file, tmp_.path());
+  };
+  write_file(tmp_ / "edited.yaml", edited_db());
+  const CommandResult signed_edit = vouch("edited.yaml");
+  ASSERT_EQ(signed_edit.exit_code, 0) << signed_edit.err;
+  EXPECT_EQ(signed_edit.out, "convgen: wrote edited.yaml in format 2: 2 entries, 1 of them signed on your word\n");
+  EXPECT_NE(signed_edit.err.find("edited.yaml:3:5: note: vouched for the entry for " + std::string(kTunedKernel)),
+            std::string::npos)
+      << signed_edit.err;
+  const CommandResult listed = convgen("list spec.yaml --tuning edited.yaml");
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_NE(listed.out.find("rows: rows_per_thread 4, vector_width 2, threads_per_block 256"), std::string::npos);
+
+  // Format 1: no checksums, no end record. Refused, saying how to upgrade.
+  std::string v1;
+  std::istringstream lines(current_db());
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("    checksum:", 0) == 0 || line.rfind("    convgen:", 0) == 0 || line.rfind("end:", 0) == 0) {
+      continue;
+    }
+    v1 += (line == "convgen_tuning: 2" ? "convgen_tuning: 1" : line) + "\n";
+  }
+  write_file(tmp_ / "v1.yaml", v1);
+  const CommandResult old = convgen("list spec.yaml --tuning v1.yaml");
+  EXPECT_EQ(old.exit_code, 1);
+  EXPECT_NE(old.err.find("v1.yaml:1:17: error: this is a tuning database of format 1"), std::string::npos) << old.err;
+  EXPECT_NE(old.err.find("`convgen vouch FILE`"), std::string::npos) << old.err;
+  const CommandResult upgraded = vouch("v1.yaml");
+  ASSERT_EQ(upgraded.exit_code, 0) << upgraded.err;
+  EXPECT_EQ(upgraded.out, "convgen: wrote v1.yaml in format 2: 2 entries, 2 of them signed on your word\n");
+  const CommandResult now = convgen("list spec.yaml --tuning v1.yaml");
+  ASSERT_EQ(now.exit_code, 0) << now.err;
+  EXPECT_NE(now.out.find("tuned 1.25x"), std::string::npos) << now.out;
 }
 
 TEST_F(TuningCli, GpuSelectionErrorsAndUsage) {

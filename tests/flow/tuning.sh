@@ -4,16 +4,18 @@
 #
 #   tuning.sh SOURCE_DIR SCRATCH_DIR CMAKE NINJA CUDA_COMPILER CXX_COMPILER CONVGEN
 #
-# Checks that TUNING_GPU or ALLOW_UNTUNED without TUNING stops the configure. Then copies
-# tests/flow/tuning_consumer to SCRATCH_DIR (three kernels; a database that
-# tunes two of them on the H100 and one on an A100), makes the database's
-# fingerprints current (read from the generator's stale notes), configures it
-# against SOURCE_DIR (add_subdirectory; CONVGEN, an already built generator,
-# answers the configure-time queries and generates at build time) and
+# Checks that TUNING_GPU, ALLOW_UNTUNED or ALLOW_UNVERIFIED_TUNING without
+# TUNING stops the configure. Then copies tests/flow/tuning_consumer to
+# SCRATCH_DIR (three kernels; a database that tunes two of them on the H100
+# and one on an A100), makes the database's fingerprints current (read from
+# the generator's stale notes; `convgen vouch` re-signs the edited entries),
+# configures it against SOURCE_DIR (add_subdirectory; CONVGEN, an already
+# built generator, answers the configure-time queries and generates at build
+# time) and
 # compiles the library: no GPU needed. It checks the tuned schedules in
 # `convgen list` and in the kernels' headers. Then it edits the database: a
 # new schedule for one H100 kernel, and one for the A100 entry (which
-# TUNING_GPU leaves out); builds again and checks that
+# TUNING_GPU leaves out), vouched for; builds again and checks that
 #   - CMake re-configured and the generator ran again,
 #   - it rewrote that kernel's .cu and no other kernel's,
 #   - that kernel compiled and no other kernel did,
@@ -73,8 +75,8 @@ untuned=dw_f32_nchw_n1_c8_h16_w16_k3x3_s1_p1_m1  # no entry: the default rule
 list_args=("$app/tuned_layers.yaml" --templates "$src/templates" --tuning "$db" --tuning-gpu "$h100")
 t_start=$SECONDS
 
-# ---- 0. TUNING_GPU or ALLOW_UNTUNED without TUNING is an error (script
-# mode: nothing to compile)
+# ---- 0. TUNING_GPU, ALLOW_UNTUNED or ALLOW_UNVERIFIED_TUNING without TUNING
+# is an error (script mode: nothing to compile)
 needs_tuning() {  # needs_tuning ARGS...: convgen_add_library(no_db SPECS ... ARGS) must fail, saying why
   printf '%s\n' "set(CONVGEN_EXECUTABLE convgen)" "set(CONVGEN_QUERY_EXECUTABLE convgen)" \
     "set(CONVGEN_TEMPLATE_DIR \"$src/templates\")" "include(\"$src/cmake/Convgen.cmake\")" \
@@ -92,6 +94,7 @@ $(cat "$scratch/no_db.log")"
 }
 needs_tuning TUNING_GPU "\"$h100\""
 needs_tuning ALLOW_UNTUNED
+needs_tuning ALLOW_UNVERIFIED_TUNING
 
 # ---- 1. make the database current: its placeholder fingerprints are stale,
 # and the generator's notes say which fingerprint its rows template has.
@@ -102,7 +105,9 @@ fingerprint=$(sed -n 's/.* give \([0-9a-f]\{16\}\) (stale: tune it again)$/\1/p'
 [[ $(echo "$fingerprint" | grep -c .) -eq 1 ]] ||
   fail "expected one current fingerprint in the stale notes, got '$(echo $fingerprint)':
 $(cat "$scratch/stale.log")"
-sed -i "s/fingerprint: 0000000000000000$/fingerprint: $fingerprint/" "$db"
+sed -i "s/fingerprint: \"0000000000000000\"$/fingerprint: \"$fingerprint\"/" "$db"
+# The edit breaks the entries' checksums: the test vouches for them.
+"$convgen" vouch "$db" >"$scratch/vouch1.log" 2>&1 || fail "convgen vouch failed: $(cat "$scratch/vouch1.log")"
 "$convgen" list "${list_args[@]}" >"$scratch/list1.txt" 2>"$scratch/list1.err" || fail "convgen list failed"
 [[ ! -s "$scratch/list1.err" ]] || fail "the database is not current after the rewrite:
 $(cat "$scratch/list1.err")"
@@ -156,6 +161,11 @@ replace_line "$db" "schedule: {algorithm: rows, rows_per_thread: 1, vector_width
                    "schedule: {algorithm: rows, rows_per_thread: 2, vector_width: 2, threads_per_block: 64}"
 replace_line "$db" "schedule: {algorithm: rows, rows_per_thread: 1, vector_width: 1, threads_per_block: 32}" \
                    "schedule: {algorithm: rows, rows_per_thread: 2, vector_width: 1, threads_per_block: 32}"
+# An entry edited by hand fails its checksum: the configure would stop
+# (checked by the bad-tuning corpus); the test vouches for its edits.
+"$convgen" vouch "$db" >"$scratch/vouch2.log" 2>&1 || fail "convgen vouch failed: $(cat "$scratch/vouch2.log")"
+grep -q "2 of them signed on your word" "$scratch/vouch2.log" ||
+  fail "convgen vouch should have signed the 2 edited entries: $(cat "$scratch/vouch2.log")"
 echo
 echo "edited tuning.yaml: $retuned on $h100 -> $new_schedule; $tuned_a on the A100 -> another schedule"
 t0=$SECONDS

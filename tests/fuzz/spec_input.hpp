@@ -25,10 +25,11 @@ Verdict check_spec_input(const std::string& text);
 // kernels the corpus's databases name). Rejected: an InputError, from the
 // parse or from applying it, every diagnostic of which names
 // fuzz_tuning.yaml:line:col inside the text (or the file alone), with a
-// short, non-empty message. Generated: the database parsed; what
-// tuning_text writes of it reads back to the same text; applied for its
-// first GPU (whatever the entries' fingerprints), every kernel with an entry
-// is tuned, every other keeps the default rule, and the library renders.
+// short, non-empty message. Generated: the database parsed (entries whose
+// checksum fails kept, unverified); what tuning_text writes of it, signed,
+// reads back to the same text; applied for its first GPU, every kernel with
+// a current entry is tuned (unverified where its checksum fails), every
+// other keeps the default rule, and the library renders.
 // Anything else aborts, as above.
 Verdict check_tuning_input(const std::string& text);
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """tools/spec_from_model.py on ONNX models built here with onnx.helper (no GPU,
 no torch): what it serves, what it folds, what it leaves out and why, that its
-output is the same on every run, that convgen accepts the spec it writes, and
-that a model it serves nothing of is an error that writes nothing.
+output is the same on every run, that convgen accepts the spec it writes,
+that a model it serves nothing of is an error that writes nothing, and that
+external data is read only when asked.
 
   test_spec_from_model.py CONVGEN    (exits 77, skipped, where onnx is missing)
 """
@@ -195,6 +196,34 @@ class SpecFromOnnx(unittest.TestCase):
         proc = subprocess.run([CONVGEN, "check", path], capture_output=True, text=True)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIn("has 2 kernels", proc.stdout + proc.stderr)
+
+    def test_external_data_is_read_only_when_asked(self):
+        # A depthwise conv and a Clip whose bounds (0 and 6) the model keeps
+        # in an external file: a ReLU6 only to a reader of that file.
+        conv, ci = conv_node("dw", "x", 8, 8, 3, groups=8, bias=False)
+        lo = numpy_helper.from_array(np.array(0, np.float32), "lo")
+        hi = numpy_helper.from_array(np.array(6, np.float32), "hi")
+        clip = helper.make_node("Clip", ["dw_y", "lo", "hi"], ["y"], name="clip")
+        path = os.path.join(self.tmp.name, "ext.onnx")
+        onnx.save(model([conv, clip], ci + [lo, hi], [1, 8, 16, 16], "y"), path, save_as_external_data=True,
+                  all_tensors_to_one_file=True, location="ext.data", size_threshold=0)
+        tool = [sys.executable, os.path.join(HERE, "..", "..", "tools", "spec_from_model.py"), path,
+                "--library", "net", "--out", "-"]
+
+        asked = subprocess.run(tool + ["--external-data"], capture_output=True, text=True)
+        self.assertEqual(asked.returncode, 0, asked.stderr)
+        self.assertIn("activation: relu6}", asked.stdout)
+
+        # Not asked: the same shapes, from the model alone; the bounds unread.
+        os.rename(os.path.join(self.tmp.name, "ext.data"), os.path.join(self.tmp.name, "moved.data"))
+        plain = subprocess.run(tool, capture_output=True, text=True)
+        self.assertEqual(plain.returncode, 0, plain.stderr)
+        self.assertIn("{op: depthwise_conv2d, n: 1, c: 8, h: 16, w: 16, filter: 3,", plain.stdout)
+        self.assertIn("activation: none}", plain.stdout)
+        # Asked, the file the model names must be there: it was read.
+        missing = subprocess.run(tool + ["--external-data"], capture_output=True, text=True)
+        self.assertEqual(missing.returncode, 1, missing.stderr)
+        self.assertIn("spec_from_model: cannot read", missing.stderr)
 
     def test_a_bad_model_is_an_error_not_a_traceback(self):
         path = os.path.join(self.tmp.name, "broken.onnx")

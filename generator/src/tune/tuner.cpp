@@ -290,7 +290,8 @@ void Tuner::worker(Device& d) {
       try {
         // Read-merge-write under the folder's lock: entries that another
         // tune run wrote since this one started are kept.
-        const TuningMerge merge = merge_into_tuning_file(options_.db_path, {e});
+        const TuningMerge merge = merge_into_tuning_file(options_.db_path, {e}, "", kDefaultLockTimeoutS,
+                                                          /*drop_unverified=*/true);
         for (const std::string& note : merge.notes) progress_->line("convgen tune: note: " + note);
       } catch (const std::exception& ex) {
         progress_->line(std::string("convgen tune: error: ") + ex.what());
@@ -318,10 +319,21 @@ int Tuner::run() {
   }
 
   // The database so far: its entries are kept, and kernels it holds for a
-  // device's GPU with the current fingerprint are not tuned again.
-  if (std::filesystem::exists(options_.db_path)) db_ = parse_tuning_file(options_.db_path);
+  // device's GPU with the current fingerprint are not tuned again. An entry
+  // whose checksum fails was changed after convgen wrote it: it is dropped
+  // (and its kernel tuned again when this run tunes it), never signed anew.
+  std::vector<std::string> kept, dropped;
+  if (std::filesystem::exists(options_.db_path)) {
+    db_ = parse_tuning_file(options_.db_path, TuningTrust::kAllowUnverified);
+    const auto unverified = std::remove_if(db_.entries.begin(), db_.entries.end(), [&](const TuningEntry& e) {
+      if (e.checksum_matches) return false;
+      dropped.push_back("the entry for " + e.kernel + " on '" + e.gpu.name + "' (" + e.where.str() +
+                        "): its checksum fails (changed after convgen wrote it)");
+      return true;
+    });
+    db_.entries.erase(unverified, db_.entries.end());
+  }
   db_.file = options_.db_path;
-  std::vector<std::string> kept;
   for (const KernelPlan& p : lib_.kernels) {
     if (!options_.kernels.empty() && p.name.find(options_.kernels) == std::string::npos) continue;
     if (p.origin == ScheduleOrigin::kSpec) {
@@ -338,6 +350,7 @@ int Tuner::run() {
     queue_.push_back(&p);
   }
   progress_ = std::make_unique<Progress>(queue_.size(), devices.size());
+  for (const std::string& d : dropped) progress_->line("dropped " + d);
   for (const std::string& k : kept) progress_->line("kept " + k);
   char budget[32];
   std::snprintf(budget, sizeof budget, "%g", options_.budget_s);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -16,15 +17,19 @@
 namespace convgen::gen {
 
 // Where a kernel's schedule came from: the spec, a tuning database's entry
-// for the target GPU, or the default rule.
-enum class ScheduleOrigin { kDefault, kSpec, kTuned };
+// for the target GPU, or the default rule. kUnverified: an entry whose
+// checksum fails (changed after convgen wrote it), used because the build
+// was told to (--allow-unverified-tuning): no measurement vouches for it,
+// so it shows no times.
+enum class ScheduleOrigin { kDefault, kSpec, kTuned, kUnverified };
 
 struct KernelPlan {
   std::string name;  // the kernel's one name: file, symbol, registry key, CLI filter, bench row
   Workload workload;
   Schedule schedule;
   ScheduleOrigin origin = ScheduleOrigin::kDefault;
-  // kTuned: the GPU, and the entry's times of this schedule and the default's.
+  // kTuned: the GPU, and the entry's times of this schedule and the default's
+  // (kUnverified: the GPU only).
   std::string tuned_gpu;
   double tuned_us = 0, default_us = 0;
 
@@ -66,8 +71,9 @@ struct PlanOptions {
 // The name that encodes the problem, e.g. dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m1_ssrelu.
 std::string kernel_name(const Workload& wl);
 
-// "the default rule", "set in the spec" or "tuned on <gpu>: 1.23x the
-// default rule's time"; for headers and listings.
+// "the default rule", "set in the spec", "tuned on <gpu>: 1.23x the
+// default rule's time" or "UNVERIFIED tuning entry for <gpu> ..."; for
+// headers and listings.
 std::string origin_text(const KernelPlan& plan);
 
 // The schedule a workload gets when the spec sets no knob.
@@ -94,7 +100,8 @@ struct LookedUpSchedule {
   ScheduleRequest schedule;
   SourceLocation where;  // blamed when the schedule does not fit the workload
   ScheduleOrigin origin = ScheduleOrigin::kTuned;
-  // kTuned: the GPU, and its times of this schedule and the default rule's.
+  // kTuned: the GPU, and its times of this schedule and the default rule's
+  // (kUnverified: the GPU only).
   std::string tuned_gpu;
   double tuned_us = 0, default_us = 0;
 };
@@ -115,6 +122,9 @@ class ScheduleLookup {
   // holds contradicts the workload.
   virtual std::optional<LookedUpSchedule> find(const Workload& wl, const std::string& kernel,
                                                std::vector<Diagnostic>& notes) const = 0;
+  // Called once all workloads are planned, with the name of every kernel
+  // the specs make: a note for what the lookup holds that names none of them.
+  virtual void report_unmatched(const std::set<std::string>& /*kernels*/, std::vector<Diagnostic>& /*notes*/) const {}
 };
 
 // Plans every workload of the specs. The library is named `name_override`

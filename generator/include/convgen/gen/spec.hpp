@@ -62,8 +62,14 @@ using convgen::to_string;
 // `generated` column (convgen/limits.h), which says why.
 constexpr int kMaxChannels = static_cast<int>(convgen::kChannelsLimit.generated);
 
-// Letters, digits and '_', not starting with a digit: a library name.
+// Letters, digits and '_', not starting with a digit.
 bool is_c_identifier(const std::string& s);
+
+// Empty when `name` can name a library (a header, a namespace, symbols):
+// a C identifier of at most 64 characters that is neither a C or C++
+// keyword nor reserved (std, posix, '_' and a capital letter, '__'
+// anywhere); else what is wrong with it and what is allowed, for a message.
+std::string library_name_problem(const std::string& name);
 
 struct Operator;  // operator.hpp: what an operator is and which algorithms serve it
 

@@ -3,10 +3,18 @@
 // spec writes wins, then the database's entry for the target GPU, then the
 // default rule). Its reader and writer are one unit (tuning_db.cpp), as are
 // the lookup of a kernel's entry and the check that an entry is current.
+//
+// The file is tamper-evident: each entry carries a SHA-256 checksum of its
+// content (tuning_entry_canonical), and the file ends with a record counting
+// its entries. An entry edited after convgen wrote it, or a file cut short,
+// is an error; --allow-unverified-tuning uses such entries marked
+// unverified, and `convgen vouch` re-signs a file whose entries a person
+// vouches for.
 #pragma once
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,6 +49,25 @@ struct TuningEntry {
   double tuning_s = 0;       // wall time spent on this kernel
   std::string date;          // YYYY-MM-DD
   std::string fingerprint;   // tuning_fingerprint() of the generator that tuned it
+  std::string convgen_version = kConvgenVersion;  // the convgen that tuned it
+  // False for an entry whose checksum does not match its content (or that
+  // has none), kept because the reader was told to (TuningTrust): an
+  // unverified entry. The writer signs only entries whose checksum matches.
+  bool checksum_matches = true;
+};
+
+// The database format the writer writes and the reader reads.
+inline constexpr int kTuningFormat = 2;
+
+// What the reader does with an entry whose checksum does not match its
+// content, and with a file's end record.
+enum class TuningTrust {
+  kVerify,           // an error at the entry: the default
+  kAllowUnverified,  // --allow-unverified-tuning: kept, marked unverified
+  // `convgen vouch`: also reads format 1 (no checksums), and a missing or
+  // wrong end record; every entry is marked unverified until the caller
+  // vouches for it.
+  kVouch,
 };
 
 struct TuningDb {
@@ -56,11 +83,22 @@ struct TuningDb {
 };
 
 // Parses a tuning database. Throws InputError listing every problem found
-// (file:line:col, what is wrong and what is allowed), as for a spec.
-TuningDb parse_tuning_file(const std::string& path);
-TuningDb parse_tuning_text(const std::string& text, const std::string& path);
+// (file:line:col, what is wrong and what is allowed), as for a spec: with
+// TuningTrust::kVerify, an entry whose checksum fails and a missing or
+// wrong end record are among them.
+TuningDb parse_tuning_file(const std::string& path, TuningTrust trust = TuningTrust::kVerify);
+TuningDb parse_tuning_text(const std::string& text, const std::string& path,
+                           TuningTrust trust = TuningTrust::kVerify);
 
-// The database as YAML, entries in order; parse_tuning_text reads it back.
+// The content an entry's checksum covers, one field a line, exact (numbers
+// as hex floats): two entries with the same rendering mean the same thing.
+// Everything but the entry's location and its checksum.
+std::string tuning_entry_canonical(const TuningEntry& entry);
+
+// The database as YAML, entries in order, each with its checksum, and the
+// end record; parse_tuning_text reads it back. Throws std::logic_error for
+// an unverified entry: convgen signs only what it measured or what a
+// person vouched for (`convgen vouch`).
 std::string tuning_text(const TuningDb& db);
 // Writes `tuning_text(db)` to `path`, replacing the file, by the write
 // protocol of output.hpp (the folder locked, a temporary file renamed into
@@ -73,16 +111,20 @@ void write_tuning_file(const std::string& path, const TuningDb& db, double lock_
 struct TuningMerge {
   TuningDb db;  // the database as written
   int added = 0, replaced = 0;
-  std::vector<std::string> notes;  // entries replaced by one with another schedule
+  std::vector<std::string> notes;  // entries replaced by one with another schedule, or dropped
 };
 
 // Read-merge-write under the folder's lock: reads the database at `path`
 // (none: an empty one), puts `entries` (one of the same kernel and GPU is
 // replaced) and writes it back as write_tuning_file does. Concurrent runs
 // (`convgen tune` after each kernel, `convgen tune merge`) never lose each
-// other's entries. `from` names the entries' origin in the notes.
+// other's entries. `from` names the entries' origin in the notes. An entry
+// on disk whose checksum fails is an error (InputError), unless
+// `drop_unverified`: then it is dropped with a note (`convgen tune`, which
+// tunes such a kernel again rather than sign what it did not measure).
 TuningMerge merge_into_tuning_file(const std::string& path, const std::vector<TuningEntry>& entries,
-                                   const std::string& from = "", double lock_timeout_s = kDefaultLockTimeoutS);
+                                   const std::string& from = "", double lock_timeout_s = kDefaultLockTimeoutS,
+                                   bool drop_unverified = false);
 
 // 16 hex digits identifying what made a kernel from a schedule: the
 // generator's version and the algorithm's template text. An entry whose
@@ -100,7 +142,9 @@ std::string stale_entry_note(const TuningEntry& entry, const std::map<std::strin
 // when the entry is current (else a note says why not). A GPU named that
 // the database holds no entry for is a UsageError (listing the GPUs it
 // holds), unless `allow_untuned`: then a note, and every kernel keeps the
-// default rule's schedule.
+// default rule's schedule. An unverified entry (read with
+// --allow-unverified-tuning) applies as ScheduleOrigin::kUnverified, with a
+// note. Entries that name no kernel of the specs are listed in one note.
 struct TuningSelection : ScheduleLookup {
   const TuningDb* db = nullptr;
   std::string gpu;
@@ -110,6 +154,7 @@ struct TuningSelection : ScheduleLookup {
   void check(std::vector<Diagnostic>& errors, std::vector<Diagnostic>& notes) const override;
   std::optional<LookedUpSchedule> find(const Workload& wl, const std::string& kernel,
                                        std::vector<Diagnostic>& notes) const override;
+  void report_unmatched(const std::set<std::string>& kernels, std::vector<Diagnostic>& notes) const override;
 
  private:
   // The GPU whose entries apply: the one named, else the database's only one.
