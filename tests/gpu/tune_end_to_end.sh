@@ -11,7 +11,11 @@
 #      kept, not tuned again) and ends with every kernel in the database;
 #   4. the build applies the database: `convgen list --tuning` says "tuned"
 #      for each kernel and a generated kernel's header says where its
-#      schedule came from.
+#      schedule came from;
+#   5. an entry edited by hand: check refuses it (checksum), tune drops it,
+#      tunes that kernel again and keeps the others;
+#   6. two tune runs at once into one database (other kernels each): both
+#      runs' entries are kept.
 # Exits 77 (skipped) without a GPU.
 set -u
 CONVGEN=$1
@@ -74,4 +78,34 @@ cat "$WORK/list.txt"
 [[ $(grep -c " tuned [0-9.]*x " "$WORK/list.txt") -eq 3 ]] || fail "every kernel's origin should be 'tuned'"
 "$CONVGEN" generate "$SPEC" --tuning "$DB" --out "$WORK/gen" -q || fail "generate --tuning"
 grep -l "^// Schedule (tuned on " "$WORK"/gen/*.cu | wc -l | grep -qx 3 || fail "kernel headers should say 'Schedule (tuned on ...'"
+
+# 5. An entry edited by hand: every reader refuses it; tune drops it, tunes
+#    that kernel again and signs only what it measured.
+python3 - "$DB" <<'PY'
+import re, sys
+path = sys.argv[1]
+text = open(path).read()
+text, n = re.subn(r"(\n    time_us: )([0-9.]+)", lambda m: m.group(1) + "0.001", text, count=1)
+assert n == 1, "no time_us to edit"
+open(path, "w").write(text)
+PY
+"$CONVGEN" check "$SPEC" --tuning "$DB" >"$WORK/check5.log" 2>&1 && fail "check accepted an edited entry"
+grep -q "checksum" "$WORK/check5.log" || { cat "$WORK/check5.log"; fail "the refusal should name the checksum"; }
+"$CONVGEN" tune "$SPEC" --db "$DB" --budget-s 4 >"$WORK/5.log" 2>&1 || { cat "$WORK/5.log"; fail "tune over an edited entry"; }
+cat "$WORK/5.log"
+[[ $(grep -c "^dropped .*checksum fails" "$WORK/5.log") -eq 1 ]] || fail "tune should drop the edited entry, with a line"
+[[ $(grep -c "^kept " "$WORK/5.log") -eq 2 ]] || fail "tune should keep the 2 other kernels"
+"$CONVGEN" check "$SPEC" --tuning "$DB" >/dev/null || fail "the database tune rewrote does not verify"
+[[ $(grep -c "kernel:" "$DB") -eq 3 ]] || fail "the database should hold 3 kernels again"
+
+# 6. Two tune runs at once into one database, each tuning other kernels:
+#    read-merge-write under the folder's lock keeps both runs' entries.
+DB2=$WORK/concurrent.yaml
+"$CONVGEN" tune "$SPEC" --kernels dw_ --db "$DB2" --budget-s 3 >"$WORK/6a.log" 2>&1 &
+PID_A=$!
+"$CONVGEN" tune "$SPEC" --kernels conv_ --db "$DB2" --budget-s 3 >"$WORK/6b.log" 2>&1 || { cat "$WORK/6b.log"; fail "concurrent tune b"; }
+wait "$PID_A" || { cat "$WORK/6a.log"; fail "concurrent tune a"; }
+[[ $(grep -c "kernel:" "$DB2") -eq 3 ]] || { cat "$DB2"; fail "two concurrent tune runs should leave all 3 kernels"; }
+"$CONVGEN" check "$SPEC" --tuning "$DB2" >/dev/null || fail "the concurrently written database does not verify"
+echo "concurrent tune runs: $(grep -c "kernel:" "$DB2") entries kept"
 echo "PASS"
