@@ -338,17 +338,27 @@ WriteReport write_outputs(const std::string& dir, const std::vector<OutputFile>&
     report.notes.push_back("no manifest " + folder.path_of(options.manifest) +
                            " from an earlier run, so --prune removes nothing this time");
   }
-  // Files another library's manifest lists are that library's too (two
-  // libraries that make one kernel): never removed on this one's behalf.
+  // Files another library's manifest lists are that library's: never
+  // removed on this one's behalf, and never overwritten with other bytes.
+  // Two libraries that make one kernel name it alike, but each copy opens
+  // its own library's namespace: writing ours over theirs would break their
+  // build. Such libraries need a folder each (convgen_add_library gives
+  // every library its own).
   std::map<std::string, std::string> others;  // file -> the manifest listing it
-  if (!old_entries.empty()) {
-    for (const std::string& name : folder.names()) {
-      if (name == options.manifest || name.size() <= 9 || name.compare(name.size() - 9, 9, ".manifest") != 0) continue;
-      const ExistingFile other = folder.look(name);
-      if (other.kind != ExistingFile::kRegular) continue;
-      std::vector<std::string> ignored;
-      for (const ManifestEntry& e : parse_manifest(other.bytes, ignored)) others.emplace(e.name, name);
-    }
+  for (const std::string& name : folder.names()) {
+    if (name == options.manifest || name.size() <= 9 || name.compare(name.size() - 9, 9, ".manifest") != 0) continue;
+    const ExistingFile other = folder.look(name);
+    if (other.kind != ExistingFile::kRegular) continue;
+    std::vector<std::string> ignored;
+    for (const ManifestEntry& e : parse_manifest(other.bytes, ignored)) others.emplace(e.name, name);
+  }
+  for (const OutputFile& file : changed) {
+    const auto other = others.find(file.path);
+    if (other == others.end() || folder.look(file.path).kind == ExistingFile::kMissing) continue;
+    throw std::runtime_error(folder.path_of(file.path) + " belongs to another library (" +
+                             folder.path_of(other->second) + " lists it), and this run would change it: a kernel "
+                             "both libraries make is written once per library, in its namespace. Generate each "
+                             "library into a folder of its own; nothing was written");
   }
   std::vector<OutputFile> listed = files;  // with the hashes of stale files still to prune
   std::vector<std::string> removals;

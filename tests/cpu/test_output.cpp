@@ -279,6 +279,27 @@ TEST(Manifest, PruneRemovesOnlyThisLibrarysUneditedStaleFiles) {
 
 // Without --prune a stale file stays listed, so that a later --prune
 // removes it; without a previous manifest, --prune removes nothing.
+// Two libraries that make one kernel name its file alike, with different
+// bytes (each its own namespace): the second into the folder is refused,
+// naming the first's manifest, and writes nothing; the same bytes pass.
+TEST(Manifest, AnotherLibrarysFileIsNeverOverwritten) {
+  TempDir tmp;
+  const fs::path dir = tmp / "out";
+  write_outputs(dir.string(), {{"a.h", "a\n"}, {"k.cu", "k of a\n"}}, library("a"));
+  try {
+    write_outputs(dir.string(), {{"b.h", "b\n"}, {"k.cu", "k of b\n"}}, library("b"));
+    FAIL() << "library b overwrote library a's k.cu";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("k.cu belongs to another library"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("a.manifest lists it"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(listing(dir), sorted({"a.h", "a.manifest", "k.cu"}));
+  EXPECT_EQ(read_file(dir / "k.cu"), "k of a\n");
+  // A file whose bytes this run would not change is not overwritten.
+  write_outputs(dir.string(), {{"c.h", "c\n"}, {"k.cu", "k of a\n"}}, library("c"));
+  EXPECT_EQ(read_file(dir / "k.cu"), "k of a\n");
+}
+
 TEST(Manifest, StaleFilesStayListedUntilPruned) {
   TempDir tmp;
   const fs::path dir = tmp / "out";
