@@ -237,7 +237,7 @@ struct Options {
   CommonOptions common;
   std::string out_dir;  // generate
   bool prune = false, quiet = false;
-  double lock_timeout_s = kDefaultLockTimeoutS;  // generate, tune merge
+  double lock_timeout_s = kDefaultLockTimeoutS;  // generate, tune, tune merge
   std::string format = "table";        // list
   std::string kernel;                  // show
   std::string knobs_format = "table";  // knobs
@@ -391,6 +391,7 @@ int tune_command(const Options& o) {
 #ifdef CONVGEN_HAVE_TUNER
   TuneOptions options = o.tune;
   options.db_path = o.tune_db;
+  options.lock_timeout_s = o.lock_timeout_s;
   options.devices.clear();
   std::stringstream list(o.tune_devices);
   for (std::string item; std::getline(list, item, ',');) {
@@ -545,6 +546,7 @@ CLI::App* add_tune(CLI::App& app, Options& o) {
                   "Search only this algorithm's schedules (the default rule's schedule is always timed)");
   cmd->add_option("--seed", o.tune.seed, "Seed of the search's random draws")->capture_default_str();
   cmd->add_option("--report", o.tune.report_json, "Write every candidate of every kernel to this JSON file");
+  add_lock_timeout(cmd, o);
   // For tests: the Nth candidate (not the default) is launched wrong and must be rejected.
   cmd->add_option("--break-candidate", o.tune.break_candidate)->group("");
   // `tune merge` needs neither specs nor --db: they are checked when tuning.

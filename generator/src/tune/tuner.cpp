@@ -290,7 +290,7 @@ void Tuner::worker(Device& d) {
       try {
         // Read-merge-write under the folder's lock: entries that another
         // tune run wrote since this one started are kept.
-        const TuningMerge merge = merge_into_tuning_file(options_.db_path, {e}, "", kDefaultLockTimeoutS,
+        const TuningMerge merge = merge_into_tuning_file(options_.db_path, {e}, "", options_.lock_timeout_s,
                                                           /*drop_unverified=*/true);
         for (const std::string& note : merge.notes) progress_->line("convgen tune: note: " + note);
       } catch (const std::exception& ex) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "convgen/gen/output.hpp"
 #include "convgen/gen/plan.hpp"
 #include "convgen/gen/render.hpp"
 
@@ -22,6 +23,7 @@ struct TuneOptions {
   unsigned long long seed = 1;     // the search's random draws (inputs are drawn fresh every run)
   int break_candidate = 0;         // test hook: launch the Nth candidate of each kernel one block short
   std::string report_json;         // where to write every kernel's report (candidates included); empty: none
+  double lock_timeout_s = gen::kDefaultLockTimeoutS;  // the wait for the database folder's lock, per write
 };
 
 // Tunes `lib`'s kernels (planned with default schedules; those the spec
