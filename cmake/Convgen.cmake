@@ -249,6 +249,26 @@ function(convgen_add_library target)
     endif()
   endforeach()
 
+  # The folder is this target's alone. A manifest of another library in it
+  # is this target's own, from before its library was renamed (NAME, or the
+  # spec's `library:`): the generator would refuse to replace the kernel
+  # files that manifest lists (another library's, for all it knows).
+  set(manifest "")
+  foreach(name IN LISTS names)
+    if(name MATCHES "\\.manifest$")
+      set(manifest "${name}")
+    endif()
+  endforeach()
+  file(GLOB old_manifests "${out_dir}/*.manifest")
+  foreach(old IN LISTS old_manifests)
+    get_filename_component(old_name "${old}" NAME)
+    if(NOT old_name STREQUAL manifest)
+      message(STATUS "convgen_add_library(${target}): removing ${old_name}, the manifest of the library this "
+                     "target made before (now ${manifest})")
+      file(REMOVE "${old}")
+    endif()
+  endforeach()
+
   file(GLOB templates CONFIGURE_DEPENDS "${CONVGEN_TEMPLATE_DIR}/*.mustache" "${CONVGEN_TEMPLATE_DIR}/partials/*.mustache")
   add_custom_command(
     OUTPUT ${outputs}

@@ -363,16 +363,18 @@ int tune_merge_command(const Options& o) {
 // is measured: the person running it vouches for every entry.
 int vouch_command(const Options& o) {
   const std::string path = display_path(o.vouch_db);
-  TuningDb db = parse_tuning_file(path, TuningTrust::kVouch);
   size_t vouched = 0;
-  for (TuningEntry& e : db.entries) {
-    if (e.checksum_matches) continue;
-    std::fprintf(stderr, "%s: note: vouched for the entry for %s on '%s': it had no matching checksum\n",
-                 e.where.str().c_str(), e.kernel.c_str(), e.gpu.name.c_str());
-    e.checksum_matches = true;
-    ++vouched;
-  }
-  write_tuning_file(o.vouch_db, db);
+  // Read, signed and written under the folder's lock: a tune run's entry
+  // written meanwhile is not lost.
+  const TuningDb db = update_tuning_file(path, TuningTrust::kVouch, [&](TuningDb& read) {
+    for (TuningEntry& e : read.entries) {
+      if (e.checksum_matches) continue;
+      std::fprintf(stderr, "%s: note: vouched for the entry for %s on '%s': it had no matching checksum\n",
+                   e.where.str().c_str(), e.kernel.c_str(), e.gpu.name.c_str());
+      e.checksum_matches = true;
+      ++vouched;
+    }
+  });
   std::printf("convgen: wrote %s in format %d: %zu entries, %zu of them signed on your word\n", path.c_str(),
               kTuningFormat, db.entries.size(), vouched);
   return 0;

@@ -449,6 +449,19 @@ void write_tuning_file(const std::string& path, const TuningDb& db, double lock_
   folder.commit({{name, tuning_text(db)}});
 }
 
+TuningDb update_tuning_file(const std::string& path, TuningTrust trust, const std::function<void(TuningDb&)>& edit,
+                            double lock_timeout_s) {
+  const auto [dir, name] = split_path(path);
+  const LockedFolder folder(dir, lock_timeout_s, /*create=*/false);
+  folder.remove_stale_temps();
+  const std::optional<std::string> text = folder.read_regular(name);
+  if (!text) throw std::runtime_error("cannot read " + path + ": no such file");
+  TuningDb db = parse_tuning_text(*text, path, trust);
+  edit(db);
+  folder.commit({{name, tuning_text(db)}});
+  return db;
+}
+
 TuningMerge merge_into_tuning_file(const std::string& path, const std::vector<TuningEntry>& entries,
                                    const std::string& from, double lock_timeout_s, bool drop_unverified) {
   const auto [dir, name] = split_path(path);

@@ -220,7 +220,8 @@ std::string explain_depthwise_conv2d(const at::Tensor& input, const at::Tensor& 
   fill_window(p, input, weight, stride, padding, dilation, bias, scale, shift, activation);
   TORCH_CHECK(p.c > 0 && weight.size(1) == 1 && weight.size(0) % p.c == 0,
               "convgen: a depthwise weight is [channels x multiplier, 1, kh, kw]; weight shape ", weight.sizes());
-  p.multiplier = static_cast<int>(weight.size(0) / p.c);
+  p.multiplier =
+      narrow(weight.size(0), "the output channels (weight dimension 0)", convgen::kOutChannelsLimit) / p.c;
   const convgen::KernelChoice choice = lib::find(p);
   TORCH_CHECK(choice.status.ok(), "convgen: ", choice.status.message);
   std::string schedule;

@@ -11,7 +11,9 @@
 #     convgen's default list without one), and the target carries it;
 #   - with CMAKE_CUDA_ARCHITECTURES set, the library takes that;
 #   - ARCHS 60 (below the oldest), ARCHS 7x (malformed) and, with CUDA 13,
-#     ARCHS 70 fail the configure with a message saying what is allowed.
+#     ARCHS 70 fail the configure with a message saying what is allowed;
+#   - a manifest of another library name in the target's folder (the
+#     library was renamed) is removed at configure time, with a line.
 # SCRATCH_DIR is removed at the end (kept when CONVGEN_KEEP_SCRATCH=1).
 set -u
 export LC_ALL=C
@@ -89,4 +91,15 @@ refused 7x "is not one CMake's CUDA_ARCHITECTURES accepts"
 if (( cuda_major >= 13 )); then
   refused 70 "is not supported by CUDA $cuda_major"
 fi
+# 5. A renamed library: the target's folder holds the manifest of its old
+#    name, which the configure removes (else generate would refuse to
+#    replace the kernel files it lists).
+write_project "ARCHS 90"
+configure renamed_first || { cat "$scratch/renamed_first.log"; fail "the configure before the rename failed"; }
+mkdir -p "$scratch/build/layers.convgen"
+printf '%064d  dw_f32_nchw_n1_c32_h16_w16_k3x3_s1_p1_m1.cu\n' 0 >"$scratch/build/layers.convgen/old_layers.manifest"
+"$cmake" "$scratch/build" >"$scratch/renamed.log" 2>&1 || { cat "$scratch/renamed.log"; fail "the reconfigure failed"; }
+[[ -e "$scratch/build/layers.convgen/old_layers.manifest" ]] && fail "the old library's manifest is still there"
+expect_in "$scratch/renamed.log" "convgen_add_library(layers): removing old_layers.manifest, the manifest of the library this target made before (now layers.manifest)"
+echo "ok: a renamed library's old manifest is removed at configure time"
 echo "PASS: cmake_flow_archs"

@@ -12,6 +12,7 @@
 // vouches for.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -106,6 +107,12 @@ std::string tuning_text(const TuningDb& db);
 // must exist. Throws std::runtime_error on an I/O failure or a lock wait
 // that times out.
 void write_tuning_file(const std::string& path, const TuningDb& db, double lock_timeout_s = kDefaultLockTimeoutS);
+
+// Reads the database at `path` (as `trust` says), lets `edit` change it and
+// writes it back, all under the lock of its folder: an entry another run
+// writes meanwhile is never lost (`convgen vouch`). Returns it as written.
+TuningDb update_tuning_file(const std::string& path, TuningTrust trust, const std::function<void(TuningDb&)>& edit,
+                            double lock_timeout_s = kDefaultLockTimeoutS);
 
 // What merge_into_tuning_file did.
 struct TuningMerge {
