@@ -441,62 +441,79 @@ bool same_schedule(const TuningEntry& a, const TuningEntry& b) {
 
 }  // namespace
 
-void write_tuning_file(const std::string& path, const TuningDb& db, double lock_timeout_s) {
+namespace {
+
+// Under the lock of the database's folder: `rewrite` gets the file's text
+// (none: no file yet) and returns the new text, written by the write
+// protocol only when it differs. A link or a folder at the name is an error
+// naming it.
+void rewrite_locked(const std::string& path, double lock_timeout_s,
+                    const std::function<std::string(const std::optional<std::string>&)>& rewrite) {
   const auto [dir, name] = split_path(path);
   const LockedFolder folder(dir, lock_timeout_s, /*create=*/false);
   folder.remove_stale_temps();
-  folder.read_regular(name);  // a link or a folder at the name is an error naming it
-  folder.commit({{name, tuning_text(db)}});
+  const std::optional<std::string> before = folder.read_regular(name);
+  const std::string after = rewrite(before);
+  if (before != after) folder.commit({{name, after}});
+}
+
+}  // namespace
+
+std::vector<std::string> drop_unverified_entries(TuningDb& db) {
+  std::vector<std::string> notes;
+  const auto unverified = std::remove_if(db.entries.begin(), db.entries.end(), [&](const TuningEntry& e) {
+    if (e.checksum_matches) return false;
+    notes.push_back("dropped the entry for " + e.kernel + " on '" + e.gpu.name + "' (" + e.where.str() +
+                    "): its checksum fails (changed after convgen wrote it)");
+    return true;
+  });
+  db.entries.erase(unverified, db.entries.end());
+  return notes;
+}
+
+void write_tuning_file(const std::string& path, const TuningDb& db, double lock_timeout_s) {
+  rewrite_locked(path, lock_timeout_s, [&](const std::optional<std::string>&) { return tuning_text(db); });
 }
 
 TuningDb update_tuning_file(const std::string& path, TuningTrust trust, const std::function<void(TuningDb&)>& edit,
                             double lock_timeout_s) {
-  const auto [dir, name] = split_path(path);
-  const LockedFolder folder(dir, lock_timeout_s, /*create=*/false);
-  folder.remove_stale_temps();
-  const std::optional<std::string> text = folder.read_regular(name);
-  if (!text) throw std::runtime_error("cannot read " + path + ": no such file");
-  TuningDb db = parse_tuning_text(*text, path, trust);
-  edit(db);
-  folder.commit({{name, tuning_text(db)}});
+  TuningDb db;
+  rewrite_locked(path, lock_timeout_s, [&](const std::optional<std::string>& text) {
+    if (!text) throw std::runtime_error("cannot read " + path + ": no such file");
+    db = parse_tuning_text(*text, path, trust);
+    edit(db);
+    return tuning_text(db);
+  });
   return db;
 }
 
 TuningMerge merge_into_tuning_file(const std::string& path, const std::vector<TuningEntry>& entries,
                                    const std::string& from, double lock_timeout_s, bool drop_unverified) {
-  const auto [dir, name] = split_path(path);
-  const LockedFolder folder(dir, lock_timeout_s, /*create=*/false);
-  folder.remove_stale_temps();
-  // Read under the lock: another run's entries written since are kept.
   TuningMerge merge;
-  if (const std::optional<std::string> text = folder.read_regular(name)) {
-    merge.db = parse_tuning_text(*text, path,
-                                 drop_unverified ? TuningTrust::kAllowUnverified : TuningTrust::kVerify);
-  }
-  merge.db.file = path;
-  const auto unverified = std::remove_if(merge.db.entries.begin(), merge.db.entries.end(), [&](const TuningEntry& e) {
-    if (e.checksum_matches) return false;
-    merge.notes.push_back(e.where.str() + ": dropped the entry for " + e.kernel + " on '" + e.gpu.name +
-                          "': its checksum fails (changed after convgen wrote it)");
-    return true;
-  });
-  merge.db.entries.erase(unverified, merge.db.entries.end());
-  for (const TuningEntry& e : entries) {
-    const TuningEntry* old = merge.db.find(e.kernel, e.gpu.name);
-    if (old == nullptr) {
-      ++merge.added;
-    } else {
-      ++merge.replaced;
-      if (!same_schedule(*old, e)) {
-        merge.notes.push_back(path + ": the entry for " + e.kernel + " on '" + e.gpu.name + "'" +
-                              (from.empty() ? "" : " from " + from) + " replaces one with another schedule (" +
-                              schedule_text(*old) + " -> " + schedule_text(e) + ")");
-      }
+  // Read under the lock: another run's entries written since are kept.
+  rewrite_locked(path, lock_timeout_s, [&](const std::optional<std::string>& text) {
+    if (text) {
+      merge.db = parse_tuning_text(*text, path,
+                                   drop_unverified ? TuningTrust::kAllowUnverified : TuningTrust::kVerify);
     }
-    merge.db.put(e);
-  }
-  const std::string text = tuning_text(merge.db);
-  if (folder.read_regular(name) != text) folder.commit({{name, text}});
+    merge.db.file = path;
+    merge.notes = drop_unverified_entries(merge.db);
+    for (const TuningEntry& e : entries) {
+      const TuningEntry* old = merge.db.find(e.kernel, e.gpu.name);
+      if (old == nullptr) {
+        ++merge.added;
+      } else {
+        ++merge.replaced;
+        if (!same_schedule(*old, e)) {
+          merge.notes.push_back(path + ": the entry for " + e.kernel + " on '" + e.gpu.name + "'" +
+                                (from.empty() ? "" : " from " + from) + " replaces one with another schedule (" +
+                                schedule_text(*old) + " -> " + schedule_text(e) + ")");
+        }
+      }
+      merge.db.put(e);
+    }
+    return tuning_text(merge.db);
+  });
   return merge;
 }
 

@@ -325,13 +325,7 @@ int Tuner::run() {
   std::vector<std::string> kept, dropped;
   if (std::filesystem::exists(options_.db_path)) {
     db_ = parse_tuning_file(options_.db_path, TuningTrust::kAllowUnverified);
-    const auto unverified = std::remove_if(db_.entries.begin(), db_.entries.end(), [&](const TuningEntry& e) {
-      if (e.checksum_matches) return false;
-      dropped.push_back("the entry for " + e.kernel + " on '" + e.gpu.name + "' (" + e.where.str() +
-                        "): its checksum fails (changed after convgen wrote it)");
-      return true;
-    });
-    db_.entries.erase(unverified, db_.entries.end());
+    dropped = drop_unverified_entries(db_);
   }
   db_.file = options_.db_path;
   for (const KernelPlan& p : lib_.kernels) {
@@ -350,7 +344,7 @@ int Tuner::run() {
     queue_.push_back(&p);
   }
   progress_ = std::make_unique<Progress>(queue_.size(), devices.size());
-  for (const std::string& d : dropped) progress_->line("dropped " + d);
+  for (const std::string& d : dropped) progress_->line(d);
   for (const std::string& k : kept) progress_->line("kept " + k);
   char budget[32];
   std::snprintf(budget, sizeof budget, "%g", options_.budget_s);

@@ -108,6 +108,11 @@ std::string tuning_text(const TuningDb& db);
 // that times out.
 void write_tuning_file(const std::string& path, const TuningDb& db, double lock_timeout_s = kDefaultLockTimeoutS);
 
+// Removes the entries whose checksum fails (read with
+// TuningTrust::kAllowUnverified), returning a note for each: what
+// `convgen tune` does, as it never signs what it did not measure.
+std::vector<std::string> drop_unverified_entries(TuningDb& db);
+
 // Reads the database at `path` (as `trust` says), lets `edit` change it and
 // writes it back, all under the lock of its folder: an entry another run
 // writes meanwhile is never lost (`convgen vouch`). Returns it as written.
