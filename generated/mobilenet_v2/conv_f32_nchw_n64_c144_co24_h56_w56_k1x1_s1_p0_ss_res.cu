@@ -22,11 +22,15 @@
 #ifndef __CUDACC_RTC__  // convgen tune compiles the kernel alone, with NVRTC
 #include <cuda_runtime.h>
 #endif
+#include <convgen/element.h>      // loads and stores of float32 elements as floats (CUDA's conversions)
 #include <convgen/epilogue.h>     // the activations, as every convgen kernel computes them
 #include <convgen/shared_copy.h>  // staging into shared memory: cp.async from sm_80, plain copies below
 
 namespace convgen_mobilenet_v2 {
 namespace {
+
+// Every tensor's element type (float32); sums are fp32 whatever it is.
+using Element = float;
 
 // Problem constants.
 constexpr int kChannels = 144;  // input channels (GEMM K)
@@ -215,14 +219,16 @@ conv_f32_nchw_n64_c144_co24_h56_w56_k1x1_s1_p0_ss_res(const float* __restrict__ 
 }
 
 #ifndef __CUDACC_RTC__
-// Launches the kernel for `batch` images on `stream`. Unused epilogue and
-// residual pointers are ignored.
-cudaError_t launch_conv_f32_nchw_n64_c144_co24_h56_w56_k1x1_s1_p0_ss_res(const float* input, const float* filter, const float* epilogue_a,
-    const float* epilogue_b, const float* residual, float* output, int batch,
+// Launches the kernel for `batch` images on `stream`; every pointer holds
+// Elements. Unused epilogue and residual pointers are ignored.
+cudaError_t launch_conv_f32_nchw_n64_c144_co24_h56_w56_k1x1_s1_p0_ss_res(const void* input, const void* filter, const void* epilogue_a,
+    const void* epilogue_b, const void* residual, void* output, int batch,
     cudaStream_t stream) {
   dim3 grid(static_cast<unsigned>((static_cast<long long>(batch) * 3136 + 127) / 128), 1, 1);
   const dim3 block(96, 1, 1);
-  conv_f32_nchw_n64_c144_co24_h56_w56_k1x1_s1_p0_ss_res<<<grid, block, 0, stream>>>(input, filter, epilogue_a, epilogue_b, residual, output, batch);
+  conv_f32_nchw_n64_c144_co24_h56_w56_k1x1_s1_p0_ss_res<<<grid, block, 0, stream>>>(static_cast<const Element*>(input), static_cast<const Element*>(filter),
+      static_cast<const Element*>(epilogue_a), static_cast<const Element*>(epilogue_b),
+      static_cast<const Element*>(residual), static_cast<Element*>(output), batch);
   return cudaGetLastError();
 }
 #endif  // __CUDACC_RTC__

@@ -29,11 +29,15 @@
 #ifndef __CUDACC_RTC__  // convgen tune compiles the kernel alone, with NVRTC
 #include <cuda_runtime.h>
 #endif
+#include <convgen/element.h>      // loads and stores of float32 elements as floats (CUDA's conversions)
 #include <convgen/epilogue.h>     // the activations, as every convgen kernel computes them
 #include <convgen/shared_copy.h>  // staging into shared memory: cp.async from sm_80, plain copies below
 
 namespace convgen_mobilenet_v2 {
 namespace {
+
+// Every tensor's element type (float32); sums are fp32 whatever it is.
+using Element = float;
 
 // Problem constants.
 constexpr int kChannels = 192;
@@ -176,16 +180,18 @@ dw_f32_nchw_n1_c192_h28_w28_k3x3_s2_p1_m1_ssrelu6(const float* __restrict__ inpu
 }
 
 #ifndef __CUDACC_RTC__
-// Launches the kernel for `batch` images on `stream`. Unused epilogue
-// pointers are ignored.
-cudaError_t launch_dw_f32_nchw_n1_c192_h28_w28_k3x3_s2_p1_m1_ssrelu6(const float* input, const float* filter, const float* epilogue_a,
-    const float* epilogue_b, float* output, int batch,
+// Launches the kernel for `batch` images on `stream`; every pointer holds
+// Elements. Unused epilogue pointers are ignored.
+cudaError_t launch_dw_f32_nchw_n1_c192_h28_w28_k3x3_s2_p1_m1_ssrelu6(const void* input, const void* filter, const void* epilogue_a,
+    const void* epilogue_b, void* output, int batch,
     cudaStream_t stream) {
   const long long count = static_cast<long long>(batch) * 1344;  // thread groups
   if (count > 0x7fffffffLL) return cudaErrorInvalidConfiguration;  // the kernel numbers them with an int
   dim3 grid(static_cast<unsigned>((count + 15) / 16), 1, 1);
   const dim3 block(128, 1, 1);
-  dw_f32_nchw_n1_c192_h28_w28_k3x3_s2_p1_m1_ssrelu6<<<grid, block, 0, stream>>>(input, filter, epilogue_a, epilogue_b, output, static_cast<int>(count));
+  dw_f32_nchw_n1_c192_h28_w28_k3x3_s2_p1_m1_ssrelu6<<<grid, block, 0, stream>>>(static_cast<const Element*>(input), static_cast<const Element*>(filter),
+      static_cast<const Element*>(epilogue_a), static_cast<const Element*>(epilogue_b),
+      static_cast<Element*>(output), static_cast<int>(count));
   return cudaGetLastError();
 }
 #endif  // __CUDACC_RTC__

@@ -24,11 +24,15 @@
 #ifndef __CUDACC_RTC__  // convgen tune compiles the kernel alone, with NVRTC
 #include <cuda_runtime.h>
 #endif
+#include <convgen/element.h>      // loads and stores of float32 elements as floats (CUDA's conversions)
 #include <convgen/epilogue.h>     // the activations, as every convgen kernel computes them
 #include <convgen/shared_copy.h>  // staging into shared memory: cp.async from sm_80, plain copies below
 
 namespace convgen_seeds {
 namespace {
+
+// Every tensor's element type (float32); sums are fp32 whatever it is.
+using Element = float;
 
 // Problem constants.
 constexpr int kChannels = 32;
@@ -297,14 +301,16 @@ conv_f32_nchw_n1_c32_co32_h64_w64_k3x3_s1_p1(const float* __restrict__ input, co
 }
 
 #ifndef __CUDACC_RTC__
-// Launches the kernel for `batch` images on `stream`. Unused epilogue and
-// residual pointers are ignored.
-cudaError_t launch_conv_f32_nchw_n1_c32_co32_h64_w64_k3x3_s1_p1(const float* input, const float* filter, const float* epilogue_a,
-    const float* epilogue_b, const float* residual, float* output, int batch,
+// Launches the kernel for `batch` images on `stream`; every pointer holds
+// Elements. Unused epilogue and residual pointers are ignored.
+cudaError_t launch_conv_f32_nchw_n1_c32_co32_h64_w64_k3x3_s1_p1(const void* input, const void* filter, const void* epilogue_a,
+    const void* epilogue_b, const void* residual, void* output, int batch,
     cudaStream_t stream) {
   dim3 grid(64, batch, 1);
   const dim3 block(8, 8, 2);
-  conv_f32_nchw_n1_c32_co32_h64_w64_k3x3_s1_p1<<<grid, block, 0, stream>>>(input, filter, epilogue_a, epilogue_b, residual, output);
+  conv_f32_nchw_n1_c32_co32_h64_w64_k3x3_s1_p1<<<grid, block, 0, stream>>>(static_cast<const Element*>(input), static_cast<const Element*>(filter),
+      static_cast<const Element*>(epilogue_a), static_cast<const Element*>(epilogue_b),
+      static_cast<const Element*>(residual), static_cast<Element*>(output));
   return cudaGetLastError();
 }
 #endif  // __CUDACC_RTC__

@@ -121,6 +121,8 @@ nlohmann::json kernel_json(const KernelPlan& p) {
       {"op", wl.op->name},
       {"epilogue", to_string(wl.epilogue)},
       {"activation", to_string(wl.activation)},
+      {"dtype", to_string(wl.dtype)},
+      {"layout", to_string(wl.layout)},
       {"out_h", p.out_h}, {"out_w", p.out_w},
       {"schedule", schedule_json(p)},
       {"origin", origin},
@@ -165,6 +167,8 @@ const std::vector<WorkloadColumns>& workload_columns() {
        [](const Workload& wl) { return pair_cells(wl.dilation_h, wl.dilation_w); }},
       {"epilogue", "epilogue", [](const Workload& wl) { return std::string(to_string(wl.epilogue)); }},
       {"activation", "activation", [](const Workload& wl) { return std::string(to_string(wl.activation)); }},
+      {"dtype", "dtype", [](const Workload& wl) { return std::string(to_string(wl.dtype)); }},
+      {"layout", "layout", [](const Workload& wl) { return std::string(to_string(wl.layout)); }},
   };
   return columns;
 }

@@ -27,6 +27,11 @@ unsigned GridExtent::at(int batch) const {
   return static_cast<unsigned>((static_cast<long long>(batch) * per_image + per_block - 1) / per_block * blocks);
 }
 
+bool Algorithm::serves(const Workload& wl) const {
+  return std::find(dtypes.begin(), dtypes.end(), wl.dtype) != dtypes.end() &&
+         std::find(layouts.begin(), layouts.end(), wl.layout) != layouts.end();
+}
+
 LaunchShape Algorithm::launch(const KernelPlan& plan, int batch) const {
   const LaunchDescription d = launch_description(plan);
   LaunchShape l;

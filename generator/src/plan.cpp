@@ -55,6 +55,17 @@ Schedule default_schedule(const Workload& wl, const PlanOptions& options) {
 
 namespace {
 
+// "float32, float16 or bfloat16 in NCHW": what an algorithm serves.
+std::string served_text(const Algorithm& a) {
+  std::string text;
+  for (size_t i = 0; i < a.dtypes.size(); ++i) {
+    text += (i == 0 ? "" : i + 1 == a.dtypes.size() ? " or " : ", ") + std::string(to_string(a.dtypes[i]));
+  }
+  text += " in ";
+  for (size_t i = 0; i < a.layouts.size(); ++i) text += (i == 0 ? "" : " or ") + std::string(to_string(a.layouts[i]));
+  return text;
+}
+
 std::string join_keys(const std::vector<Knob>& knobs) {
   std::string text;
   for (const Knob& k : knobs) text += (text.empty() ? "" : ", ") + k.key;
@@ -79,19 +90,52 @@ const Algorithm& choose_algorithm(const Workload& wl, const PlanOptions& options
     }
   }
   const Algorithm* chosen = req.algorithm ? op.algorithm(*req.algorithm) : nullptr;
-  for (const Algorithm* a : op.algorithms) {
-    if (chosen != nullptr || algorithm_keys.empty()) break;
-    if (std::all_of(algorithm_keys.begin(), algorithm_keys.end(), [&](const auto* k) { return owns(*a, k->key); })) {
-      chosen = a;
+  // Knobs choose among the algorithms that serve the workload's dtype and
+  // layout (then, failing those, among all: the error names the mismatch).
+  for (bool serving_only : {true, false}) {
+    for (const Algorithm* a : op.algorithms) {
+      if (chosen != nullptr || algorithm_keys.empty()) break;
+      if (serving_only && !a->serves(wl)) continue;
+      if (std::all_of(algorithm_keys.begin(), algorithm_keys.end(), [&](const auto* k) { return owns(*a, k->key); })) {
+        chosen = a;
+      }
     }
-  }
-  for (const Algorithm* a : op.algorithms) {
-    if (chosen != nullptr) break;
-    if (std::any_of(algorithm_keys.begin(), algorithm_keys.end(), [&](const auto* k) { return owns(*a, k->key); })) {
-      chosen = a;
+    for (const Algorithm* a : op.algorithms) {
+      if (chosen != nullptr) break;
+      if (serving_only && !a->serves(wl)) continue;
+      if (std::any_of(algorithm_keys.begin(), algorithm_keys.end(), [&](const auto* k) { return owns(*a, k->key); })) {
+        chosen = a;
+      }
     }
   }
   if (chosen == nullptr) chosen = &op.default_algorithm(wl, options);
+  // The operator's rule knows its algorithms' speed; which of them serve a
+  // dtype and layout is theirs to say: where the rule's pick does not serve
+  // the workload, the first algorithm that does.
+  for (const Algorithm* a : op.algorithms) {
+    if (chosen->serves(wl) || req.algorithm) break;
+    if (a->serves(wl)) chosen = a;
+  }
+  if (!chosen->serves(wl)) {
+    std::string serving;
+    for (const Algorithm* a : op.algorithms) {
+      if (a->serves(wl)) serving += std::string(serving.empty() ? "" : ", ") + a->name;
+    }
+    const std::string storage = std::string(to_string(wl.dtype)) + " " + to_string(wl.layout);
+    const SourceLocation& blame = req.algorithm                      ? req.algorithm_where
+                                  : wl.dtype != DataType::kFloat32  ? wl.dtype_where
+                                  : wl.layout != Layout::kNCHW      ? wl.layout_where
+                                                                    : wl.where;
+    if (req.algorithm) {
+      throw InputError({{blame, "algorithm '" + chosen->name + "' serves " + served_text(*chosen) +
+                                    "; this workload is " + storage +
+                                    (serving.empty() ? "; no algorithm of " + op.name + " serves it yet"
+                                                     : "; the algorithms of " + op.name + " that serve it: " + serving)}});
+    }
+    std::string each;
+    for (const Algorithm* a : op.algorithms) each += (each.empty() ? "" : "; ") + a->name + ": " + served_text(*a);
+    throw InputError({{blame, "no algorithm of " + op.name + " serves " + storage + " yet (" + each + ")"}});
+  }
   // For each other algorithm in order, the first key it owns that the
   // chosen one does not (each key once, naming every algorithm that owns it).
   std::vector<Diagnostic> errors;

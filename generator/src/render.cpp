@@ -222,6 +222,11 @@ ms::data kernel_data(const LibraryPlan& lib, const KernelPlan& p, const RenderOp
     v[key] = static_cast<long long>(value);
   }
   v["epilogue_description"] = epilogue_description(wl);
+  v["dtype"] = std::string(to_string(wl.dtype));
+  v["layout"] = std::string(to_string(wl.layout));
+  v["element_type"] = std::string(row(wl.dtype).cuda_type);
+  v["element_bytes"] = static_cast<long long>(convgen::element_bytes(wl.dtype));
+  v["half"] = wl.dtype != DataType::kFloat32;
   v["has_bias"] = wl.epilogue == Epilogue::kBias;
   v["has_scale_shift"] = wl.epilogue == Epilogue::kScaleShift;
   v["activation_enumerator"] = std::string(row(wl.activation).enumerator);

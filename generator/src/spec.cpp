@@ -84,8 +84,16 @@ const std::vector<std::string> kTopKeys = [] {
   return keys;
 }();
 // The words a workload's keys take.
-const std::vector<std::string> kDtypes = {"float32"};
-const std::vector<std::string> kLayouts = {"NCHW"};
+const std::vector<std::string> kDtypes = [] {
+  std::vector<std::string> words;
+  for (const DataTypeRow& r : kDataTypeTable) words.push_back(r.word);
+  return words;
+}();
+const std::vector<std::string> kLayouts = [] {
+  std::vector<std::string> words;
+  for (const LayoutRow& r : kLayoutTable) words.push_back(r.word);
+  return words;
+}();
 const std::vector<std::string> kEpilogues = [] {
   std::vector<std::string> words;
   for (const EpilogueRow& r : kEpilogueTable) words.push_back(r.word);
@@ -342,9 +350,15 @@ class SpecReader {
   // schedule, into `wl`; an invalid one is reported at its node.
   void read_value(const std::string& key, const YAML::Node& node, const Operator& op, Workload& wl) {
     if (key == "dtype") {
-      r_.word(node, "dtype", kDtypes);
+      if (auto v = r_.word(node, "dtype", kDtypes)) {
+        wl.dtype = kDataTypeTable[std::find(kDtypes.begin(), kDtypes.end(), *v) - kDtypes.begin()].value;
+        wl.dtype_where = r_.at(node);
+      }
     } else if (key == "layout") {
-      r_.word(node, "layout", kLayouts);
+      if (auto v = r_.word(node, "layout", kLayouts)) {
+        wl.layout = kLayoutTable[std::find(kLayouts.begin(), kLayouts.end(), *v) - kLayouts.begin()].value;
+        wl.layout_where = r_.at(node);
+      }
     } else if (key == "n") {
       if (node.IsScalar() && node.Scalar() == kRuntimeBatch) {
         wl.n = 0;
@@ -557,8 +571,12 @@ const std::vector<SpecKey>& shared_workload_keys() {
          "applied to each output channel's sum: " + epilogues},
         {"activation", "word", one_of(kActivations), to_string(unset.activation), false,
          "applied last (after a residual add), as PyTorch defines it"},
-        {"dtype", "word", one_of(kDtypes), kDtypes.front(), false, "the element type"},
-        {"layout", "word", one_of(kLayouts), kLayouts.front(), false, "the tensors' layout"},
+        {"dtype", "word", one_of(kDtypes), kDtypes.front(), false,
+         "every tensor's element type (input, filter, epilogue parameters, residual, output); sums and the "
+         "epilogue are fp32, rounded once at the store"},
+        {"layout", "word", one_of(kLayouts), kLayouts.front(), false,
+         "the activations' memory order; the weights follow as PyTorch holds them: NCHW: OIHW; NHWC: "
+         "channels_last O x kh x kw x I (dense), kh x kw x (c x multiplier) (depthwise)"},
         {"schedule", "mapping", "the schedule keys of the operator", "the default rule", false,
          "how the kernel computes; every knob it leaves out gets the default rule's value"},
     };

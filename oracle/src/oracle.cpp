@@ -6,6 +6,9 @@
 #include <cstring>
 #include <random>
 
+#include <cuda_bf16.h>  // the dtypes' rounding: CUDA's own conversions, on the host
+#include <cuda_fp16.h>
+
 namespace convgen::oracle {
 
 long long input_count(const ReferenceProblem& p) { return static_cast<long long>(p.n) * p.c * p.h * p.w; }
@@ -41,7 +44,64 @@ std::vector<float> sixteenths(long long count, std::mt19937_64& rng) {
   return v;
 }
 
+// One value in the dtype's bytes, and back (round to nearest even).
+void encode(DataType t, float v, unsigned char* out) {
+  switch (t) {
+    case DataType::kFloat32: std::memcpy(out, &v, 4); return;
+    case DataType::kFloat16: { const __half h = __float2half_rn(v); std::memcpy(out, &h, 2); return; }
+    case DataType::kBFloat16: { const __nv_bfloat16 b = __float2bfloat16_rn(v); std::memcpy(out, &b, 2); return; }
+  }
+}
+
+float decode(DataType t, const unsigned char* in) {
+  switch (t) {
+    case DataType::kFloat32: { float v; std::memcpy(&v, in, 4); return v; }
+    case DataType::kFloat16: { __half h; std::memcpy(&h, in, 2); return __half2float(h); }
+    case DataType::kBFloat16: { __nv_bfloat16 b; std::memcpy(&b, in, 2); return __bfloat162float(b); }
+  }
+  return 0;
+}
+
+float rounded(DataType t, float v) {
+  unsigned char bytes[4];
+  encode(t, v, bytes);
+  return decode(t, bytes);
+}
+
+void round_all(DataType t, std::vector<float>& values) {
+  for (float& v : values) v = rounded(t, v);
+}
+
+// A guard element: a NaN no kernel computes (kernels make the canonical one).
+void guard(DataType t, unsigned char* out) {
+  switch (t) {
+    case DataType::kFloat32: { const std::uint32_t g = 0x7fc0dead; std::memcpy(out, &g, 4); return; }
+    case DataType::kFloat16: { const std::uint16_t g = 0x7dea; std::memcpy(out, &g, 2); return; }
+    case DataType::kBFloat16: { const std::uint16_t g = 0x7fad; std::memcpy(out, &g, 2); return; }
+  }
+}
+
+// Where logical element i ([n, c, y, x] of an activation tensor with
+// `channels` channels of h x w) lies in memory in the problem's layout.
+long long activation_position(const ReferenceProblem& p, long long i, int channels, int h, int w) {
+  if (p.layout == Layout::kNCHW) return i;
+  const long long plane = static_cast<long long>(h) * w;
+  const long long n = i / (plane * channels), c = i / plane % channels, yx = i % plane;
+  return (n * plane + yx) * channels + c;
+}
+
+// Where logical filter element i ([co, ci, ky, kx]) lies in memory.
+long long filter_position(const ReferenceProblem& p, long long i) {
+  if (p.layout == Layout::kNCHW) return i;
+  const int group_in = p.c / p.groups;
+  const long long taps = static_cast<long long>(p.kh) * p.kw;
+  const long long co = i / (group_in * taps), ci = i / taps % group_in, tap = i % taps;
+  return p.filter_taps_first ? tap * p.c_out + co : (co * taps + tap) * group_in + ci;
+}
+
 }  // namespace
+
+int element_size(const ReferenceProblem& p) { return element_bytes(p.dtype); }
 
 Operands make_operands(const ReferenceProblem& p, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -51,34 +111,66 @@ Operands make_operands(const ReferenceProblem& p, std::uint64_t seed) {
   o.epilogue_a = uniform(p.c_out, rng, -2, 2);
   o.epilogue_b = uniform(p.c_out, rng, -1, 3);
   if (p.residual) o.residual = uniform(output_count(p), rng, -1, 1);
+  for (std::vector<float>* v : {&o.input, &o.filter, &o.epilogue_a, &o.epilogue_b, &o.residual}) round_all(p.dtype, *v);
   return o;
+}
+
+std::vector<unsigned char> stored(const ReferenceProblem& p, Tensor t, const std::vector<float>& logical) {
+  const int size = element_size(p);
+  std::vector<unsigned char> bytes(logical.size() * size);
+  for (size_t i = 0; i < logical.size(); ++i) {
+    long long at = static_cast<long long>(i);
+    switch (t) {
+      case Tensor::kInput: at = activation_position(p, at, p.c, p.h, p.w); break;
+      case Tensor::kFilter: at = filter_position(p, at); break;
+      case Tensor::kResidual:
+      case Tensor::kOutput: at = activation_position(p, at, p.c_out, p.out_h, p.out_w); break;
+      case Tensor::kPerChannel: break;
+    }
+    encode(p.dtype, logical[i], &bytes[static_cast<size_t>(at) * size]);
+  }
+  return bytes;
 }
 
 unsigned reference_blocks(const ReferenceProblem& p) {
   return static_cast<unsigned>((output_count(p) + kReferenceBlock - 1) / kReferenceBlock);
 }
 
-std::vector<std::uint32_t> poisoned_output(long long outputs) {
-  std::vector<std::uint32_t> buffer(static_cast<size_t>(outputs) + 2 * kGuardWords, 0xffffffffu);
-  std::fill_n(buffer.begin(), kGuardWords, kGuardPattern);
-  std::fill_n(buffer.end() - kGuardWords, kGuardWords, kGuardPattern);
+std::vector<unsigned char> poisoned_output(const ReferenceProblem& p) {
+  const size_t size = static_cast<size_t>(element_size(p));
+  const size_t count = static_cast<size_t>(output_count(p));
+  std::vector<unsigned char> buffer((count + 2 * kGuardWords) * size, 0xff);
+  for (size_t g = 0; g < kGuardWords; ++g) {
+    guard(p.dtype, &buffer[g * size]);
+    guard(p.dtype, &buffer[(kGuardWords + count + g) * size]);
+  }
   return buffer;
 }
 
-Comparison compare(const ReferenceProblem& p, const std::vector<float>& buffer, const Reference& reference) {
+Comparison compare(const ReferenceProblem& p, const std::vector<unsigned char>& buffer, const Reference& reference) {
   Comparison c;
   c.elements = output_count(p);
+  const size_t size = static_cast<size_t>(element_size(p));
   const size_t count = static_cast<size_t>(c.elements);
+  unsigned char expected_guard[4];
+  guard(p.dtype, expected_guard);
   for (size_t g = 0; g < kGuardWords && c.guard_word < 0; ++g) {
-    std::uint32_t before, after;
-    std::memcpy(&before, &buffer[g], 4);
-    std::memcpy(&after, &buffer[kGuardWords + count + g], 4);
-    if (before != kGuardPattern || after != kGuardPattern) c.guard_word = static_cast<long long>(g);
+    if (std::memcmp(&buffer[g * size], expected_guard, size) != 0 ||
+        std::memcmp(&buffer[(kGuardWords + count + g) * size], expected_guard, size) != 0) {
+      c.guard_word = static_cast<long long>(g);
+    }
   }
   const double unit = (bound_terms(p) + 2) * std::ldexp(1.0, -23);
+  // The output's one rounding to its dtype (none past the fp32 sum's for
+  // float32), and half the smallest subnormal step where that is not tiny.
+  const int fraction_bits = row(p.dtype).fraction_bits;
+  const double roundoff = p.dtype == DataType::kFloat32 ? 0.0 : std::ldexp(1.0, -(fraction_bits + 1));
+  const double tiny = p.dtype == DataType::kFloat16 ? std::ldexp(1.0, -25) : 1e-30;
   for (size_t i = 0; i < count; ++i) {
-    const double got = buffer[kGuardWords + i];
-    const double bound = unit * reference.magnitude[i] + 1e-30;
+    const long long at = activation_position(p, static_cast<long long>(i), p.c_out, p.out_h, p.out_w);
+    const double got = decode(p.dtype, &buffer[(kGuardWords + static_cast<size_t>(at)) * size]);
+    const double sum_error = unit * reference.magnitude[i];
+    const double bound = sum_error * (1 + roundoff) + roundoff * std::fabs(reference.value[i]) + tiny;
     const double err = std::fabs(got - reference.value[i]);
     if (!(err <= bound)) {  // NaN fails too
       if (c.first.size() < kReportedMismatches) c.first.push_back({static_cast<long long>(i), got, reference.value[i], bound});

@@ -2,8 +2,11 @@
 // registry, and the generic kernel that serves every other problem.
 #include "convgen/convgen.h"
 
+#include "convgen/element.h"
+
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 
 namespace convgen {
@@ -33,34 +36,53 @@ std::string window_text(const Problem& p) {
          num(p.pad_top) + "," + num(p.pad_bottom) + "," + num(p.pad_left) + "," + num(p.pad_right) + " dilation " +
          num(p.dilation_h) + "x" + num(p.dilation_w);
 }
+
+// "f16 NHWC", or the enumerators' numbers when they name no row (a
+// problem validate() then refuses).
+template <class Problem>
+std::string storage_text(const Problem& p) {
+  const int dtype = static_cast<int>(p.dtype), layout = static_cast<int>(p.layout);
+  const bool known_dtype = dtype >= 0 && dtype < static_cast<int>(sizeof kDataTypeTable / sizeof kDataTypeTable[0]);
+  const bool known_layout = layout >= 0 && layout < static_cast<int>(sizeof kLayoutTable / sizeof kLayoutTable[0]);
+  return (known_dtype ? std::string(row(p.dtype).name_part) : "dtype " + num(dtype)) + " " +
+         (known_layout ? std::string(row(p.layout).word) : "layout " + num(layout));
+}
 }  // namespace
 
 std::string describe(const DepthwiseProblem& p) {
-  return "depthwise conv2d f32 NCHW n" + num(p.n) + " c" + num(p.c) + " h" + num(p.h) + " w" + num(p.w) +
+  return "depthwise conv2d " + storage_text(p) + " n" + num(p.n) + " c" + num(p.c) + " h" + num(p.h) + " w" + num(p.w) +
          window_text(p) + " multiplier " + num(p.multiplier) + " epilogue " + to_string(p.epilogue) +
          " activation " + to_string(p.activation);
 }
 
 std::string describe(const Conv2dProblem& p) {
-  return "conv2d f32 NCHW n" + num(p.n) + " c" + num(p.c) + " c_out " + num(p.c_out) + " h" + num(p.h) + " w" +
+  return "conv2d " + storage_text(p) + " n" + num(p.n) + " c" + num(p.c) + " c_out " + num(p.c_out) + " h" + num(p.h) + " w" +
          num(p.w) + window_text(p) + " groups " + num(p.groups) + " epilogue " + to_string(p.epilogue) +
          (p.residual ? " + residual" : "") + " activation " + to_string(p.activation);
+}
+
+std::string generic_kernel_name(const DepthwiseProblem& p) {
+  return std::string("generic_depthwise_") + row(p.dtype).name_part + "_" + row(p.layout).name_part;
+}
+
+std::string generic_kernel_name(const Conv2dProblem& p) {
+  return std::string("generic_conv2d_") + row(p.dtype).name_part + "_" + row(p.layout).name_part;
 }
 
 namespace {
 
 Status error(StatusCode code, const std::string& message) { return {code, message}; }
 
-bool misaligned(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % alignof(float) != 0; }
-
-Status check_pointer(const void* p, const char* name, bool wanted) {
+// Pointers must be aligned to an element of the problem's dtype.
+Status check_pointer(const void* p, const char* name, bool wanted, int element_size) {
   if (wanted && p == nullptr) return error(StatusCode::kInvalidPointer, std::string(name) + " is null");
   if (!wanted && p != nullptr) {
     return error(StatusCode::kInvalidPointer,
                  std::string(name) + " is set but the problem does not use it; pass null");
   }
-  if (p != nullptr && misaligned(p)) {
-    return error(StatusCode::kInvalidPointer, std::string(name) + " is not 4-byte aligned");
+  if (p != nullptr && reinterpret_cast<std::uintptr_t>(p) % element_size != 0) {
+    return error(StatusCode::kInvalidPointer, std::string(name) + " is not " + std::to_string(element_size) +
+                                                  "-byte aligned (one element)");
   }
   return Status::Ok();
 }
@@ -126,8 +148,14 @@ Status validate_geometry(const Problem& p, const std::string& channels_text) {
   auto bad = [&](const std::string& what) {
     return error(StatusCode::kInvalidProblem, what + " (" + describe(p) + ")");
   };
-  if (p.dtype != DataType::kFloat32) return bad("only float32 is supported");
-  if (p.layout != Layout::kNCHW) return bad("only NCHW is supported");
+  const int dtype = static_cast<int>(p.dtype), layout = static_cast<int>(p.layout);
+  if (dtype < 0 || dtype >= static_cast<int>(sizeof kDataTypeTable / sizeof kDataTypeTable[0])) {
+    return bad("dtype must be one of DataType's enumerators (float32, float16, bfloat16)");
+  }
+  if (layout < 0 || layout >= static_cast<int>(sizeof kLayoutTable / sizeof kLayoutTable[0])) {
+    return bad("layout must be one of Layout's enumerators (NCHW, NHWC)");
+  }
+  const long long element = element_bytes(p.dtype);
   if (p.n < 1 || p.c < 1 || p.h < 1 || p.w < 1) return bad("n, c, h and w must be at least 1");
   if (p.n > kMaxBatch) return bad("n must be at most " + std::to_string(kMaxBatch));
   if (p.kh < 1 || p.kw < 1) return bad("the filter must be at least 1x1");
@@ -162,9 +190,9 @@ Status validate_geometry(const Problem& p, const std::string& channels_text) {
       {"the input's element count", d.input_elements},
       {"the filter's element count", d.filter_elements},
       {"the output's element count", d.output_elements},
-      {"the input's bytes", times(d.input_elements, sizeof(float))},
-      {"the filter's bytes", times(d.filter_elements, sizeof(float))},
-      {"the output's bytes", times(d.output_elements, sizeof(float))}};
+      {"the input's bytes", times(d.input_elements, element)},
+      {"the filter's bytes", times(d.filter_elements, element)},
+      {"the output's bytes", times(d.output_elements, element)}};
   const SizeLimit* size_limits[] = {&kOutChannelsLimit,    &kOutExtentLimit,      &kOutExtentLimit,
                                     &kPlaneLimit,          &kPlaneLimit,          &kReductionLimit,
                                     &kTensorElementsLimit, &kTensorElementsLimit, &kTensorElementsLimit,
@@ -176,13 +204,13 @@ Status validate_geometry(const Problem& p, const std::string& channels_text) {
   return Status::Ok();
 }
 
-// Whether two ranges of floats share a byte, from their true 64-bit extents
-// (each at most kTensorBytesLimit.generic bytes once validated).
-bool overlap(const void* a, long long a_floats, const void* b, long long b_floats) {
+// Whether two ranges of elements share a byte, from their true 64-bit
+// extents (each at most kTensorBytesLimit.generic bytes once validated).
+bool overlap(const void* a, long long a_elements, const void* b, long long b_elements, int element_size) {
   const auto a0 = reinterpret_cast<std::uintptr_t>(a);
   const auto b0 = reinterpret_cast<std::uintptr_t>(b);
-  const auto a_bytes = static_cast<std::uintptr_t>(a_floats) * sizeof(float);
-  const auto b_bytes = static_cast<std::uintptr_t>(b_floats) * sizeof(float);
+  const auto a_bytes = static_cast<std::uintptr_t>(a_elements) * element_size;
+  const auto b_bytes = static_cast<std::uintptr_t>(b_elements) * element_size;
   return a0 < b0 + b_bytes && b0 < a0 + a_bytes;
 }
 
@@ -217,14 +245,15 @@ Status validate_call(const Problem& p, const Args& a, const Status& own) {
   if (!s.ok()) return s;
   const bool bias = p.epilogue == Epilogue::kBias;
   const bool scale_shift = p.epilogue == Epilogue::kScaleShift;
-  for (Status check : {check_pointer(a.input, "input", true), check_pointer(a.filter, "filter", true),
-                       check_pointer(a.output, "output", true), check_pointer(a.bias, "bias", bias),
-                       check_pointer(a.scale, "scale", scale_shift), check_pointer(a.shift, "shift", scale_shift),
-                       own}) {
+  const int e = element_bytes(p.dtype);
+  for (Status check : {check_pointer(a.input, "input", true, e), check_pointer(a.filter, "filter", true, e),
+                       check_pointer(a.output, "output", true, e), check_pointer(a.bias, "bias", bias, e),
+                       check_pointer(a.scale, "scale", scale_shift, e),
+                       check_pointer(a.shift, "shift", scale_shift, e), own}) {
     if (!check.ok()) return check;
   }
   const DerivedSizes d = derived_sizes(p);
-  if (overlap(a.input, d.input_elements, a.output, d.output_elements)) {
+  if (overlap(a.input, d.input_elements, a.output, d.output_elements, e)) {
     return error(StatusCode::kInvalidPointer, "input and output overlap; the convolution is not in place");
   }
   return Status::Ok();
@@ -237,10 +266,13 @@ Status validate(const DepthwiseProblem& p, const DepthwiseArgs& a) {
 }
 
 Status validate(const Conv2dProblem& p, const Conv2dArgs& a) {
-  Status s = validate_call(p, a, check_pointer(a.residual, "residual", p.residual));
+  // validate_call checks the problem (and so its dtype) before `own` is used.
+  const bool known_dtype = validate(p).ok();
+  Status s = validate_call(p, a, known_dtype ? check_pointer(a.residual, "residual", p.residual, element_bytes(p.dtype))
+                                             : Status::Ok());
   if (!s.ok()) return s;
-  const long long out_floats = derived_sizes(p).output_elements;
-  if (a.residual != nullptr && overlap(a.residual, out_floats, a.output, out_floats)) {
+  const long long outputs = derived_sizes(p).output_elements;
+  if (a.residual != nullptr && overlap(a.residual, outputs, a.output, outputs, element_bytes(p.dtype))) {
     return error(StatusCode::kInvalidPointer, "residual and output overlap; pass a separate output buffer");
   }
   return Status::Ok();
@@ -262,24 +294,45 @@ static_assert(kOutChannelsLimit.generic <= 0x7fffffffLL && kOutExtentLimit.gener
                   kReductionLimit.generic + 16 <= 0x7fffffffLL,
               "channel, extent and reduction indices are int");
 
-// One thread per output element. Slow and simple on purpose: it is the
-// fallback that keeps every valid problem running, and the reference the
-// specialized kernels are compared with on the GPU.
-__global__ void generic_depthwise_f32_nchw(DepthwiseProblem p, const float* __restrict__ input,
-                                           const float* __restrict__ filter, const float* __restrict__ epilogue_a,
-                                           const float* __restrict__ epilogue_b, float* __restrict__ output) {
+// Where a logical element of an activation tensor [n, c, h, w] lies in
+// memory in layout L (64-bit: up to 2^40 elements).
+template <Layout L>
+__device__ __forceinline__ long long activation_offset(long long n, int c, int y, int x, int channels, int h, int w) {
+  if constexpr (L == Layout::kNCHW) {
+    return ((n * channels + c) * h + y) * w + x;
+  } else {
+    return ((n * h + y) * w + x) * channels + c;
+  }
+}
+
+// One thread per output element, numbered in memory order (so that a warp
+// writes adjacent elements in either layout). Slow and simple on purpose: it
+// is the fallback that keeps every valid problem running, and the reference
+// the specialized kernels are compared with on the GPU.
+template <class T, Layout L>
+__global__ void generic_depthwise(DepthwiseProblem p, const T* __restrict__ input, const T* __restrict__ filter,
+                                  const T* __restrict__ epilogue_a, const T* __restrict__ epilogue_b,
+                                  T* __restrict__ output) {
   const int out_h = static_cast<int>(p.out_h());
   const int out_w = static_cast<int>(p.out_w());
   const int out_c = static_cast<int>(p.out_channels());
+  const int taps = p.kh * p.kw;
   const long long total = 1LL * p.n * out_c * out_h * out_w;
   for (long long idx = blockIdx.x * 1LL * blockDim.x + threadIdx.x; idx < total; idx += 1LL * gridDim.x * blockDim.x) {
-    const int ox = static_cast<int>(idx % out_w);
-    const int oy = static_cast<int>((idx / out_w) % out_h);
-    const int co = static_cast<int>((idx / (1LL * out_w * out_h)) % out_c);
-    const long long n = idx / (1LL * out_w * out_h * out_c);
+    int co, oy, ox;
+    long long n;
+    if constexpr (L == Layout::kNCHW) {
+      ox = static_cast<int>(idx % out_w);
+      oy = static_cast<int>((idx / out_w) % out_h);
+      co = static_cast<int>((idx / (1LL * out_w * out_h)) % out_c);
+      n = idx / (1LL * out_w * out_h * out_c);
+    } else {
+      co = static_cast<int>(idx % out_c);
+      ox = static_cast<int>((idx / out_c) % out_w);
+      oy = static_cast<int>((idx / (1LL * out_c * out_w)) % out_h);
+      n = idx / (1LL * out_c * out_w * out_h);
+    }
     const int ci = co / p.multiplier;
-    const float* plane = input + (n * p.c + ci) * p.h * p.w;
-    const float* taps = filter + 1LL * co * p.kh * p.kw;
     float acc = 0.0f;
     for (int ky = 0; ky < p.kh; ++ky) {
       const int y = oy * p.stride_h - p.pad_top + ky * p.dilation_h;
@@ -287,13 +340,17 @@ __global__ void generic_depthwise_f32_nchw(DepthwiseProblem p, const float* __re
       for (int kx = 0; kx < p.kw; ++kx) {
         const int x = ox * p.stride_w - p.pad_left + kx * p.dilation_w;
         if (x < 0 || x >= p.w) continue;
-        acc = fmaf(plane[1LL * y * p.w + x], taps[ky * p.kw + kx], acc);
+        const int tap = ky * p.kw + kx;
+        // The filter: [c*m, 1, kh, kw] with NCHW, [kh, kw, c*m] with NHWC.
+        const long long f = L == Layout::kNCHW ? 1LL * co * taps + tap : 1LL * tap * out_c + co;
+        acc = fmaf(load_one(input + activation_offset<L>(n, ci, y, x, p.c, p.h, p.w)), load_one(filter + f), acc);
       }
     }
     if (p.epilogue != Epilogue::kNone) {
-      acc = apply_epilogue(p.epilogue, acc, epilogue_a[co], p.epilogue == Epilogue::kScaleShift ? epilogue_b[co] : 0.0f);
+      acc = apply_epilogue(p.epilogue, acc, load_one(epilogue_a + co),
+                           p.epilogue == Epilogue::kScaleShift ? load_one(epilogue_b + co) : 0.0f);
     }
-    output[idx] = activate(p.activation, acc);
+    store_one(output + idx, activate(p.activation, acc));
   }
 }
 
@@ -301,11 +358,12 @@ __global__ void generic_depthwise_f32_nchw(DepthwiseProblem p, const float* __re
 // filter[c_out x (c*kh*kw)] x im2col(input)[(c*kh*kw) x pixels], with the
 // pixels of every image of the batch side by side. A block computes a
 // kGenericTileM x kGenericTileN tile of it, staging kGenericTileK-deep slices
-// of both operands in shared memory; each thread keeps a 4 x 4 register tile
-// whose rows and columns are kGenericThreadsM and kGenericThreadsN apart, so
-// that a warp reads consecutive shared-memory words. Correct for every valid
-// problem and reasonably quick (it reuses each staged value 4 times from
-// registers); the specialized kernels unroll the taps instead.
+// of both operands in shared memory (as floats, whatever the dtype); each
+// thread keeps a 4 x 4 register tile whose rows and columns are
+// kGenericThreadsM and kGenericThreadsN apart, so that a warp reads
+// consecutive shared-memory words. Correct for every valid problem and
+// reasonably quick (it reuses each staged value 4 times from registers); the
+// specialized kernels unroll the taps instead.
 constexpr int kGenericTileM = 64;    // output channels per block
 constexpr int kGenericTileN = 64;    // output pixels per block
 constexpr int kGenericTileK = 16;    // reduction (input channel x tap) per step
@@ -314,13 +372,13 @@ constexpr int kGenericThreads = 256;
 constexpr int kGenericThreadsM = kGenericThreads / kGenericThreadsN;
 
 // One kGenericTileM x kGenericTileN tile of the output: channels co0.., pixels pixel0...
+template <class T, Layout L>
 __device__ __forceinline__ void generic_conv2d_tile(const Conv2dProblem& p, int co0, long long pixel0,
                                                    float (&a_tile)[kGenericTileK][kGenericTileM],
                                                    float (&b_tile)[kGenericTileK][kGenericTileN],
-                                                   const float* __restrict__ input, const float* __restrict__ filter,
-                                                   const float* __restrict__ epilogue_a,
-                                                   const float* __restrict__ epilogue_b,
-                                                   const float* __restrict__ residual, float* __restrict__ output) {
+                                                   const T* __restrict__ input, const T* __restrict__ filter,
+                                                   const T* __restrict__ epilogue_a, const T* __restrict__ epilogue_b,
+                                                   const T* __restrict__ residual, T* __restrict__ output) {
   const int out_w = static_cast<int>(p.out_w());
   const int taps = p.kh * p.kw;
   const int reduction = p.c * taps;
@@ -336,16 +394,19 @@ __device__ __forceinline__ void generic_conv2d_tile(const Conv2dProblem& p, int 
   const long long image = pixel_valid ? gp / plane : 0;
   const int oy = pixel_valid ? static_cast<int>((gp % plane) / out_w) : 0;
   const int ox = pixel_valid ? static_cast<int>(gp % out_w) : 0;
-  const float* in_image = input + image * p.c * p.h * p.w;
   const int iy0 = oy * p.stride_h - p.pad_top;
   const int ix0 = ox * p.stride_w - p.pad_left;
 
   float acc[4][4] = {};
   for (int k0 = 0; k0 < reduction; k0 += kGenericTileK) {
+    // The reduction runs over (input channel, tap) in that order; the
+    // filter is [c_out, c, kh, kw] with NCHW and [c_out, kh, kw, c] with NHWC.
     for (int e = tid; e < kGenericTileK * kGenericTileM; e += kGenericThreads) {
       const int m = e / kGenericTileK, k = e % kGenericTileK;
-      const bool inside = co0 + m < p.c_out && k0 + k < reduction;
-      a_tile[k][m] = inside ? filter[1LL * (co0 + m) * reduction + k0 + k] : 0.0f;
+      const int kk = k0 + k;
+      const bool inside = co0 + m < p.c_out && kk < reduction;
+      const long long f = L == Layout::kNCHW ? kk : 1LL * (kk % taps) * p.c + kk / taps;
+      a_tile[k][m] = inside ? load_one(filter + 1LL * (co0 + m) * reduction + f) : 0.0f;
     }
     for (int k = tid / kGenericTileN; k < kGenericTileK; k += kGenericThreads / kGenericTileN) {
       float value = 0.0f;
@@ -354,7 +415,9 @@ __device__ __forceinline__ void generic_conv2d_tile(const Conv2dProblem& p, int 
         const int ci = kk / taps, tap = kk % taps;
         const int y = iy0 + (tap / p.kw) * p.dilation_h;
         const int x = ix0 + (tap % p.kw) * p.dilation_w;
-        if (y >= 0 && y < p.h && x >= 0 && x < p.w) value = in_image[(1LL * ci * p.h + y) * p.w + x];
+        if (y >= 0 && y < p.h && x >= 0 && x < p.w) {
+          value = load_one(input + activation_offset<L>(image, ci, y, x, p.c, p.h, p.w));
+        }
       }
       b_tile[k][load_pixel] = value;
     }
@@ -382,13 +445,15 @@ __device__ __forceinline__ void generic_conv2d_tile(const Conv2dProblem& p, int 
     for (int j = 0; j < 4; ++j) {
       const long long pixel = pixel0 + tx + j * kGenericThreadsN;
       if (pixel >= pixels) continue;
-      const long long index = ((pixel / plane) * p.c_out + co) * plane + pixel % plane;
+      const long long index = L == Layout::kNCHW ? ((pixel / plane) * p.c_out + co) * plane + pixel % plane
+                                                 : pixel * p.c_out + co;
       float v = acc[i][j];
       if (p.epilogue != Epilogue::kNone) {
-        v = apply_epilogue(p.epilogue, v, epilogue_a[co], p.epilogue == Epilogue::kScaleShift ? epilogue_b[co] : 0.0f);
+        v = apply_epilogue(p.epilogue, v, load_one(epilogue_a + co),
+                           p.epilogue == Epilogue::kScaleShift ? load_one(epilogue_b + co) : 0.0f);
       }
-      if (p.residual) v += residual[index];
-      output[index] = activate(p.activation, v);
+      if (p.residual) v += load_one(residual + index);
+      store_one(output + index, activate(p.activation, v));
     }
   }
 }
@@ -398,23 +463,45 @@ __device__ __forceinline__ void generic_conv2d_tile(const Conv2dProblem& p, int 
 // (2^18 tiles, past grid.y's 65535) and 2^40 pixels (past grid.x's 2^31 - 1).
 // Every thread of a block takes the same steps, so the tile's
 // __syncthreads() are reached by all.
+template <class T, Layout L>
 __global__ void __launch_bounds__(kGenericThreads, 1)
-generic_conv2d_f32_nchw(Conv2dProblem p, const float* __restrict__ input, const float* __restrict__ filter,
-                        const float* __restrict__ epilogue_a, const float* __restrict__ epilogue_b,
-                        const float* __restrict__ residual, float* __restrict__ output) {
+generic_conv2d(Conv2dProblem p, const T* __restrict__ input, const T* __restrict__ filter,
+               const T* __restrict__ epilogue_a, const T* __restrict__ epilogue_b, const T* __restrict__ residual,
+               T* __restrict__ output) {
   __shared__ float a_tile[kGenericTileK][kGenericTileM];  // filter slice, [k][co]
   __shared__ float b_tile[kGenericTileK][kGenericTileN];  // im2col slice, [k][pixel]
   const long long pixels = p.n * p.out_h() * p.out_w();
   for (int co0 = blockIdx.y * kGenericTileM; co0 < p.c_out; co0 += gridDim.y * kGenericTileM) {
     for (long long pixel0 = blockIdx.x * 1LL * kGenericTileN; pixel0 < pixels;
          pixel0 += 1LL * gridDim.x * kGenericTileN) {
-      generic_conv2d_tile(p, co0, pixel0, a_tile, b_tile, input, filter, epilogue_a, epilogue_b, residual, output);
+      generic_conv2d_tile<T, L>(p, co0, pixel0, a_tile, b_tile, input, filter, epilogue_a, epilogue_b, residual,
+                                output);
     }
   }
 }
 
+// Calls f(T*, LayoutTag<L>) with the element type and layout of `p`: one
+// instantiation of each generic kernel per dtype x layout.
+template <Layout L>
+using LayoutTag = std::integral_constant<Layout, L>;
+template <class Problem, class F>
+void with_storage(const Problem& p, F&& f) {
+  const auto by_layout = [&](auto* element) {
+    if (p.layout == Layout::kNCHW) {
+      f(element, LayoutTag<Layout::kNCHW>{});
+    } else {
+      f(element, LayoutTag<Layout::kNHWC>{});
+    }
+  };
+  switch (p.dtype) {
+    case DataType::kFloat32: by_layout(static_cast<float*>(nullptr)); break;
+    case DataType::kFloat16: by_layout(static_cast<__half*>(nullptr)); break;
+    case DataType::kBFloat16: by_layout(static_cast<__nv_bfloat16*>(nullptr)); break;
+  }
+}
+
 template <class Problem, class Args>
-const float* epilogue_a(const Problem& p, const Args& a) {
+const void* epilogue_a(const Problem& p, const Args& a) {
   return p.epilogue == Epilogue::kBias ? a.bias : a.scale;
 }
 
@@ -498,13 +585,13 @@ KernelChoice Registry<Problem>::find(const Problem& p) const {
   if (!choice.status.ok()) return choice;
   const auto* e = lookup(*this, p);
   if (e == nullptr) {
-    choice.kernel = OperatorTraits<Problem>::kGenericKernel;
+    choice.kernel = generic_kernel_name(p);
     choice.reason = std::string("library ") + library + " has no kernel for " + describe(p) +
                     "; the generic kernel serves it";
     return choice;
   }
   if (p.n > e->max_batch) {
-    choice.kernel = OperatorTraits<Problem>::kGenericKernel;
+    choice.kernel = generic_kernel_name(p);
     choice.reason = too_big_a_batch(*e, p.n);
     return choice;
   }
@@ -582,9 +669,13 @@ Status generic_depthwise_conv2d(const DepthwiseProblem& p, const DepthwiseArgs& 
   const int threads = 256;
   const long long blocks = (total + threads - 1) / threads;
   const int grid = static_cast<int>(blocks < (1LL << 20) ? blocks : (1LL << 20));
-  generic_depthwise_f32_nchw<<<grid, threads, 0, stream>>>(p, a.input, a.filter, epilogue_a(p, a), a.shift,
-                                                           a.output);
-  return launched_generic(cudaGetLastError(), OperatorTraits<DepthwiseProblem>::kGenericKernel);
+  with_storage(p, [&](auto* element, auto layout) {
+    using T = std::remove_pointer_t<decltype(element)>;
+    generic_depthwise<T, decltype(layout)::value><<<grid, threads, 0, stream>>>(
+        p, static_cast<const T*>(a.input), static_cast<const T*>(a.filter), static_cast<const T*>(epilogue_a(p, a)),
+        static_cast<const T*>(a.shift), static_cast<T*>(a.output));
+  });
+  return launched_generic(cudaGetLastError(), generic_kernel_name(p).c_str());
 }
 
 Status generic_conv2d(const Conv2dProblem& p, const Conv2dArgs& a, cudaStream_t stream) {
@@ -595,9 +686,13 @@ Status generic_conv2d(const Conv2dProblem& p, const Conv2dArgs& a, cudaStream_t 
   const long long channel_tiles = (p.c_out + kGenericTileM - 1) / kGenericTileM;
   const dim3 grid(static_cast<unsigned>(std::min(pixel_tiles, 0x7fffffffLL)),
                   static_cast<unsigned>(std::min(channel_tiles, 65535LL)));
-  generic_conv2d_f32_nchw<<<grid, kGenericThreads, 0, stream>>>(p, a.input, a.filter, epilogue_a(p, a), a.shift,
-                                                                a.residual, a.output);
-  return launched_generic(cudaGetLastError(), OperatorTraits<Conv2dProblem>::kGenericKernel);
+  with_storage(p, [&](auto* element, auto layout) {
+    using T = std::remove_pointer_t<decltype(element)>;
+    generic_conv2d<T, decltype(layout)::value><<<grid, kGenericThreads, 0, stream>>>(
+        p, static_cast<const T*>(a.input), static_cast<const T*>(a.filter), static_cast<const T*>(epilogue_a(p, a)),
+        static_cast<const T*>(a.shift), static_cast<const T*>(a.residual), static_cast<T*>(a.output));
+  });
+  return launched_generic(cudaGetLastError(), generic_kernel_name(p).c_str());
 }
 
 }  // namespace convgen

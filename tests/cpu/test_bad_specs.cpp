@@ -110,7 +110,7 @@ TEST(BadSpecCli, ReportsTheErrorsOfEverySpecGiven) {
   EXPECT_NE(r2.err.find("negative_channels.yaml:5:8: error: 'c' must be an integer from 1 to 65535, got -3"),
             std::string::npos)
       << r2.err;
-  EXPECT_NE(r2.err.find("unknown_dtype.yaml:10:12: error: 'dtype' must be one of float32, got 'float16'"),
+  EXPECT_NE(r2.err.find("unknown_dtype.yaml:10:12: error: 'dtype' must be one of float32, float16, bfloat16, got 'float64'"),
             std::string::npos)
       << r2.err;
 }

@@ -14,18 +14,22 @@ namespace convgen::testing {
 namespace {
 
 using DeviceBuffer = oracle::DeviceArray<float>;
+using DeviceBytes = oracle::DeviceArray<unsigned char>;
 
-bool upload(const DeviceBuffer& d, const void* host, size_t bytes) {
-  return cudaMemcpy(d.ptr, host, bytes, cudaMemcpyHostToDevice) == cudaSuccess;
+template <class T>
+bool upload(const oracle::DeviceArray<T>& d, const std::vector<T>& host) {
+  return host.empty() || cudaMemcpy(d.ptr, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice) == cudaSuccess;
 }
 
 // The runtime's problems as the oracle describes them, as the generator's
 // operators describe their workloads (Operator::reference_problem).
 
-// Each input channel its own group of `multiplier` outputs; uniform operands.
+// Each input channel its own group of `multiplier` outputs; uniform
+// operands; with NHWC the filter is [kh, kw, c * multiplier].
 oracle::ReferenceProblem reference_problem(const DepthwiseProblem& p) {
   oracle::ReferenceProblem r = oracle::convolution_geometry(p, p.n, p.out_channels());
   r.groups = p.c;
+  r.filter_taps_first = true;
   return r;
 }
 
@@ -38,39 +42,63 @@ oracle::ReferenceProblem reference_problem(const Conv2dProblem& p) {
   return r;
 }
 
-// Runs a problem on the operands the harness made: its output pointer is
-// past the leading guard words.
-using Launch = std::function<Status(const oracle::DeviceOperands& operands, float* output)>;
+// A kernel's operands, in the problem's dtype and layout (residual: null
+// when the problem has none).
+struct KernelOperands {
+  const void* input = nullptr;
+  const void* filter = nullptr;
+  const void* epilogue_a = nullptr;
+  const void* epilogue_b = nullptr;
+  const void* residual = nullptr;
+};
 
-// The part both operators share: fresh operands from `seed`, the float64
-// reference, the output poisoned between guard words, `launch` on it, and
-// every element compared with the reference by the oracle.
+// Runs a problem on the operands the harness made: its output pointer is
+// past the leading guard elements.
+using Launch = std::function<Status(const KernelOperands& operands, void* output)>;
+
+// The part both operators share: fresh operands from `seed` (rounded to the
+// dtype), the float64 reference on float NCHW copies of them, the kernel's
+// copies in its dtype and layout, the output poisoned between guard
+// elements, `launch` on it, and every element compared with the reference
+// by the oracle.
 CheckResult launch_and_compare(const oracle::ReferenceProblem& p, std::uint64_t seed, const Launch& launch) {
   CheckResult result;
+  using oracle::Tensor;
   const oracle::Operands host = oracle::make_operands(p, seed);
-  const size_t out_count = static_cast<size_t>(oracle::output_count(p));
-  DeviceBuffer d_in(host.input.size()), d_filter(host.filter.size()), d_a(host.epilogue_a.size()),
-      d_b(host.epilogue_b.size()), d_res(host.residual.size()), d_out(out_count + 2 * oracle::kGuardWords);
-  if (!d_in.ptr || !d_filter.ptr || !d_a.ptr || !d_b.ptr || (p.residual && !d_res.ptr) || !d_out.ptr) {
+  const std::vector<unsigned char> input = oracle::stored(p, Tensor::kInput, host.input);
+  const std::vector<unsigned char> filter = oracle::stored(p, Tensor::kFilter, host.filter);
+  const std::vector<unsigned char> epilogue_a = oracle::stored(p, Tensor::kPerChannel, host.epilogue_a);
+  const std::vector<unsigned char> epilogue_b = oracle::stored(p, Tensor::kPerChannel, host.epilogue_b);
+  const std::vector<unsigned char> residual = oracle::stored(p, Tensor::kResidual, host.residual);
+  const std::vector<unsigned char> poisoned = oracle::poisoned_output(p);
+  DeviceBuffer r_in(host.input.size()), r_filter(host.filter.size()), r_a(host.epilogue_a.size()),
+      r_b(host.epilogue_b.size()), r_res(host.residual.size());
+  DeviceBytes d_in(input.size()), d_filter(filter.size()), d_a(epilogue_a.size()), d_b(epilogue_b.size()),
+      d_res(residual.size()), d_out(poisoned.size());
+  if (!r_in.ptr || !r_filter.ptr || !r_a.ptr || !r_b.ptr || (p.residual && !r_res.ptr) || !d_in.ptr ||
+      !d_filter.ptr || !d_a.ptr || !d_b.ptr || (p.residual && !d_res.ptr) || !d_out.ptr) {
     result.message = "cudaMalloc failed";
     return result;
   }
-  upload(d_in, host.input.data(), host.input.size() * sizeof(float));
-  upload(d_filter, host.filter.data(), host.filter.size() * sizeof(float));
-  upload(d_a, host.epilogue_a.data(), host.epilogue_a.size() * sizeof(float));
-  upload(d_b, host.epilogue_b.data(), host.epilogue_b.size() * sizeof(float));
-  if (p.residual) upload(d_res, host.residual.data(), host.residual.size() * sizeof(float));
-  const std::vector<std::uint32_t> poisoned = oracle::poisoned_output(static_cast<long long>(out_count));
-  upload(d_out, poisoned.data(), poisoned.size() * sizeof(std::uint32_t));
+  const bool uploaded = upload(r_in, host.input) && upload(r_filter, host.filter) && upload(r_a, host.epilogue_a) &&
+                        upload(r_b, host.epilogue_b) && upload(r_res, host.residual) && upload(d_in, input) &&
+                        upload(d_filter, filter) && upload(d_a, epilogue_a) && upload(d_b, epilogue_b) &&
+                        upload(d_res, residual) && upload(d_out, poisoned);
+  if (!uploaded) {
+    result.message = "cudaMemcpy failed (the operands)";
+    return result;
+  }
 
-  const oracle::DeviceOperands operands{d_in.ptr, d_filter.ptr, d_a.ptr, d_b.ptr, p.residual ? d_res.ptr : nullptr};
   // The reference first, from operands no kernel has run on yet.
+  const oracle::DeviceOperands reference_operands{r_in.ptr, r_filter.ptr, r_a.ptr, r_b.ptr,
+                                                  p.residual ? r_res.ptr : nullptr};
   oracle::Reference reference;
-  if (const std::string failed = oracle::reference_on_device(p, operands, reference); !failed.empty()) {
+  if (const std::string failed = oracle::reference_on_device(p, reference_operands, reference); !failed.empty()) {
     result.message = failed;
     return result;
   }
-  const Status status = launch(operands, d_out.ptr + oracle::kGuardWords);
+  const KernelOperands operands{d_in.ptr, d_filter.ptr, d_a.ptr, d_b.ptr, p.residual ? d_res.ptr : nullptr};
+  const Status status = launch(operands, d_out.ptr + oracle::kGuardWords * oracle::element_size(p));
   if (!status.ok()) {
     result.message = std::string("launch failed: ") + status.message;
     return result;
@@ -79,8 +107,11 @@ CheckResult launch_and_compare(const oracle::ReferenceProblem& p, std::uint64_t 
     result.message = std::string("kernel failed: ") + cudaGetErrorString(e);
     return result;
   }
-  std::vector<float> got(out_count + 2 * oracle::kGuardWords);
-  cudaMemcpy(got.data(), d_out.ptr, got.size() * sizeof(float), cudaMemcpyDeviceToHost);
+  std::vector<unsigned char> got(poisoned.size());
+  if (cudaMemcpy(got.data(), d_out.ptr, got.size(), cudaMemcpyDeviceToHost) != cudaSuccess) {
+    result.message = "cudaMemcpy failed (the output)";
+    return result;
+  }
 
   const oracle::Comparison comparison = oracle::compare(p, got, reference);
   result.elements = comparison.elements;
@@ -93,7 +124,7 @@ CheckResult launch_and_compare(const oracle::ReferenceProblem& p, std::uint64_t 
 
 // The epilogue's parameters as the runtime's arguments take them.
 template <class Args>
-void set_epilogue(Epilogue epilogue, const oracle::DeviceOperands& o, Args& args) {
+void set_epilogue(Epilogue epilogue, const KernelOperands& o, Args& args) {
   if (epilogue == Epilogue::kBias) args.bias = o.epilogue_a;
   if (epilogue == Epilogue::kScaleShift) {
     args.scale = o.epilogue_a;
@@ -165,7 +196,7 @@ std::vector<std::uint32_t> OperandBuffer::words() const {
 }
 
 CheckResult check_problem(const DepthwiseProblem& p, const Runner& run, std::uint64_t seed) {
-  return launch_and_compare(reference_problem(p), seed, [&](const oracle::DeviceOperands& o, float* output) {
+  return launch_and_compare(reference_problem(p), seed, [&](const KernelOperands& o, void* output) {
     DepthwiseArgs args;
     args.input = o.input;
     args.filter = o.filter;
@@ -181,7 +212,7 @@ CheckResult check_problem(const Conv2dProblem& p, const Conv2dRunner& run, std::
     result.message = "the harness checks valid dense (groups = 1) problems only: " + describe(p);
     return result;
   }
-  return launch_and_compare(reference_problem(p), seed, [&](const oracle::DeviceOperands& o, float* output) {
+  return launch_and_compare(reference_problem(p), seed, [&](const KernelOperands& o, void* output) {
     Conv2dArgs args;
     args.input = o.input;
     args.filter = o.filter;

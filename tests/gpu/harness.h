@@ -62,6 +62,9 @@ struct CheckResult {
 // output (|x*w| over the taps, scaled by |scale|, plus |bias| or |shift|).
 // Rounding in an fp32 sum of `taps` products cannot exceed it; a wrong index
 // or a missed tap exceeds it at once, since inputs are random in [-1, 1].
+// For float16 and bfloat16, the operands are drawn rounded to the dtype and
+// the bound adds the output's one rounding (oracle.h states it). The
+// problem's dtype and layout say how the operands are stored.
 CheckResult check_problem(const DepthwiseProblem& problem, const Runner& run, std::uint64_t seed);
 
 // The same for a dense convolution: S sums the c*kh*kw products (|x*w|,

@@ -226,7 +226,7 @@ class GenericLimits : public ::testing::Test {
       run_args.output = out;
       return generic(p, run_args, nullptr);
     };
-    check(name, c, a.output);
+    check(name, c, static_cast<float*>(a.output));
   }
 
   // Depthwise: kh * kw products an output.

@@ -32,10 +32,18 @@ std::string problem_fields(const Workload& wl, const ProblemFields& own) {
   fields.insert(fields.end(), own.begin(), own.end());
   fields.emplace_back("epilogue", std::string("Epilogue::") + row(wl.epilogue).enumerator);
   fields.emplace_back("activation", std::string("Activation::") + row(wl.activation).enumerator);
+  fields.emplace_back("dtype", std::string("DataType::") + row(wl.dtype).enumerator);
+  fields.emplace_back("layout", std::string("Layout::") + row(wl.layout).enumerator);
   std::string text;
   for (const auto& [name, value] : fields) text += "p." + name + " = " + value + "; ";
   return text;
 }
+
+std::string storage_name(const Workload& wl) {
+  return std::string(row(wl.dtype).name_part) + "_" + row(wl.layout).name_part;
+}
+
+int element_bytes(const Workload& wl) { return convgen::element_bytes(wl.dtype); }
 
 std::string epilogue_name_part(const Workload& wl) { return row(wl.epilogue).name_part; }
 

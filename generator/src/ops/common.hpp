@@ -40,6 +40,10 @@ std::string padding_name(const Workload& wl);
 // epilogue, activation) and the operator's own.
 using ProblemFields = std::vector<std::pair<std::string, std::string>>;
 std::string problem_fields(const Workload& wl, const ProblemFields& own);
+// The data type's and layout's part of a kernel name: "f16_nhwc".
+std::string storage_name(const Workload& wl);
+// The bytes of one element of the workload's dtype.
+int element_bytes(const Workload& wl);
 // The epilogue's part of a kernel name: "", "bias" or "ss".
 std::string epilogue_name_part(const Workload& wl);
 

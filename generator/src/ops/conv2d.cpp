@@ -24,7 +24,7 @@ const Algorithm& default_algorithm(const Workload& wl, const PlanOptions&) {
 // shows as _res between the affine part and the activation.
 std::string kernel_name(const Workload& wl) {
   using ops::pair_name;
-  std::string name = "conv_f32_nchw_n" + (wl.n == 0 ? std::string("any") : num(wl.n)) + "_c" + num(wl.c) + "_co" +
+  std::string name = "conv_" + ops::storage_name(wl) + "_n" + (wl.n == 0 ? std::string("any") : num(wl.n)) + "_c" + num(wl.c) + "_co" +
                      num(wl.c_out) + "_h" + num(wl.h) + "_w" + num(wl.w) + "_k" + num(wl.kh) + "x" + num(wl.kw) +
                      "_s" + pair_name(wl.stride_h, wl.stride_w) + "_p" + ops::padding_name(wl);
   if (wl.dilation_h != 1 || wl.dilation_w != 1) name += "_d" + pair_name(wl.dilation_h, wl.dilation_w);
@@ -39,9 +39,9 @@ std::string kernel_name(const Workload& wl) {
 void plan_cost(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   const long long n = p.cost_batch;
   const long long outputs = n * wl.c_out * p.out_h * p.out_w;
-  p.bytes_read = 4LL * (n * wl.c * wl.h * wl.w + 1LL * wl.c_out * wl.c * wl.kh * wl.kw +
+  p.bytes_read = ops::element_bytes(wl) * (n * wl.c * wl.h * wl.w + 1LL * wl.c_out * wl.c * wl.kh * wl.kw +
                         1LL * wl.c_out * ops::epilogue_params(wl) + (wl.residual ? outputs : 0));
-  p.bytes_written = 4LL * outputs;
+  p.bytes_written = ops::element_bytes(wl) * outputs;
   p.flops = 2LL * outputs * wl.c * wl.kh * wl.kw;
   p.floor_us = static_cast<double>(p.bytes_read + p.bytes_written) / (options.copy_bandwidth_tbps * 1e6);
   p.compute_floor_us = static_cast<double>(p.flops) / (options.fp32_peak_tflops * 1e6);

@@ -43,7 +43,7 @@ std::string epilogue_suffix(const Workload& wl) {
 
 std::string kernel_name(const Workload& wl) {
   using ops::pair_name;
-  std::string name = "dw_f32_nchw_n" + (wl.n == 0 ? std::string("any") : num(wl.n)) + "_c" + num(wl.c) + "_h" +
+  std::string name = "dw_" + ops::storage_name(wl) + "_n" + (wl.n == 0 ? std::string("any") : num(wl.n)) + "_c" + num(wl.c) + "_h" +
                      num(wl.h) + "_w" + num(wl.w) + "_k" + num(wl.kh) + "x" + num(wl.kw) + "_s" +
                      pair_name(wl.stride_h, wl.stride_w) + "_p" + ops::padding_name(wl);
   if (wl.dilation_h != 1 || wl.dilation_w != 1) name += "_d" + pair_name(wl.dilation_h, wl.dilation_w);
@@ -53,16 +53,26 @@ std::string kernel_name(const Workload& wl) {
 
 void plan_cost(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   const long long n = p.cost_batch;
-  p.bytes_read = 4LL * (n * wl.c * wl.h * wl.w + static_cast<long long>(p.out_channels) * wl.kh * wl.kw +
+  p.bytes_read = ops::element_bytes(wl) * (n * wl.c * wl.h * wl.w + static_cast<long long>(p.out_channels) * wl.kh * wl.kw +
                         static_cast<long long>(p.out_channels) * epilogue_params(wl));
-  p.bytes_written = 4LL * n * p.out_channels * p.out_h * p.out_w;
+  p.bytes_written = 1LL * ops::element_bytes(wl) * n * p.out_channels * p.out_h * p.out_w;
   p.floor_us = static_cast<double>(p.bytes_read + p.bytes_written) / (options.copy_bandwidth_tbps * 1e6);
 }
 
 void template_values(const KernelPlan& p, TemplateValues& v) {
   const Schedule& s = p.schedule;
   v["multiplier"] = static_cast<long long>(p.workload.multiplier);
-  v["problem_fields"] = ops::problem_fields(p.workload, {{"multiplier", num(p.workload.multiplier)}});
+  const Workload& wl = p.workload;
+  v["problem_fields"] = ops::problem_fields(wl, {{"multiplier", num(wl.multiplier)}});
+  // The tensors' shapes in memory order, for the kernel's header.
+  const std::string c = num(wl.c), oc = num(p.out_channels);
+  const bool nchw = wl.layout == Layout::kNCHW;
+  v["input_shape"] = nchw ? "[N, " + c + ", " + num(wl.h) + ", " + num(wl.w) + "]"
+                          : "[N, " + num(wl.h) + ", " + num(wl.w) + ", " + c + "]";
+  v["filter_shape"] = nchw ? "[" + oc + ", 1, " + num(wl.kh) + ", " + num(wl.kw) + "]"
+                           : "[" + num(wl.kh) + ", " + num(wl.kw) + ", " + oc + "]";
+  v["output_shape"] = nchw ? "[N, " + oc + ", " + num(p.out_h) + ", " + num(p.out_w) + "]"
+                           : "[N, " + num(p.out_h) + ", " + num(p.out_w) + ", " + oc + "]";
   const bool input_evict_first = s.at("input_cache") == 1;
   const bool output_evict_first = s.at("output_cache") == 1;
   v["input_load"] = std::string(input_evict_first ? "__ldcs" : "__ldg");
@@ -93,6 +103,7 @@ Knob cache_knob(const char* key, const char* meaning) {
 oracle::ReferenceProblem reference_problem(const Workload& wl, int n) {
   oracle::ReferenceProblem p = oracle::convolution_geometry(wl, n, wl.out_channels());
   p.groups = wl.c;
+  p.filter_taps_first = true;  // NHWC: [kh, kw, c * multiplier]
   return p;
 }
 // Output channels per input channel: the generated kernels unroll them

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
 #include <thread>
 
 #include "tune/embedded_headers.hpp"
@@ -22,6 +24,17 @@ void CompileSlots::release() {
   cv_.notify_one();
 }
 
+// Where NVRTC finds the toolkit's headers the kernels include (cuda_fp16.h,
+// cuda_bf16.h): $CUDA_HOME/include where it is set and holds them, else the
+// folder convgen was built against.
+std::string toolkit_headers() {
+  if (const char* home = std::getenv("CUDA_HOME"); home != nullptr && *home != '\0') {
+    const std::string dir = std::string(home) + "/include";
+    if (std::ifstream(dir + "/cuda_fp16.h").good()) return dir;
+  }
+  return CONVGEN_CUDA_HEADERS;
+}
+
 Compiled compile(const CudaApi& api, const std::string& source, const std::string& name_expression, int arch) {
   const auto start = std::chrono::steady_clock::now();
   Compiled out;
@@ -38,9 +51,10 @@ Compiled compile(const CudaApi& api, const std::string& source, const std::strin
   }
   api.nvrtcAddNameExpression(program, name_expression.c_str());
   const std::string arch_option = "--gpu-architecture=sm_" + std::to_string(arch);
+  const std::string include_option = "--include-path=" + toolkit_headers();
   // nvcc's defaults for device code, as the library build compiles it.
-  const char* options[] = {arch_option.c_str(), "-std=c++17"};
-  const nvrtcResult result = api.nvrtcCompileProgram(program, 2, options);
+  const char* options[] = {arch_option.c_str(), "-std=c++17", include_option.c_str()};
+  const nvrtcResult result = api.nvrtcCompileProgram(program, 3, options);
   size_t log_size = 0;
   api.nvrtcGetProgramLogSize(program, &log_size);
   if (result != NVRTC_SUCCESS) {

@@ -62,23 +62,33 @@ Problem make_problem(const CudaApi& api, Device& d, const KernelPlan& plan) {
   p.reference_problem = wl.op->reference_problem(wl, wl.n == 0 ? 1 : wl.n);  // a runtime batch is tuned at 1
   const oracle::ReferenceProblem& rp = p.reference_problem;
   const oracle::Operands operands = oracle::make_operands(rp, std::random_device{}());
+  const auto upload_bytes = [&](const std::vector<unsigned char>& host) {
+    DeviceMemory m(api, std::max<size_t>(host.size(), 1));
+    if (!host.empty()) api.check(api.cuMemcpyHtoD(m.get(), host.data(), host.size()), "cuMemcpyHtoD");
+    return m;
+  };
+  // The kernel's operands, in its dtype and layout.
+  using oracle::Tensor;
+  p.input = upload_bytes(oracle::stored(rp, Tensor::kInput, operands.input));
+  p.filter = upload_bytes(oracle::stored(rp, Tensor::kFilter, operands.filter));
+  p.ea = upload_bytes(oracle::stored(rp, Tensor::kPerChannel, operands.epilogue_a));
+  p.eb = upload_bytes(oracle::stored(rp, Tensor::kPerChannel, operands.epilogue_b));
+  if (rp.residual) p.residual = upload_bytes(oracle::stored(rp, Tensor::kResidual, operands.residual));
+  const size_t out_count = static_cast<size_t>(oracle::output_count(rp));
+  p.output = DeviceMemory(api, oracle::poisoned_output(rp).size());
+
+  // The reference reads float NCHW copies of the same values, from scratch buffers.
   const auto upload = [&](const std::vector<float>& host) {
     DeviceMemory m(api, std::max<size_t>(host.size(), 1) * sizeof(float));
     if (!host.empty()) api.check(api.cuMemcpyHtoD(m.get(), host.data(), host.size() * sizeof(float)), "cuMemcpyHtoD");
     return m;
   };
-  p.input = upload(operands.input);
-  p.filter = upload(operands.filter);
-  p.ea = upload(operands.epilogue_a);
-  p.eb = upload(operands.epilogue_b);
-  if (rp.residual) p.residual = upload(operands.residual);
-  const size_t out_count = static_cast<size_t>(oracle::output_count(rp));
-  p.output = DeviceMemory(api, (out_count + 2 * oracle::kGuardWords) * sizeof(float));
-
-  // The reference, into scratch buffers.
+  const DeviceMemory ref_input = upload(operands.input), ref_filter = upload(operands.filter);
+  const DeviceMemory ref_ea = upload(operands.epilogue_a), ref_eb = upload(operands.epilogue_b);
+  const DeviceMemory ref_residual = rp.residual ? upload(operands.residual) : DeviceMemory();
   DeviceMemory value(api, out_count * sizeof(double)), magnitude(api, out_count * sizeof(double));
-  CUdeviceptr in = p.input.get(), filter = p.filter.get(), ea = p.ea.get(), eb = p.eb.get();
-  CUdeviceptr residual = p.residual.get(), v = value.get(), m = magnitude.get();
+  CUdeviceptr in = ref_input.get(), filter = ref_filter.get(), ea = ref_ea.get(), eb = ref_eb.get();
+  CUdeviceptr residual = ref_residual.get(), v = value.get(), m = magnitude.get();
   void* args[] = {&p.reference_problem, &in, &filter, &ea, &eb, &residual, &v, &m};
   api.check(api.cuLaunchKernel(d.reference, oracle::reference_blocks(rp), 1, 1, oracle::kReferenceBlock, 1, 1, 0, d.stream,
                                args, nullptr),
@@ -185,8 +195,8 @@ double time_cold(const CudaApi& api, Device& d, Loaded& l) {
 
 // Poisons the output (the oracle's NaN and guard words).
 void poison(const CudaApi& api, Problem& p) {
-  const std::vector<std::uint32_t> poisoned = oracle::poisoned_output(oracle::output_count(p.reference_problem));
-  api.check(api.cuMemcpyHtoD(p.output.get(), poisoned.data(), poisoned.size() * 4), "poisoning the output");
+  const std::vector<unsigned char> poisoned = oracle::poisoned_output(p.reference_problem);
+  api.check(api.cuMemcpyHtoD(p.output.get(), poisoned.data(), poisoned.size()), "poisoning the output");
 }
 
 // Poisons the output, runs the candidate once and has the oracle compare
@@ -196,8 +206,8 @@ std::string verify(const CudaApi& api, Device& d, Loaded& l, Problem& p) {
   poison(api, p);
   launch(api, l, d.stream);
   api.check(api.cuStreamSynchronize(d.stream), "the candidate");
-  std::vector<float> got(oracle::output_count(p.reference_problem) + 2 * oracle::kGuardWords);
-  api.check(api.cuMemcpyDtoH(got.data(), p.output.get(), got.size() * sizeof(float)), "cuMemcpyDtoH");
+  std::vector<unsigned char> got(p.output.bytes());
+  api.check(api.cuMemcpyDtoH(got.data(), p.output.get(), got.size()), "cuMemcpyDtoH");
   return oracle::describe(oracle::compare(p.reference_problem, got, p.reference), p.reference_problem, 1);
 }
 

@@ -65,14 +65,15 @@ void open_device(const CudaApi& api, Device& d, int ordinal);
 void close_device(const CudaApi& api, Device& d);
 
 // A kernel's problem on a device: its buffers, filled with fresh random
-// operands (the oracle's), and the float64 reference of its output.
+// operands (the oracle's) in the kernel's dtype and layout, and the float64
+// reference of its output.
 struct Problem {
   oracle::ReferenceProblem reference_problem;  // as the kernel's operator describes it
   DeviceMemory input, filter, ea, eb, residual;
-  DeviceMemory output;  // oracle::kGuardWords guard words each side
+  DeviceMemory output;  // oracle::kGuardWords guard elements each side
   oracle::Reference reference;
 
-  CUdeviceptr out() const { return output.get() + oracle::kGuardWords * sizeof(float); }
+  CUdeviceptr out() const { return output.get() + oracle::kGuardWords * oracle::element_size(reference_problem); }
 };
 Problem make_problem(const CudaApi& api, Device& d, const gen::KernelPlan& plan);
 

@@ -40,6 +40,7 @@
 
 #include <cuda_runtime.h>
 
+#include "convgen/dtype.h"
 #include "convgen/epilogue.h"
 #include "convgen/limits.h"
 
@@ -69,17 +70,20 @@ struct Status {
 
 const char* to_string(StatusCode code);
 
-enum class DataType { kFloat32 };
-enum class Layout { kNCHW };
-// Epilogue and Activation, their words and their math: convgen/epilogue.h.
+// DataType and Layout, their words and sizes: convgen/dtype.h. Epilogue and
+// Activation, their words and their math: convgen/epilogue.h.
 
 // One depthwise convolution: output[n, c*multiplier + m, oy, ox] =
 //   act(affine(sum_{ky,kx} input[n, c, oy*stride_h - pad_top + ky*dilation_h,
 //                                      ox*stride_w - pad_left + kx*dilation_w]
 //              * filter[c*multiplier + m, 0, ky, kx]))
-// where positions outside the input read as zero.
+// where positions outside the input read as zero. Indices are logical
+// (n, channel, y, x); `layout` says how the tensors lie in memory (below,
+// at DepthwiseArgs) and `dtype` what their elements are. Every data type
+// accumulates in fp32 and applies the epilogue in fp32, rounding once, at
+// the store.
 struct DepthwiseProblem {
-  int n = 1, c = 1, h = 1, w = 1;  // input shape, NCHW
+  int n = 1, c = 1, h = 1, w = 1;  // input shape (logical N, C, H, W)
   int kh = 3, kw = 3;              // filter window
   int stride_h = 1, stride_w = 1;
   int pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
@@ -105,32 +109,41 @@ struct DepthwiseProblem {
   }
 };
 
-// Device pointers. filter is [c*multiplier, 1, kh, kw]. For Epilogue::kBias,
-// `bias` holds c*multiplier values; for kScaleShift, `scale` and `shift` do.
-// Pointers the epilogue does not use must be null. All pointers must be
-// 4-byte aligned; input and output must not overlap. A specialized kernel
-// may read and write with 8- or 16-byte vectors (DepthwiseKernelInfo::alignment):
-// input or output pointers aligned less than that run the generic kernel
-// (an error under Dispatch::kStrict). cudaMalloc's pointers are aligned to
-// 256 bytes.
+// Device pointers to elements of the problem's dtype (float, __half or
+// __nv_bfloat16: every tensor has the same). In memory:
+//   layout NCHW: input [n, c, h, w], output [n, c*multiplier, out_h, out_w],
+//                filter [c*multiplier, 1, kh, kw];
+//   layout NHWC: input [n, h, w, c], output [n, out_h, out_w, c*multiplier],
+//                filter [kh, kw, c*multiplier]: per tap, the channels side
+//                by side. (PyTorch's channels_last leaves a depthwise
+//                [c*m, 1, kh, kw] weight as it was; permute it once,
+//                weight.permute(2, 3, 0, 1).contiguous().)
+// For Epilogue::kBias, `bias` holds c*multiplier values; for kScaleShift,
+// `scale` and `shift` do. Pointers the epilogue does not use must be null.
+// All pointers must be aligned to an element (4 or 2 bytes); input and
+// output must not overlap. A specialized kernel may read and write with
+// vectors of up to 16 bytes (DepthwiseKernelInfo::alignment): input or
+// output pointers aligned less than that run the generic kernel (an error
+// under Dispatch::kStrict). cudaMalloc's pointers are aligned to 256 bytes.
 struct DepthwiseArgs {
-  const float* input = nullptr;
-  const float* filter = nullptr;
-  const float* bias = nullptr;
-  const float* scale = nullptr;
-  const float* shift = nullptr;
-  float* output = nullptr;
+  const void* input = nullptr;
+  const void* filter = nullptr;
+  const void* bias = nullptr;
+  const void* scale = nullptr;
+  const void* shift = nullptr;
+  void* output = nullptr;
 };
 
-// One dense (groups = 1) convolution, weights OIHW as PyTorch stores them:
+// One dense (groups = 1) convolution, weights as PyTorch stores them:
 //   output[n, co, oy, ox] = act(affine(sum_{ci,ky,kx}
 //       input[n, ci, oy*stride_h - pad_top + ky*dilation_h, ox*stride_w - pad_left + kx*dilation_w]
 //       * filter[co, ci, ky, kx]) + residual[n, co, oy, ox])
 // where positions outside the input read as zero, affine is the epilogue
 // (none, + bias[co], or * scale[co] + shift[co]) and the residual term is
-// present only when `residual` is true.
+// present only when `residual` is true. Indices are logical, as for
+// DepthwiseProblem: `layout` and `dtype` say how the tensors are stored.
 struct Conv2dProblem {
-  int n = 1, c = 1, h = 1, w = 1;  // input shape, NCHW
+  int n = 1, c = 1, h = 1, w = 1;  // input shape (logical N, C, H, W)
   int c_out = 1;                   // output channels
   int kh = 3, kw = 3;              // filter window
   int stride_h = 1, stride_w = 1;
@@ -152,19 +165,22 @@ struct Conv2dProblem {
   }
 };
 
-// Device pointers. filter is [c_out, c, kh, kw]; bias, scale and shift hold
-// c_out values as the epilogue needs; residual is [n, c_out, out_h, out_w]
-// when the problem has one. Pointers the problem does not use must be null.
-// Alignment and overlap rules are those of DepthwiseArgs; the residual may
-// not overlap the output either.
+// Device pointers to elements of the problem's dtype. filter is
+// [c_out, c, kh, kw] with layout NCHW and [c_out, kh, kw, c] with NHWC (a
+// channels_last weight); bias, scale and shift hold c_out values as the
+// epilogue needs; residual is shaped and laid out like the output
+// ([n, c_out, out_h, out_w] or [n, out_h, out_w, c_out]) when the problem
+// has one. Pointers the problem does not use must be null. Alignment and
+// overlap rules are those of DepthwiseArgs; the residual may not overlap
+// the output either.
 struct Conv2dArgs {
-  const float* input = nullptr;
-  const float* filter = nullptr;
-  const float* bias = nullptr;
-  const float* scale = nullptr;
-  const float* shift = nullptr;
-  const float* residual = nullptr;
-  float* output = nullptr;
+  const void* input = nullptr;
+  const void* filter = nullptr;
+  const void* bias = nullptr;
+  const void* scale = nullptr;
+  const void* shift = nullptr;
+  const void* residual = nullptr;
+  void* output = nullptr;
 };
 
 enum class Dispatch {
@@ -192,7 +208,7 @@ using Conv2dKernelInfo = KernelInfoFor<Conv2dProblem>;
 struct KernelChoice {
   Status status;          // not ok: the problem itself is invalid
   bool specialized = false;
-  std::string kernel;     // kernel name, or "generic_depthwise_f32_nchw"
+  std::string kernel;     // kernel name, or the generic kernel's: "generic_depthwise_f16_nhwc"
   std::string reason;     // one line a person can read
 };
 
@@ -219,6 +235,9 @@ Status generic_conv2d(const Conv2dProblem& problem, const Conv2dArgs& args, cuda
 // A stable, readable rendering of a problem, used in messages and by `find`.
 std::string describe(const DepthwiseProblem& problem);
 std::string describe(const Conv2dProblem& problem);
+// The generic kernel that serves a problem, e.g. "generic_depthwise_f16_nhwc".
+std::string generic_kernel_name(const DepthwiseProblem& problem);
+std::string generic_kernel_name(const Conv2dProblem& problem);
 
 // What the runtime's registry and dispatch need of an operator beyond its
 // problem and argument types: one specialization per operator. The registry,
@@ -231,10 +250,10 @@ struct OperatorTraits<DepthwiseProblem> {
   using Args = DepthwiseArgs;
   // Every generated launcher of the operator has this type: plain types
   // only, so that the emitted .cu files need nothing but the CUDA runtime
-  // header and convgen/epilogue.h. epilogue_a is the bias or the scale, epilogue_b the shift.
-  using Launcher = cudaError_t(const float* input, const float* filter, const float* epilogue_a,
-                               const float* epilogue_b, float* output, int batch, cudaStream_t stream);
-  static constexpr const char* kGenericKernel = "generic_depthwise_f32_nchw";
+  // header and convgen's device headers. epilogue_a is the bias or the
+  // scale, epilogue_b the shift; all point to elements of the kernel's dtype.
+  using Launcher = cudaError_t(const void* input, const void* filter, const void* epilogue_a,
+                               const void* epilogue_b, void* output, int batch, cudaStream_t stream);
   static Status generic(const DepthwiseProblem& p, const DepthwiseArgs& a, cudaStream_t stream) {
     return generic_depthwise_conv2d(p, a, stream);
   }
@@ -254,10 +273,9 @@ struct OperatorTraits<DepthwiseProblem> {
 template <>
 struct OperatorTraits<Conv2dProblem> {
   using Args = Conv2dArgs;
-  using Launcher = cudaError_t(const float* input, const float* filter, const float* epilogue_a,
-                               const float* epilogue_b, const float* residual, float* output, int batch,
+  using Launcher = cudaError_t(const void* input, const void* filter, const void* epilogue_a,
+                               const void* epilogue_b, const void* residual, void* output, int batch,
                                cudaStream_t stream);
-  static constexpr const char* kGenericKernel = "generic_conv2d_f32_nchw";
   static Status generic(const Conv2dProblem& p, const Conv2dArgs& a, cudaStream_t stream) {
     return generic_conv2d(p, a, stream);
   }

@@ -148,6 +148,12 @@ struct Algorithm {
   std::string (*describe)(const Schedule& s) = nullptr;
   // How its kernels are launched.
   LaunchDescription (*launch_description)(const KernelPlan& plan) = nullptr;
+  // The data types and layouts its template serves. A workload may name it
+  // only where it serves both; the default rule picks among those that do.
+  std::vector<DataType> dtypes = {DataType::kFloat32};
+  std::vector<Layout> layouts = {Layout::kNCHW};
+
+  bool serves(const Workload& wl) const;
 
   // The launch for `batch` images (at most the plan's max_batch).
   LaunchShape launch(const KernelPlan& plan, int batch) const;

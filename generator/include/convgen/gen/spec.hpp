@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "convgen/dtype.h"
 #include "convgen/epilogue.h"
 #include "convgen/limits.h"
 
@@ -56,6 +57,8 @@ class UsageError : public InputError {
 using convgen::kMaxBatch;
 using convgen::Epilogue;
 using convgen::Activation;
+using convgen::DataType;
+using convgen::Layout;
 using convgen::to_string;
 
 // The most channels (c, c_out) a spec states: the limits table's
@@ -116,6 +119,9 @@ struct Workload {
   Epilogue epilogue = Epilogue::kNone;
   bool residual = false;   // conv2d: add a tensor shaped like the output before the activation
   Activation activation = Activation::kNone;
+  DataType dtype = DataType::kFloat32;  // every tensor's elements; sums are fp32 whatever it is
+  Layout layout = Layout::kNCHW;        // the activations' memory order (and so the weights')
+  SourceLocation dtype_where, layout_where;  // where the spec (or its defaults) sets them
   ScheduleRequest schedule;
 
   int out_channels() const { return c_out != 0 ? c_out : c * multiplier; }

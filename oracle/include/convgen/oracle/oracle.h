@@ -3,15 +3,21 @@
 // every output element against the float64 reference (reference.cuh) with
 // one bound, reporting the first mismatches.
 //
-// The bound, per element: |got - ref| <= (terms + 2) * 2^-23 * S + 1e-30,
-// where S is the float64 sum of the magnitudes of every term that forms the
-// output (|x*w| over the taps, scaled by |scale|, plus |bias| or |shift| and
-// |residual|), widened by the activation's slope. Rounding in an fp32 sum of
-// `terms` products cannot exceed it; a wrong index or a missed tap exceeds it
-// at once, since operands are random. terms: the products of a sum, or with
-// exact sums (ReferenceProblem::exact_sums) sqrt(products) + 2, which leaves
-// room for kernels that transform their operands (a product of exact values
-// is then rounded) while one missed product of about 0.25 still exceeds it.
+// The bound, per element: |got - ref| <= E * (1 + u) + u * |ref| + t, with
+// E = (terms + 2) * 2^-23 * S, where S is the float64 sum of the magnitudes
+// of every term that forms the output (|x*w| over the taps, scaled by
+// |scale|, plus |bias| or |shift| and |residual|), widened by the
+// activation's slope. Rounding in an fp32 sum of `terms` products cannot
+// exceed E; a wrong index or a missed tap exceeds it at once, since operands
+// are random. terms: the products of a sum, or with exact sums
+// (ReferenceProblem::exact_sums) sqrt(products) + 2, which leaves room for
+// kernels that transform their operands (a product of exact values is then
+// rounded) while one missed product of about 0.25 still exceeds it.
+// u is the unit roundoff of the output's one rounding to its dtype (0 for
+// float32, which the sum already rounds to; 2^-11 for float16, 2^-8 for
+// bfloat16) and t half the dtype's smallest subnormal spacing (2^-25 for
+// float16; 1e-30 otherwise). The operands are drawn already rounded to the
+// dtype, so the reference sees exactly what the kernel reads.
 #pragma once
 
 #include <cstddef>
@@ -47,6 +53,8 @@ ReferenceProblem convolution_geometry(const Problem& p, int n, int c_out) {
   r.dilation_w = p.dilation_w;
   r.epilogue = p.epilogue;
   r.activation = p.activation;
+  r.dtype = p.dtype;
+  r.layout = p.layout;
   return r;
 }
 
@@ -59,11 +67,21 @@ double bound_terms(const ReferenceProblem& p);
 // exact sums, else uniform in [-1, 1]); per output channel the epilogue's
 // first parameter (bias or scale) in [-2, 2] and second (shift) in [-1, 3],
 // straddling zero so that relu and relu6 both clip and pass values; the
-// residual in [-1, 1] when the problem has one (else empty).
+// residual in [-1, 1] when the problem has one (else empty). Every value is
+// rounded to the problem's dtype; tensors are logical (NCHW, OIHW), the
+// order the reference reads.
 struct Operands {
   std::vector<float> input, filter, epilogue_a, epilogue_b, residual;
 };
 Operands make_operands(const ReferenceProblem& p, std::uint64_t seed);
+
+// The tensors of a call, for their memory order.
+enum class Tensor { kInput, kFilter, kPerChannel, kResidual, kOutput };
+// The bytes a kernel reads for one tensor of logical values: in the
+// problem's layout (convgen/convgen.h: DepthwiseArgs, Conv2dArgs) and dtype.
+std::vector<unsigned char> stored(const ReferenceProblem& p, Tensor t, const std::vector<float>& logical);
+// Bytes per element of the problem's dtype.
+int element_size(const ReferenceProblem& p);
 
 // The reference kernel: its name and launch (one thread per output element).
 inline constexpr const char* kReferenceKernel = "convgen_reference";
@@ -76,16 +94,17 @@ struct Reference {
   std::vector<double> value, magnitude;
 };
 
-// The output buffer a kernel writes into: kGuardWords guard words, then the
-// outputs poisoned with NaN (all-ones bytes, so an element the kernel never
-// writes fails), then kGuardWords guard words that catch writes past its ends.
+// The output buffer a kernel writes into: kGuardWords guard elements, then
+// the outputs poisoned with NaN (all-ones bytes, so an element the kernel
+// never writes fails), then kGuardWords guard elements that catch writes
+// past its ends. A guard element holds a NaN no kernel computes.
 inline constexpr std::size_t kGuardWords = 1024;
-inline constexpr std::uint32_t kGuardPattern = 0x7fc0dead;  // a quiet NaN no kernel computes
-// The buffer's contents before the launch: guards, poison, guards.
-std::vector<std::uint32_t> poisoned_output(long long outputs);
+// The buffer's contents before the launch: guards, poison, guards, in
+// elements of the problem's dtype.
+std::vector<unsigned char> poisoned_output(const ReferenceProblem& p);
 
 struct Mismatch {
-  long long index = 0;  // in the output, NCHW
+  long long index = 0;  // in the logical output, NCHW
   double got = 0, expected = 0, bound = 0;
 };
 
@@ -100,8 +119,9 @@ struct Comparison {
 inline constexpr std::size_t kReportedMismatches = 5;
 
 // Checks the buffer as the kernel left it (guards and outputs, as
-// poisoned_output laid it out) against the reference.
-Comparison compare(const ReferenceProblem& p, const std::vector<float>& buffer, const Reference& reference);
+// poisoned_output laid it out, in the problem's dtype and layout) against
+// the reference.
+Comparison compare(const ReferenceProblem& p, const std::vector<unsigned char>& buffer, const Reference& reference);
 
 // What went wrong, with at most `mismatches` wrong elements by position:
 // "wrote outside the output (guard word 3); 12 of 4096 outputs wrong;

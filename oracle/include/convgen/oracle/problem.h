@@ -1,11 +1,14 @@
 // The problem the float64 reference computes, in plain numbers: a grouped 2D
-// convolution (NCHW, weights OIHW) with the epilogue, residual and
-// activation the kernels apply. An operator describes its workloads as one
+// convolution (logical NCHW, weights OIHW) with the epilogue, residual and
+// activation the kernels apply, and the data type and layout the kernel's
+// tensors are stored in (the reference reads float NCHW copies of the same
+// rounded values). An operator describes its workloads as one
 // (Operator::reference_problem); the GPU tests describe the runtime's
 // problems. The same layout under nvcc, NVRTC and a host compiler: the
 // tuner hands it to the reference kernel by value.
 #pragma once
 
+#include <convgen/dtype.h>
 #include <convgen/epilogue.h>
 
 namespace convgen::oracle {
@@ -24,6 +27,12 @@ struct ReferenceProblem {
   Epilogue epilogue = Epilogue::kNone;
   bool residual = false;  // a tensor shaped like the output, added before the activation
   Activation activation = Activation::kNone;
+  DataType dtype = DataType::kFloat32;  // every tensor's elements
+  Layout layout = Layout::kNCHW;        // activations' (and weights') memory order
+  // With NHWC, the filter is [kh, kw, c_out] (a depthwise filter: taps
+  // first, the channels side by side), else [c_out, kh, kw, c / groups]
+  // (channels_last).
+  bool filter_taps_first = false;
   // Input and filter drawn as multiples of 1/16, so that every sum of
   // products is exact in fp32 in any order: the bound then stays tight
   // enough to catch one missed product in a sum of thousands. Otherwise

@@ -1,0 +1,74 @@
+// convgen's data types and memory layouts: the one table of each.
+//
+// Everything that names a data type or a layout reads it from here: the
+// spec parser (its words), kernel names (their name parts), the runtime
+// (its enums, element sizes and messages), the generated kernels (the CUDA
+// type of an element) and the float64 references (the rounding of each
+// type). Accumulation is always fp32, whatever the data type: a half kernel
+// converts what it loads to float and rounds once, at the store.
+//
+// The header needs no CUDA header and compiles under nvcc, NVRTC and a plain
+// C++ compiler.
+#pragma once
+
+// The data types of a problem's tensors (input, filter, epilogue
+// parameters, residual, output: all the same). Columns: enumerator, spec
+// word, the kernel name's part, bytes per element, the CUDA type the
+// kernels use, and the bits of its significand after the point (its unit
+// roundoff is 2^-(bits + 1)).
+#define CONVGEN_DTYPE_TABLE(X)                                  \
+  X(kFloat32, "float32", "f32", 4, "float", 23)                \
+  X(kFloat16, "float16", "f16", 2, "__half", 10)               \
+  X(kBFloat16, "bfloat16", "bf16", 2, "__nv_bfloat16", 7)
+
+// The memory layouts of the activations (input, residual, output). Columns:
+// enumerator, spec word, the kernel name's part, and how the weights lie in
+// memory with it (as PyTorch holds them: contiguous, or channels_last).
+#define CONVGEN_LAYOUT_TABLE(X)                                                                        \
+  X(kNCHW, "NCHW", "nchw", "OIHW (dense), [c * multiplier, 1, kh, kw] (depthwise)")                   \
+  X(kNHWC, "NHWC", "nhwc", "O x kh x kw x I (dense, channels_last), kh x kw x (c * multiplier) (depthwise)")
+
+namespace convgen {
+
+#define CONVGEN_ENUMERATOR(enumerator, ...) enumerator,
+enum class DataType { CONVGEN_DTYPE_TABLE(CONVGEN_ENUMERATOR) };
+enum class Layout { CONVGEN_LAYOUT_TABLE(CONVGEN_ENUMERATOR) };
+#undef CONVGEN_ENUMERATOR
+
+#if !defined(__CUDACC_RTC__)
+// One row of each table, for the host: words, names, sizes, messages.
+struct DataTypeRow {
+  DataType value;
+  const char* enumerator;  // "kFloat16"
+  const char* word;        // the spec's word, "float16"
+  const char* name_part;   // in kernel names, "f16"
+  int bytes;               // per element
+  const char* cuda_type;   // the element type of the kernels, "__half"
+  int fraction_bits;       // significand bits after the point: 23, 10, 7
+};
+struct LayoutRow {
+  Layout value;
+  const char* enumerator;  // "kNHWC"
+  const char* word;        // the spec's word, "NHWC"
+  const char* name_part;   // in kernel names, "nhwc"
+  const char* weights;     // how the filter lies in memory with this layout
+};
+
+#define CONVGEN_DTYPE_ROW(enumerator, word, name_part, bytes, cuda_type, fraction_bits) \
+  DataTypeRow{DataType::enumerator, #enumerator, word, name_part, bytes, cuda_type, fraction_bits},
+#define CONVGEN_LAYOUT_ROW(enumerator, word, name_part, weights) \
+  LayoutRow{Layout::enumerator, #enumerator, word, name_part, weights},
+inline constexpr DataTypeRow kDataTypeTable[] = {CONVGEN_DTYPE_TABLE(CONVGEN_DTYPE_ROW)};
+inline constexpr LayoutRow kLayoutTable[] = {CONVGEN_LAYOUT_TABLE(CONVGEN_LAYOUT_ROW)};
+#undef CONVGEN_DTYPE_ROW
+#undef CONVGEN_LAYOUT_ROW
+
+// Rows are in enumerator order.
+inline constexpr const DataTypeRow& row(DataType t) { return kDataTypeTable[static_cast<int>(t)]; }
+inline constexpr const LayoutRow& row(Layout l) { return kLayoutTable[static_cast<int>(l)]; }
+inline const char* to_string(DataType t) { return row(t).word; }
+inline const char* to_string(Layout l) { return row(l).word; }
+inline constexpr int element_bytes(DataType t) { return row(t).bytes; }
+#endif
+
+}  // namespace convgen

@@ -1,0 +1,155 @@
+// convgen's kernels read and write their elements through these helpers:
+// an element of any data type (convgen/dtype.h) is loaded and converted to
+// float, computed on in float, and converted back once, at the store.
+//
+// The conversions are CUDA's own (cuda_fp16.h, cuda_bf16.h), two elements
+// at a time through their vector forms (__half2, __nv_bfloat162) where a
+// load holds pairs; a load or store moves up to 16 bytes at once, as one
+// unsigned word of its size, so that a half kernel's 8 elements cost one
+// instruction as a float kernel's 4 do.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+namespace convgen {
+
+// The L2 priority of a load or store: normal (loads through the read-only
+// cache, __ldg) or evict-first (__ldcs / __stcs: data used once).
+enum class CacheHint { kNormal, kEvictFirst };
+
+namespace element_detail {
+
+// The unsigned word of `Bytes` bytes one load or store moves.
+template <int Bytes> struct Word;
+template <> struct Word<2> { using type = unsigned short; };
+template <> struct Word<4> { using type = unsigned int; };
+template <> struct Word<8> { using type = uint2; };
+template <> struct Word<16> { using type = uint4; };
+
+template <CacheHint H, class W>
+__device__ __forceinline__ W load_word(const W* p) {
+  if constexpr (H == CacheHint::kEvictFirst) {
+    return __ldcs(p);
+  } else {
+    return __ldg(p);
+  }
+}
+
+template <CacheHint H, class W>
+__device__ __forceinline__ void store_word(W* p, const W& w) {
+  if constexpr (H == CacheHint::kEvictFirst) {
+    __stcs(p, w);
+  } else {
+    *p = w;
+  }
+}
+
+// Two adjacent elements and their conversions.
+template <class T> struct Pair;
+template <> struct Pair<float> {
+  using type = float2;
+  static __device__ __forceinline__ float2 to_float2(float2 v) { return v; }
+  static __device__ __forceinline__ float2 from_floats(float a, float b) { return make_float2(a, b); }
+};
+template <> struct Pair<__half> {
+  using type = __half2;
+  static __device__ __forceinline__ float2 to_float2(__half2 v) { return __half22float2(v); }
+  static __device__ __forceinline__ __half2 from_floats(float a, float b) { return __floats2half2_rn(a, b); }
+};
+template <> struct Pair<__nv_bfloat16> {
+  using type = __nv_bfloat162;
+  static __device__ __forceinline__ float2 to_float2(__nv_bfloat162 v) { return __bfloat1622float2(v); }
+  static __device__ __forceinline__ __nv_bfloat162 from_floats(float a, float b) {
+    return __floats2bfloat162_rn(a, b);
+  }
+};
+
+}  // namespace element_detail
+
+// One element to float and back (round to nearest even).
+__device__ __forceinline__ float to_float(float x) { return x; }
+__device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
+__device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+template <class T> __device__ __forceinline__ T from_float(float x);
+template <> __device__ __forceinline__ float from_float<float>(float x) { return x; }
+template <> __device__ __forceinline__ __half from_float<__half>(float x) { return __float2half_rn(x); }
+template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
+
+// How N adjacent elements of T move: in chunks of up to 16 bytes, each one
+// unsigned word, whose elements convert two at a time where they pair up.
+// N is a power of two (a word is 2, 4, 8 or 16 bytes).
+template <class T, int N>
+struct Chunks {
+  static_assert(N > 0 && (N & (N - 1)) == 0, "N elements move in whole words: a power of two");
+  static constexpr int kBytes = N * static_cast<int>(sizeof(T)) < 16 ? N * static_cast<int>(sizeof(T)) : 16;
+  static constexpr int kPerChunk = kBytes / static_cast<int>(sizeof(T));
+  static constexpr int kCount = N / kPerChunk;
+  static constexpr bool kPairs = kPerChunk % 2 == 0;
+  using Word = typename element_detail::Word<kBytes>::type;
+  using Pair = element_detail::Pair<T>;
+};
+
+// Loads N adjacent elements from `p` as floats; `p` must be aligned to
+// Chunks<T, N>::kBytes (all N elements' bytes, up to 16).
+template <class T, int N, CacheHint H = CacheHint::kNormal>
+__device__ __forceinline__ void load(const T* p, float (&out)[N]) {
+  using C = Chunks<T, N>;
+#pragma unroll
+  for (int chunk = 0; chunk < C::kCount; ++chunk) {
+    const auto w = element_detail::load_word<H>(reinterpret_cast<const typename C::Word*>(p + chunk * C::kPerChunk));
+    const T* e = reinterpret_cast<const T*>(&w);
+    float* f = out + chunk * C::kPerChunk;
+    if constexpr (C::kPairs) {
+#pragma unroll
+      for (int i = 0; i < C::kPerChunk; i += 2) {
+        const float2 two = C::Pair::to_float2(*reinterpret_cast<const typename C::Pair::type*>(e + i));
+        f[i] = two.x;
+        f[i + 1] = two.y;
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < C::kPerChunk; ++i) f[i] = to_float(e[i]);
+    }
+  }
+}
+
+// Stores N floats to `p` as N adjacent elements of T, each rounded once;
+// the alignment is load's.
+template <class T, int N, CacheHint H = CacheHint::kNormal>
+__device__ __forceinline__ void store(T* p, const float (&in)[N]) {
+  using C = Chunks<T, N>;
+#pragma unroll
+  for (int chunk = 0; chunk < C::kCount; ++chunk) {
+    typename C::Word w;
+    T* e = reinterpret_cast<T*>(&w);
+    const float* f = in + chunk * C::kPerChunk;
+    if constexpr (C::kPairs) {
+#pragma unroll
+      for (int i = 0; i < C::kPerChunk; i += 2) {
+        *reinterpret_cast<typename C::Pair::type*>(e + i) = C::Pair::from_floats(f[i], f[i + 1]);
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < C::kPerChunk; ++i) e[i] = from_float<T>(f[i]);
+    }
+    element_detail::store_word<H>(reinterpret_cast<typename C::Word*>(p + chunk * C::kPerChunk), w);
+  }
+}
+
+// One element, loaded as a float / stored from one.
+template <class T, CacheHint H = CacheHint::kNormal>
+__device__ __forceinline__ float load_one(const T* p) {
+  float v[1];
+  load<T, 1, H>(p, v);
+  return v[0];
+}
+template <class T, CacheHint H = CacheHint::kNormal>
+__device__ __forceinline__ void store_one(T* p, float value) {
+  const float v[1] = {value};
+  store<T, 1, H>(p, v);
+}
+
+}  // namespace convgen
