@@ -145,9 +145,14 @@ const Algorithm& choose_algorithm(const Workload& wl, const PlanOptions& options
       if (!owns(*other, k->key) || owns(*chosen, k->key)) continue;
       if (std::find(reported.begin(), reported.end(), k) == reported.end()) {
         reported.push_back(k);
+        // The owners that serve the workload (all owners when none does).
+        const bool any_serving = std::any_of(op.algorithms.begin(), op.algorithms.end(),
+                                             [&](const Algorithm* a) { return owns(*a, k->key) && a->serves(wl); });
         std::string owners;
         for (const Algorithm* a : op.algorithms) {
-          if (owns(*a, k->key)) owners += std::string(owners.empty() ? "" : "' or '") + a->name;
+          if (owns(*a, k->key) && (a->serves(wl) || !any_serving)) {
+            owners += std::string(owners.empty() ? "" : "' or '") + a->name;
+          }
         }
         errors.push_back({k->key_where, "'" + k->key + "' is a knob of algorithm '" + owners +
                                             "'; this workload uses algorithm '" + chosen->name +

@@ -598,9 +598,9 @@ KernelChoice Registry<Problem>::find(const Problem& p) const {
   choice.specialized = true;
   choice.kernel = e->name;
   const std::string alignment =
-      e->alignment > 4 ? "; input and output aligned to less than " + std::to_string(e->alignment) +
-                             " bytes run the generic kernel"
-                       : "";
+      e->alignment > element_bytes(p.dtype) ? "; tensors aligned to less than " + std::to_string(e->alignment) +
+                                                  " bytes run the generic kernel"
+                                            : "";
   choice.reason = e->problem.n == p.n   ? std::string("made for this problem (") + e->spec_location + ")"
                   : e->problem.n == 0   ? std::string("made for this problem with a runtime batch (") +
                                             e->spec_location + ")"
@@ -625,12 +625,14 @@ Status Registry<Problem>::run(const Problem& p, const typename OperatorTraits<Pr
     }
     return Traits::generic(p, a, stream);
   }
-  // An entry that records no alignment (0) needs only a float's.
-  const std::uintptr_t alignment = e->alignment > 4 ? static_cast<std::uintptr_t>(e->alignment) : 4;
+  // An entry that records no alignment (0) needs only an element's.
+  const std::uintptr_t alignment = static_cast<std::uintptr_t>(std::max(e->alignment, element_bytes(p.dtype)));
   const auto aligned = [&](const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % alignment == 0; };
-  if (!aligned(a.input) || !aligned(a.output)) {
+  // Every tensor: a kernel may load its filter and epilogue parameters as
+  // vectors too (null pointers, which the problem does not use, pass).
+  if (!Traits::all_pointers(a, aligned)) {
     if (dispatch == Dispatch::kStrict) {
-      return error(StatusCode::kInvalidPointer, std::string("kernel ") + e->name + " needs input and output aligned to " +
+      return error(StatusCode::kInvalidPointer, std::string("kernel ") + e->name + " needs every tensor aligned to " +
                                                     std::to_string(alignment) + " bytes");
     }
     return Traits::generic(p, a, stream);

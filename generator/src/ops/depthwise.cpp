@@ -29,6 +29,7 @@ bool default_is_window(const Workload& wl, const PlanOptions& options) {
 // batch 64, against 59-79% for the tiles); else the tiles algorithm, which
 // serves every shape.
 const Algorithm& default_algorithm(const Workload& wl, const PlanOptions& options) {
+  if (wl.layout == Layout::kNHWC) return kChannels;  // the one NHWC algorithm
   if (default_is_planes(wl, options)) return kPlanes;
   if (default_is_window(wl, options)) return kWindow;
   if (rows_fits_by_default(wl, options)) return kRows;
@@ -118,7 +119,7 @@ const Operator kOperator{
       [](Workload& wl, int v) { wl.multiplier = v; }, [](const Workload& wl) { return wl.multiplier; }}},
     {cache_knob("input_cache", "L2 priority of the input loads: normal | evict_first (__ldcs)"),
      cache_knob("output_cache", "L2 priority of the output stores: normal | evict_first (__stcs)")},
-    {&kTiles, &kRows, &kPlanes, &kWindow},
+    {&kTiles, &kRows, &kPlanes, &kWindow, &kChannels},
     &default_algorithm,
     &kernel_name,
     &plan_cost,

@@ -16,6 +16,7 @@ extern const Algorithm kTiles;   // depthwise_tiles.cpp
 extern const Algorithm kRows;    // depthwise_rows.cpp
 extern const Algorithm kPlanes;  // depthwise_planes.cpp
 extern const Algorithm kWindow;  // depthwise_window.cpp
+extern const Algorithm kChannels;  // depthwise_channels.cpp: NHWC
 
 // The rows and planes algorithms keep a lane's values in registers. Their
 // launch bounds allow 64 registers a lane and indices and pointers take

@@ -122,8 +122,8 @@ struct DepthwiseProblem {
 // `scale` and `shift` do. Pointers the epilogue does not use must be null.
 // All pointers must be aligned to an element (4 or 2 bytes); input and
 // output must not overlap. A specialized kernel may read and write with
-// vectors of up to 16 bytes (DepthwiseKernelInfo::alignment): input or
-// output pointers aligned less than that run the generic kernel (an error
+// vectors of up to 16 bytes (DepthwiseKernelInfo::alignment): a call whose
+// tensors are aligned less than that runs the generic kernel (an error
 // under Dispatch::kStrict). cudaMalloc's pointers are aligned to 256 bytes.
 struct DepthwiseArgs {
   const void* input = nullptr;
@@ -195,7 +195,7 @@ struct KernelInfoFor {
   Problem problem;      // n is the batch the spec declared (0: runtime)
   std::string schedule;  // human-readable schedule summary
   std::string spec_location;  // spec file:line the kernel came from
-  int alignment = 4;  // bytes the input and output pointers must be aligned to (vector loads and stores)
+  int alignment = 4;  // bytes every tensor's pointer must be aligned to (vector loads and stores)
   // The largest batch one call runs on this kernel (its grid and 32-bit
   // launch indices number no more); a larger batch returns kInvalidProblem
   // and launches nothing: split it into several calls.
@@ -263,6 +263,11 @@ struct OperatorTraits<DepthwiseProblem> {
                     stream);
   }
   // The fields a kernel is made for: all but the batch, which it takes at launch.
+  // Whether `ok` holds for every pointer of a call (null ones included).
+  template <class Check>
+  static bool all_pointers(const DepthwiseArgs& a, const Check& ok) {
+    return ok(a.input) && ok(a.filter) && ok(a.bias) && ok(a.scale) && ok(a.shift) && ok(a.output);
+  }
   static auto shape(const DepthwiseProblem& p) {
     return std::tie(p.c, p.h, p.w, p.kh, p.kw, p.stride_h, p.stride_w, p.pad_top, p.pad_bottom, p.pad_left,
                     p.pad_right, p.dilation_h, p.dilation_w, p.multiplier, p.epilogue, p.activation, p.dtype,
@@ -283,6 +288,10 @@ struct OperatorTraits<Conv2dProblem> {
     return launcher(a.input, a.filter, p.epilogue == Epilogue::kBias ? a.bias : a.scale, a.shift, a.residual,
                     a.output, p.n, stream);
   }
+  template <class Check>
+  static bool all_pointers(const Conv2dArgs& a, const Check& ok) {
+    return ok(a.input) && ok(a.filter) && ok(a.bias) && ok(a.scale) && ok(a.shift) && ok(a.residual) && ok(a.output);
+  }
   static auto shape(const Conv2dProblem& p) {
     return std::tie(p.c, p.c_out, p.h, p.w, p.kh, p.kw, p.stride_h, p.stride_w, p.pad_top, p.pad_bottom, p.pad_left,
                     p.pad_right, p.dilation_h, p.dilation_w, p.groups, p.epilogue, p.residual, p.activation, p.dtype,
@@ -300,7 +309,7 @@ struct RegistryEntry {
   const char* schedule;
   const char* spec_location;
   typename OperatorTraits<Problem>::Launcher* launch;
-  int alignment;  // bytes input and output must be aligned to; others run the generic kernel
+  int alignment;  // bytes every tensor must be aligned to; others run the generic kernel
   int max_batch;  // the most images one launch covers
 };
 

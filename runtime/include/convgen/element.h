@@ -92,15 +92,34 @@ struct Chunks {
   using Pair = element_detail::Pair<T>;
 };
 
-// Loads N adjacent elements from `p` as floats; `p` must be aligned to
-// Chunks<T, N>::kBytes (all N elements' bytes, up to 16).
+// N adjacent elements as loaded, before conversion: the words of their
+// chunks. All zero bits are zeros in every dtype, so Packed{} holds N zeros.
+template <class T, int N>
+struct Packed {
+  typename Chunks<T, N>::Word words[Chunks<T, N>::kCount];
+};
+
+// Loads N adjacent elements from `p` without converting them (a kernel that
+// issues many loads before it computes keeps them at their own size);
+// `p` must be aligned to Chunks<T, N>::kBytes (all N elements' bytes, up to 16).
 template <class T, int N, CacheHint H = CacheHint::kNormal>
-__device__ __forceinline__ void load(const T* p, float (&out)[N]) {
+__device__ __forceinline__ Packed<T, N> load_packed(const T* p) {
+  using C = Chunks<T, N>;
+  Packed<T, N> packed;
+#pragma unroll
+  for (int chunk = 0; chunk < C::kCount; ++chunk) {
+    packed.words[chunk] = element_detail::load_word<H>(reinterpret_cast<const typename C::Word*>(p + chunk * C::kPerChunk));
+  }
+  return packed;
+}
+
+// The floats of loaded elements.
+template <class T, int N>
+__device__ __forceinline__ void unpack(const Packed<T, N>& packed, float (&out)[N]) {
   using C = Chunks<T, N>;
 #pragma unroll
   for (int chunk = 0; chunk < C::kCount; ++chunk) {
-    const auto w = element_detail::load_word<H>(reinterpret_cast<const typename C::Word*>(p + chunk * C::kPerChunk));
-    const T* e = reinterpret_cast<const T*>(&w);
+    const T* e = reinterpret_cast<const T*>(&packed.words[chunk]);
     float* f = out + chunk * C::kPerChunk;
     if constexpr (C::kPairs) {
 #pragma unroll
@@ -114,6 +133,12 @@ __device__ __forceinline__ void load(const T* p, float (&out)[N]) {
       for (int i = 0; i < C::kPerChunk; ++i) f[i] = to_float(e[i]);
     }
   }
+}
+
+// Loads N adjacent elements from `p` as floats (load_packed's alignment).
+template <class T, int N, CacheHint H = CacheHint::kNormal>
+__device__ __forceinline__ void load(const T* p, float (&out)[N]) {
+  unpack(load_packed<T, N, H>(p), out);
 }
 
 // Stores N floats to `p` as N adjacent elements of T, each rounded once;
