@@ -10,8 +10,11 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include <sys/stat.h>
+
+#include <nlohmann/json.hpp>
 
 #include "convgen/gen/output.hpp"
 #include "convgen/gen/plan.hpp"
@@ -226,6 +229,90 @@ workloads:
   EXPECT_NE(table.out.find("tiles: block_tile 32x32, threads 8x32, vthreads 1x1, input from global memory"),
             std::string::npos)
       << table.out;
+}
+
+// `convgen list` shows each kernel's dtype and layout, in CSV columns and
+// JSON keys, matching its name's parts. The spec asks for every dtype x
+// layout of both operators; those no algorithm serves yet are left out
+// (--skip-invalid), and exactly the others are listed.
+TEST(Cli, ListShowsEachKernelsDtypeAndLayout) {
+  using convgen::DataTypeRow;
+  using convgen::kDataTypeTable;
+  using convgen::kLayoutTable;
+  using convgen::LayoutRow;
+  TempDir tmp;
+  std::string spec = "library: storages\nworkloads:\n";
+  std::set<std::string> served;  // the names the list must show
+  for (const char* op : {"depthwise_conv2d", "conv2d"}) {
+    for (const DataTypeRow& d : kDataTypeTable) {
+      for (const LayoutRow& l : kLayoutTable) {
+        const std::string text = std::string("{op: ") + op + (std::string(op) == "conv2d" ? ", c_out: 16" : "") +
+                                 ", n: 1, c: 32, h: 28, w: 28, filter: 3, padding: same, dtype: " + d.word +
+                                 ", layout: " + l.word + "}";
+        spec += "  - " + text + "\n";
+        const Workload wl = workload(text);
+        for (const Algorithm* a : wl.op->algorithms) {
+          if (a->serves(wl)) {
+            served.insert(kernel_name(wl));
+            break;
+          }
+        }
+      }
+    }
+  }
+  ASSERT_FALSE(served.empty());
+  write_file(tmp / "storages.yaml", spec);
+  const std::string list =
+      "cd " + quote(tmp.str()) + " && " + quote(CONVGEN_CLI) + " list storages.yaml --skip-invalid";
+
+  const CommandResult csv = run_command(list + " --format csv", tmp.path());
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  const std::vector<std::string> lines = split_lines(csv.out);
+  ASSERT_GE(lines.size(), 2u) << csv.out;
+  const std::vector<std::string> header = csv_fields(lines[0]);
+  std::set<std::string> listed;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const std::vector<std::string> fields = csv_fields(lines[i]);
+    ASSERT_EQ(fields.size(), header.size()) << lines[i];
+    std::map<std::string, std::string> row;
+    for (size_t j = 0; j < header.size(); ++j) row[header[j]] = fields[j];
+    const std::string& name = row["name"];
+    listed.insert(name);
+    const DataTypeRow* dtype = nullptr;
+    const LayoutRow* layout = nullptr;
+    for (const DataTypeRow& d : kDataTypeTable) {
+      if (row["dtype"] == d.word) dtype = &d;
+    }
+    for (const LayoutRow& l : kLayoutTable) {
+      if (row["layout"] == l.word) layout = &l;
+    }
+    ASSERT_NE(dtype, nullptr) << name << ": dtype column '" << row["dtype"] << "'";
+    ASSERT_NE(layout, nullptr) << name << ": layout column '" << row["layout"] << "'";
+    const std::string parts = std::string("_") + dtype->name_part + "_" + layout->name_part + "_";
+    EXPECT_NE(name.find(parts), std::string::npos) << name << " listed as " << dtype->word << " " << layout->word;
+  }
+  EXPECT_EQ(listed, served);
+
+  const CommandResult json = run_command(list + " --format json", tmp.path());
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::json doc = nlohmann::json::parse(json.out);
+  std::set<std::string> in_json;
+  for (const nlohmann::json& k : doc.at("kernels")) {
+    const std::string name = k.at("name");
+    in_json.insert(name);
+    const std::string dtype = k.at("dtype"), layout = k.at("layout");
+    for (const DataTypeRow& d : kDataTypeTable) {
+      if (dtype == d.word) {
+        EXPECT_NE(name.find(std::string("_") + d.name_part + "_"), std::string::npos) << name;
+      }
+    }
+    for (const LayoutRow& l : kLayoutTable) {
+      if (layout == l.word) {
+        EXPECT_NE(name.find(std::string("_") + l.name_part + "_"), std::string::npos) << name;
+      }
+    }
+  }
+  EXPECT_EQ(in_json, served);
 }
 
 }  // namespace

@@ -107,6 +107,59 @@ TEST(KernelName, DistinctProblemsGetDistinctNames) {
   EXPECT_EQ(seen.size(), static_cast<size_t>(count));
 }
 
+// The dtype and layout follow the operator's prefix: dw_f16_nhwc_...,
+// conv_bf16_nchw_... (the name parts of convgen/dtype.h's tables).
+TEST(KernelName, DtypeAndLayoutParts) {
+  struct Case {
+    std::string workload, name;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"{n: 1, c: 32, h: 112, w: 112, filter: 3, padding: same, dtype: float16, layout: NHWC}",
+            "dw_f16_nhwc_n1_c32_h112_w112_k3x3_s1_p1_m1"},
+           {"{n: 64, c: 96, h: 112, w: 112, filter: 3, stride: 2, padding: same, epilogue: scale_shift, "
+            "activation: relu6, dtype: float16, layout: NHWC}",
+            "dw_f16_nhwc_n64_c96_h112_w112_k3x3_s2_p1_m1_ssrelu6"},
+           {"{n: runtime, c: 8, h: 16, w: 16, filter: 7, padding: same, dtype: bfloat16, layout: NHWC}",
+            "dw_bf16_nhwc_nany_c8_h16_w16_k7x7_s1_p3_m1"},
+           {"{n: 1, c: 8, h: 16, w: 16, filter: 3, padding: same, multiplier: 2, dtype: bfloat16}",
+            "dw_bf16_nchw_n1_c8_h16_w16_k3x3_s1_p1_m2"},
+           {"{n: 1, c: 8, h: 16, w: 16, filter: 3, padding: same, epilogue: bias, dtype: float16, layout: NCHW}",
+            "dw_f16_nchw_n1_c8_h16_w16_k3x3_s1_p1_m1_bias"},
+           {"{n: 1, c: 8, h: 16, w: 16, filter: 3, padding: same, layout: NHWC}",
+            "dw_f32_nhwc_n1_c8_h16_w16_k3x3_s1_p1_m1"},
+           {"{op: conv2d, n: 2, c: 3, c_out: 5, h: 9, w: 11, filter: [3, 5], stride: 2, padding: valid, "
+            "epilogue: bias, residual: true, activation: relu, dtype: bfloat16}",
+            "conv_bf16_nchw_n2_c3_co5_h9_w11_k3x5_s2_p0_bias_res_relu"},
+           {"{op: conv2d, n: 1, c: 64, c_out: 64, h: 64, w: 64, filter: 3, padding: same, dtype: float16, "
+            "layout: NHWC}",
+            "conv_f16_nhwc_n1_c64_co64_h64_w64_k3x3_s1_p1"},
+           {"{op: conv2d, n: 1, c: 64, c_out: 64, h: 64, w: 64, filter: 3, padding: same, layout: NHWC}",
+            "conv_f32_nhwc_n1_c64_co64_h64_w64_k3x3_s1_p1"},
+       }) {
+    SCOPED_TRACE(c.workload);
+    EXPECT_EQ(kernel_name(workload(c.workload)), c.name);
+  }
+}
+
+// One problem in every dtype x layout: as many names, each a C identifier.
+TEST(KernelName, EveryDtypeAndLayoutGetsItsOwnName) {
+  for (const char* op : {"depthwise_conv2d", "conv2d"}) {
+    std::map<std::string, std::string> seen;
+    for (const char* dtype : {"float32", "float16", "bfloat16"}) {
+      for (const char* layout : {"NCHW", "NHWC"}) {
+        const std::string text = std::string("{op: ") + op + (std::string(op) == "conv2d" ? ", c_out: 8" : "") +
+                                 ", n: 1, c: 8, h: 16, w: 16, filter: 3, padding: same, dtype: " + dtype +
+                                 ", layout: " + layout + "}";
+        const std::string name = kernel_name(workload(text));
+        const auto [it, inserted] = seen.emplace(name, text);
+        EXPECT_TRUE(inserted) << name << " for " << text << " and " << it->second;
+        for (char ch : name) EXPECT_TRUE(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_') << name;
+      }
+    }
+    EXPECT_EQ(seen.size(), 6u);
+  }
+}
+
 TEST(KernelName, IsACIdentifier) {
   const std::string name = kernel_name(workload(
       "{n: runtime, c: 8, h: 16, w: 16, filter: [2, 3], stride: [2, 1], dilation: [1, 2], padding: same, "

@@ -446,5 +446,92 @@ workloads:
   }
 }
 
+// dtype and layout: per workload, or in `defaults` where a workload may
+// override them; each remembers where it was written (the plan's refusals
+// point there), float32 NCHW where nothing says otherwise.
+TEST(Parse, DtypeAndLayoutFromDefaultsAndWorkloads) {
+  const Spec spec = parse(R"(library: lib
+defaults: {c: 8, h: 16, w: 16, filter: 3, padding: same, dtype: float16, layout: NHWC}
+workloads:
+  - {n: 1}
+  - {n: 2, dtype: bfloat16}
+  - {n: 3, layout: NCHW}
+  - {n: 4, dtype: float32, layout: NCHW}
+)");
+  ASSERT_EQ(spec.workloads.size(), 4u);
+  struct Expected {
+    DataType dtype;
+    Layout layout;
+    std::string dtype_where, layout_where;
+  };
+  const Expected expected[] = {
+      {DataType::kFloat16, Layout::kNHWC, "test.yaml:2:65", "test.yaml:2:82"},
+      {DataType::kBFloat16, Layout::kNHWC, "test.yaml:5:19", "test.yaml:2:82"},
+      {DataType::kFloat16, Layout::kNCHW, "test.yaml:2:65", "test.yaml:6:20"},
+      {DataType::kFloat32, Layout::kNCHW, "test.yaml:7:19", "test.yaml:7:36"},
+  };
+  for (size_t i = 0; i < 4; ++i) {
+    SCOPED_TRACE("workload " + std::to_string(i));
+    const Workload& wl = spec.workloads[i];
+    EXPECT_EQ(wl.dtype, expected[i].dtype);
+    EXPECT_EQ(wl.layout, expected[i].layout);
+    EXPECT_EQ(wl.dtype_where.str(), expected[i].dtype_where);
+    EXPECT_EQ(wl.layout_where.str(), expected[i].layout_where);
+  }
+  const Workload plain = workload("{n: 1, c: 8, h: 16, w: 16, filter: 3, padding: same}");
+  EXPECT_EQ(plain.dtype, DataType::kFloat32);
+  EXPECT_EQ(plain.layout, Layout::kNCHW);
+  // Dense workloads take them alike.
+  const Workload dense =
+      workload("{op: conv2d, n: 1, c: 8, c_out: 4, h: 8, w: 8, filter: 1, padding: valid, dtype: bfloat16, layout: NHWC}");
+  EXPECT_EQ(dense.dtype, DataType::kBFloat16);
+  EXPECT_EQ(dense.layout, Layout::kNHWC);
+}
+
+// Words the keys do not take (case matters: PyTorch's and NumPy's
+// spellings are not the spec's), at the value's line and column, in a
+// workload or in `defaults`.
+TEST(Parse, DtypeAndLayoutRefuseOtherWords) {
+  const std::string dtypes = "'dtype' must be one of float32, float16, bfloat16, got ";
+  const std::string layouts = "'layout' must be one of NCHW, NHWC, got ";
+  struct Case {
+    std::string value, message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"dtype: half", dtypes + "'half'"},
+           {"dtype: fp16", dtypes + "'fp16'"},
+           {"dtype: Float16", dtypes + "'Float16'"},
+           {"dtype: torch.float16", dtypes + "'torch.float16'"},
+           {"dtype: float64", dtypes + "'float64'"},
+           {"dtype: 16", dtypes + "'16'"},
+           {"layout: nhwc", layouts + "'nhwc'"},
+           {"layout: channels_last", layouts + "'channels_last'"},
+           {"layout: NWHC", layouts + "'NWHC'"},
+           {"layout: CHW", layouts + "'CHW'"},
+       }) {
+    SCOPED_TRACE(c.value);
+    const std::vector<Diagnostic> in_workload = spec_errors(
+        [&] { parse("library: t\nworkloads:\n  - {n: 1, c: 8, h: 16, w: 16, filter: 3, padding: same, " + c.value + "}\n"); });
+    ASSERT_EQ(in_workload.size(), 1u);
+    const int column = 58 + static_cast<int>(c.value.find(':')) + 2;
+    EXPECT_EQ(in_workload[0].str(), "test.yaml:3:" + std::to_string(column) + ": error: " + c.message);
+    const std::vector<Diagnostic> in_defaults = spec_errors([&] {
+      parse("library: t\ndefaults:\n  " + c.value + "\nworkloads:\n  - {n: 1, c: 8, h: 16, w: 16, filter: 3, padding: same}\n");
+    });
+    ASSERT_EQ(in_defaults.size(), 1u);
+    const int default_column = 3 + static_cast<int>(c.value.find(':')) + 2;
+    EXPECT_EQ(in_defaults[0].str(), "test.yaml:3:" + std::to_string(default_column) + ": error: " + c.message);
+  }
+  // Not a word at all.
+  for (const std::string& value : {"dtype: [float16]", "dtype: {a: 1}", "layout: [NHWC]", "dtype:", "layout: ~"}) {
+    SCOPED_TRACE(value);
+    const std::vector<Diagnostic> errors = spec_errors(
+        [&] { parse("library: t\nworkloads:\n  - {n: 1, c: 8, h: 16, w: 16, filter: 3, padding: same, " + value + "}\n"); });
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_EQ(errors[0].where.line, 3);
+    EXPECT_NE(errors[0].message.find(value[0] == 'd' ? dtypes : layouts), std::string::npos) << errors[0].message;
+  }
+}
+
 }  // namespace
 }  // namespace convgen_test

@@ -919,6 +919,133 @@ TEST(ScheduleOverride, AlgorithmKey) {
   }
 }
 
+// A workload of every operator in every dtype x layout, as spec text.
+std::string storage_workload(const Operator& op, const std::string& dtype, const std::string& layout,
+                             const std::string& schedule = "") {
+  return "{op: " + op.name + (op.name == "conv2d" ? ", c_out: 32" : "") +
+         ", n: 1, c: 32, h: 56, w: 56, filter: 3, padding: same, dtype: " + dtype + ", layout: " + layout +
+         (schedule.empty() ? "" : ", schedule: " + schedule) + "}";
+}
+
+// The algorithms of `op` that serve a workload, as the plan's messages list them.
+std::string serving(const Operator& op, const Workload& wl) {
+  std::string names;
+  for (const Algorithm* a : op.algorithms) {
+    if (a->serves(wl)) names += (names.empty() ? "" : ", ") + a->name;
+  }
+  return names;
+}
+
+// The default rule picks among the algorithms that serve a workload's dtype
+// and layout; where none does, the plan refuses it, naming each algorithm
+// and what it serves, at the key that asked for the dtype (or the layout).
+TEST(PlanStorage, TheDefaultRuleServesEveryDtypeAndLayoutSomeAlgorithmServes) {
+  for (const Operator* op : operators()) {
+    for (const char* dtype : {"float32", "float16", "bfloat16"}) {
+      for (const char* layout : {"NCHW", "NHWC"}) {
+        const std::string text = storage_workload(*op, dtype, layout);
+        SCOPED_TRACE(text);
+        const Workload wl = workload(text);
+        if (!serving(*op, wl).empty()) {
+          const KernelPlan p = plan_kernel(wl);
+          EXPECT_TRUE(p.schedule.algorithm->serves(wl)) << p.schedule.algorithm_name();
+          continue;
+        }
+        const std::vector<Diagnostic> errors = spec_errors([&] { plan_kernel(wl); });
+        ASSERT_EQ(errors.size(), 1u);
+        const std::string& m = errors[0].message;
+        EXPECT_EQ(m.rfind("no algorithm of " + op->name + " serves " + dtype + " " + layout + " yet (", 0), 0u) << m;
+        for (const Algorithm* a : op->algorithms) {
+          EXPECT_NE(m.find(a->name + ": "), std::string::npos) << a->name << " not named in: " << m;
+        }
+        // At the dtype's key where it is not float32, else at the layout's.
+        EXPECT_EQ(errors[0].where.str(), std::string(dtype) != "float32" ? wl.dtype_where.str() : wl.layout_where.str());
+      }
+    }
+  }
+}
+
+// Dense convolution serves float32 NCHW only, so far: the message in full.
+TEST(PlanStorage, Conv2dRefusesHalfAndChannelsLastByName) {
+  const Workload half = workload(
+      "{op: conv2d, n: 1, c: 32, c_out: 16, h: 16, w: 16, filter: 3, padding: same, dtype: float16, layout: NHWC}");
+  std::vector<Diagnostic> errors = spec_errors([&] { plan_kernel(half); });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].str(),
+            "test.yaml:3:89: error: no algorithm of conv2d serves float16 NHWC yet (direct: float32 in NCHW; gemm: "
+            "float32 in NCHW)");
+  const Workload nhwc =
+      workload("{op: conv2d, n: 1, c: 32, c_out: 16, h: 16, w: 16, filter: 3, padding: same, layout: NHWC}");
+  errors = spec_errors([&] { plan_kernel(nhwc); });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].str(),
+            "test.yaml:3:90: error: no algorithm of conv2d serves float32 NHWC yet (direct: float32 in NCHW; gemm: "
+            "float32 in NCHW)");
+  const Workload gemm = workload(
+      "{op: conv2d, n: 1, c: 32, c_out: 16, h: 16, w: 16, filter: 1, padding: valid, dtype: bfloat16, "
+      "schedule: {algorithm: gemm}}");
+  errors = spec_errors([&] { plan_kernel(gemm); });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].str(),
+            "test.yaml:3:122: error: algorithm 'gemm' serves float32 in NCHW; this workload is bfloat16 NCHW; no "
+            "algorithm of conv2d serves it yet");
+}
+
+// An algorithm forced on a dtype or layout it does not serve: refused at
+// the `algorithm` key, saying what it serves, what the workload is, and
+// which algorithms would serve it. Every algorithm of every operator, in
+// every dtype x layout: one that serves the workload is never refused so.
+TEST(PlanStorage, AForcedAlgorithmRefusesWhatItDoesNotServe) {
+  int refused = 0;
+  for (const Operator* op : operators()) {
+    for (const Algorithm* a : op->algorithms) {
+      for (const char* dtype : {"float32", "float16", "bfloat16"}) {
+        for (const char* layout : {"NCHW", "NHWC"}) {
+          const std::string text = storage_workload(*op, dtype, layout, "{algorithm: " + a->name + "}");
+          SCOPED_TRACE(text);
+          const Workload wl = workload(text);
+          const std::string refusal = "algorithm '" + a->name + "' serves ";
+          if (a->serves(wl)) {
+            // It may refuse the shape for reasons of its own, never for this.
+            try {
+              plan_kernel(wl);
+            } catch (const InputError& e) {
+              for (const Diagnostic& d : e.diagnostics()) EXPECT_EQ(d.message.find(refusal), std::string::npos) << d.str();
+            }
+            continue;
+          }
+          ++refused;
+          const std::vector<Diagnostic> errors = spec_errors([&] { plan_kernel(wl); });
+          ASSERT_EQ(errors.size(), 1u);
+          const std::string& m = errors[0].message;
+          EXPECT_EQ(m.rfind(refusal, 0), 0u) << m;
+          EXPECT_NE(m.find(std::string("; this workload is ") + dtype + " " + layout + "; "), std::string::npos) << m;
+          const std::string others = serving(*op, wl);
+          EXPECT_NE(m.find(others.empty() ? "; no algorithm of " + op->name + " serves it yet"
+                                          : "; the algorithms of " + op->name + " that serve it: " + others),
+                    std::string::npos)
+              << m;
+          EXPECT_EQ(errors[0].where.str(), wl.schedule.algorithm_where.str());
+        }
+      }
+    }
+  }
+  EXPECT_GT(refused, 0);
+}
+
+// The rows algorithm in NHWC, in full as far as it is fixed: whatever else
+// serves NHWC, rows reads NCHW planes.
+TEST(PlanStorage, RowsRefusesChannelsLast) {
+  const Workload wl = workload(
+      "{n: 1, c: 32, h: 112, w: 112, filter: 3, padding: same, layout: NHWC, schedule: {algorithm: rows}}");
+  const std::vector<Diagnostic> errors = spec_errors([&] { plan_kernel(wl); });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].where.str(), "test.yaml:3:97");
+  EXPECT_EQ(errors[0].message.rfind("algorithm 'rows' serves ", 0), 0u) << errors[0].message;
+  EXPECT_NE(errors[0].message.find(" in NCHW; this workload is float32 NHWC; "), std::string::npos)
+      << errors[0].message;
+}
+
 // A knob of the other algorithm is an error at the first such key.
 TEST(ScheduleOverride, KnobsOfTheOtherAlgorithm) {
   const Workload rows = workload(

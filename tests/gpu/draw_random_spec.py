@@ -16,6 +16,15 @@ width, --filters LO HI draws filter sides from LO to HI (default 1 7; up to
 needs at most that many multiply-adds, so that the float64 CPU reference of
 large filters stays quick.
 
+Data types and layouts: --dtypes and --layouts (default float32 and NCHW)
+and --schedules (each a flow mapping, or `default` for the default rule's)
+list what the workloads take; workload i takes the i-th of every
+combination of them in turn, so that each combination gets an equal share.
+With --valid N, the draw goes on until N of its problems are shapes the
+generator must accept (a forced algorithm may still refuse some: the
+library's rejections test lists them); the impossible ones drawn on the way
+stay in the spec.
+
 --op conv2d draws dense (groups 1) problems instead: input and output
 channels 1..512 (skewed toward small ones, odd counts included), the same
 sizes, filters (a quarter of them 1x1), strides, paddings and dilations,
@@ -44,7 +53,9 @@ def draw_padding(rng, kh, kw):
                                  rng.randint(0, kw - 1), rng.randint(0, kw - 1))
 
 
-def draw_workload(rng, max_extent, filters, max_macs):
+def draw_workload(rng, max_extent, filters, max_macs, extra=None):
+    """One depthwise problem as a flow mapping (`extra`: further keys, e.g.
+    dtype, in order), and whether the generator must accept its shape."""
     kh = rng.randint(*filters)
     kw = kh if rng.random() < 0.5 else rng.randint(*filters)
     stride = rng.randint(1, 3)
@@ -71,7 +82,14 @@ def draw_workload(rng, max_extent, filters, max_macs):
             fields["c"] = max(1, fields["c"] * 9 // 10)
         while macs() > max_macs and fields["n"] > 1:
             fields["n"] -= 1
-    return "  - {" + ", ".join("%s: %s" % (k, v) for k, v in fields.items()) + "}"
+    fields.update(extra or {})
+    sh, sw = parse_pair(stride_text)
+    window_h, window_w = dilation * (kh - 1), dilation * (kw - 1)
+    top, bottom, left, right = pads_of(fields["padding"], window_h, window_w)
+    valid = (max(top, bottom) <= window_h and max(left, right) <= window_w
+             and out_extent(fields["h"], top, bottom, window_h, sh) > 0
+             and out_extent(fields["w"], left, right, window_w, sw) > 0)
+    return "  - {" + ", ".join("%s: %s" % (k, v) for k, v in fields.items()) + "}", valid
 
 
 def draw_channels(rng):
@@ -201,6 +219,14 @@ def main():
                         help="most multiply-adds per problem, batch included (default: conv2d 3e7, depthwise none)")
     parser.add_argument("--filters", type=int, nargs=2, default=[1, 7], metavar=("LO", "HI"),
                         help="depthwise: filter sides drawn from LO to HI (default 1 7)")
+    parser.add_argument("--dtypes", nargs="+", default=["float32"], metavar="DTYPE",
+                        help="depthwise: the workloads' dtypes, taken in turn (default float32)")
+    parser.add_argument("--layouts", nargs="+", default=["NCHW"], metavar="LAYOUT",
+                        help="depthwise: the workloads' layouts, taken in turn (default NCHW)")
+    parser.add_argument("--schedules", nargs="+", metavar="SCHEDULE",
+                        help="depthwise: the workloads' schedules, taken in turn; `default`: the default rule's")
+    parser.add_argument("--valid", type=int,
+                        help="depthwise: draw on (past --count) until this many shapes are valid")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     if args.op == "conv2d":
@@ -210,17 +236,33 @@ def main():
         return
     if args.count is None:
         args.count = 580
+    # The keys every workload shares go to `defaults`; those that vary
+    # (several dtypes, layouts or schedules), to each workload in turn.
+    choices = [("dtype", args.dtypes), ("layout", args.layouts),
+               ("schedule", args.schedules or [args.schedule or "default"])]
+    combinations = [[]]
+    for key, values in choices:
+        combinations = [c + [(key, v)] for c in combinations for v in values]
+    shared = ["%s: %s" % (key, values[0]) for key, values in choices if len(values) == 1 and values[0] != "default"]
+    varying = {key for key, values in choices if len(values) > 1}
+
+    def extra(i):
+        return {k: v for k, v in combinations[i % len(combinations)] if k in varying and v != "default"}
+
+    drawn, valid = [], 0
+    while len(drawn) < args.count or (args.valid and valid < args.valid):
+        text, ok = draw_workload(rng, args.max_extent, args.filters, args.max_macs, extra(len(drawn)))
+        drawn.append(text)
+        valid += ok
     lines = [
-        "# %d depthwise problems drawn by tests/gpu/draw_random_spec.py --seed %d. Do not edit." % (args.count, args.seed),
+        "# %d depthwise problems drawn by tests/gpu/draw_random_spec.py --seed %d. Do not edit." % (len(drawn), args.seed),
         "library: %s" % args.library,
-        "defaults: {op: depthwise_conv2d, dtype: float32, layout: NCHW%s}"
-        % (", schedule: " + args.schedule if args.schedule else ""),
+        "defaults: {%s}" % ", ".join(["op: depthwise_conv2d"] + shared),
         "workloads:",
-    ]
-    lines += [draw_workload(rng, args.max_extent, args.filters, args.max_macs) for _ in range(args.count)]
+    ] + drawn
     with open(args.out, "w") as f:
         f.write("\n".join(lines) + "\n")
-    print("drew %d problems (seed %d) into %s" % (args.count, args.seed, args.out))
+    print("drew %d problems (seed %d) into %s: %d the generator should accept" % (len(drawn), args.seed, args.out, valid))
 
 
 def draw_conv2d(args, rng):

@@ -7,10 +7,12 @@
 
 #include <convgen/convgen.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace convgen::testing {
@@ -74,6 +76,22 @@ CheckResult check_problem(const DepthwiseProblem& problem, const Runner& run, st
 // order, and the bound is (sqrt(c*kh*kw) + 4) * 2^-23 * S + 1e-30: one
 // missed product exceeds it even in a sum of thousands.
 CheckResult check_problem(const Conv2dProblem& problem, const Conv2dRunner& run, std::uint64_t seed);
+
+// Every dtype x layout that none of `kernels` (a library's
+// depthwise_kernels() or conv2d_kernels()) is made for.
+template <class KernelInfo>
+std::vector<std::pair<DataType, Layout>> storages_without_kernels(const std::vector<KernelInfo>& kernels) {
+  std::vector<std::pair<DataType, Layout>> missing;
+  for (const DataTypeRow& d : kDataTypeTable) {
+    for (const LayoutRow& l : kLayoutTable) {
+      const bool made = std::any_of(kernels.begin(), kernels.end(), [&](const KernelInfo& k) {
+        return k.problem.dtype == d.value && k.problem.layout == l.value;
+      });
+      if (!made) missing.emplace_back(d.value, l.value);
+    }
+  }
+  return missing;
+}
 
 // A fresh seed per run (printed by the caller so that a failure can be
 // replayed), or $CONVGEN_TEST_SEED when set.

@@ -1,8 +1,16 @@
 // Runs every kernel of the shipped specs once, depthwise and dense, on random data, for
 // compute-sanitizer (memcheck, racecheck, initcheck). Small batches keep the
 // instrumented runs short; every code path of a kernel runs at any batch.
+// Each kernel's operands are made in its problem's dtype and layout (the
+// oracle's make_operands and stored, as the GPU tests make them), and every
+// buffer is exactly as long as the call's tensor, so that a read or write
+// one element past it is a memcheck error.
+#include <convgen/oracle/oracle.h>
+
 #include <cstdio>
-#include <random>
+#include <map>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "mobilenet_v2.h"
@@ -14,45 +22,87 @@ using convgen::Conv2dArgs;
 using convgen::Conv2dProblem;
 using convgen::DepthwiseArgs;
 using convgen::DepthwiseProblem;
+using convgen::oracle::ReferenceProblem;
+using convgen::oracle::Tensor;
 
-float* device_random(size_t count, std::mt19937& rng) {
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> host(count);
-  for (float& x : host) x = dist(rng);
-  float* ptr = nullptr;
-  if (cudaMalloc(&ptr, count * sizeof(float)) != cudaSuccess) return nullptr;
-  cudaMemcpy(ptr, host.data(), count * sizeof(float), cudaMemcpyHostToDevice);
+// The bytes on the device, or null (also for no bytes).
+void* device_copy(const std::vector<unsigned char>& bytes) {
+  void* ptr = nullptr;
+  if (bytes.empty() || cudaMalloc(&ptr, bytes.size()) != cudaSuccess) return nullptr;
+  cudaMemcpy(ptr, bytes.data(), bytes.size(), cudaMemcpyHostToDevice);
   return ptr;
+}
+
+// A kernel's operands on the device, in its dtype and layout: input,
+// filter, the epilogue's two per-channel tensors, the residual (null when
+// the problem has none) and the output (left as cudaMalloc gives it:
+// initcheck reports a kernel that reads it before writing).
+struct DeviceOperands {
+  void* input = nullptr;
+  void* filter = nullptr;
+  void* epilogue_a = nullptr;
+  void* epilogue_b = nullptr;
+  void* residual = nullptr;
+  void* output = nullptr;
+  explicit DeviceOperands(const ReferenceProblem& r, unsigned seed) {
+    const convgen::oracle::Operands o = convgen::oracle::make_operands(r, seed);
+    input = device_copy(convgen::oracle::stored(r, Tensor::kInput, o.input));
+    filter = device_copy(convgen::oracle::stored(r, Tensor::kFilter, o.filter));
+    epilogue_a = device_copy(convgen::oracle::stored(r, Tensor::kPerChannel, o.epilogue_a));
+    epilogue_b = device_copy(convgen::oracle::stored(r, Tensor::kPerChannel, o.epilogue_b));
+    residual = device_copy(convgen::oracle::stored(r, Tensor::kResidual, o.residual));
+    cudaMalloc(&output, static_cast<size_t>(convgen::oracle::output_count(r)) * convgen::oracle::element_size(r));
+  }
+  ~DeviceOperands() {
+    for (void* ptr : {input, filter, epilogue_a, epilogue_b, residual, output}) cudaFree(ptr);
+  }
+  DeviceOperands(const DeviceOperands&) = delete;
+  DeviceOperands& operator=(const DeviceOperands&) = delete;
+};
+
+// "f16 NHWC".
+template <class Problem>
+std::string storage(const Problem& p) {
+  return std::string(convgen::row(p.dtype).name_part) + " " + convgen::row(p.layout).word;
+}
+
+// Kernels run and failed per dtype x layout, for the summary.
+std::map<std::string, std::pair<int, int>>& tally() {
+  static std::map<std::string, std::pair<int, int>> counts;
+  return counts;
+}
+
+// Reports one kernel's run once the device is done; returns 1 on a failure.
+template <class Problem>
+int report(const char* library, const std::string& kernel, const Problem& p, const convgen::Status& s) {
+  const cudaError_t e = cudaDeviceSynchronize();
+  const bool ok = s.ok() && e == cudaSuccess;
+  auto& [run, failed] = tally()[storage(p)];
+  ++run;
+  failed += ok ? 0 : 1;
+  std::printf("%-4s %s/%s %s n=%d %s\n", ok ? "ok" : "FAIL", library, kernel.c_str(), storage(p).c_str(), p.n,
+              ok ? "" : (s.ok() ? cudaGetErrorString(e) : s.message.c_str()));
+  return ok ? 0 : 1;
 }
 
 template <typename Run>
 int run_all(const char* library, const std::vector<convgen::DepthwiseKernelInfo>& kernels, Run run) {
   int failures = 0;
-  std::mt19937 rng(7);
+  unsigned seed = 7;
   for (const convgen::DepthwiseKernelInfo& k : kernels) {
     DepthwiseProblem p = k.problem;
     p.n = p.n == 0 || p.n > 2 ? 2 : p.n;
-    const size_t in = static_cast<size_t>(p.n) * p.c * p.h * p.w;
-    const size_t out = static_cast<size_t>(p.n) * p.out_channels() * p.out_h() * p.out_w();
+    ReferenceProblem r = convgen::oracle::convolution_geometry(p, p.n, p.out_channels());
+    r.groups = p.c;
+    r.filter_taps_first = true;  // NHWC: [kh, kw, c * multiplier]
+    const DeviceOperands d(r, seed++);
     DepthwiseArgs a;
-    float* input = device_random(in, rng);
-    float* filter = device_random(static_cast<size_t>(p.out_channels()) * p.kh * p.kw, rng);
-    float* ep_a = device_random(p.out_channels(), rng);
-    float* ep_b = device_random(p.out_channels(), rng);
-    float* output = nullptr;
-    cudaMalloc(&output, out * sizeof(float));
-    a.input = input;
-    a.filter = filter;
-    a.output = output;
-    if (p.epilogue == convgen::Epilogue::kBias) a.bias = ep_a;
-    if (p.epilogue == convgen::Epilogue::kScaleShift) a.scale = ep_a, a.shift = ep_b;
-    const convgen::Status s = run(p, a);
-    const cudaError_t e = cudaDeviceSynchronize();
-    const bool ok = s.ok() && e == cudaSuccess;
-    failures += ok ? 0 : 1;
-    std::printf("%-4s %s/%s n=%d %s\n", ok ? "ok" : "FAIL", library, k.name.c_str(), p.n,
-                ok ? "" : (s.ok() ? cudaGetErrorString(e) : s.message.c_str()));
-    for (float* ptr : {input, filter, ep_a, ep_b, output}) cudaFree(ptr);
+    a.input = d.input;
+    a.filter = d.filter;
+    a.output = d.output;
+    if (p.epilogue == convgen::Epilogue::kBias) a.bias = d.epilogue_a;
+    if (p.epilogue == convgen::Epilogue::kScaleShift) a.scale = d.epilogue_a, a.shift = d.epilogue_b;
+    failures += report(library, k.name, p, run(p, a));
   }
   return failures;
 }
@@ -60,33 +110,21 @@ int run_all(const char* library, const std::vector<convgen::DepthwiseKernelInfo>
 template <typename Run>
 int run_all_conv2d(const char* library, const std::vector<convgen::Conv2dKernelInfo>& kernels, Run run) {
   int failures = 0;
-  std::mt19937 rng(11);
+  unsigned seed = 11;
   for (const convgen::Conv2dKernelInfo& k : kernels) {
     Conv2dProblem p = k.problem;
     p.n = p.n == 0 || p.n > 2 ? 2 : p.n;
-    const size_t in = static_cast<size_t>(p.n) * p.c * p.h * p.w;
-    const size_t out = static_cast<size_t>(p.n) * p.c_out * p.out_h() * p.out_w();
+    ReferenceProblem r = convgen::oracle::convolution_geometry(p, p.n, p.c_out);
+    r.residual = p.residual;
+    const DeviceOperands d(r, seed++);
     Conv2dArgs a;
-    float* input = device_random(in, rng);
-    float* filter = device_random(static_cast<size_t>(p.c_out) * p.c * p.kh * p.kw, rng);
-    float* ep_a = device_random(p.c_out, rng);
-    float* ep_b = device_random(p.c_out, rng);
-    float* residual = p.residual ? device_random(out, rng) : nullptr;
-    float* output = nullptr;
-    cudaMalloc(&output, out * sizeof(float));
-    a.input = input;
-    a.filter = filter;
-    a.output = output;
-    if (p.epilogue == convgen::Epilogue::kBias) a.bias = ep_a;
-    if (p.epilogue == convgen::Epilogue::kScaleShift) a.scale = ep_a, a.shift = ep_b;
-    a.residual = residual;
-    const convgen::Status s = run(p, a);
-    const cudaError_t e = cudaDeviceSynchronize();
-    const bool ok = s.ok() && e == cudaSuccess;
-    failures += ok ? 0 : 1;
-    std::printf("%-4s %s/%s n=%d %s\n", ok ? "ok" : "FAIL", library, k.name.c_str(), p.n,
-                ok ? "" : (s.ok() ? cudaGetErrorString(e) : s.message.c_str()));
-    for (float* ptr : {input, filter, ep_a, ep_b, residual, output}) cudaFree(ptr);
+    a.input = d.input;
+    a.filter = d.filter;
+    a.output = d.output;
+    if (p.epilogue == convgen::Epilogue::kBias) a.bias = d.epilogue_a;
+    if (p.epilogue == convgen::Epilogue::kScaleShift) a.scale = d.epilogue_a, a.shift = d.epilogue_b;
+    a.residual = d.residual;
+    failures += report(library, k.name, p, run(p, a));
   }
   return failures;
 }
@@ -112,6 +150,9 @@ int main() {
                              });
   const size_t total = convgen::seeds::depthwise_kernels().size() + convgen::mobilenet_v2::depthwise_kernels().size() +
                        convgen::seeds::conv2d_kernels().size() + convgen::mobilenet_v2::conv2d_kernels().size();
+  for (const auto& [storage, counts] : tally()) {
+    std::printf("sanitize_shipped %s: %d kernels run, %d failed\n", storage.c_str(), counts.first, counts.second);
+  }
   std::printf("sanitize_shipped: %zu kernels run, %d failed\n", total, failures);
   return failures == 0 ? 0 : 1;
 }

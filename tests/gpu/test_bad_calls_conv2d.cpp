@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -347,6 +348,72 @@ TEST_F(BadConv2dCall, StrictDispatchRefusesPointersLessAlignedThanTheKernel) {
     const Status s = convgen::mobilenet_v2::conv2d(p_, a, nullptr, Dispatch::kStrict);
     EXPECT_EQ(s.code, StatusCode::kInvalidPointer) << s.message;
     EXPECT_TRUE(contains(s.message, "aligned")) << s.message;
+    expect_output_untouched();
+  }
+}
+
+// A dtype or layout that names no enumerator (a cast from a bad integer)
+// is refused with a message that names the number, by the library, the
+// generic kernel and `find` alike.
+TEST_F(BadConv2dCall, DtypeOrLayoutOutsideTheirEnumeratorsLaunchNothing) {
+  Conv2dProblem p = p_;
+  p.dtype = static_cast<convgen::DataType>(7);
+  expect_refused(p, args(p), StatusCode::kInvalidProblem, "dtype must be one of");
+  EXPECT_TRUE(contains(convgen::mobilenet_v2::conv2d(p, args(p), nullptr).message, "conv2d dtype 7 NCHW"));
+  EXPECT_EQ(convgen::mobilenet_v2::find(p).status.code, StatusCode::kInvalidProblem);
+  p = p_;
+  p.layout = static_cast<convgen::Layout>(-1);
+  expect_refused(p, args(p), StatusCode::kInvalidProblem, "layout must be one of");
+  EXPECT_TRUE(contains(convgen::mobilenet_v2::conv2d(p, args(p), nullptr).message, "conv2d f32 layout -1"));
+  EXPECT_EQ(convgen::mobilenet_v2::find(p).status.code, StatusCode::kInvalidProblem);
+}
+
+// float16 and bfloat16 elements are 2 bytes: every pointer must be aligned
+// to 2, and the message says so.
+TEST_F(BadConv2dCall, HalfPointersAlignedToOneByteLaunchNothing) {
+  for (convgen::DataType dtype : {convgen::DataType::kFloat16, convgen::DataType::kBFloat16}) {
+    SCOPED_TRACE(convgen::to_string(dtype));
+    Conv2dProblem p = p_;
+    p.dtype = dtype;
+    p.epilogue = Epilogue::kScaleShift;
+    p.residual = true;
+    const std::pair<std::string, std::function<void(Conv2dArgs&)>> misalignments[] = {
+        {"input", [](Conv2dArgs& a) { a.input = shifted(a.input, 1); }},
+        {"filter", [](Conv2dArgs& a) { a.filter = shifted(a.filter, 3); }},
+        {"scale", [](Conv2dArgs& a) { a.scale = shifted(a.scale, 1); }},
+        {"shift", [](Conv2dArgs& a) { a.shift = shifted(a.shift, 1); }},
+        {"residual", [](Conv2dArgs& a) { a.residual = shifted(a.residual, 1); }},
+        {"output", [](Conv2dArgs& a) { a.output = shifted(a.output, 1); }},
+    };
+    for (const auto& [name, misalign] : misalignments) {
+      Conv2dArgs a = args(p);
+      misalign(a);
+      expect_refused(p, a, StatusCode::kInvalidPointer, name + " is not 2-byte aligned");
+    }
+  }
+}
+
+// A problem whose dtype or layout no kernel of the library has: the generic
+// kernel of that dtype and layout serves it, and the reason names them;
+// strict dispatch refuses it, naming them too, and launches nothing.
+TEST_F(BadConv2dCall, ADtypeOrLayoutNoKernelHasRunsTheGenericKernel) {
+  const auto unserved = convgen::testing::storages_without_kernels(convgen::mobilenet_v2::conv2d_kernels());
+  ASSERT_FALSE(unserved.empty()) << "mobilenet_v2 has dense kernels of every dtype and layout";
+  for (const auto& [dtype, layout] : unserved) {
+    Conv2dProblem p = p_;  // a shape the library serves in its own dtype and layout
+    p.dtype = dtype;
+    p.layout = layout;
+    const std::string storage = std::string(convgen::row(dtype).name_part) + " " + convgen::row(layout).word;
+    SCOPED_TRACE(storage);
+    const convgen::KernelChoice choice = convgen::mobilenet_v2::find(p);
+    ASSERT_TRUE(choice.status.ok()) << choice.status.message;
+    EXPECT_FALSE(choice.specialized) << choice.kernel;
+    EXPECT_EQ(choice.kernel, std::string("generic_conv2d_") + convgen::row(dtype).name_part + "_" +
+                                 convgen::row(layout).name_part);
+    EXPECT_TRUE(contains(choice.reason, "no kernel for conv2d " + storage + " n1")) << choice.reason;
+    const Status s = convgen::mobilenet_v2::conv2d(p, args(p), nullptr, Dispatch::kStrict);
+    EXPECT_EQ(s.code, StatusCode::kNoSpecializedKernel) << s.message;
+    EXPECT_TRUE(contains(s.message, "conv2d " + storage)) << s.message;
     expect_output_untouched();
   }
 }
