@@ -1,6 +1,9 @@
 // What the convgen benchmarks share; bench_common.h says what each piece is for.
 #include "bench_common.h"
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -90,6 +93,20 @@ std::optional<EpilogueWord> parse_epilogue_word(const std::string& word) {
   return std::nullopt;
 }
 
+std::optional<convgen::DataType> parse_dtype_word(const std::string& word) {
+  for (const auto& d : convgen::kDataTypeTable) {
+    if (word == d.word) return d.value;
+  }
+  return std::nullopt;
+}
+
+std::optional<convgen::Layout> parse_layout_word(const std::string& word) {
+  for (const auto& l : convgen::kLayoutTable) {
+    if (word == l.word) return l.value;
+  }
+  return std::nullopt;
+}
+
 [[noreturn]] void fail_csv(const std::string& path, int line, const std::string& what) {
   const std::string where = line > 0 ? path + ":" + std::to_string(line) : path;
   std::fprintf(stderr, "%s: error: %s\n", where.c_str(), what.c_str());
@@ -124,11 +141,12 @@ int parse_positive(const std::string& text, const char* column, const std::strin
 }
 
 void for_each_csv_row(const std::string& path, const std::vector<std::string>& columns,
-                      const std::function<void(int, const std::vector<std::string>&)>& row) {
+                      const std::function<void(int, const std::vector<std::string>&)>& row,
+                      const std::vector<std::string>& optional) {
   std::ifstream file(path);
   if (!file) fail_csv(path, 0, "cannot open the benchmark CSV (see --csv)");
 
-  std::vector<int> index;  // index[i]: position of columns[i] in each line
+  std::vector<int> index;  // index[i]: position of columns[i] (then optional[i]) in each line; -1: absent
   size_t header_size = 0;
   std::string line;
   std::vector<std::string> ordered;
@@ -141,6 +159,10 @@ void for_each_csv_row(const std::string& path, const std::vector<std::string>& c
         if (found == fields.end()) fail_csv(path, line_number, "header lacks column '" + column + "'");
         index.push_back(static_cast<int>(found - fields.begin()));
       }
+      for (const auto& column : optional) {
+        const auto found = std::find(fields.begin(), fields.end(), column);
+        index.push_back(found == fields.end() ? -1 : static_cast<int>(found - fields.begin()));
+      }
       header_size = fields.size();
       continue;
     }
@@ -149,7 +171,7 @@ void for_each_csv_row(const std::string& path, const std::vector<std::string>& c
                "expected " + std::to_string(header_size) + " fields, found " + std::to_string(fields.size()));
     }
     ordered.clear();
-    for (int i : index) ordered.push_back(fields[i]);
+    for (int i : index) ordered.push_back(i < 0 ? std::string() : fields[i]);
     row(line_number, ordered);
   }
   if (index.empty()) fail_csv(path, 0, "no header line");
@@ -171,18 +193,65 @@ DeviceBuffer::~DeviceBuffer() {
   if (data_) CUDA_CHECK(cudaFree(data_));
 }
 
-DeviceBuffer DeviceBuffer::upload(const std::vector<float>& values) {
-  DeviceBuffer buffer = floats(values.size());
-  if (!values.empty()) {
-    CUDA_CHECK(cudaMemcpy(buffer.data_, values.data(), buffer.bytes_, cudaMemcpyHostToDevice));
+namespace {
+// Host copies of values as elements of a dtype, and back: CUDA's own
+// conversions (round to nearest even), so the bytes are what a PyTorch
+// tensor of that dtype would hold.
+template <class Element, class Convert>
+std::vector<Element> converted(const std::vector<float>& values, Convert convert) {
+  std::vector<Element> out(values.size());
+  std::transform(values.begin(), values.end(), out.begin(), convert);
+  return out;
+}
+
+template <class Element, class Convert>
+std::vector<float> widened(const void* data, size_t bytes, Convert convert) {
+  std::vector<Element> elements(bytes / sizeof(Element));
+  if (bytes > 0) CUDA_CHECK(cudaMemcpy(elements.data(), data, bytes, cudaMemcpyDeviceToHost));
+  std::vector<float> out(elements.size());
+  std::transform(elements.begin(), elements.end(), out.begin(), convert);
+  return out;
+}
+
+template <class Element>
+void copy_up(void* destination, const std::vector<Element>& elements) {
+  if (!elements.empty()) {
+    CUDA_CHECK(cudaMemcpy(destination, elements.data(), elements.size() * sizeof(Element), cudaMemcpyHostToDevice));
+  }
+}
+
+__half to_half(float v) { return __float2half_rn(v); }
+__nv_bfloat16 to_bfloat16(float v) { return __float2bfloat16_rn(v); }
+float from_half(__half v) { return __half2float(v); }
+float from_bfloat16(__nv_bfloat16 v) { return __bfloat162float(v); }
+}  // namespace
+
+DeviceBuffer DeviceBuffer::upload(const std::vector<float>& values, convgen::DataType dtype) {
+  DeviceBuffer buffer = elements(values.size(), dtype);
+  switch (dtype) {
+    case convgen::DataType::kFloat32:
+      copy_up(buffer.data_, values);
+      break;
+    case convgen::DataType::kFloat16:
+      copy_up(buffer.data_, converted<__half>(values, to_half));
+      break;
+    case convgen::DataType::kBFloat16:
+      copy_up(buffer.data_, converted<__nv_bfloat16>(values, to_bfloat16));
+      break;
   }
   return buffer;
 }
 
-std::vector<float> DeviceBuffer::download() const {
-  std::vector<float> values(bytes_ / sizeof(float));
-  if (bytes_ > 0) CUDA_CHECK(cudaMemcpy(values.data(), data_, bytes_, cudaMemcpyDeviceToHost));
-  return values;
+std::vector<float> DeviceBuffer::download(convgen::DataType dtype) const {
+  switch (dtype) {
+    case convgen::DataType::kFloat16:
+      return widened<__half>(data_, bytes_, from_half);
+    case convgen::DataType::kBFloat16:
+      return widened<__nv_bfloat16>(data_, bytes_, from_bfloat16);
+    case convgen::DataType::kFloat32:
+      break;
+  }
+  return widened<float>(data_, bytes_, [](float v) { return v; });
 }
 
 void DeviceBuffer::swap(DeviceBuffer& other) noexcept {
@@ -197,6 +266,15 @@ std::vector<float> random_uniform(size_t count, uint64_t seed) {
   return values;
 }
 
+std::vector<float> round_to(std::vector<float> values, convgen::DataType dtype) {
+  for (float& v : values) {
+    if (dtype == convgen::DataType::kFloat16) v = from_half(to_half(v));
+    if (dtype == convgen::DataType::kBFloat16) v = from_bfloat16(to_bfloat16(v));
+  }
+  return values;
+}
+
+// All bits set is a NaN in every dtype (float32, float16 and bfloat16 alike).
 void poison(const DeviceBuffer& buffer, cudaStream_t stream) {
   CUDA_CHECK(cudaMemsetAsync(buffer.data(), 0xFF, buffer.bytes(), stream));
 }
@@ -345,24 +423,45 @@ const char* algo_name(cudnnConvolutionFwdAlgo_t algo) {
   return "unknown";
 }
 
+namespace {
+cudnnDataType_t cudnn_data_type(convgen::DataType dtype) {
+  switch (dtype) {
+    case convgen::DataType::kFloat16:
+      return CUDNN_DATA_HALF;
+    case convgen::DataType::kBFloat16:
+      return CUDNN_DATA_BFLOAT16;
+    case convgen::DataType::kFloat32:
+      break;
+  }
+  return CUDNN_DATA_FLOAT;
+}
+}  // namespace
+
 CudnnConvolution::CudnnConvolution(cudnnHandle_t handle, cudaStream_t stream, const CudnnConvShape& s,
-                                   const float* x, const float* w, float* y)
-    : handle_(handle), x_(x), w_(w), y_(y) {
+                                   const void* x, const void* w, void* y)
+    : handle_(handle), tensor_cores_allowed_(s.dtype != convgen::DataType::kFloat32), x_(x), w_(w), y_(y) {
   CUDNN_CHECK(cudnnSetStream(handle_, stream));  // the algorithm search runs on it
   CUDNN_CHECK(cudnnCreateTensorDescriptor(&x_desc_));
   CUDNN_CHECK(cudnnCreateTensorDescriptor(&y_desc_));
   CUDNN_CHECK(cudnnCreateFilterDescriptor(&w_desc_));
   CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&conv_desc_));
 
-  CUDNN_CHECK(cudnnSetTensor4dDescriptor(x_desc_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, s.n, s.c, s.h, s.w));
-  CUDNN_CHECK(cudnnSetFilter4dDescriptor(w_desc_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, s.k, s.c / s.groups, s.kh,
-                                         s.kw));
+  // Dimensions are given as N, C, H, W whatever the format; the format says
+  // how they lie in memory (NHWC: channels innermost; the filter KRSC).
+  const cudnnTensorFormat_t format =
+      s.layout == convgen::Layout::kNHWC ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+  const cudnnDataType_t data_type = cudnn_data_type(s.dtype);
+  CUDNN_CHECK(cudnnSetTensor4dDescriptor(x_desc_, format, data_type, s.n, s.c, s.h, s.w));
+  CUDNN_CHECK(cudnnSetFilter4dDescriptor(w_desc_, data_type, format, s.k, s.c / s.groups, s.kh, s.kw));
+  // Accumulation in float for every dtype, as convgen's kernels accumulate.
   CUDNN_CHECK(cudnnSetConvolution2dDescriptor(conv_desc_, s.pad_h, s.pad_w, s.stride_h, s.stride_w,
                                               s.dilation_h, s.dilation_w, CUDNN_CROSS_CORRELATION,
                                               CUDNN_DATA_FLOAT));
   if (s.groups != 1) CUDNN_CHECK(cudnnSetConvolutionGroupCount(conv_desc_, s.groups));
-  // FMA only: with the default math type cuDNN may run fp32 on TF32 tensor cores.
-  CUDNN_CHECK(cudnnSetConvolutionMathType(conv_desc_, CUDNN_FMA_MATH));
+  // float32: FMA only, since with the default math type cuDNN may run fp32 on
+  // TF32 tensor cores. float16 and bfloat16 are what tensor cores take as
+  // they are: the fastest algorithm may use them.
+  CUDNN_CHECK(cudnnSetConvolutionMathType(conv_desc_, tensor_cores_allowed_ ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
 
   int out_n = 0, out_c = 0, out_h = 0, out_w = 0;
   CUDNN_CHECK(
@@ -370,8 +469,7 @@ CudnnConvolution::CudnnConvolution(cudnnHandle_t handle, cudaStream_t stream, co
   if (out_n != s.n || out_c != s.k || out_h != s.out_h || out_w != s.out_w) {
     fail(__FILE__, __LINE__, "cuDNN's output shape differs from convgen's for " + s.description);
   }
-  CUDNN_CHECK(
-      cudnnSetTensor4dDescriptor(y_desc_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, out_n, out_c, out_h, out_w));
+  CUDNN_CHECK(cudnnSetTensor4dDescriptor(y_desc_, format, data_type, out_n, out_c, out_h, out_w));
 
   workspace_ = DeviceBuffer(largest_workspace_bytes());
   choose_algorithm();
@@ -385,7 +483,7 @@ CudnnConvolution::~CudnnConvolution() {
 }
 
 void CudnnConvolution::run(cudaStream_t stream) const {
-  const float alpha = 1.0f, beta = 0.0f;
+  const float alpha = 1.0f, beta = 0.0f;  // float for every dtype but double
   CUDNN_CHECK(cudnnSetStream(handle_, stream));
   CUDNN_CHECK(cudnnConvolutionForward(handle_, &alpha, x_desc_, x_, w_desc_, w_, conv_desc_, algo_,
                                       workspace_.data(), workspace_.bytes(), &beta, y_desc_, y_));
@@ -407,7 +505,7 @@ size_t CudnnConvolution::largest_workspace_bytes() const {
 }
 
 // Runs every algorithm on the real buffers and keeps the fastest that
-// succeeded without tensor cores.
+// succeeded (in float32: without tensor cores).
 void CudnnConvolution::choose_algorithm() {
   cudnnConvolutionFwdAlgoPerf_t results[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   int returned = 0;
@@ -419,12 +517,14 @@ void CudnnConvolution::choose_algorithm() {
     const auto& result = results[i];
     const bool tensor_cores =
         result.mathType == CUDNN_TENSOR_OP_MATH || result.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
-    if (result.status == CUDNN_STATUS_SUCCESS && !tensor_cores && result.memory <= workspace_.bytes()) {
+    if (result.status == CUDNN_STATUS_SUCCESS && (tensor_cores_allowed_ || !tensor_cores) &&
+        result.memory <= workspace_.bytes()) {
       algo_ = result.algo;
       return;
     }
   }
-  fail(__FILE__, __LINE__, "cuDNN found no fp32 FMA algorithm for this convolution");
+  fail(__FILE__, __LINE__,
+       std::string("cuDNN found no ") + (tensor_cores_allowed_ ? "" : "fp32 FMA ") + "algorithm for this convolution");
 }
 
 // ---------------------------------------------------------------------------
@@ -438,6 +538,12 @@ double max_relative_error(const std::vector<float>& got, const std::vector<float
     largest_magnitude = std::max(largest_magnitude, std::fabs(double(want[i])));
   }
   return largest_magnitude > 0.0 ? largest_difference / largest_magnitude : largest_difference;
+}
+
+double unit_roundoff(convgen::DataType dtype) { return std::ldexp(1.0, -(convgen::row(dtype).fraction_bits + 1)); }
+
+double tuned_error_limit(convgen::DataType dtype) {
+  return dtype == convgen::DataType::kFloat32 ? kMaxTunedRelativeError : 2 * unit_roundoff(dtype);
 }
 
 // ---------------------------------------------------------------------------

@@ -83,6 +83,10 @@ struct EpilogueWord {
 };
 std::optional<EpilogueWord> parse_epilogue_word(const std::string& word);
 
+// The CSV's dtype and layout words are the spec's, from convgen/dtype.h's tables.
+std::optional<convgen::DataType> parse_dtype_word(const std::string& word);
+std::optional<convgen::Layout> parse_layout_word(const std::string& word);
+
 // Reports a problem with the CSV itself; line 0 means the file as a whole.
 [[noreturn]] void fail_csv(const std::string& path, int line, const std::string& what);
 
@@ -91,9 +95,11 @@ int parse_positive(const std::string& text, const char* column, const std::strin
 
 // Reads a benchmark CSV whose header names at least `columns`; calls
 // `row(line_number, fields)` for every data line, fields in the order of
-// `columns`. Blank lines and lines starting with '#' are skipped.
+// `columns`, then those of `optional` ("" where the header lacks one). Blank
+// lines and lines starting with '#' are skipped.
 void for_each_csv_row(const std::string& path, const std::vector<std::string>& columns,
-                      const std::function<void(int, const std::vector<std::string>&)>& row);
+                      const std::function<void(int, const std::vector<std::string>&)>& row,
+                      const std::vector<std::string>& optional = {});
 
 bool wanted_suite(const std::string& suite, const CommonOptions& options);
 
@@ -114,13 +120,19 @@ class DeviceBuffer {
   }
 
   static DeviceBuffer floats(size_t count) { return DeviceBuffer(count * sizeof(float)); }
-  static DeviceBuffer upload(const std::vector<float>& values);
+  static DeviceBuffer elements(size_t count, convgen::DataType dtype) {
+    return DeviceBuffer(count * size_t(convgen::element_bytes(dtype)));
+  }
+  // `values` stored as elements of `dtype` (rounded to nearest, as CUDA's
+  // conversions do; float32: as they are).
+  static DeviceBuffer upload(const std::vector<float>& values, convgen::DataType dtype = convgen::DataType::kFloat32);
 
   void* data() const { return data_; }
   float* f32() const { return static_cast<float*>(data_); }
   size_t bytes() const { return bytes_; }
 
-  std::vector<float> download() const;
+  // The buffer's elements of `dtype`, each converted to float (exactly).
+  std::vector<float> download(convgen::DataType dtype = convgen::DataType::kFloat32) const;
 
  private:
   void swap(DeviceBuffer& other) noexcept;
@@ -131,6 +143,10 @@ class DeviceBuffer {
 
 // Uniform in [-1, 1): 24 random bits per value, each exactly representable.
 std::vector<float> random_uniform(size_t count, uint64_t seed);
+
+// Each value rounded to the nearest element of `dtype` (CUDA's host
+// conversions), as a float: what a buffer uploaded in that dtype holds.
+std::vector<float> round_to(std::vector<float> values, convgen::DataType dtype);
 
 // All bits set is a NaN: a kernel that leaves any output unwritten fails the check.
 void poison(const DeviceBuffer& buffer, cudaStream_t stream);
@@ -186,7 +202,9 @@ double measure_copy_ceiling_tbps(Stopwatch& stopwatch);
 double copy_cold_us(Stopwatch& stopwatch, size_t bytes_moved, int trials);
 
 // ---------------------------------------------------------------------------
-// cuDNN: one convolution alone (no epilogue), fp32 NCHW, FMA math.
+// cuDNN: one convolution alone (no epilogue), in the problem's dtype and
+// layout, accumulating in float: float32 with FMA math (no TF32), float16 and
+// bfloat16 with tensor cores allowed.
 
 const char* algo_name(cudnnConvolutionFwdAlgo_t algo);
 
@@ -199,15 +217,17 @@ struct CudnnConvShape {
   int dilation_h = 1, dilation_w = 1;
   int groups = 1;
   int out_h = 1, out_w = 1;  // what the caller expects; checked against cuDNN's
+  convgen::DataType dtype = convgen::DataType::kFloat32;  // of every tensor
+  convgen::Layout layout = convgen::Layout::kNCHW;        // of every tensor, the filter's too (KRSC for NHWC)
   std::string description;   // named in the error when cuDNN disagrees on the output shape
 };
 
 class CudnnConvolution {
  public:
-  // Describes the convolution and picks the fastest fp32 algorithm that uses
-  // no tensor cores by running them on x, w and y.
-  CudnnConvolution(cudnnHandle_t handle, cudaStream_t stream, const CudnnConvShape& shape, const float* x,
-                   const float* w, float* y);
+  // Describes the convolution and picks the fastest algorithm by running
+  // them on x, w and y (in float32, the fastest that uses no tensor cores).
+  CudnnConvolution(cudnnHandle_t handle, cudaStream_t stream, const CudnnConvShape& shape, const void* x,
+                   const void* w, void* y);
   ~CudnnConvolution();
   CudnnConvolution(const CudnnConvolution&) = delete;
   CudnnConvolution& operator=(const CudnnConvolution&) = delete;
@@ -220,9 +240,10 @@ class CudnnConvolution {
   void choose_algorithm();
 
   cudnnHandle_t handle_;
-  const float* x_;
-  const float* w_;
-  float* y_;
+  bool tensor_cores_allowed_ = false;
+  const void* x_;
+  const void* w_;
+  void* y_;
   cudnnTensorDescriptor_t x_desc_ = nullptr, y_desc_ = nullptr;
   cudnnFilterDescriptor_t w_desc_ = nullptr;
   cudnnConvolutionDescriptor_t conv_desc_ = nullptr;
@@ -276,8 +297,13 @@ std::string gpu_name();
 
 // The largest difference between a tuned and the default kernel's outputs,
 // relative to the largest output: both compute the same sums, in orders that
-// the schedules may change.
+// the schedules may change. In a half dtype the float sums may then round to
+// neighbouring elements: up to two units of roundoff apart.
 constexpr double kMaxTunedRelativeError = 1e-5;
+double tuned_error_limit(convgen::DataType dtype);
+
+// The unit roundoff of `dtype`, 2^-(significand bits + 1): float16 2^-11, bfloat16 2^-8.
+double unit_roundoff(convgen::DataType dtype);
 
 // The schedule summary of the kernel `choice` names, from its library's list.
 template <typename Info>

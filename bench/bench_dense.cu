@@ -176,6 +176,8 @@ struct DenseBench {
   static size_t input_count(const Problem& p) { return size_t(p.n) * p.c * p.h * p.w; }
   static size_t filter_count(const Problem& p) { return size_t(p.c_out) * (p.c / p.groups) * p.kh * p.kw; }
   static size_t output_count(const Problem& p) { return size_t(p.n) * p.c_out * p.out_h() * p.out_w(); }
+  // cuDNN and convgen read a dense filter alike: OIHW, or O x kh x kw x I (KRSC) with NHWC.
+  static std::vector<float> filter_from_cudnn(const Problem&, std::vector<float> values) { return values; }
   // Multiply-adds of the direct convolution, counted as two FLOPs each.
   static double flop_count(const Problem& p) {
     return 2.0 * double(output_count(p)) * double(p.c / p.groups) * p.kh * p.kw;
@@ -196,7 +198,7 @@ struct DenseBench {
   static Args make_args(const Problem& p, const Operands& ops, const DeviceBuffer& output) {
     Args args;
     set_common_args(args, p.epilogue, ops, output);
-    if (p.residual) args.residual = ops.residual.f32();
+    if (p.residual) args.residual = ops.residual.data();
     return args;
   }
 

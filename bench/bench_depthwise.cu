@@ -1,8 +1,9 @@
 // convgen_bench_depthwise: times the convgen kernels of bench/depthwise_bench.yaml
 // beside cuDNN, on the same GPU in the same run, for every row of a benchmark CSV.
 // What it measures and reports is bench_driver.h's; this file holds what is
-// depthwise's own: its CSV columns, its problem, its cuDNN twin (a grouped
-// convolution, one group per input channel), its libraries and its columns.
+// depthwise's own: its CSV columns (each row in its dtype and layout), its
+// problem, its cuDNN twin (a grouped convolution, one group per input
+// channel), its filter order, its libraries and its columns.
 //
 // With a tuning database (CMake: CONVGEN_BENCH_TUNING, which defines
 // CONVGEN_BENCH_HAS_TUNED), the kernel of the same spec built with the
@@ -28,21 +29,24 @@ struct DepthwiseBench {
 
   static constexpr const char* kProgram = "convgen_bench_depthwise";
   static constexpr const char* kAbout =
-      "Times convgen depthwise kernels beside cuDNN for each row of a benchmark CSV.";
+      "Times convgen depthwise kernels beside cuDNN for each row of a benchmark CSV, in the row's dtype and layout.";
   static constexpr const char* kFooter =
       "Timing: 'hot' = --hot-launches launches captured in one CUDA graph, replayed after a warm-up;\n"
       "median replay time / launches (L2 warm, no launch gaps). 'cold' = a 256 MiB memset flushes L2\n"
       "before every run (--flush read: a read of it), cudaEvents around the kernel alone; median of --trials runs.\n"
-      "floor_us = bytes the problem must move (input + filter + output + epilogue parameters) at the\n"
-      "copy ceiling (1 GiB device-to-device copy, bytes read + written, measured in the same run);\n"
-      "*_frac_ceiling = floor_us / cold time. The cuDNN columns time the convolution alone; the check accepts a\n"
-      "max relative error (to the largest output) of 1e-4 (1e-3 where cuDNN chose a Winograd or FFT algorithm),\n"
-      "grown after the activation by its largest slope; a row that fails it makes the program exit 1.\n"
+      "floor_us = bytes the problem must move (input + filter + output + epilogue parameters, elements of the\n"
+      "row's dtype) at the copy ceiling (1 GiB device-to-device copy, bytes read + written, measured in the same run);\n"
+      "*_frac_ceiling = floor_us / cold time. The cuDNN columns time the convolution alone, in the row's dtype and\n"
+      "layout (float accumulation; float32 without tensor cores, float16/bfloat16 with them allowed); the check\n"
+      "accepts a max relative error (to the largest output) of 1e-4 (1e-3 where cuDNN chose a Winograd or FFT\n"
+      "algorithm; 8 units of roundoff in float16/bfloat16: 3.9e-3, 3.1e-2), grown after the activation by its\n"
+      "largest slope; a row that fails it makes the program exit 1.\n"
       "copy_cold_us: cudaMemcpyAsync of half the row's bytes (reads + writes = the row's), cold.\n"
       "Tuned (when built with CONVGEN_BENCH_TUNING): the row's kernel from the same spec built with the tuning\n"
       "database applied, timed the same way on the same buffers; tuned_speedup_hot = convgen hot / tuned hot.\n"
       "Its output must match cuDNN + epilogue as the default's does, and the default kernel's output within\n"
-      "a max relative error (to the largest output) of 1e-5; a row that fails either makes the program exit 1.\n"
+      "a max relative error (to the largest output) of 1e-5 (2 units of roundoff in float16/bfloat16); a row\n"
+      "that fails either makes the program exit 1.\n"
       "Environment: CONVGEN_COMMIT is written to the JSON as 'commit'.";
   static constexpr const char* kTableLegend =
       "Times in microseconds. hot: CUDA graph replays, L2 warm; cold: L2 flushed. cg plain: convgen "
@@ -54,7 +58,7 @@ struct DepthwiseBench {
   static inline const std::vector<std::string> kCsvColumns = {"suite",  "n",   "c",    "h",       "w", "kh", "kw",
                                                               "stride", "pad", "mult", "epilogue"};
   static inline const std::vector<const char*> kJsonColumns = {
-      "suite", "name", "specialized", "n", "c", "h", "w", "kh", "kw", "stride", "pad", "mult", "epilogue", "out_h",
+      "suite", "name", "specialized", "n", "c", "h", "w", "kh", "kw", "stride", "pad", "mult", "epilogue", "dtype", "layout", "out_h",
       "out_w", "floor_us", "convgen_hot_us", "convgen_cold_us", "convgen_noepilogue_hot_us", "noepilogue_name",
       "noepilogue_specialized", "cudnn_hot_us", "cudnn_cold_us", "cudnn_algo", "convgen_frac_ceiling",
       "cudnn_frac_ceiling", "copy_cold_us", "copy_frac_ceiling", "speedup_vs_cudnn", "max_rel_err",
@@ -66,7 +70,9 @@ struct DepthwiseBench {
       {"k", "filter"},
       {"s", "stride"},
       {"m", "mult"},
-      {"epilogue", "epilogue"}};
+      {"epilogue", "epilogue"},
+      {"dtype", "dtype"},
+      {"layout", "layout"}};
   static inline const std::vector<TableColumn> kTableColumns = {
       {"kernel", "name"},
       {"served by", "served_by"},
@@ -96,6 +102,13 @@ struct DepthwiseBench {
   static size_t filter_count(const Problem& p) { return size_t(p.out_channels()) * p.kh * p.kw; }
   static size_t output_count(const Problem& p) { return size_t(p.n) * p.out_channels() * p.out_h() * p.out_w(); }
   static double flop_count(const Problem&) { return kNaN; }  // memory-bound: measured against the copy ceiling only
+
+  // cuDNN holds a depthwise filter channels first in either format; convgen's
+  // NHWC kernels read it taps first, [kh, kw, c * multiplier].
+  static std::vector<float> filter_from_cudnn(const Problem& p, std::vector<float> values) {
+    if (p.layout != convgen::Layout::kNHWC) return values;
+    return taps_first(values, size_t(p.out_channels()), size_t(p.kh) * p.kw);
+  }
 
   // A grouped convolution with one group per input channel.
   static CudnnConvShape cudnn_shape(const Problem& p) {

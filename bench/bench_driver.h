@@ -6,10 +6,13 @@
 //   - the same convolution without epilogue through convgen, hot;
 //   - for an operator with a residual input (Op::kHasResidual), the row's
 //     epilogue with a residual add fused, through convgen, hot;
-//   - cuDNN's fastest fp32 (FMA, no TF32) algorithm for the convolution alone,
-//     hot and cold, and checks convgen's outputs against it (the epilogue
-//     applied on the host with convgen/epilogue.h's math, in double);
-//   - a device-to-device copy of as many bytes as the row moves, cold;
+//   - cuDNN's fastest algorithm for the convolution alone, in the row's dtype
+//     and layout (float32: FMA, no TF32; float16 / bfloat16: tensor cores
+//     allowed; float accumulation in each), hot and cold, and checks
+//     convgen's outputs against it (the epilogue applied on the host with
+//     convgen/epilogue.h's math, in double);
+//   - a device-to-device copy of as many bytes as the row moves (in its
+//     dtype), cold;
 //   - when the program was built with a tuning database, the row's kernel of
 //     the same spec built with the database applied, hot and cold on the same
 //     buffers, its schedule beside the default one, and its output checked
@@ -30,6 +33,8 @@
 //     kTableColumns: the rest; kTunedTableExtras: its own tuned columns;
 //   problem(row), out_channels(p),
 //   input_count(p), filter_count(p), output_count(p),
+//   filter_from_cudnn(p, values): the filter in convgen's memory order, from
+//     the values in cuDNN's,
 //   flop_count(p) (NaN: not counted), cudnn_shape(p), row_label(p),
 //   make_args(p, operands, output), add_options(app, options), measure_peak(stopwatch, options).
 #pragma once
@@ -67,7 +72,7 @@ struct Outputs {
 template <class Op>
 void check_against_cudnn(RowResult<Op>& row, const Operands& ops, const Outputs& out,
                          const std::vector<float>& fused_reference) {
-  row.check_limit = relative_error_limit(row.cudnn_algo);
+  row.check_limit = relative_error_limit(row.cudnn_algo, row.problem.dtype);
   const double fused_limit = fused_error_limit(row.check_limit, row.problem.activation);
   row.max_rel_err = max_relative_error(out.plain, out.cudnn);
   row.fused_max_rel_err = max_relative_error(out.fused, fused_reference);
@@ -99,7 +104,8 @@ void check_tuned(RowResult<Op>& row, const std::vector<float>& tuned_out, const 
                  const std::vector<float>* fused_reference) {
   const double fused_limit = fused_error_limit(row.check_limit, row.problem.activation);
   row.tuned_vs_default_max_rel_err = max_relative_error(tuned_out, default_out);
-  row.tuned_check_ok = error_ok(row.tuned_vs_default_max_rel_err, kMaxTunedRelativeError);
+  const double tuned_limit = tuned_error_limit(row.problem.dtype);
+  row.tuned_check_ok = error_ok(row.tuned_vs_default_max_rel_err, tuned_limit);
   if (fused_reference) {
     row.tuned_max_rel_err = max_relative_error(tuned_out, *fused_reference);
     row.tuned_check_ok = row.tuned_check_ok && error_ok(row.tuned_max_rel_err, fused_limit);
@@ -109,7 +115,7 @@ void check_tuned(RowResult<Op>& row, const std::vector<float>& tuned_out, const 
                  "ERROR: %s: the TUNED kernel %s (%s) computes a different result: max relative error %.3g "
                  "against the default kernel (limit %.0e), %.3g against cuDNN + epilogue (limit %.0e)\n",
                  row.where().c_str(), row.tuned_choice.kernel.c_str(), row.tuned_schedule.c_str(),
-                 row.tuned_vs_default_max_rel_err, kMaxTunedRelativeError, row.tuned_max_rel_err, fused_limit);
+                 row.tuned_vs_default_max_rel_err, tuned_limit, row.tuned_max_rel_err, fused_limit);
   }
 }
 
@@ -125,7 +131,10 @@ RowResult<Op> measure_row(const Selected<Op>& selected, const Machine& machine, 
 
   const Operands ops = make_operands<Op>(row.problem, seed);
   const size_t outputs = Op::output_count(row.problem);
-  const auto output_buffer = [&](bool wanted) { return wanted ? DeviceBuffer::floats(outputs) : DeviceBuffer(); };
+  const convgen::DataType dtype = row.problem.dtype;
+  const auto output_buffer = [&](bool wanted) {
+    return wanted ? DeviceBuffer::elements(outputs, dtype) : DeviceBuffer();
+  };
   const DeviceBuffer out = output_buffer(true), plain_out = output_buffer(true);
   const DeviceBuffer residual_out = output_buffer(Op::kHasResidual);
   const Launch fused = launch(Op::kLibrary, row.problem, Op::make_args(row.problem, ops, out));
@@ -150,25 +159,26 @@ RowResult<Op> measure_row(const Selected<Op>& selected, const Machine& machine, 
   };
 
   if (cudnn_handle && cudnn_supports(row.problem)) {
-    const DeviceBuffer cudnn_out = DeviceBuffer::floats(outputs);
-    const CudnnConvolution cudnn(cudnn_handle, stopwatch.stream(), Op::cudnn_shape(row.problem), ops.input.f32(),
-                                 ops.filter.f32(), cudnn_out.f32());
+    const DeviceBuffer cudnn_out = DeviceBuffer::elements(outputs, dtype);
+    const CudnnConvolution cudnn(cudnn_handle, stopwatch.stream(), Op::cudnn_shape(row.problem), ops.input.data(),
+                                 ops.filter_for_cudnn().data(), cudnn_out.data());
     const Launch conv = [&cudnn](cudaStream_t stream) { cudnn.run(stream); };
     row.cudnn_algo = cudnn.algorithm();
 
     runs.push_back({&cudnn_out, &conv});
     run_all(runs);
-    Outputs host{out.download(), plain_out.download(), residual_out.download(), cudnn_out.download()};
+    Outputs host{out.download(dtype), plain_out.download(dtype), residual_out.download(dtype),
+                 cudnn_out.download(dtype)};
     const std::vector<float> fused_reference = reference_epilogue<Op>(host.cudnn, row.problem, ops);
     check_against_cudnn(row, ops, host, fused_reference);
-    if (Op::kTuned.linked()) check_tuned(row, tuned_out.download(), host.fused, &fused_reference);
+    if (Op::kTuned.linked()) check_tuned(row, tuned_out.download(dtype), host.fused, &fused_reference);
 
     row.cudnn_hot_us = stopwatch.hot_us(conv, options.hot_launches, options.hot_replays);
     row.cudnn_cold_us = stopwatch.cold_us(conv, options.trials);
   } else if (Op::kTuned.linked()) {
     // No cuDNN output to check against: the tuned kernel against the default one.
     run_all({{&out, &fused}, {&tuned_out, &tuned}});
-    check_tuned(row, tuned_out.download(), out.download(), nullptr);
+    check_tuned(row, tuned_out.download(dtype), out.download(dtype), nullptr);
   }
 
   row.convgen_hot_us = stopwatch.hot_us(fused, options.hot_launches, options.hot_replays);
@@ -238,7 +248,7 @@ void warn_about_generic_kernels(const std::vector<Selected<Op>>& selected) {
 template <class Op>
 std::string progress_label(const Selected<Op>& s, size_t index, size_t total) {
   return "[" + std::to_string(index + 1) + "/" + std::to_string(total) + "] " + s.bench.suite + " " +
-         Op::row_label(s.problem) + " " + s.bench.epilogue;
+         Op::row_label(s.problem) + " " + s.bench.epilogue + " " + storage_text(s.problem);
 }
 
 template <class Op>
@@ -247,7 +257,8 @@ typename Op::Options parse_options(int argc, char** argv) {
   CLI::App app{Op::kAbout, Op::kProgram};
   std::string columns;
   for (const std::string& column : Op::kCsvColumns) columns += (columns.empty() ? "" : ",") + column;
-  app.add_option("--csv", options.csv_path, "benchmark CSV (" + columns + ")")->capture_default_str();
+  app.add_option("--csv", options.csv_path, "benchmark CSV (" + columns + "; optional: dtype,layout)")
+      ->capture_default_str();
   add_common_options(app, options);
   Op::add_options(app, options);
   app.footer(Op::kFooter);

@@ -26,6 +26,8 @@ Json json_value(const RowResult<Op>& r, const std::string& key) {
       {"stride", [](const R& r) { return Json(r.bench.number("stride")); }},
       {"pad", [](const R& r) { return Json(r.bench.pad); }},
       {"epilogue", [](const R& r) { return Json(r.bench.epilogue); }},
+      {"dtype", [](const R& r) { return Json(convgen::to_string(r.problem.dtype)); }},
+      {"layout", [](const R& r) { return Json(convgen::to_string(r.problem.layout)); }},
       {"flops", [](const R& r) { return Json(r.flops); }},
       {"floor_us", [](const R& r) { return number(r.floor_us, 3); }},
       {"roofline_us", [](const R& r) { return number(r.roofline_us, 3); }},
@@ -134,6 +136,8 @@ std::pair<std::string, bool> table_cell(const RowResult<Op>& r, const std::strin
   static const std::map<std::string, std::function<Cell(const R&)>> cells = {
       {"suite", [](const R& r) { return Cell{r.bench.suite, true}; }},
       {"epilogue", [](const R& r) { return Cell{r.bench.epilogue, true}; }},
+      {"dtype", [](const R& r) { return Cell{convgen::to_string(r.problem.dtype), true}; }},
+      {"layout", [](const R& r) { return Cell{convgen::to_string(r.problem.layout), true}; }},
       {"name", [](const R& r) { return Cell{r.choice.kernel, true}; }},
       {"served_by", [](const R& r) { return Cell{served_by(r), true}; }},
       {"cudnn_algo", [](const R& r) { return Cell{r.cudnn_ran() ? r.cudnn_algo : "-", true}; }},

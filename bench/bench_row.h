@@ -45,42 +45,72 @@ struct BenchCase {
   std::string pad;       // "same" or "valid"
   std::string epilogue;  // e.g. "scale_shift_relu6"
   EpilogueWord parsed;
+  // Columns "dtype" and "layout" (spec words); float32 NCHW where the CSV has neither.
+  convgen::DataType dtype = convgen::DataType::kFloat32;
+  convgen::Layout layout = convgen::Layout::kNCHW;
   std::map<std::string, int> numbers;
 
   int number(const std::string& column) const { return numbers.at(column); }
 };
 
-inline bool is_text_column(const std::string& column) {
-  return column == "suite" || column == "pad" || column == "epilogue";
+inline std::vector<std::string> concat_columns(std::vector<std::string> first, const std::vector<std::string>& second) {
+  first.insert(first.end(), second.begin(), second.end());
+  return first;
 }
 
-// Reads the benchmark CSV; columns are found by their header names.
+inline bool is_text_column(const std::string& column) {
+  return column == "suite" || column == "pad" || column == "epilogue" || column == "dtype" || column == "layout";
+}
+
+// Columns every benchmark CSV may have: a row without them is float32 NCHW.
+inline const std::vector<std::string> kStorageColumns = {"dtype", "layout"};
+
+// Reads the benchmark CSV; columns (`columns`, then kStorageColumns where
+// present) are found by their header names.
 inline std::vector<BenchCase> read_cases(const std::string& path, const std::vector<std::string>& columns) {
   std::vector<BenchCase> cases;
-  for_each_csv_row(path, columns, [&](int line_number, const std::vector<std::string>& fields) {
-    BenchCase row;
-    row.csv_line = line_number;
-    for (size_t i = 0; i < columns.size(); ++i) {
-      const std::string& column = columns[i];
-      if (column == "suite") row.suite = fields[i];
-      if (column == "pad") row.pad = fields[i];
-      if (column == "epilogue") row.epilogue = fields[i];
-      if (!is_text_column(column)) row.numbers[column] = parse_positive(fields[i], column.c_str(), path, line_number);
-    }
-    if (row.pad != "same" && row.pad != "valid") {
-      fail_csv(path, line_number, "pad must be 'same' or 'valid', not '" + row.pad + "'");
-    }
-    const auto parsed = parse_epilogue_word(row.epilogue);
-    if (!parsed) fail_csv(path, line_number, "unknown epilogue '" + row.epilogue + "'");
-    row.parsed = *parsed;
-    cases.push_back(row);
-  });
+  const std::vector<std::string> all = concat_columns(columns, kStorageColumns);
+  for_each_csv_row(
+      path, columns,
+      [&](int line_number, const std::vector<std::string>& fields) {
+        BenchCase row;
+        row.csv_line = line_number;
+        for (size_t i = 0; i < all.size(); ++i) {
+          const std::string& column = all[i];
+          if (column == "suite") row.suite = fields[i];
+          if (column == "pad") row.pad = fields[i];
+          if (column == "epilogue") row.epilogue = fields[i];
+          if (column == "dtype" && !fields[i].empty()) {
+            const auto dtype = parse_dtype_word(fields[i]);
+            if (!dtype) {
+              fail_csv(path, line_number, "dtype must be float32, float16 or bfloat16, not '" + fields[i] + "'");
+            }
+            row.dtype = *dtype;
+          }
+          if (column == "layout" && !fields[i].empty()) {
+            const auto layout = parse_layout_word(fields[i]);
+            if (!layout) fail_csv(path, line_number, "layout must be NCHW or NHWC, not '" + fields[i] + "'");
+            row.layout = *layout;
+          }
+          if (!is_text_column(column)) {
+            row.numbers[column] = parse_positive(fields[i], column.c_str(), path, line_number);
+          }
+        }
+        if (row.pad != "same" && row.pad != "valid") {
+          fail_csv(path, line_number, "pad must be 'same' or 'valid', not '" + row.pad + "'");
+        }
+        const auto parsed = parse_epilogue_word(row.epilogue);
+        if (!parsed) fail_csv(path, line_number, "unknown epilogue '" + row.epilogue + "'");
+        row.parsed = *parsed;
+        cases.push_back(row);
+      },
+      kStorageColumns);
   return cases;
 }
 
 // The problem's fields every operator's problem has in common, from a row:
 // shape, filter, stride, padding ("same": (k-1)/2 on every side, as
-// PyTorch's padding=k//2 for odd k), epilogue and activation.
+// PyTorch's padding=k//2 for odd k), epilogue, activation, dtype and layout.
 template <class Problem>
 Problem common_problem(const BenchCase& row) {
   Problem p;
@@ -95,7 +125,15 @@ Problem common_problem(const BenchCase& row) {
   p.pad_left = p.pad_right = same ? (p.kw - 1) / 2 : 0;
   p.epilogue = row.parsed.epilogue;
   p.activation = row.parsed.activation;
+  p.dtype = row.dtype;
+  p.layout = row.layout;
   return p;
+}
+
+// "f16 nhwc": the kernel names' parts for the problem's dtype and layout.
+template <class Problem>
+std::string storage_text(const Problem& p) {
+  return std::string(convgen::row(p.dtype).name_part) + " " + convgen::row(p.layout).name_part;
 }
 
 template <class Problem>
@@ -122,6 +160,8 @@ CudnnConvShape common_cudnn_shape(const Problem& p) {
   s.dilation_w = p.dilation_w;
   s.out_h = p.out_h();
   s.out_w = p.out_w();
+  s.dtype = p.dtype;
+  s.layout = p.layout;
   s.description = convgen::describe(p);
   return s;
 }
@@ -155,7 +195,7 @@ size_t bytes_moved(const typename Op::Problem& p) {
   size_t count = Op::input_count(p) + Op::filter_count(p) + Op::output_count(p) +
                  size_t(convgen::row(p.epilogue).params) * Op::out_channels(p);
   if constexpr (Op::kHasResidual) count += p.residual ? Op::output_count(p) : 0;
-  return count * sizeof(float);
+  return count * size_t(convgen::element_bytes(p.dtype));
 }
 
 // cuDNN pads each axis symmetrically; a problem padded otherwise has no cuDNN twin.
@@ -167,30 +207,51 @@ bool cudnn_supports(const Problem& p) {
 // ---------------------------------------------------------------------------
 // Operands.
 
-// The inputs of one row (its residual variant included), on the device; the
-// epilogue parameters and the residual also on the host, for the reference.
+// The inputs of one row (its residual variant included), on the device, as
+// elements of the problem's dtype; the epilogue parameters and the residual
+// also on the host (the values the device holds), for the reference.
 // params[k] is the epilogue's k-th per-channel parameter (bias; scale, shift).
+// cudnn_filter: the filter as cuDNN reads it, where convgen's lies otherwise
+// (depthwise NHWC); empty where both read `filter`.
 struct Operands {
-  DeviceBuffer input, filter, residual;
+  DeviceBuffer input, filter, cudnn_filter, residual;
   std::vector<DeviceBuffer> params;
   std::vector<std::vector<float>> host_params;
   std::vector<float> host_residual;
+
+  const DeviceBuffer& filter_for_cudnn() const { return cudnn_filter.data() ? cudnn_filter : filter; }
 };
+
+// A depthwise filter of `channels` (c * multiplier) x `taps` (kh * kw) values
+// with channels outermost, as cuDNN holds it in either format (its NHWC
+// filter of one input channel per group is K x R x S x 1), laid taps first:
+// convgen's NHWC order, [kh, kw, channels].
+inline std::vector<float> taps_first(const std::vector<float>& channels_first, size_t channels, size_t taps) {
+  std::vector<float> out(channels_first.size());
+  for (size_t k = 0; k < channels; ++k) {
+    for (size_t t = 0; t < taps; ++t) out[t * channels + k] = channels_first[k * taps + t];
+  }
+  return out;
+}
 
 template <class Op>
 Operands make_operands(const typename Op::Problem& problem, uint64_t seed) {
+  const convgen::DataType dtype = problem.dtype;
   Operands ops;
-  ops.input = DeviceBuffer::upload(random_uniform(Op::input_count(problem), seed));
-  ops.filter = DeviceBuffer::upload(random_uniform(Op::filter_count(problem), seed + 1));
+  ops.input = DeviceBuffer::upload(random_uniform(Op::input_count(problem), seed), dtype);
+  const std::vector<float> filter = random_uniform(Op::filter_count(problem), seed + 1);
+  const std::vector<float> convgen_filter = Op::filter_from_cudnn(problem, filter);
+  ops.filter = DeviceBuffer::upload(convgen_filter, dtype);
+  if (convgen_filter != filter) ops.cudnn_filter = DeviceBuffer::upload(filter, dtype);
   // Seeds seed+2 (bias), seed+3 and seed+4 (scale, shift): the inputs the runs before had.
   const int count = convgen::row(problem.epilogue).params;
   for (int k = 0; k < count; ++k) {
-    ops.host_params.push_back(random_uniform(size_t(Op::out_channels(problem)), seed + 1 + count + k));
-    ops.params.push_back(DeviceBuffer::upload(ops.host_params.back()));
+    ops.host_params.push_back(round_to(random_uniform(size_t(Op::out_channels(problem)), seed + 1 + count + k), dtype));
+    ops.params.push_back(DeviceBuffer::upload(ops.host_params.back(), dtype));
   }
   if constexpr (Op::kHasResidual) {
-    ops.host_residual = random_uniform(Op::output_count(problem), seed + 5);
-    ops.residual = DeviceBuffer::upload(ops.host_residual);
+    ops.host_residual = round_to(random_uniform(Op::output_count(problem), seed + 5), dtype);
+    ops.residual = DeviceBuffer::upload(ops.host_residual, dtype);
   }
   // The uploads ran on the legacy default stream, which the non-blocking
   // stream the kernels run on does not wait for.
@@ -202,13 +263,13 @@ Operands make_operands(const typename Op::Problem& problem, uint64_t seed) {
 // use stay null, as the API requires.
 template <class Args>
 void set_common_args(Args& args, convgen::Epilogue epilogue, const Operands& ops, const DeviceBuffer& output) {
-  args.input = ops.input.f32();
-  args.filter = ops.filter.f32();
-  args.output = output.f32();
-  if (epilogue == convgen::Epilogue::kBias) args.bias = ops.params[0].f32();
+  args.input = ops.input.data();
+  args.filter = ops.filter.data();
+  args.output = output.data();
+  if (epilogue == convgen::Epilogue::kBias) args.bias = ops.params[0].data();
   if (epilogue == convgen::Epilogue::kScaleShift) {
-    args.scale = ops.params[0].f32();
-    args.shift = ops.params[1].f32();
+    args.scale = ops.params[0].data();
+    args.shift = ops.params[1].data();
   }
 }
 
@@ -218,9 +279,14 @@ void set_common_args(Args& args, convgen::Epilogue epilogue, const Operands& ops
 // cuDNN's Winograd and FFT algorithms compute through transforms that round
 // differently from a direct sum (errors grow with the tile); they get a looser
 // limit than the direct and GEMM algorithms, which sum products as convgen does.
-inline double relative_error_limit(const std::string& cudnn_algo) {
+// In float16 and bfloat16 both sums (in float) are rounded once to the dtype,
+// and the reference epilogue runs on cuDNN's rounded output: a few units of
+// roundoff u of the largest output apart (8u: 3.9e-3 in float16, 3.1e-2 in
+// bfloat16; a missed tap of a 3x3 filter moves an output by far more).
+inline double relative_error_limit(const std::string& cudnn_algo, convgen::DataType dtype) {
   const bool transformed = cudnn_algo.rfind("WINOGRAD", 0) == 0 || cudnn_algo.rfind("FFT", 0) == 0;
-  return transformed ? 10 * kMaxRelativeError : kMaxRelativeError;
+  const double limit = transformed ? 10 * kMaxRelativeError : kMaxRelativeError;
+  return dtype == convgen::DataType::kFloat32 ? limit : std::max(limit, 8 * unit_roundoff(dtype));
 }
 
 // The limit for an output after `activation`: the convolution's error grows
@@ -230,14 +296,15 @@ inline double fused_error_limit(double limit, convgen::Activation activation) {
   return limit * convgen::activation_error_scale(activation, 1.0, 0.0);
 }
 
-// `conv` (cuDNN's output, NCHW) with the problem's epilogue (and residual)
-// applied on the host, in double, by convgen/epilogue.h.
+// `conv` (cuDNN's output, in the problem's layout) with the problem's
+// epilogue (and residual) applied on the host, in double, by convgen/epilogue.h.
 template <class Op>
 std::vector<float> reference_epilogue(std::vector<float> conv, const typename Op::Problem& p, const Operands& ops) {
   const size_t plane = size_t(p.out_h()) * p.out_w();
   const size_t channels = size_t(Op::out_channels(p));
+  const bool channels_last = p.layout == convgen::Layout::kNHWC;
   for (size_t i = 0; i < conv.size(); ++i) {
-    const size_t channel = (i / plane) % channels;
+    const size_t channel = channels_last ? i % channels : (i / plane) % channels;
     const auto param = [&](size_t k) { return k < ops.host_params.size() ? double(ops.host_params[k][channel]) : 0.0; };
     double value = convgen::apply_epilogue<double>(p.epilogue, conv[i], param(0), param(1));
     if constexpr (Op::kHasResidual) {
@@ -306,7 +373,10 @@ struct RowResult : Selected<Op> {
   double tuned_speedup_hot() const { return convgen_hot_us / tuned_hot_us; }
   double tuned_speedup_cold() const { return convgen_cold_us / tuned_cold_us; }
   bool tuned_changed() const { return this->tuned_schedule != this->schedule; }
-  std::string where() const { return this->bench.suite + " (csv line " + std::to_string(this->bench.csv_line) + ")"; }
+  std::string where() const {
+    return this->bench.suite + " " + storage_text(this->problem) + " (csv line " + std::to_string(this->bench.csv_line) +
+           ")";
+  }
 };
 
 // The fp32 peak an operator that counts FLOPs measures (bench_dense.cu).

@@ -13,11 +13,11 @@ from pathlib import Path
 HEADER = Path(__file__).resolve().parent.parent / "runtime" / "include" / "convgen" / "epilogue.h"
 
 
-def table_words(macro, text):
-    """The spec words (second column) of the rows of one X-macro table."""
+def table_words(macro, text, header=HEADER):
+    """The spec words (second column) of the rows of one X-macro table in `text` (the file `header`)."""
     body = re.search(r"#define " + macro + r"\(X\)(.*?)\n\n", text, re.S)
     if not body:
-        raise SystemExit(f"{HEADER}: no {macro}")
+        raise SystemExit(f"{header}: no {macro}")
     return re.findall(r'X\(\s*\w+\s*,\s*"(\w+)"', body.group(1))
 
 

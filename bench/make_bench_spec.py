@@ -5,6 +5,11 @@ Depthwise (bench/depthwise.csv -> bench/depthwise_bench.yaml, library `bench`):
 every CSV row becomes one workload. A row with an epilogue also gets the same
 convolution with `epilogue: none` and `activation: none`, because the
 benchmark times both (the plain variant is what cuDNN is compared against).
+Both CSVs may have `dtype` and `layout` columns (words of
+runtime/include/convgen/dtype.h, read by bench/storage_words.py; without them
+a row is float32 NCHW). They become the workload's `dtype:` and `layout:`
+keys where they differ from the spec's defaults (float32, NCHW), so a float32
+NCHW row's workload reads as it did before those columns existed.
 
 Dense (bench/dense.csv -> bench/dense_bench.yaml, library `bench_dense`):
 every row becomes an `op: conv2d` workload with `residual: false`, plus its
@@ -29,10 +34,11 @@ import sys
 from pathlib import Path
 
 import epilogue_words
+import storage_words
 
 HERE = Path(__file__).resolve().parent
 PADDINGS = ("same", "valid")
-TEXT_COLUMNS = ("suite", "pad", "epilogue")
+TEXT_COLUMNS = ("suite", "pad", "epilogue", "dtype", "layout")
 
 # What differs between the operators: the CSV's columns, the spec's fields
 # (spec key, CSV column) before the filter and after the stride, the library,
@@ -44,7 +50,8 @@ DEPTHWISE = {
     "after_stride": [("multiplier", "mult")],
     "residual": False,
     "library": "bench",
-    "about": ["Every CSV row, plus the same convolution without epilogue for rows that have one."],
+    "about": ["Every CSV row (in its dtype and layout), plus the same convolution without epilogue for",
+              "rows that have one."],
 }
 DENSE = {
     "columns": ["suite", "n", "c_in", "c_out", "h", "w", "kh", "kw", "stride", "pad", "epilogue"],
@@ -65,6 +72,7 @@ def fail(where, message):
 def read_rows(csv_path, columns):
     """Returns [(line_number, row_dict)] with integer fields converted and the epilogue split."""
     rows = []
+    dtypes, layouts = storage_words.words()
     with open(csv_path, newline="") as f:
         reader = csv.reader(f)
         header = None
@@ -91,6 +99,12 @@ def read_rows(csv_path, columns):
                     fail(where, f"{name} must be positive, not {row[name]}")
             if row["pad"] not in PADDINGS:
                 fail(where, f"pad must be one of {', '.join(PADDINGS)}, not '{row['pad']}'")
+            row.setdefault("dtype", storage_words.DEFAULT_DTYPE)
+            row.setdefault("layout", storage_words.DEFAULT_LAYOUT)
+            if row["dtype"] not in dtypes:
+                fail(where, f"dtype must be one of {', '.join(dtypes)}, not '{row['dtype']}'")
+            if row["layout"] not in layouts:
+                fail(where, f"layout must be one of {', '.join(layouts)}, not '{row['layout']}'")
             row["split"] = epilogue_words.split(row["epilogue"])
             if row["split"] is None:
                 fail(where, f"unknown epilogue '{row['epilogue']}' (an epilogue, an activation, or both "
@@ -107,9 +121,13 @@ def render_workload(operator, row, epilogue, activation, residual):
     # `padding: same` is the default, so only other paddings are written.
     padding = "" if row["pad"] == "same" else f", padding: {row['pad']}"
     flag = f", residual: {'true' if residual else 'false'}" if operator["residual"] else ""
+    # The defaults (float32, NCHW) are not written either.
+    storage = "".join(f", {key}: {row[key]}" for key, default in
+                      (("dtype", storage_words.DEFAULT_DTYPE), ("layout", storage_words.DEFAULT_LAYOUT))
+                      if row[key] != default)
     return (f"  - {{{operator['op']}{fields(operator['shape'])[2:]}, filter: [{row['kh']}, {row['kw']}], "
             f"stride: {row['stride']}{padding}{fields(operator['after_stride'])}, epilogue: {epilogue}, "
-            f"activation: {activation}{flag}}}")
+            f"activation: {activation}{flag}{storage}}}")
 
 
 def build_workloads(operator, rows):
@@ -118,6 +136,8 @@ def build_workloads(operator, rows):
     for line_number, row in rows:
         epilogue, activation = row["split"]
         note = f"{row['suite']}, csv line {line_number}"
+        if (row["dtype"], row["layout"]) != (storage_words.DEFAULT_DTYPE, storage_words.DEFAULT_LAYOUT):
+            note = f"{row['suite']} {row['dtype']} {row['layout']}, csv line {line_number}"
         workloads.setdefault(render_workload(operator, row, epilogue, activation, False), note)
         workloads.setdefault(render_workload(operator, row, "none", "none", False), note + ", without epilogue")
         if operator["residual"]:
@@ -132,8 +152,8 @@ def render_spec(operator, csv_name, workloads):
         *(f"# {line}" for line in operator["about"]),
         f"library: {operator['library']}",
         "defaults:",
-        "  dtype: float32",
-        "  layout: NCHW",
+        f"  dtype: {storage_words.DEFAULT_DTYPE}",
+        f"  layout: {storage_words.DEFAULT_LAYOUT}",
         "  padding: same",
         "workloads:",
     ]

@@ -7,6 +7,11 @@ Depthwise: one column of panels per suite (in the order the suites first appear)
               black tick for a device-to-device copy of the same bytes
               for convgen, cuDNN and PyTorch, where a cold time exists
 
+Depthwise rows in several dtypes and layouts (their "dtype" and "layout"
+keys; float32 NCHW where a row has none) get one such band of panels per
+dtype x layout, float32 NCHW first; outside float32 NCHW the hot panels also
+show PyTorch's plain conv, the bar the float16 / bfloat16 targets compare with.
+
 Rows measured with a tuned library (convgen_bench_depthwise / _dense built
 with a tuning database: tuned_hot_us, tuned_cold_us, ...) add a "convgen tuned"
 bar beside convgen's in the panels of their suite; without them the figure
@@ -31,7 +36,8 @@ matplotlib.use("Agg")  # no display on the GPU machine
 import matplotlib.pyplot as plt  # noqa: E402
 
 import epilogue_words  # noqa: E402
-from results import dense_document, depthwise_rows, fraction, group_by_suite, load, num  # noqa: E402
+from results import (DEFAULT_STORAGE, dense_document, depthwise_rows, fraction, group_by_storage,  # noqa: E402
+                     group_by_suite, load, num, storage, storage_title)
 
 # (label, hot key, cold key, precomputed fraction key, colour)
 SERIES = [
@@ -41,6 +47,8 @@ SERIES = [
 ]
 # The same spec built with a tuning database; drawn beside convgen only in suites that have it.
 TUNED_SERIES = ("convgen tuned", "tuned_hot_us", "tuned_cold_us", "tuned_frac_ceiling", "#9467bd")
+# PyTorch's conv alone (hot only): drawn beside PyTorch's fused sequence outside float32 NCHW.
+PLAIN_SERIES = ("PyTorch plain", "torch_plain_hot_us", None, None, "#98df8a")
 
 # Dense panels: (label, hot key, colour) and (label, cold key, precomputed fraction key, colour).
 DENSE_HOT_SERIES = [
@@ -125,10 +133,14 @@ def draw_bars(ax, labels, series_values, width=0.8):
 
 
 def series_of(rows):
-    """SERIES, with the tuned library after convgen when any of `rows` was measured with it."""
-    if not any(num(r.get(TUNED_SERIES[1])) or num(r.get(TUNED_SERIES[2])) for r in rows):
-        return SERIES
-    return SERIES[:1] + [TUNED_SERIES] + SERIES[1:]
+    """SERIES, with the tuned library after convgen when any of `rows` was measured with it, and
+    PyTorch's plain conv last for rows other than float32 NCHW."""
+    series = list(SERIES)
+    if any(num(r.get(TUNED_SERIES[1])) or num(r.get(TUNED_SERIES[2])) for r in rows):
+        series = SERIES[:1] + [TUNED_SERIES] + SERIES[1:]
+    if any(storage(r) != DEFAULT_STORAGE for r in rows):
+        series.append(PLAIN_SERIES)
+    return series
 
 
 def draw_hot(ax, title, labels, series):
@@ -168,7 +180,7 @@ def draw_hot_panel(ax, suite, rows, labels):
 
 def draw_ceiling_panel(ax, suite, rows, labels):
     series = [(name, colour, [fraction(r, frac, "floor_us", cold) for r in rows])
-              for name, _, cold, frac, colour in series_of(rows)]
+              for name, _, cold, frac, colour in series_of(rows) if cold]
     # What a copy of the same bytes reaches cold: the most any kernel of this
     # size can expect, launch and ramp included.
     copy = [fraction(r, "copy_frac_ceiling", "floor_us", "copy_cold_us") for r in rows]
@@ -211,12 +223,12 @@ def draw_dense_roofline_panel(ax, suite, rows, labels):
     draw_fraction(ax, f"dense {suite}: fraction of roofline", "roofline / cold time", labels, series)
 
 
-def title_of(data):
+def title_of(data, what="depthwise conv (float32 NCHW)"):
     gpu = data.get("gpu", "unknown GPU")
     date = data.get("date", "unknown date")
     commit = data.get("commit", "unknown commit")
     ceiling = num(data.get("copy_ceiling_tbps"))
-    text = f"convgen depthwise conv (fp32 NCHW) — {gpu} — {date} — commit {commit}"
+    text = f"convgen {what} — {gpu} — {date} — commit {commit}"
     if ceiling:
         text += f" — copy ceiling {ceiling:.2f} TB/s"
     return text
@@ -256,7 +268,7 @@ def draw_dense(fig_or_subfig, suites):
 
 def plot(data, out_path, dpi=110):
     dense_meta, dense_rows = dense_document(data)
-    if dense_rows:
+    if dense_rows or len(group_by_storage(depthwise_rows(data))) > 1:
         return plot_with_dense(data, dense_meta, dense_rows, out_path, dpi)
     suites = group_by_suite(data.get("rows", []))
     if not suites:
@@ -275,31 +287,34 @@ def plot(data, out_path, dpi=110):
 
 
 def plot_with_dense(data, dense_meta, dense_rows, out_path, dpi=110):
-    """Depthwise panels on top (when there are depthwise rows), dense panels below."""
-    dw_suites = group_by_suite(depthwise_rows(data))
+    """A band of depthwise panels per dtype x layout (when there are depthwise rows), dense panels below."""
+    dw_storages = {key: group_by_suite(rows) for key, rows in group_by_storage(depthwise_rows(data)).items()}
     dense_suites = group_by_suite(dense_rows)
-    bars = max(sum(len(r) for r in dw_suites.values()) + 3 * len(dw_suites),
-               int(1.6 * sum(len(r) for r in dense_suites.values())) + 3 * len(dense_suites))
+    bars = max([sum(len(r) for r in suites.values()) + 3 * len(suites) for suites in dw_storages.values()] +
+               [int(1.6 * sum(len(r) for r in dense_suites.values())) + 3 * len(dense_suites)])
     width = max(10.0, 0.55 * bars)
-    height = 9.5 * (2 if dw_suites else 1)
-    fig = plt.figure(figsize=(width, height), layout="constrained")
-    if dw_suites:
-        top, bottom = fig.subfigures(2, 1, hspace=0.02)
-        top.suptitle("depthwise", fontsize=10, x=0.01, ha="left")
-        dw_axes = draw_depthwise(top, dw_suites)
-    else:
-        bottom, dw_axes = fig, []
+    bands = len(dw_storages) + (1 if dense_suites else 0)
+    fig = plt.figure(figsize=(width, 9.5 * bands), layout="constrained")
+    subfigs = list(fig.subfigures(bands, 1, hspace=0.02)) if bands > 1 else [fig]
+    axes = []
+    for subfig, (key, suites) in zip(subfigs, dw_storages.items()):
+        if bands > 1:
+            subfig.suptitle(f"depthwise {storage_title(key)}", fontsize=10, x=0.01, ha="left")
+        axes += list(draw_depthwise(subfig, suites))
     peak = num(dense_meta.get("fp32_peak_tflops"))
     peak_text = f"fp32 peak {peak:.1f} TFLOP/s (SGEMM, no TF32)" if peak else ""
-    if dw_suites:
-        bottom.suptitle("dense conv2d" + (f" — {peak_text}" if peak_text else ""), fontsize=10, x=0.01, ha="left")
-    dense_axes = draw_dense(bottom, dense_suites)
-    handles, names = collect_legend(fig, list(dw_axes) + list(dense_axes))
+    if dense_suites:
+        if dw_storages:
+            subfigs[-1].suptitle("dense conv2d" + (f" — {peak_text}" if peak_text else ""), fontsize=10, x=0.01,
+                                 ha="left")
+        axes += list(draw_dense(subfigs[-1], dense_suites))
+    handles, names = collect_legend(fig, axes)
     fig.legend(handles, names, loc="outside lower center", ncol=min(len(names), 9), fontsize=9)
-    if dw_suites:
-        title = title_of(data).replace("depthwise conv", "depthwise + dense conv")
+    what = ", ".join(storage_title(k) for k in dw_storages)
+    if dw_storages:
+        title = title_of(data, f"depthwise ({what})" + (" + dense conv" if dense_suites else ""))
     else:
-        title = title_of(dense_meta).replace("depthwise conv", "dense conv") + (f" — {peak_text}" if peak_text else "")
+        title = title_of(dense_meta, "dense conv") + (f" — {peak_text}" if peak_text else "")
     fig.suptitle(title, fontsize=11, x=0.01, ha="left")
     fig.savefig(out_path, dpi=dpi)
     plt.close(fig)

@@ -2,8 +2,10 @@
 """Write docs/benchmarks.md and docs/benchmarks.json from the merged benchmark JSON.
 
 The markdown page states when, where and on which commit the numbers were
-taken, how each number was measured, and gives one table per depthwise suite,
-then one table of the dense conv2d rows.  The JSON is the same data in a
+taken, how each number was measured, and gives, per dtype x layout of the
+depthwise rows (float32 NCHW first), one table per suite and a table of the
+performance targets (TARGETS) evaluated on each of its rows, then one table
+of the dense conv2d rows. The targets' verdicts are summed up at the top.  The JSON is the same data in a
 stable shape for other tools: a top-level object with gpu, commit, date,
 copy_ceiling_tbps and rows (depthwise), every row carrying at least the keys
 in REQUIRED_ROW_KEYS (times in µs, null where not measured), and, when the
@@ -14,6 +16,12 @@ carrying at least DENSE_REQUIRED_ROW_KEYS.
 Dense rows are those of the input's "dense" object (as scripts/gpu_check.sh
 writes it) and any top-level row with a "c_out" key (a convgen_bench_dense
 JSON given directly).
+
+Each depthwise row of benchmarks.json carries "dtype", "layout" and
+"targets" ({target id: {value, limit, met}} for the targets that apply to
+it; met is null where a number it needs was not measured), and the document
+a "targets" summary and, with --baseline, the previous run it compared the
+float32 NCHW rows with ("baseline").
 
 Depthwise rows measured with a tuned library (convgen_bench_depthwise built
 with CONVGEN_BENCH_TUNING: rows carry tuned_hot_us, tuned_schedule, ...) add
@@ -28,10 +36,11 @@ import math
 import os
 import sys
 
-from results import dense_document, depthwise_rows, fraction, group_by_suite, load, num, ratio
+from results import (DEFAULT_STORAGE, dense_document, depthwise_rows, fraction, group_by_storage, group_by_suite,
+                     load, num, ratio, storage, storage_title)
 
 REQUIRED_ROW_KEYS = [
-    "suite", "name", "n", "c", "h", "w", "kh", "kw", "stride", "mult", "epilogue",
+    "suite", "name", "n", "c", "h", "w", "kh", "kw", "stride", "mult", "epilogue", "dtype", "layout",
     "floor_us", "convgen_hot_us", "convgen_cold_us", "convgen_noepilogue_hot_us",
     "cudnn_hot_us", "torch_hot_us", "torch_plain_hot_us",
 ]
@@ -72,8 +81,13 @@ TUNED_HEADROOM = 0.9
 METHOD_TEXT = """\
 ## How each number was taken
 
-All numbers are fp32, NCHW, on random (never zero) inputs, in microseconds per
-launch unless marked otherwise.
+Each section below names the data type and memory layout of its rows
+(float32 NCHW first: the same workloads measured the same way as before
+those sections existed); the depthwise workloads of `bench/depthwise.csv` run
+in each. Numbers are on random (never zero) inputs, in microseconds per
+launch unless marked otherwise; every library reads and writes tensors of the
+section's dtype and layout (NHWC: `torch.channels_last`; the depthwise filter
+as each library takes it) and accumulates in float32.
 
 - **floor µs**: the fewest bytes the workload must move through device memory
   (each input read once, the output written once) divided by the copy ceiling,
@@ -92,14 +106,18 @@ launch unless marked otherwise.
   `no` when a generic convgen kernel did.
 - **cuDNN**: the convolution alone (groups = C, no epilogue) through cuDNN's
   legacy C API, with the fastest algorithm `cudnnFindConvolutionForwardAlgorithmEx`
-  found under FMA math (no TF32), timed by the benchmark with the same hot and
-  cold methods as convgen; the algorithm is in `benchmarks.json` (`cudnn_algo`).
+  found, timed by the benchmark with the same hot and cold methods as convgen;
+  the algorithm is in `benchmarks.json` (`cudnn_algo`). float32: FMA math (no
+  TF32); float16 / bfloat16: `CUDNN_DATA_HALF` / `CUDNN_DATA_BFLOAT16` tensors
+  (NHWC: `CUDNN_TENSOR_NHWC`, filter too), compute type float, tensor cores
+  allowed.
 - **PyTorch hot**: the op as PyTorch users write it:
   `F.conv2d(x, w, stride=s, padding=k//2 or 0, groups=C)` followed by the
   epilogue as separate tensor ops (`y * scale.view(1,-1,1,1) + shift.view(...)`,
   `torch.relu` / `torch.clamp(y, 0, 6)`, `+ bias.view(...)`), with
-  `torch.backends.cudnn.benchmark = True` and TF32 off. *PyTorch plain* is the
-  `F.conv2d` call alone.
+  `torch.backends.cudnn.benchmark = True` and TF32 off, on tensors of the
+  section's dtype (NHWC: input, weights and parameters `channels_last`).
+  *PyTorch plain* is the `F.conv2d` call alone.
 - **convgen % of ceiling (cold)**: floor µs / convgen cold µs.
 - **copy % of ceiling (cold)**: floor µs / the cold time of a device-to-device
   `cudaMemcpyAsync` that reads and writes as many bytes as the workload, timed
@@ -107,6 +125,12 @@ launch unless marked otherwise.
   (launch, ramp-up and tail take a few µs), so this is what a kernel of that
   size can reach.
 - **speedup vs X (hot)**: X hot µs / convgen hot µs; above 1× convgen is faster.
+- **copy rate** (targets): copy cold µs / convgen cold µs, the fraction of a
+  same-size copy's rate the kernel reaches cold (convgen % of ceiling over
+  copy % of ceiling); 1× is as fast as the copy.
+- **targets**: each section's *Targets* table gives, per row, the measured
+  value of every target that applies to it, its limit, and whether it is
+  met; *not measured* where a number it needs is missing.
 """
 
 TUNED_METHOD_TEXT = """\
@@ -131,6 +155,9 @@ def parse_args(argv=None):
                    help="JSON to write (default: %(default)s)")
     p.add_argument("--png-name", default="benchmarks.png",
                    help="figure to embed, relative to the markdown file (default: %(default)s)")
+    p.add_argument("--baseline", default=None,
+                   help="benchmarks.json of a previous run (e.g. the committed docs/benchmarks.json): the float32 "
+                   "NCHW rows' hot times the no_regression target compares with; read before anything is written")
     return p.parse_args(argv)
 
 
@@ -150,6 +177,156 @@ def derived(row):
 def geomean(values):
     vals = [v for v in values if v]
     return math.exp(sum(math.log(v) for v in vals) / len(vals)) if vals else None
+
+
+# ---------------------------------------------------------------------------
+# Targets: what the depthwise kernels must reach, evaluated per row.
+# ---------------------------------------------------------------------------
+
+HALF_NHWC = [("float16", "NHWC"), ("bfloat16", "NHWC")]
+
+
+def row_key(row):
+    """The workload of a row, whatever its dtype and layout: to find its float32 NCHW twin."""
+    return tuple(row.get(k) for k in ("suite", "n", "c", "h", "w", "kh", "kw", "stride", "mult", "epilogue"))
+
+
+def copy_rate(row):
+    """The fraction of a same-size copy's rate the kernel reaches cold: copy cold / convgen cold."""
+    direct = ratio(row.get("copy_cold_us"), row.get("convgen_cold_us"))
+    d = derived(row)
+    return direct if direct is not None else ratio(d["convgen_frac_ceiling"], d["copy_frac_ceiling"])
+
+
+class Context:
+    """What a target may compare a row with: the run's float32 NCHW rows, and the previous run's hot times."""
+
+    def __init__(self, rows, baseline_hot):
+        self.nchw = {row_key(r): r for r in rows if storage(r) == DEFAULT_STORAGE}
+        self.baseline_hot = baseline_hot  # {row_key: hot µs} of the previous run's float32 NCHW rows
+
+    def nchw_copy_rate(self, row):
+        twin = self.nchw.get(row_key(row))
+        return copy_rate(twin) if twin else None
+
+
+class Target:
+    """One target: which rows it applies to, what it measures there, and the limit (at least / at most)."""
+
+    def __init__(self, ident, text, applies, measure, limit, at_least):
+        self.ident, self.text, self.applies, self.measure = ident, text, applies, measure
+        self.limit, self.at_least = limit, at_least
+
+    def verdict(self, row, context):
+        value = self.measure(row, context)
+        met = None if value is None else (value >= self.limit if self.at_least else value <= self.limit)
+        return {"value": None if value is None else round(value, 4), "limit": self.limit, "met": met}
+
+
+def in_storage(*keys):
+    return lambda row: storage(row) in keys
+
+
+def has_epilogue(row):
+    return str(row.get("epilogue", "none")) != "none"
+
+
+TARGETS = [
+    Target("mnv2_b64_copy_rate", "mnv2_b64 float16 / bfloat16 NHWC: cold ≥ 0.95× the copy rate",
+           lambda r: r.get("suite") == "mnv2_b64" and in_storage(*HALF_NHWC)(r),
+           lambda r, c: copy_rate(r), 0.95, True),
+    Target("large_filter_copy_rate", "convnextb_b16 and mnv3_b64 float16 NHWC: cold ≥ 0.85× the copy rate",
+           lambda r: r.get("suite") in ("convnextb_b16", "mnv3_b64") and in_storage(("float16", "NHWC"))(r),
+           lambda r, c: copy_rate(r), 0.85, True),
+    Target("vs_torch_fused", "float16 / bfloat16 NHWC: hot ≤ 0.5× PyTorch's fused sequence",
+           in_storage(*HALF_NHWC), lambda r, c: ratio(r.get("convgen_hot_us"), r.get("torch_hot_us")), 0.5, False),
+    Target("vs_torch_plain", "float16 / bfloat16 NHWC: hot ≤ PyTorch's plain conv",
+           in_storage(*HALF_NHWC), lambda r, c: ratio(r.get("convgen_hot_us"), r.get("torch_plain_hot_us")), 1.0,
+           False),
+    Target("nhwc_vs_nchw", "float32 NHWC: copy rate within 5% of the same row's float32 NCHW copy rate",
+           in_storage(("float32", "NHWC")), lambda r, c: ratio(copy_rate(r), c.nchw_copy_rate(r)), 0.95, True),
+    Target("fused_epilogue", "fused epilogue ≤ 5% over the plain kernel (hot)",
+           has_epilogue, lambda r, c: ratio(r.get("convgen_hot_us"), r.get("convgen_noepilogue_hot_us")), 1.05,
+           False),
+    Target("no_regression", "float32 NCHW: hot within 3% of the previous benchmarks.json",
+           in_storage(DEFAULT_STORAGE), lambda r, c: ratio(r.get("convgen_hot_us"), c.baseline_hot.get(row_key(r))),
+           1.03, False),
+]
+
+
+def row_targets(row, context):
+    """{target id: verdict} of the targets that apply to the row."""
+    return {t.ident: t.verdict(row, context) for t in TARGETS if t.applies(row)}
+
+
+def targets_summary(rows, context):
+    """Per target: how many rows it applies to, and on how many it is met, not met, not measured."""
+    summary = []
+    for t in TARGETS:
+        verdicts = [t.verdict(r, context) for r in rows if t.applies(r)]
+        summary.append({
+            "id": t.ident, "target": t.text, "limit": t.limit, "rows": len(verdicts),
+            "met": sum(1 for v in verdicts if v["met"] is True),
+            "not_met": sum(1 for v in verdicts if v["met"] is False),
+            "not_measured": sum(1 for v in verdicts if v["met"] is None),
+        })
+    return summary
+
+
+def fmt_verdict(verdict):
+    if verdict["met"] is None:
+        return "not measured"
+    return f"{verdict['value']:.2f}× " + ("met" if verdict["met"] else "**not met**")
+
+
+def targets_overview(rows, context, baseline):
+    lines = ["## Targets", "",
+             "Each target evaluated on every row it applies to; the rows' values are in each section's "
+             "*Targets* table.", ""]
+    if baseline:
+        lines += [f"The previous run (*no_regression*): commit `{baseline.get('commit', DASH)}`, "
+                  f"{baseline.get('date', DASH)}, {baseline.get('gpu', DASH)}.", ""]
+    else:
+        lines += ["No previous run's figures (`--baseline`: the benchmarks.json of an earlier run): "
+                  "*no_regression* is not measured.", ""]
+    lines += ["| target | limit | rows | met | not met | not measured |", "|:---|---:|---:|---:|---:|---:|"]
+    for s in targets_summary(rows, context):
+        if s["rows"]:
+            lines.append(f"| {s['target']} (`{s['id']}`) | {s['limit']:.2f}× | {s['rows']} | {s['met']} | "
+                         f"{s['not_met']} | {s['not_measured']} |")
+    return lines + [""]
+
+
+def targets_table(rows, context):
+    """Per row of one dtype x layout: every target that applies, measured, with its verdict."""
+    idents = [t.ident for t in TARGETS if any(t.applies(r) for r in rows)]
+    if not idents:
+        return []
+    lines = ["### Targets", "", "| suite | workload | " + " | ".join(f"`{i}`" for i in idents) + " |",
+             "|:---|:---|" + "---:|" * len(idents)]
+    for r in rows:
+        verdicts = row_targets(r, context)
+        cells = [fmt_verdict(verdicts[i]) if i in verdicts else DASH for i in idents]
+        lines.append(f"| {r.get('suite')} | {workload(r)} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def baseline_figures(baseline_doc, data):
+    """({row_key: hot µs}, meta) of the previous run's float32 NCHW rows; ({}, None) without one.
+
+    A baseline that is this very run (a page regenerated over its own benchmarks.json) gives the
+    figures that run compared with, which its rows keep as baseline_hot_us.
+    """
+    if not baseline_doc:
+        return {}, None
+    rows = [r for r in depthwise_rows(baseline_doc) if storage(r) == DEFAULT_STORAGE]
+    same_run = all(baseline_doc.get(k) == data.get(k) for k in ("commit", "date", "gpu"))
+    if same_run:
+        figures = {row_key(r): r.get("baseline_hot_us") for r in rows if num(r.get("baseline_hot_us"))}
+        return figures, baseline_doc.get("baseline") if figures else None
+    figures = {row_key(r): r.get("convgen_hot_us") for r in rows if num(r.get("convgen_hot_us"))}
+    meta = {k: baseline_doc.get(k) for k in ("commit", "date", "gpu")}
+    return figures, meta if figures else None
 
 
 # ---------------------------------------------------------------------------
@@ -290,8 +467,8 @@ def table_row(row, tuned=False):
     return "| " + " | ".join(cells) + " |"
 
 
-def suite_table(suite, rows):
-    lines = [f"### {suite}", ""]
+def suite_table(suite, rows, level="###"):
+    lines = [f"{level} {suite}", ""]
     sp_cudnn = geomean(derived(r)["speedup_vs_cudnn_hot"] for r in rows)
     sp_torch = geomean(derived(r)["speedup_vs_torch_hot"] for r in rows)
     lines.append(f"{len(rows)} workloads; geometric-mean hot speedup vs cuDNN {fmt_x(sp_cudnn)}, "
@@ -347,18 +524,26 @@ def failures(rows):
     return lines + [""]
 
 
-def markdown(data, png_name):
+def markdown(data, png_name, context=None, baseline=None):
     rows = depthwise_rows(data)
+    context = context or Context(rows, {})
     dense_meta, dense_rows = dense_document(data)
     lines = header(data, png_name, bool(dense_rows), bool(rows))
     if rows:
         summary = tuned_summary(rows)
         if summary is None:
-            lines += [METHOD_TEXT, "## Results", ""]
+            lines += [METHOD_TEXT]
         else:
-            lines += [METHOD_TEXT.rstrip("\n"), TUNED_METHOD_TEXT, "## Results", "", summary, ""]
-        for suite, suite_rows in group_by_suite(rows).items():
-            lines += suite_table(suite, suite_rows)
+            lines += [METHOD_TEXT.rstrip("\n"), TUNED_METHOD_TEXT]
+        lines += targets_overview(rows, context, baseline)
+        lines += ["## Results", ""] + ([summary, ""] if summary else [])
+        # One section per dtype x layout, its suites' tables, then its targets row by row.
+        for key, storage_rows in group_by_storage(rows).items():
+            lines += [f"### {storage_title(key)}", ""]
+            for suite, suite_rows in group_by_suite(storage_rows).items():
+                lines += suite_table(suite, suite_rows, level="####")
+            lines += [line.replace("### Targets", f"#### Targets, {storage_title(key)}")
+                      for line in targets_table(storage_rows, context)]
     if dense_rows:
         lines += dense_section(dense_meta, dense_rows)
     lines += failures(rows + dense_rows)
@@ -522,9 +707,10 @@ def dense_out_row(row):
 # JSON.
 # ---------------------------------------------------------------------------
 
-def out_row(row):
-    """Required keys first (null when missing), then everything else the row had, then derived."""
+def out_row(row, context):
+    """Required keys first (null when missing), then everything else the row had, then derived and targets."""
     out = {k: row.get(k) for k in REQUIRED_ROW_KEYS}
+    out["dtype"], out["layout"] = storage(row)
     for k, v in row.items():
         if k not in out and k != "torch_version":  # torch_version is kept once, top-level
             out[k] = v
@@ -532,13 +718,24 @@ def out_row(row):
         out.setdefault(k, v)
         if out[k] is None:
             out[k] = v
+    out["copy_rate"] = copy_rate(row)
+    baseline_hot = context.baseline_hot.get(row_key(row)) if storage(row) == DEFAULT_STORAGE else None
+    if baseline_hot is not None:
+        out["baseline_hot_us"] = baseline_hot
+    out["targets"] = row_targets(row, context)
     return out
 
 
-def out_json(data):
+def out_json(data, context=None, baseline=None):
+    rows = depthwise_rows(data)
+    context = context or Context(rows, {})
     out = {k: data.get(k) for k in META_KEYS[:4]}
     out.update({k: data[k] for k in META_KEYS[4:] if k in data})
-    out["rows"] = [out_row(r) for r in depthwise_rows(data)]
+    if baseline:
+        out["baseline"] = baseline
+    if rows:
+        out["targets"] = targets_summary(rows, context)
+    out["rows"] = [out_row(r, context) for r in rows]
     dense_meta, dense_rows = dense_document(data)
     if dense_rows:
         dense = {k: dense_meta.get(k) for k in DENSE_META_KEYS}
@@ -562,8 +759,14 @@ def main(argv=None):
     if not depthwise_rows(data) and not dense_document(data)[1]:
         print("report.py: the JSON has no rows", file=sys.stderr)
         return 1
-    write(args.md, markdown(data, args.png_name))
-    write(args.out_json, json.dumps(out_json(data), indent=2) + "\n")
+    # Read before anything is written: the baseline may be the file --out-json names.
+    baseline_doc = load(args.baseline) if args.baseline and os.path.exists(args.baseline) else None
+    if args.baseline and baseline_doc is None:
+        print(f"report.py: no baseline {args.baseline}; no_regression is not measured", file=sys.stderr)
+    baseline_hot, baseline = baseline_figures(baseline_doc, data)
+    context = Context(depthwise_rows(data), baseline_hot)
+    write(args.md, markdown(data, args.png_name, context, baseline))
+    write(args.out_json, json.dumps(out_json(data, context, baseline), indent=2) + "\n")
     print(f"[report] wrote {args.md} and {args.out_json}", file=sys.stderr)
     return 0
 

@@ -4,11 +4,15 @@ A result document is what convgen_bench_depthwise or convgen_bench_dense
 writes (--json): gpu, date, commit, copy_ceiling_tbps, ... and "rows". The
 merged document scripts/gpu_check.sh builds is the depthwise one with the
 dense one under "dense"; bench/torch_compare.py adds torch_* keys to both.
-A row with a "c_out" key is a dense row, wherever it stands.
+A row with a "c_out" key is a dense row, wherever it stands. A row's
+"dtype" and "layout" say how its tensors were stored; a row without them
+(results from before those keys) is float32 NCHW.
 """
 
 import json
 import math
+
+import storage_words
 
 
 def load(path):
@@ -41,6 +45,26 @@ def depthwise_rows(data):
 def all_rows(data):
     """Every row: the top-level ones, then the "dense" object's (the same dicts, to update in place)."""
     return list(data.get("rows", [])) + list((dense_object(data) or {}).get("rows", []))
+
+
+def storage(row):
+    """(dtype, layout) of a row: ("float16", "NHWC"); float32 NCHW where it does not say."""
+    return storage_words.of_row(row)
+
+
+DEFAULT_STORAGE = (storage_words.DEFAULT_DTYPE, storage_words.DEFAULT_LAYOUT)
+
+
+def group_by_storage(rows):
+    """{(dtype, layout): rows}: float32 NCHW first, then the others in the order they first appear."""
+    groups = {DEFAULT_STORAGE: []}
+    for r in rows:
+        groups.setdefault(storage(r), []).append(r)
+    return {k: v for k, v in groups.items() if v}
+
+
+def storage_title(key):
+    return f"{key[0]} {key[1]}"
 
 
 def group_by_suite(rows):

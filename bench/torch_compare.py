@@ -5,7 +5,10 @@ convgen_bench_depthwise and convgen_bench_dense write one row per workload
 with convgen and cuDNN timings.  This script times the same workloads through
 PyTorch, the way a PyTorch user would write them (F.conv2d, with groups=C for
 the depthwise rows and groups=1 for the dense ones, followed by an unfused
-epilogue), with the same two methods the benchmarks use:
+epilogue), in each row's dtype and layout (its "dtype" and "layout" keys;
+float32 NCHW where it has none): float16 and bfloat16 tensors as AMP holds
+them, and NHWC as torch.channels_last input, weights, epilogue parameters and
+residual, with the same two methods the benchmarks use:
 
   hot   100 launches captured in one CUDA graph; the graph is replayed several
         times after warm-up and the median replay time / 100 is reported.
@@ -41,6 +44,7 @@ import sys
 import time
 
 import epilogue_words
+import storage_words
 from results import all_rows, dense_object, is_dense, load
 
 
@@ -84,7 +88,7 @@ def workload_key(d):
     """Fields that identify a workload, identical for a JSON row and a CSV line."""
     return (str(d["suite"]).strip(), int(d["n"]), int(d["c"]), int(d["h"]), int(d["w"]),
             int(d["kh"]), int(d["kw"]), int(d["stride"]), int(d["mult"]),
-            str(d["epilogue"]).strip())
+            str(d["epilogue"]).strip(), *storage_words.of_row(d))
 
 
 def load_csv_pads(path):
@@ -146,7 +150,8 @@ def make_ops(row, padding, device, gen):
     Depthwise rows run F.conv2d with groups=C (C*mult output channels), dense
     rows with groups=1 and c_out output channels; the code is otherwise the
     same.  "residual" (dense rows only, else None) is the full op with a
-    tensor shaped like the output added before the activation.
+    tensor shaped like the output added before the activation.  Every tensor
+    is of the row's dtype; with layout NHWC the 4-d ones are channels_last.
     """
     import torch
     import torch.nn.functional as F
@@ -158,6 +163,9 @@ def make_ops(row, padding, device, gen):
     if split is None:
         raise ValueError(f"unknown epilogue {word!r}")
     epilogue, activation_word = split
+    dtype_word, layout_word = storage_words.of_row(row)
+    dtype = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[dtype_word]
+    memory_format = {"NCHW": torch.contiguous_format, "NHWC": torch.channels_last}[layout_word]
     dense = is_dense(row)
     if dense:
         groups, cout = 1, int(row["c_out"])
@@ -167,7 +175,8 @@ def make_ops(row, padding, device, gen):
     def rand(*shape, offset=0.0, scale=1.0):
         # Random, never all zeros: zeros can run faster than real data.
         t = torch.randn(*shape, generator=gen, dtype=torch.float32)
-        return (t * scale + offset).to(device)
+        t = (t * scale + offset).to(device=device, dtype=dtype)
+        return t.contiguous(memory_format=memory_format) if t.dim() == 4 else t
 
     x = rand(n, c, h, w)
     weight = rand(cout, c // groups, kh, kw, scale=1.0 / math.sqrt((c // groups) * kh * kw))
@@ -265,7 +274,9 @@ def setup_torch():
 
     if not torch.cuda.is_available():
         raise SystemExit("torch_compare: no CUDA device visible to PyTorch")
-    # Plain fp32 everywhere: the convgen kernels are fp32, so TF32 would not compare.
+    # float32 rows without TF32: convgen's float32 kernels round no input to
+    # TF32, so it would not compare. float16 and bfloat16 rows take whatever
+    # cuDNN picks (tensor cores), as AMP users get.
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
     # Let cuDNN pick its fastest algorithm per shape, as a tuned PyTorch user would.
@@ -349,6 +360,7 @@ def main(argv=None):
         "hot": f"{args.launches} launches in one CUDA graph, median of {args.replays} replays / "
                f"{args.launches}",
         "cold": "triton.testing.do_bench(return_mode='median'), L2 flushed before each run",
+        "storage": "each row's dtype; layout NHWC: torch.channels_last input, weights and residual",
     }
     log(f"torch {torch.__version__}, cuDNN {data['torch_cudnn_version']}, GPU {gpu}, "
         f"{len(rows)} rows")
@@ -366,7 +378,8 @@ def main(argv=None):
             failures += 1
             log(f"[{i}/{len(rows)}] {row.get('suite')}/{name}: FAILED {res['torch_error']}")
         else:
-            log(f"[{i}/{len(rows)}] {row.get('suite')}/{name}: hot {fmt(res['torch_hot_us'])} us, "
+            log(f"[{i}/{len(rows)}] {row.get('suite')}/{name} {' '.join(storage_words.of_row(row))}: "
+                f"hot {fmt(res['torch_hot_us'])} us, "
                 f"plain {fmt(res['torch_plain_hot_us'])} us, cold {fmt(res['torch_cold_us'])} us "
                 f"(convgen hot {fmt(row.get('convgen_hot_us'))} us) [{time.time() - t0:.1f}s]")
         write_json(args.out, data)

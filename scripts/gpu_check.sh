@@ -6,6 +6,8 @@
 #   tests     ctest --test-dir BUILD_DIR -L gpu          -> OUT_DIR/gpu_tests.log
 #   sanitize  scripts/sanitize.sh (when it exists)       -> OUT_DIR/sanitize.log
 #   bench     convgen_bench_depthwise on bench/depthwise.csv -> OUT_DIR/bench.json
+#             (every row in its dtype and layout: float32 NCHW, float16,
+#             bfloat16 and float32 NHWC)
 #             (a build with a tuning database, CMake CONVGEN_BENCH_TUNING, also
 #             times the tuned library: tuned_* keys in each row, which torch,
 #             plot and report carry on; a tuned kernel with a wrong result
@@ -16,6 +18,8 @@
 #   torch     bench/torch_compare.py (depthwise and dense rows) -> OUT_DIR/merged.json
 #   plot      bench/plot.py                              -> OUT_DIR/benchmarks.png
 #   report    bench/report.py                            -> OUT_DIR/benchmarks.md, benchmarks.json
+#             (the targets; float32 NCHW compared with the committed
+#             docs/benchmarks.json, the previous run)
 # and OUT_DIR/summary.txt: the step table, then everything printed on the way.
 #
 # OUT_DIR stays flat and holds at most those 8 files, because only 8 files come
@@ -284,7 +288,7 @@ run_report() {
     fi
     [[ "$in" == */bench.json ]] && STEP_NOTE="from bench.json (no PyTorch numbers)"
     limited "$PYTHON" "$ROOT/bench/report.py" --json "$in" --md "$OUT_DIR/benchmarks.md" \
-        --out-json "$OUT_DIR/benchmarks.json" --png-name benchmarks.png
+        --out-json "$OUT_DIR/benchmarks.json" --png-name benchmarks.png --baseline "$ROOT/docs/benchmarks.json"
 }
 
 # ---------------------------------------------------------------------------

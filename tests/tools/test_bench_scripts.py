@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""The benchmark's scripts on a results file shaped like a run's (no GPU, no torch).
+
+- bench/make_bench_spec.py: a CSV's dtype and layout columns become the
+  workloads' `dtype:` and `layout:` keys (left out for float32 NCHW), a
+  CSV without them is float32 NCHW, and a word dtype.h does not know is
+  refused with its file:line.
+- bench/report.py: on a merged results document with rows in float32 NCHW,
+  float16, bfloat16 and float32 NHWC, one section per dtype x layout, each
+  target evaluated per row (met, not met, not measured) from the numbers
+  the rows hold, the float32 NCHW rows compared with a previous run
+  (--baseline), and the same figures when the page is regenerated over its
+  own benchmarks.json.
+- bench/plot.py (when matplotlib is installed): draws the same document.
+
+Usage: test_bench_scripts.py
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "bench"
+
+failures = []
+
+
+def expect(ok, what):
+    if not ok:
+        failures.append(what)
+        print(f"FAILED: {what}", file=sys.stderr)
+
+
+def run(*args, ok=True):
+    result = subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True)
+    expect((result.returncode == 0) == ok, f"{' '.join(map(str, args))} exit {result.returncode}: {result.stderr}")
+    return result
+
+
+def test_spec(tmp):
+    csv = tmp / "dw.csv"
+    csv.write_text("suite,n,c,h,w,kh,kw,stride,pad,mult,epilogue,dtype,layout\n"
+                   "s,1,8,4,4,3,3,1,same,1,bias,float32,NCHW\n"
+                   "# a comment\n"
+                   "s,1,8,4,4,3,3,1,same,1,bias,float16,NHWC\n")
+    out = tmp / "dw.yaml"
+    run(BENCH / "make_bench_spec.py", "--csv", csv, "--out", out, "--no-dense")
+    workloads = [line for line in out.read_text().splitlines() if line.startswith("  - ")]
+    expect(len(workloads) == 4, f"two rows and their plain twins: {workloads}")
+    expect(not any("dtype" in w or "layout" in w for w in workloads[:2]), "float32 NCHW keeps the defaults")
+    expect(all("dtype: float16, layout: NHWC}" in w for w in workloads[2:]), "float16 NHWC written out")
+
+    old = tmp / "old.csv"
+    old.write_text("suite,n,c,h,w,kh,kw,stride,pad,mult,epilogue\ns,1,8,4,4,3,3,1,same,1,none\n")
+    run(BENCH / "make_bench_spec.py", "--csv", old, "--out", out, "--no-dense")
+    expect("dtype: " not in out.read_text().split("workloads:")[1], "a CSV without the columns is float32 NCHW")
+
+    bad = tmp / "bad.csv"
+    bad.write_text("suite,n,c,h,w,kh,kw,stride,pad,mult,epilogue,dtype,layout\ns,1,8,4,4,3,3,1,same,1,none,half,NHWC\n")
+    result = run(BENCH / "make_bench_spec.py", "--csv", bad, "--out", out, "--no-dense", ok=False)
+    expect(f"{bad}:2: error: dtype must be one of float32, float16, bfloat16, not 'half'" in result.stderr,
+           f"bad dtype message: {result.stderr}")
+
+
+def row(suite, dtype, layout, c, epilogue, hot, cold, copy, plain_hot, torch_hot, torch_plain):
+    """A depthwise result row as convgen_bench_depthwise + torch_compare.py write it (times in µs)."""
+    return {"suite": suite, "name": f"dw_{dtype}_{layout}_{suite}_{c}", "specialized": True, "n": 64, "c": c,
+            "h": 14, "w": 14, "kh": 3, "kw": 3, "stride": 1, "pad": "same", "mult": 1, "epilogue": epilogue,
+            "dtype": dtype, "layout": layout, "out_h": 14, "out_w": 14, "floor_us": 5.0,
+            "convgen_hot_us": hot, "convgen_cold_us": cold, "convgen_noepilogue_hot_us": plain_hot,
+            "cudnn_hot_us": 20.0, "cudnn_cold_us": 25.0, "cudnn_algo": "IMPLICIT_GEMM", "copy_cold_us": copy,
+            "check_ok": True, "torch_hot_us": torch_hot, "torch_plain_hot_us": torch_plain,
+            "torch_cold_us": 40.0}
+
+
+def results():
+    e = "scale_shift_relu6"
+    return {
+        "gpu": "NVIDIA H100 80GB HBM3", "date": "2026-11-26", "commit": "new", "copy_ceiling_tbps": 2.96,
+        "rows": [
+            # float32 NCHW: 10.2 against 10.0 before (met), 12.0 against 10.0 (not met); fused 1.02x plain (met).
+            row("mnv2_b64", "float32", "NCHW", 96, e, 10.2, 12.0, 10.0, 10.0, 40.0, 20.0),
+            row("mnv2_b64", "float32", "NCHW", 144, "none", 12.0, 12.0, 10.0, 12.0, 30.0, 30.0),
+            # float16 NHWC: copy rate 9.6 / 10 = 0.96 (met); hot 5 vs PyTorch 12 fused (0.42, met), 4 plain
+            # (1.25, not met); fused 5 / 4.5 = 1.11 over plain (not met).
+            row("mnv2_b64", "float16", "NHWC", 96, e, 5.0, 10.0, 9.6, 4.5, 12.0, 4.0),
+            # bfloat16 NHWC: copy rate 0.9 (not met); no PyTorch numbers (not measured).
+            row("mnv2_b64", "bfloat16", "NHWC", 96, e, 5.0, 10.0, 9.0, 5.0, None, None),
+            # float16 NHWC convnext: copy rate 0.86 (met).
+            row("convnextb_b16", "float16", "NHWC", 256, "bias", 5.0, 10.0, 8.6, 5.0, 20.0, 10.0),
+            # float32 NHWC: copy rate 0.80 against NCHW's 10/12 = 0.833: 0.96 of it (met).
+            row("mnv2_b64", "float32", "NHWC", 96, e, 10.0, 12.5, 10.0, 10.0, 40.0, 20.0),
+        ],
+    }
+
+
+def previous():
+    base = results()
+    base.update(commit="old", date="2026-11-24")
+    base["rows"] = [dict(r, convgen_hot_us=10.0) for r in base["rows"] if r["layout"] == "NCHW"]
+    for r in base["rows"]:
+        del r["dtype"], r["layout"]  # results from before those keys: float32 NCHW
+    return base
+
+
+def verdicts(document):
+    return {(r["suite"], r["c"], r["dtype"], r["layout"]): r["targets"] for r in document["rows"]}
+
+
+def test_report(tmp):
+    merged, base = tmp / "merged.json", tmp / "previous.json"
+    merged.write_text(json.dumps(results()))
+    base.write_text(json.dumps(previous()))
+    md, out = tmp / "benchmarks.md", tmp / "benchmarks.json"
+    run(BENCH / "report.py", "--json", merged, "--md", md, "--out-json", out, "--baseline", base)
+    page = md.read_text()
+    for title in ("### float32 NCHW", "### float16 NHWC", "### bfloat16 NHWC", "### float32 NHWC",
+                  "#### Targets, float16 NHWC"):
+        expect(title in page, f"section {title}")
+    expect(page.index("### float32 NCHW") < page.index("### float16 NHWC"), "float32 NCHW first")
+    expect("commit `old`" in page, "the previous run named")
+
+    document = json.loads(out.read_text())
+    v = verdicts(document)
+    got = lambda key, target: (v[key].get(target) or {}).get("met", "absent")  # noqa: E731
+    f32, f16, bf16 = ("float32", "NCHW"), ("float16", "NHWC"), ("bfloat16", "NHWC")
+    expectations = [
+        (("mnv2_b64", 96, *f32), "no_regression", True),
+        (("mnv2_b64", 144, *f32), "no_regression", False),
+        (("mnv2_b64", 96, *f32), "fused_epilogue", True),
+        (("mnv2_b64", 144, *f32), "fused_epilogue", "absent"),  # no epilogue: does not apply
+        (("mnv2_b64", 96, *f16), "mnv2_b64_copy_rate", True),
+        (("mnv2_b64", 96, *f16), "vs_torch_fused", True),
+        (("mnv2_b64", 96, *f16), "vs_torch_plain", False),
+        (("mnv2_b64", 96, *f16), "fused_epilogue", False),
+        (("mnv2_b64", 96, *f16), "no_regression", "absent"),
+        (("mnv2_b64", 96, *bf16), "mnv2_b64_copy_rate", False),
+        (("mnv2_b64", 96, *bf16), "vs_torch_fused", None),
+        (("mnv2_b64", 96, *bf16), "large_filter_copy_rate", "absent"),
+        (("convnextb_b16", 256, *f16), "large_filter_copy_rate", True),
+        (("mnv2_b64", 96, "float32", "NHWC"), "nhwc_vs_nchw", True),
+    ]
+    for key, target, want in expectations:
+        expect(got(key, target) == want, f"{key} {target}: {got(key, target)}, expected {want}")
+    expect(abs(v[("mnv2_b64", 96, *f16)]["mnv2_b64_copy_rate"]["value"] - 0.96) < 1e-9, "copy rate measured")
+    summary = {s["id"]: s for s in document["targets"]}
+    expect((summary["no_regression"]["met"], summary["no_regression"]["not_met"]) == (1, 1), "summary counts")
+    expect(document["baseline"]["commit"] == "old", "baseline recorded")
+
+    # Regenerated over its own benchmarks.json: the same comparison, not the run with itself.
+    run(BENCH / "report.py", "--json", merged, "--md", md, "--out-json", out, "--baseline", out)
+    again = json.loads(out.read_text())
+    expect(verdicts(again) == v and again.get("baseline") == document["baseline"], "regenerated page keeps its baseline")
+
+    # Without a previous run, the regression target is not measured.
+    run(BENCH / "report.py", "--json", merged, "--md", md, "--out-json", out)
+    alone = verdicts(json.loads(out.read_text()))
+    expect(alone[("mnv2_b64", 96, *f32)]["no_regression"]["met"] is None, "no baseline: not measured")
+
+
+def test_plot(tmp):
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        print("matplotlib not installed: plot.py not tried")
+        return
+    merged, png = tmp / "merged.json", tmp / "benchmarks.png"
+    merged.write_text(json.dumps(results()))
+    run(BENCH / "plot.py", "--json", merged, "--out", png)
+    expect(png.exists() and png.stat().st_size > 10000, "plot.py wrote a figure")
+
+
+def main():
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    with tempfile.TemporaryDirectory() as tmp:
+        test_spec(Path(tmp))
+        test_report(Path(tmp))
+        test_plot(Path(tmp))
+    if failures:
+        print(f"{len(failures)} check(s) failed", file=sys.stderr)
+        return 1
+    print("bench scripts: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
