@@ -20,6 +20,7 @@
 // Launch: grid ceil(N * 32 * 28 / 4) (N x channels x bands of rows, 4 groups per block),
 //   block 128 threads; no shared memory.
 //   Pointers: input and output aligned to 16 bytes, the width of its loads and stores.
+//   Output stores: a lane's 4 outputs of a row in one 16-byte store.
 //   Input loads: __ldg: the read-only cache, normal L2 priority.
 //   Output stores: plain stores, normal L2 priority.
 //
@@ -58,6 +59,7 @@ constexpr int kPadTop = 1;
 // rows of one channel; each lane loads kVector input columns of each of the
 // band's kInRows input rows, takes kHaloLeft and kHaloRight columns from the
 // lanes beside it, and computes kOutputs (= kVector / kStrideW) output columns.
+// Columns are elements; a lane holds them as floats.
 constexpr int kThreads = 128;
 constexpr int kLanes = 32;
 constexpr int kGroups = kThreads / kLanes;  // groups per block
@@ -69,9 +71,13 @@ constexpr int kOutputs = 4;
 constexpr int kHaloLeft = 1;
 constexpr int kHaloRight = 1;
 constexpr int kWindow = kHaloLeft + kVector + kHaloRight;
+// A lane's kOutputs outputs of a row go out in one store where every output
+// row starts on a multiple of them.
+constexpr bool kVectorStore = true;
 
-using InputVector = float4;  // kVector floats
-using OutputVector = float4;  // kOutputs floats
+// The L2 priority of the input loads and of the output stores.
+constexpr convgen::CacheHint kInputCache = convgen::CacheHint::kNormal;
+constexpr convgen::CacheHint kOutputCache = convgen::CacheHint::kNormal;
 
 // The activation: relu6(x) = min(max(x, 0), 6).
 __device__ __forceinline__ float activate(float x) { return convgen::activate(convgen::Activation::kRelu6, x); }
@@ -79,9 +85,9 @@ __device__ __forceinline__ float activate(float x) { return convgen::activate(co
 }  // namespace
 
 __global__ void __launch_bounds__(kThreads, 8)
-dw_f32_nchw_n64_c32_h112_w112_k3x3_s1_p1_m1_ssrelu6(const float* __restrict__ input, const float* __restrict__ filter,
-    const float* __restrict__ epilogue_a, const float* __restrict__ epilogue_b,
-    float* __restrict__ output, int groups) {
+dw_f32_nchw_n64_c32_h112_w112_k3x3_s1_p1_m1_ssrelu6(const Element* __restrict__ input, const Element* __restrict__ filter,
+    const Element* __restrict__ epilogue_a, const Element* __restrict__ epilogue_b,
+    Element* __restrict__ output, int groups) {
   const int lane = threadIdx.x % kLanes;
   const int group = blockIdx.x * kGroups + threadIdx.x / kLanes;
   // Idle groups of the last block still take part in the shuffles.
@@ -92,7 +98,7 @@ dw_f32_nchw_n64_c32_h112_w112_k3x3_s1_p1_m1_ssrelu6(const float* __restrict__ in
   const int c = static_cast<int>(plane % kChannels);
   const int in_row0 = band * kRows * kStrideH - kPadTop;
   const bool lane_reads = live && lane * kVector < kInW;
-  const float* in_lane = input + plane * (kInH * kInW) + lane * kVector;
+  const Element* in_lane = input + plane * (kInH * kInW) + lane * kVector;
 
   // Every input row of the band, issued before any arithmetic; rows in the
   // padding and lanes past the right edge read zeros.
@@ -100,28 +106,29 @@ dw_f32_nchw_n64_c32_h112_w112_k3x3_s1_p1_m1_ssrelu6(const float* __restrict__ in
 #pragma unroll
   for (int r = 0; r < kInRows; ++r) {
     const int y = in_row0 + r;
-    const InputVector v = lane_reads && y >= 0 && y < kInH
-                              ? __ldg(reinterpret_cast<const InputVector*>(in_lane + y * kInW))
-                              : InputVector{};
+    if (lane_reads && y >= 0 && y < kInH) {
+      convgen::load<Element, kVector, kInputCache>(in_lane + y * kInW, rows[r]);
+    } else {
 #pragma unroll
-    for (int i = 0; i < kVector; ++i) rows[r][i] = reinterpret_cast<const float*>(&v)[i];
+      for (int i = 0; i < kVector; ++i) rows[r][i] = 0.0f;
+    }
   }
 
   // The filter taps of the kMultiplier output channels that read channel c.
   float taps[kMultiplier * kKH * kKW];
 #pragma unroll
-  for (int i = 0; i < kMultiplier * kKH * kKW; ++i) taps[i] = __ldg(filter + c * (kMultiplier * kKH * kKW) + i);
+  for (int i = 0; i < kMultiplier * kKH * kKW; ++i) taps[i] = convgen::load_one(filter + c * (kMultiplier * kKH * kKW) + i);
   // The epilogue's parameters, loaded here so that their latency hides
   // behind the input loads instead of following the arithmetic.
   float scale[kMultiplier];
   float shift[kMultiplier];
 #pragma unroll
   for (int m = 0; m < kMultiplier; ++m) {
-    scale[m] = __ldg(epilogue_a + c * kMultiplier + m);
-    shift[m] = __ldg(epilogue_b + c * kMultiplier + m);
+    scale[m] = convgen::load_one(epilogue_a + c * kMultiplier + m);
+    shift[m] = convgen::load_one(epilogue_b + c * kMultiplier + m);
   }
 
-  float* out_channels = output + plane * kMultiplier * (kOutH * kOutW);
+  Element* out_channels = output + plane * kMultiplier * (kOutH * kOutW);
   const int out_col0 = lane * kOutputs;
   // A row needs fewer than kLanes lanes, so lane kLanes - 1 reads nothing and
   // holds zeros: the left halo taken from lane - 1 modulo kLanes, and the right
@@ -171,10 +178,15 @@ dw_f32_nchw_n64_c32_h112_w112_k3x3_s1_p1_m1_ssrelu6(const float* __restrict__ in
         value = activate(value);
         result[o] = value;
       }
-      // Indexed in whole vectors: from a float pointer plus an offset the
-      // compiler cannot tell the alignment and splits the store into scalars.
-      OutputVector* out_row = reinterpret_cast<OutputVector*>(out_channels + m * (kOutH * kOutW) + oy * kOutW);
-      out_row[lane] = make_float4(result[0], result[1], result[2], result[3]);
+      Element* out_row = out_channels + m * (kOutH * kOutW) + oy * kOutW;
+      if constexpr (kVectorStore) {
+        convgen::store_vector<Element, kOutputs, kOutputCache>(out_row, lane, result);
+      } else {
+#pragma unroll
+        for (int o = 0; o < kOutputs; ++o) {
+          if (out_col0 + o < kOutW) convgen::store_one<Element, kOutputCache>(out_row + out_col0 + o, result[o]);
+        }
+      }
     }
   }
 }

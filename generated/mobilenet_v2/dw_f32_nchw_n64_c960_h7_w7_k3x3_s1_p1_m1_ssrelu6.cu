@@ -13,7 +13,7 @@
 //   Each lane of a warp owns one whole input plane (one channel of one image)
 //   and computes every output of its 1 output plane(s). The warp's 32 input
 //   planes are one contiguous run of memory: the warp copies it into shared
-//   memory with 16-byte loads, each lane computes its plane from there
+//   memory (as floats) with 16-byte loads, each lane computes its plane from there
 //   (the filter taps in registers, one input row at a time), and the warp copies
 //   its 32 output planes, again one contiguous run, back out with 16-byte stores.
 //   Only __syncwarp between the steps: warps never wait for each other.
@@ -56,16 +56,22 @@ constexpr int kDilationW = 1;
 constexpr int kPadTop = 1;
 constexpr int kPadLeft = 1;
 
-// Schedule constants. A lane's plane sits in shared memory at a stride of an
-// odd number of floats, so the 32 lanes reading the same position of their
-// planes hit 32 different banks.
+// Schedule constants. A lane's plane sits in shared memory, as floats, at a
+// stride of an odd number of floats, so the 32 lanes reading the same
+// position of their planes hit 32 different banks.
 constexpr int kWarps = 2;
-constexpr int kInPlane = kInH * kInW;                    // floats of one input plane
-constexpr int kOutPlanes = kMultiplier * kOutH * kOutW;  // floats of a lane's output planes
+constexpr int kInPlane = kInH * kInW;                    // elements of one input plane
+constexpr int kOutPlanes = kMultiplier * kOutH * kOutW;  // elements of a lane's output planes
 constexpr int kInStride = 49;  // kInPlane, made odd
 constexpr int kOutStride = 49;  // kOutPlanes, made odd
+constexpr int kInCopy = 4;  // elements per copy, in
+constexpr int kOutCopy = 4;  // and out
 constexpr int kInCopies = 13;  // copy steps per lane, in
 constexpr int kOutCopies = 13;  // and out
+
+// The L2 priority of the input loads and of the output stores.
+constexpr convgen::CacheHint kInputCache = convgen::CacheHint::kNormal;
+constexpr convgen::CacheHint kOutputCache = convgen::CacheHint::kNormal;
 
 // The activation: relu6(x) = min(max(x, 0), 6).
 __device__ __forceinline__ float activate(float x) { return convgen::activate(convgen::Activation::kRelu6, x); }
@@ -73,9 +79,9 @@ __device__ __forceinline__ float activate(float x) { return convgen::activate(co
 }  // namespace
 
 __global__ void __launch_bounds__(32 * kWarps)
-dw_f32_nchw_n64_c960_h7_w7_k3x3_s1_p1_m1_ssrelu6(const float* __restrict__ input, const float* __restrict__ filter,
-    const float* __restrict__ epilogue_a, const float* __restrict__ epilogue_b,
-    float* __restrict__ output, int planes) {
+dw_f32_nchw_n64_c960_h7_w7_k3x3_s1_p1_m1_ssrelu6(const Element* __restrict__ input, const Element* __restrict__ filter,
+    const Element* __restrict__ epilogue_a, const Element* __restrict__ epilogue_b,
+    Element* __restrict__ output, int planes) {
   __shared__ alignas(16) float in_stage[kWarps][32 * kInStride];
   __shared__ alignas(16) float out_stage[kWarps][32 * kOutStride];
   const int warp = threadIdx.x / 32;
@@ -86,18 +92,25 @@ dw_f32_nchw_n64_c960_h7_w7_k3x3_s1_p1_m1_ssrelu6(const float* __restrict__ input
   float* const in_s = in_stage[warp];
   float* const out_s = out_stage[warp];
 
-  // 1. Copy the warp's input planes (count * kInPlane floats, contiguous) in.
-  const float* const src = input + first * kInPlane;
-  const int in_vectors = count * kInPlane / 4;
+  // 1. Copy the warp's input planes (count * kInPlane elements, contiguous) in.
+  const Element* const src = input + first * kInPlane;
+  const int in_vectors = count * kInPlane / kInCopy;
 #pragma unroll
   for (int k = 0; k < kInCopies; ++k) {
     const int i = lane + 32 * k;
     if (i < in_vectors) {
-      reinterpret_cast<float4*>(in_s)[i] = __ldg(reinterpret_cast<const float4*>(src) + i);
+      float v[kInCopy];
+      convgen::load<Element, kInCopy, kInputCache>(src + kInCopy * i, v);
+#pragma unroll
+      for (int q = 0; q < kInCopy / 4; ++q) {
+        reinterpret_cast<float4*>(in_s)[kInCopy / 4 * i + q] = make_float4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]);
+      }
     }
   }
-  // A partial last warp may leave up to 3 floats past the last whole vector.
-  if (lane < count * kInPlane - 4 * in_vectors) in_s[4 * in_vectors + lane] = __ldg(src + 4 * in_vectors + lane);
+  // A partial last warp may leave up to kInCopy - 1 elements past the last whole vector.
+  if (lane < count * kInPlane - kInCopy * in_vectors) {
+    in_s[kInCopy * in_vectors + lane] = convgen::load_one<Element, kInputCache>(src + kInCopy * in_vectors + lane);
+  }
   __syncwarp();
 
   // 2. Each lane computes its own plane: c is its channel.
@@ -105,13 +118,13 @@ dw_f32_nchw_n64_c960_h7_w7_k3x3_s1_p1_m1_ssrelu6(const float* __restrict__ input
     const int c = static_cast<int>((first + lane) % kChannels);
     float taps[kMultiplier * kKH * kKW];
 #pragma unroll
-    for (int i = 0; i < kMultiplier * kKH * kKW; ++i) taps[i] = __ldg(filter + c * (kMultiplier * kKH * kKW) + i);
+    for (int i = 0; i < kMultiplier * kKH * kKW; ++i) taps[i] = convgen::load_one(filter + c * (kMultiplier * kKH * kKW) + i);
     float scale[kMultiplier];
     float shift[kMultiplier];
 #pragma unroll
     for (int m = 0; m < kMultiplier; ++m) {
-      scale[m] = __ldg(epilogue_a + c * kMultiplier + m);
-      shift[m] = __ldg(epilogue_b + c * kMultiplier + m);
+      scale[m] = convgen::load_one(epilogue_a + c * kMultiplier + m);
+      shift[m] = convgen::load_one(epilogue_b + c * kMultiplier + m);
     }
     const float* const in_p = in_s + lane * kInStride;
     float* const out_p = out_s + lane * kOutStride;
@@ -153,17 +166,29 @@ dw_f32_nchw_n64_c960_h7_w7_k3x3_s1_p1_m1_ssrelu6(const float* __restrict__ input
   }
   __syncwarp();
 
-  // 3. Copy the warp's output planes (count * kOutPlanes floats, contiguous) out.
-  float* const dst = output + first * kOutPlanes;
-  const int out_vectors = count * kOutPlanes / 4;
+  // 3. Copy the warp's output planes (count * kOutPlanes elements, contiguous) out,
+  // each rounded once.
+  Element* const dst = output + first * kOutPlanes;
+  const int out_vectors = count * kOutPlanes / kOutCopy;
 #pragma unroll
   for (int k = 0; k < kOutCopies; ++k) {
     const int i = lane + 32 * k;
     if (i < out_vectors) {
-      __stwb(reinterpret_cast<float4*>(dst) + i, reinterpret_cast<const float4*>(out_s)[i]);
+      float v[kOutCopy];
+#pragma unroll
+      for (int q = 0; q < kOutCopy / 4; ++q) {
+        const float4 f = reinterpret_cast<const float4*>(out_s)[kOutCopy / 4 * i + q];
+        v[4 * q] = f.x;
+        v[4 * q + 1] = f.y;
+        v[4 * q + 2] = f.z;
+        v[4 * q + 3] = f.w;
+      }
+      convgen::store_vector<Element, kOutCopy, kOutputCache>(dst, i, v);
     }
   }
-  if (lane < count * kOutPlanes - 4 * out_vectors) dst[4 * out_vectors + lane] = out_s[4 * out_vectors + lane];
+  if (lane < count * kOutPlanes - kOutCopy * out_vectors) {
+    convgen::store_one<Element, kOutputCache>(dst + kOutCopy * out_vectors + lane, out_s[kOutCopy * out_vectors + lane]);
+  }
 }
 
 #ifndef __CUDACC_RTC__

@@ -65,15 +65,19 @@ constexpr int kInTileH = 34;  // input rows and columns a block reads, halo incl
 constexpr int kInTileW = 34;
 constexpr int kLoadsPerThread = 10;
 
+// The L2 priority of the input loads and of the output stores.
+constexpr convgen::CacheHint kInputCache = convgen::CacheHint::kNormal;
+constexpr convgen::CacheHint kOutputCache = convgen::CacheHint::kNormal;
+
 // The activation: none.
 __device__ __forceinline__ float activate(float x) { return convgen::activate(convgen::Activation::kNone, x); }
 
 }  // namespace
 
 __global__ void __launch_bounds__(kThreads * kChannelsPerBlock)
-dw_f32_nchw_n1_c256_h32_w32_k3x3_s1_p1_m1(const float* __restrict__ input, const float* __restrict__ filter,
-    const float* __restrict__ epilogue_a, const float* __restrict__ epilogue_b,
-    float* __restrict__ output) {
+dw_f32_nchw_n1_c256_h32_w32_k3x3_s1_p1_m1(const Element* __restrict__ input, const Element* __restrict__ filter,
+    const Element* __restrict__ epilogue_a, const Element* __restrict__ epilogue_b,
+    Element* __restrict__ output) {
   const int c = blockIdx.y * kChannelsPerBlock + threadIdx.z;
   const int n = blockIdx.z;
   const int tile_row = blockIdx.x / kTilesX;
@@ -82,16 +86,16 @@ dw_f32_nchw_n1_c256_h32_w32_k3x3_s1_p1_m1(const float* __restrict__ input, const
   const int out_col0 = tile_col * kTileW;
   const int in_row0 = out_row0 * kStrideH - kPadTop;  // first input row and column it reads
   const int in_col0 = out_col0 * kStrideW - kPadLeft;
-  const float* in_plane = input + (static_cast<long long>(n) * kChannels + c) * (kInH * kInW);
+  const Element* in_plane = input + (static_cast<long long>(n) * kChannels + c) * (kInH * kInW);
 
   // The filter taps of the kMultiplier output channels that read channel c.
-  const float* taps_global = filter + c * (kMultiplier * kKH * kKW);
+  const Element* taps_global = filter + c * (kMultiplier * kKH * kKW);
   float taps[kMultiplier * kKH * kKW];
 #pragma unroll
-  for (int i = 0; i < kMultiplier * kKH * kKW; ++i) taps[i] = __ldg(taps_global + i);
+  for (int i = 0; i < kMultiplier * kKH * kKW; ++i) taps[i] = convgen::load_one(taps_global + i);
 
-  // Stage the input tile with its halo; positions outside the image are the
-  // zero padding.
+  // Stage the input tile with its halo, as floats; positions outside the
+  // image are the zero padding.
   __shared__ float tiles_of_block[kChannelsPerBlock][kInTileH][kInTileW];
   float (&tile)[kInTileH][kInTileW] = tiles_of_block[threadIdx.z];
 #pragma unroll
@@ -102,11 +106,11 @@ dw_f32_nchw_n1_c256_h32_w32_k3x3_s1_p1_m1(const float* __restrict__ input, const
     const int col = i % kInTileW;
     const int y = in_row0 + r;
     const int x = in_col0 + col;
-    tile[r][col] = (y >= 0 && y < kInH && x >= 0 && x < kInW) ? __ldg(in_plane + y * kInW + x) : 0.0f;
+    tile[r][col] = (y >= 0 && y < kInH && x >= 0 && x < kInW) ? convgen::load_one<Element, kInputCache>(in_plane + y * kInW + x) : 0.0f;
   }
   __syncthreads();
 
-  float* out_base = output + (static_cast<long long>(n) * kChannels + c) * kMultiplier * (kOutH * kOutW);
+  Element* out_base = output + (static_cast<long long>(n) * kChannels + c) * kMultiplier * (kOutH * kOutW);
 #pragma unroll
   for (int vy = 0; vy < kVThreadsY; ++vy) {
 #pragma unroll
@@ -137,7 +141,7 @@ dw_f32_nchw_n1_c256_h32_w32_k3x3_s1_p1_m1(const float* __restrict__ input, const
       // Epilogue (none), then the single write of each output.
 #pragma unroll
       for (int m = 0; m < kMultiplier; ++m) {
-        float* out_plane = out_base + m * (kOutH * kOutW);
+        Element* out_plane = out_base + m * (kOutH * kOutW);
 #pragma unroll
         for (int i = 0; i < kRowsPerThread; ++i) {
 #pragma unroll
@@ -146,7 +150,7 @@ dw_f32_nchw_n1_c256_h32_w32_k3x3_s1_p1_m1(const float* __restrict__ input, const
             const int ox = out_col0 + col0 + j;
             float value = acc[m][i][j];
             value = activate(value);
-            out_plane[oy * kOutW + ox] = value;
+            convgen::store_one<Element, kOutputCache>(out_plane + oy * kOutW + ox, value);
           }
         }
       }

@@ -12,8 +12,9 @@
 // Schedule (the default rule): window: rows_per_thread 7, columns_per_thread 2, band_rows 21, bands_per_block 4, not pipelined, filter in registers
 //   A tile is 4 band(s) of 21 output rows, each band of one plane (one channel of
 //   one image). A block copies a tile's 27 input rows per band (halo rows included; rows
-//   outside the image as zeros) into shared memory with 16-byte copies (cp.async from sm_80), with the taps
-//   and epilogue parameters of each band's channel. Each of its 192 working threads then
+//   outside the image as zeros) into shared memory with 16-byte copies (cp.async from sm_80),
+//   float32 elements as the input holds them, with the taps and epilogue parameters of each
+//   band's channel as floats. Each of its 192 working threads then
 //   computes 7 x 2 adjacent outputs for each of the 1 output channel(s):
 //   it slides down the 13 input rows of its window, reads 8 columns of each row
 //   once, and feeds every value to each output row and tap that uses it.
@@ -67,17 +68,20 @@ constexpr int kWorkThreads = kBandsPerBlock * kThreadsY * kThreadsX;
 constexpr int kThreads = 192;  // kWorkThreads rounded up to whole warps
 
 // Shared memory of one buffer: per band, kStagedRows input rows of kPitch
-// floats (input column x at column kPadColumns + x, zeros around it); then
-// the tile's taps ([band][m][ky][kTapPitch]) and epilogue parameters.
+// Elements (input column x at column kPadColumns + x, zeros around it);
+// then, as floats, the tile's taps ([band][m][ky][kTapPitch]) and epilogue
+// parameters.
 constexpr int kStagedRows = 27;
-constexpr int kCopyFloats = 4;  // floats per cp.async
+constexpr int kCopyElements = 4;  // elements per copy (16 bytes)
 constexpr int kPadColumns = 4;
-constexpr int kPitch = 40;  // not a multiple of 32: rows fall in different banks
-constexpr int kBandFloats = kStagedRows * kPitch;
+constexpr int kPitch = 40;  // rows 16-byte aligned, not a multiple of 128 bytes apart: in different banks
+constexpr int kBandElements = kStagedRows * kPitch;
+constexpr unsigned kElementBytes = sizeof(Element);
+constexpr int kInputBytes = kBandsPerBlock * kBandElements * kElementBytes;
 constexpr int kTapPitch = 7;
 constexpr int kTapFloats = kBandsPerBlock * kMultiplier * kKH * kTapPitch;
 constexpr int kEpilogueFloats = kBandsPerBlock * kMultiplier * 0;
-constexpr int kBufferFloats = kBandsPerBlock * kBandFloats + 196;
+constexpr int kBufferBytes = kInputBytes + 4 * 196;
 constexpr int kBuffers = 1;
 
 // A thread's window: kThreadRows input rows; of each it reads kReadCols
@@ -87,20 +91,46 @@ constexpr int kThreadRows = 13;
 constexpr int kReadCols = 8;
 constexpr int kWindowOffset = 1;
 constexpr int kWindowSkew = 0;
+// A thread's outputs of a row go out kStore (8 bytes) at a time.
+constexpr int kStore = 2;
 
 __host__ __device__ constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
-// Issues the cp.async copies of tile `tile` into `buffer`: each band's input
-// rows (src-size 0 outside the image: zeros), then its taps and epilogue
-// parameters. The caller commits them as one group.
-__device__ __forceinline__ void copy_tile(const float* input, const float* filter, const float* epilogue_a,
-                                          const float* epilogue_b, long long tile, float* buffer, int thread) {
+// The L2 priority of the output stores (the input copies take theirs as an
+// L2 policy: copy_tile).
+constexpr convgen::CacheHint kOutputCache = convgen::CacheHint::kNormal;
+
+// A buffer's staged input, and its floats (taps, then epilogue parameters).
+__device__ __forceinline__ Element* staged_input(unsigned char* buffer) { return reinterpret_cast<Element*>(buffer); }
+__device__ __forceinline__ const Element* staged_input(const unsigned char* buffer) {
+  return reinterpret_cast<const Element*>(buffer);
+}
+__device__ __forceinline__ const float* staged_params(const unsigned char* buffer) {
+  return reinterpret_cast<const float*>(buffer + kInputBytes);
+}
+
+// One tap or epilogue parameter into a buffer's floats: a cp.async where the
+// elements are floats; 2-byte elements are converted on the way, which a
+// cp.async (it moves bytes) cannot do: a load and a store.
+__device__ __forceinline__ void copy_param(unsigned dst, const Element* src) {
+  if constexpr (sizeof(Element) == sizeof(float)) {
+    convgen::copy_to_shared_4(dst, src);
+  } else {
+    convgen::store_to_shared(dst, convgen::load_one(src));
+  }
+}
+
+// Issues the copies of tile `tile` into `buffer` (cp.async where they can be):
+// each band's input rows (src-size 0 outside the image: zeros), then its taps
+// and epilogue parameters. The caller commits them as one group.
+__device__ __forceinline__ void copy_tile(const Element* input, const Element* filter, const Element* epilogue_a,
+                                          const Element* epilogue_b, long long tile, unsigned char* buffer, int thread) {
   // An opaque copy of the thread index: without it the compiler computes
   // every copy's offsets once, before the tile loop, and keeps them all live
   // in registers through the arithmetic.
   asm volatile("" : "+r"(thread));
   const unsigned base = convgen::shared_address(buffer);
-  constexpr int kRowCopies = kInW / kCopyFloats;
+  constexpr int kRowCopies = kInW / kCopyElements;
   constexpr int kCopies = kBandsPerBlock * kStagedRows * kRowCopies;
 #pragma unroll
   for (int k = 0; k < ceil_div(kCopies, kThreads); ++k) {
@@ -109,20 +139,20 @@ __device__ __forceinline__ void copy_tile(const float* input, const float* filte
       const int band_in_tile = i / (kStagedRows * kRowCopies);
       const int rest = i - band_in_tile * (kStagedRows * kRowCopies);
       const int r = rest / kRowCopies;
-      const int x = (rest - r * kRowCopies) * kCopyFloats;
+      const int x = (rest - r * kRowCopies) * kCopyElements;
       const long long unit = tile * kBandsPerBlock + band_in_tile;
       const long long plane = unit / kBands;
       const int y = static_cast<int>(unit % kBands) * kBandRows * kStrideH - kPadTop + r;
       const bool inside = y >= 0 && y < kInH;
-      const float* src = input + plane * (kInH * kInW) + (inside ? y : 0) * kInW + x;
-      const unsigned dst = base + 4u * (band_in_tile * kBandFloats + r * kPitch + kPadColumns + x);
+      const Element* src = input + plane * (kInH * kInW) + (inside ? y : 0) * kInW + x;
+      const unsigned dst = base + kElementBytes * (band_in_tile * kBandElements + r * kPitch + kPadColumns + x);
       convgen::copy_to_shared_16(dst, src, inside);
     }
   }
   // Taps [band][m][ky][kTapPitch] (slots past kKW, if any, get tap 0 and are
   // never used), then the epilogue's first parameter of each band and output
   // channel, then its second.
-  const unsigned params = base + 4u * (kBandsPerBlock * kBandFloats);
+  const unsigned params = base + kInputBytes;
   constexpr int kParamCopies = kTapFloats + kEpilogueFloats;
 #pragma unroll
   for (int k = 0; k < ceil_div(kParamCopies, kThreads); ++k) {
@@ -133,7 +163,7 @@ __device__ __forceinline__ void copy_tile(const float* input, const float* filte
       const int band_in_tile = bm / kMultiplier;
       const int m = bm - band_in_tile * kMultiplier;
       const int c = static_cast<int>((tile * kBandsPerBlock + band_in_tile) / kBands % kChannels);
-      const float* src;
+      const Element* src;
       if (is_tap) {
         const int tap = i - bm * (kKH * kTapPitch);
         const int ky = tap / kTapPitch;
@@ -143,7 +173,7 @@ __device__ __forceinline__ void copy_tile(const float* input, const float* filte
         const bool second = i - kTapFloats >= kBandsPerBlock * kMultiplier;
         src = (second ? epilogue_b : epilogue_a) + c * kMultiplier + m;
       }
-      convgen::copy_to_shared_4(params + 4u * i, src);
+      copy_param(params + 4u * i, src);
     }
   }
 }
@@ -154,10 +184,10 @@ __device__ __forceinline__ float activate(float x) { return convgen::activate(co
 }  // namespace
 
 __global__ void __launch_bounds__(kThreads, 2)
-dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1(const float* __restrict__ input, const float* __restrict__ filter,
-    const float* __restrict__ epilogue_a, const float* __restrict__ epilogue_b,
-    float* __restrict__ output, int tiles) {
-  __shared__ alignas(16) float stage[kBuffers * kBufferFloats];
+dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1(const Element* __restrict__ input, const Element* __restrict__ filter,
+    const Element* __restrict__ epilogue_a, const Element* __restrict__ epilogue_b,
+    Element* __restrict__ output, int tiles) {
+  __shared__ alignas(16) unsigned char stage[kBuffers * kBufferBytes];
   const int thread = threadIdx.x;
   // This thread's place in a tile: band, thread row, thread column.
   const int t = thread < kWorkThreads ? thread : 0;
@@ -176,7 +206,7 @@ dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1(const float* __restrict__ input, const f
       const int j = i - row * kZeroColumns;
       const int buffer = row / (kBandsPerBlock * kStagedRows);
       const int row_in_buffer = row - buffer * (kBandsPerBlock * kStagedRows);
-      stage[buffer * kBufferFloats + row_in_buffer * kPitch + (j < kPadColumns ? j : kInW + j)] = 0.0f;
+      staged_input(stage + buffer * kBufferBytes)[row_in_buffer * kPitch + (j < kPadColumns ? j : kInW + j)] = Element{};
     }
   }
 
@@ -185,7 +215,7 @@ dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1(const float* __restrict__ input, const f
   convgen::commit_copies();
   for (int step = 0; tile < tiles; ++step) {
     const long long next = tile + gridDim.x;
-    const float* buffer = stage + (step % kBuffers) * kBufferFloats;
+    const unsigned char* buffer = stage + (step % kBuffers) * kBufferBytes;
     convgen::wait_copies<0>();
     __syncthreads();
 
@@ -193,7 +223,7 @@ dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1(const float* __restrict__ input, const f
       const long long unit = tile * kBandsPerBlock + band_in_tile;
       const long long plane = unit / kBands;  // n * kChannels + c
       const int band = static_cast<int>(unit % kBands);
-      const float* params = buffer + kBandsPerBlock * kBandFloats;
+      const float* params = staged_params(buffer);
       const float* my_taps = params + band_in_tile * (kMultiplier * kKH * kTapPitch);
       float taps[kMultiplier][kKH * kKW];
 #pragma unroll
@@ -205,13 +235,13 @@ dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1(const float* __restrict__ input, const f
       // The register tile: each input row of the window is read once and
       // feeds every output row (r) and tap row (ky = ir - r * stride) that uses it.
       float acc[kMultiplier][kRows][kColumns] = {};
-      const float* window =
-          buffer + band_in_tile * kBandFloats + ty * kRows * kStrideH * kPitch + tx * kColumns * kStrideW + kWindowOffset;
+      const Element* window = staged_input(buffer) + band_in_tile * kBandElements + ty * kRows * kStrideH * kPitch +
+                              tx * kColumns * kStrideW + kWindowOffset;
 #pragma unroll
       for (int ir = 0; ir < kThreadRows; ++ir) {
         float row[kReadCols];
 #pragma unroll
-        for (int j = 0; j < kReadCols; ++j) row[j] = window[ir * kPitch + j];
+        for (int j = 0; j < kReadCols; ++j) row[j] = convgen::to_float(window[ir * kPitch + j]);
 #pragma unroll
         for (int r = 0; r < kRows; ++r) {
           const int ky = ir - r * kStrideH;
@@ -234,7 +264,7 @@ dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1(const float* __restrict__ input, const f
       const int ox0 = tx * kColumns;
 #pragma unroll
       for (int m = 0; m < kMultiplier; ++m) {
-        float* out_plane = output + (plane * kMultiplier + m) * (kOutH * kOutW);
+        Element* out_plane = output + (plane * kMultiplier + m) * (kOutH * kOutW);
 #pragma unroll
         for (int r = 0; r < kRows; ++r) {
           if (oy0 + r >= kOutH) continue;
@@ -245,11 +275,13 @@ dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1(const float* __restrict__ input, const f
             value = activate(value);
             result[v] = value;
           }
-          float* out_row = out_plane + (oy0 + r) * kOutW + ox0;
+          Element* out_row = out_plane + (oy0 + r) * kOutW;
 #pragma unroll
-          for (int q = 0; q < kColumns / 2; ++q) {
-            const float2 out2 = make_float2(result[2 * q], result[2 * q + 1]);
-            reinterpret_cast<float2*>(out_row)[q] = out2;
+          for (int q = 0; q < kColumns / kStore; ++q) {
+            float chunk[kStore];
+#pragma unroll
+            for (int j = 0; j < kStore; ++j) chunk[j] = result[kStore * q + j];
+            convgen::store_vector<Element, kStore, kOutputCache>(out_row, ox0 / kStore + q, chunk);
           }
         }
       }

@@ -35,11 +35,12 @@ mkdir -p "$scratch"
 "$convgen" generate "$here/arch_matrix.yaml" --archs "$list" --templates "$templates" --out "$scratch" -q ||
   fail "convgen generate failed"
 kernels=("$scratch"/dw_*.cu "$scratch"/conv_*.cu)
-(( ${#kernels[@]} >= 10 )) || fail "expected 10 kernels in $scratch, found ${#kernels[@]}"
+(( ${#kernels[@]} >= 15 )) || fail "expected 15 kernels in $scratch, found ${#kernels[@]}"
 
 # The spec must keep reaching every copy branch the arch guard touches.
 for call in 'copy_to_shared_16(dst, src, inside, policy)' 'copy_to_shared_16(dst, src, inside)' \
             'copy_to_shared_4(dst, src, inside, policy)' 'copy_to_shared_4(dst, src, inside)' \
+            'copy_to_shared_2(dst, src, inside, policy)' \
             'copy_to_shared_16(&x_s' 'copy_to_shared_4(&in_s' 'commit_copies()' 'wait_copies<1>()'; do
   grep -qF "$call" "${kernels[@]}" || fail "no kernel of arch_matrix.yaml calls $call: add a workload that does"
 done

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Generates the kernels of a spec with their default schedules and checks, with
 # ptxas_no_local_memory.sh, that every one with the given algorithm (default
-# rows) compiles with no stack frame and no spills: the algorithm's register
-# bound holds. Needs nvcc only, no GPU.
+# rows; several as an alternation, e.g. 'tiles|planes') compiles with no stack
+# frame and no spills: the algorithm's register bound holds. Needs nvcc only,
+# no GPU.
 #
 # usage: ptxas_default_rows_schedules.sh CONVGEN NVCC SPEC [ALGORITHM]
 set -euo pipefail
@@ -20,7 +21,7 @@ trap 'rm -rf "$work"' EXIT
 # Only that algorithm's kernels: the others are not bounded by its rule.
 # The header line is "// Schedule (<origin>): <algorithm>: <knobs>"; the
 # origin may hold a colon (tuned on <gpu>: ...), so match up to "): ".
-grep -L "^// Schedule (.*): $algorithm:" "$work"/dw_*.cu | xargs -r rm --
+grep -L -E "^// Schedule \(.*\): ($algorithm):" "$work"/dw_*.cu | xargs -r rm --
 rows=$(find "$work" -name 'dw_*.cu' | wc -l)
 echo "$rows kernels of $spec have the $algorithm algorithm"
 if (( rows == 0 )); then

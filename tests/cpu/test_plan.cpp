@@ -1090,7 +1090,7 @@ TEST(ScheduleOverride, RowsErrorsPointAtTheKeyAtFault) {
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].message,
             "the rows algorithm cannot run this workload: vector_width 4 does not divide the input width 54 (each "
-            "lane's load must start on a multiple of vector_width floats); use vector_width 2 or algorithm: tiles");
+            "lane's load must start on a multiple of vector_width elements); use vector_width 2 or algorithm: tiles");
 
   // Nothing set that could be at fault: at the schedule.
   const Workload any = workload("{n: 1, c: 8, h: 16, w: 132, filter: 3, padding: same, schedule: {algorithm: rows}}");
@@ -1411,6 +1411,143 @@ TEST(WindowPlan, SharedKnobPicksTheAlgorithmOwningAllKnobs) {
   EXPECT_EQ(plan("{n: 1, c: 32, h: 28, w: 28, filter: 3, padding: same, schedule: {rows_per_thread: 2}}")
                 .schedule.algorithm_name(),
             "rows");
+}
+
+// ---------------------------------------------------------------------------
+// float16 and bfloat16 in NCHW: the same four algorithms, vector widths in
+// elements, alignments in bytes (element bytes x elements per vector).
+
+// Rows: the widest load is 16 bytes, 8 2-byte elements. At 8 a lane the
+// 3x3 band of 4 rows needs 6 x 8 + 2 halo + 9 taps + 8 accumulators = 67
+// values, 3 rows 59: 2 rows (51) fit the 54.
+TEST(HalfPlan, RowsLoadEightTwoByteElements) {
+  const KernelPlan p = plan("{n: 64, c: 144, h: 56, w: 56, filter: 3, padding: same, dtype: float16}");
+  EXPECT_EQ(p.name, "dw_f16_nchw_n64_c144_h56_w56_k3x3_s1_p1_m1");
+  EXPECT_EQ(sched(p.schedule), "rows 2 vector 8 threads 128");
+  EXPECT_EQ(p.number("group_lanes"), 8);  // 7 lanes of 8 columns
+  EXPECT_EQ(p.number("outputs_per_lane"), 8);
+  EXPECT_EQ(p.number("vector_width_bytes"), 16);
+  EXPECT_TRUE(p.flag("vector_store"));
+  EXPECT_EQ(p.number("output_vector_bytes"), 16);
+  EXPECT_EQ(p.alignment, 16);
+  EXPECT_EQ(p.bytes_read, 2LL * (64 * 144 * 56 * 56 + 144 * 9));
+
+  // 28 columns: 4 elements a lane (8 bytes), 4 rows fit.
+  const KernelPlan b = plan("{n: 64, c: 240, h: 28, w: 28, filter: 3, padding: same, dtype: bfloat16}");
+  EXPECT_EQ(b.name, "dw_bf16_nchw_n64_c240_h28_w28_k3x3_s1_p1_m1");
+  EXPECT_EQ(sched(b.schedule), "rows 4 vector 4 threads 128");
+  EXPECT_EQ(b.alignment, 8);
+  // Stride 2 on 14 columns: 2 elements a lane, one output each: 4 bytes.
+  const KernelPlan s2 = plan("{n: 1, c: 96, h: 14, w: 14, filter: 3, stride: 2, padding: same, dtype: float16}");
+  EXPECT_EQ(s2.schedule.at("vector_width"), 2);
+  EXPECT_FALSE(s2.flag("vector_store"));
+  EXPECT_EQ(s2.alignment, 4);
+  // The same workload in float32 keeps its 4-float loads.
+  EXPECT_EQ(sched(plan("{n: 64, c: 144, h: 56, w: 56, filter: 3, padding: same}").schedule),
+            "rows 4 vector 4 threads 128");
+
+  // 8 float32 elements are 32 bytes: refused at the knob, naming the limit.
+  const Workload wide = workload("{n: 1, c: 8, h: 56, w: 56, filter: 3, padding: same, schedule: {vector_width: 8}}");
+  const std::vector<Diagnostic> errors = spec_errors([&] { plan_kernel(wide); });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].where.str(), wide.schedule.at("vector_width").str());
+  EXPECT_EQ(errors[0].message,
+            "the rows algorithm cannot run this workload: vector_width 8 is 32 bytes of float32 elements; one load "
+            "moves at most 16 bytes; use vector_width 4 or algorithm: tiles");
+}
+
+// Tiles stage floats whatever the dtype: the same schedule and shared memory
+// as float32, one element per load and store.
+TEST(HalfPlan, TilesAlignToOneElement) {
+  const std::string shape = "n: 1, c: 32, h: 33, w: 33, filter: 5, multiplier: 2, dilation: 2, padding: same, ";
+  const KernelPlan f32 = plan("{" + shape + "schedule: {algorithm: tiles}}");
+  const KernelPlan bf16 = plan("{" + shape + "dtype: bfloat16, schedule: {algorithm: tiles}}");
+  EXPECT_EQ(bf16.name, "dw_bf16_nchw_n1_c32_h33_w33_k5x5_s1_p4_d2_m2");
+  EXPECT_EQ(bf16.schedule, f32.schedule);
+  EXPECT_EQ(bf16.smem_bytes, f32.smem_bytes);
+  EXPECT_EQ(bf16.alignment, 2);
+  EXPECT_EQ(f32.alignment, 4);
+  EXPECT_EQ(bf16.bytes_written * 2, f32.bytes_written);
+}
+
+// Planes: 16-byte copies of 8 2-byte elements where the planes are one run
+// (odd planes), else 4-byte copies of pairs (an even plane never splits a
+// pair); the staged planes are floats, as in float32.
+TEST(HalfPlan, PlanesCopySixteenBytesOrPairs) {
+  const KernelPlan p = plan("{n: 64, c: 960, h: 7, w: 7, filter: 3, padding: same, dtype: float16}");
+  EXPECT_EQ(p.name, "dw_f16_nchw_n64_c960_h7_w7_k3x3_s1_p1_m1");
+  EXPECT_EQ(p.schedule.summary(), "planes: warps_per_block 2");
+  EXPECT_EQ(p.number("in_copy"), 8);
+  EXPECT_EQ(p.number("in_copies_per_lane"), 7);  // ceil(49 / 8)
+  EXPECT_EQ(p.number("out_copy"), 8);
+  EXPECT_EQ(p.smem_bytes, 2 * 32 * 4 * (49 + 49));
+  EXPECT_EQ(p.alignment, 16);
+
+  const KernelPlan even = plan("{n: 64, c: 384, h: 8, w: 8, filter: 3, stride: 2, padding: same, dtype: bfloat16}");
+  EXPECT_EQ(even.schedule.algorithm_name(), "planes");
+  EXPECT_FALSE(even.flag("vector_copy_in"));
+  EXPECT_EQ(even.number("in_copy"), 2);
+  EXPECT_EQ(even.number("in_copies_per_lane"), 32);  // 64 / 2
+  EXPECT_EQ(even.number("out_copy"), 2);
+  EXPECT_EQ(even.number("out_copies_per_lane"), 8);  // 16 / 2
+  EXPECT_EQ(even.alignment, 4);
+  EXPECT_EQ(plan("{n: 64, c: 384, h: 8, w: 8, filter: 3, stride: 2, padding: same}").number("in_copy"), 1);
+}
+
+// Window: the input is staged as the tensor holds it (cp.async moves bytes),
+// rows of 2-byte elements 16-byte aligned; taps and bias as floats. ConvNeXt's
+// row in float16: 16-byte copies of 8 elements, pad_columns 8 (3 rounded up to
+// a copy), 67 columns needed, pitch 72 (144 bytes: not a multiple of 128);
+// two buffers of 62 x 72 elements and 52 floats.
+TEST(HalfPlan, WindowStagesTwoByteElements) {
+  const KernelPlan p = plan("{n: 16, c: 128, h: 56, w: 56, filter: 7, padding: same, epilogue: bias, dtype: float16}");
+  EXPECT_EQ(p.name, "dw_f16_nchw_n16_c128_h56_w56_k7x7_s1_p3_m1_bias");
+  EXPECT_EQ(p.schedule.summary(),
+            "window: rows_per_thread 7, columns_per_thread 2, band_rows 56, bands_per_block 1, pipelined, filter in "
+            "registers");
+  EXPECT_EQ(p.number("copy_elements"), 8);
+  EXPECT_EQ(p.number("copy_bytes"), 16);
+  EXPECT_EQ(p.number("pad_columns"), 8);
+  EXPECT_EQ(p.number("window_offset"), 5);
+  EXPECT_EQ(p.number("pitch"), 72);
+  EXPECT_EQ(p.smem_bytes, 2 * (62 * 72 * 2 + 4 * 52));
+  EXPECT_EQ(p.alignment, 16);
+  EXPECT_EQ(p.number("store_bytes"), 4);  // 2 columns a thread
+
+  // 28 columns are 56 bytes: 4-byte copies of pairs, not pipelined by default.
+  const KernelPlan b = plan("{n: 1, c: 64, h: 28, w: 28, filter: 5, padding: same, dtype: bfloat16, "
+                            "schedule: {algorithm: window}}");
+  EXPECT_EQ(b.number("copy_elements"), 2);
+  EXPECT_TRUE(b.flag("async_copies"));
+  EXPECT_EQ(b.schedule.at("pipelined"), 0);
+  EXPECT_EQ(b.alignment, 4);
+  // Odd widths: one element a copy (no cp.async of 2 bytes), 2-byte alignment.
+  const KernelPlan odd = plan("{n: 1, c: 64, h: 27, w: 27, filter: 7, padding: same, dtype: float16, "
+                              "schedule: {algorithm: window}}");
+  EXPECT_EQ(odd.number("copy_bytes"), 2);
+  EXPECT_FALSE(odd.flag("async_copies"));
+  EXPECT_EQ(odd.alignment, 2);
+}
+
+// Every NCHW algorithm serves the three dtypes; the default rule picks among
+// them as in float32.
+TEST(HalfPlan, EveryNchwAlgorithmServesHalfTypes) {
+  for (const char* dtype : {"float16", "bfloat16"}) {
+    for (const char* algorithm : {"tiles", "rows", "planes", "window"}) {
+      SCOPED_TRACE(std::string(dtype) + " " + algorithm);
+      const KernelPlan p = plan(std::string("{n: 64, c: 64, h: 8, w: 8, filter: 5, padding: same, dtype: ") + dtype +
+                                ", schedule: {algorithm: " + algorithm + "}}");
+      EXPECT_EQ(p.schedule.algorithm_name(), algorithm);
+      EXPECT_EQ(p.workload.dtype, std::string(dtype) == "float16" ? DataType::kFloat16 : DataType::kBFloat16);
+    }
+  }
+  EXPECT_EQ(plan("{n: 16, c: 512, h: 14, w: 14, filter: 7, padding: same, dtype: float16}").schedule.algorithm_name(),
+            "window");
+  EXPECT_EQ(plan("{n: 64, c: 960, h: 7, w: 7, filter: 3, padding: same, dtype: bfloat16}").schedule.algorithm_name(),
+            "planes");
+  EXPECT_EQ(plan("{n: 1, c: 64, h: 32, w: 32, filter: 7, dilation: 2, padding: same, dtype: float16}")
+                .schedule.algorithm_name(),
+            "tiles");
 }
 
 }  // namespace

@@ -182,8 +182,9 @@ TEST(Render, RowsKernelCarriesThePlanNumbers) {
            std::string("constexpr int kOutputs = 4;"),
            std::string("constexpr int kHaloLeft = 1;"),
            std::string("constexpr int kHaloRight = 1;"),
-           std::string("using InputVector = float4;"),
-           std::string("using OutputVector = float4;"),
+           std::string("using Element = float;"),
+           std::string("constexpr bool kVectorStore = true;"),
+           std::string("//   Output stores: a lane's 4 outputs of a row in one 16-byte store."),
            std::string("__launch_bounds__(kThreads, 8)"),
        }) {
     EXPECT_NE(text.find(expected), std::string::npos) << "missing: " << expected;
@@ -204,11 +205,11 @@ TEST(Render, RowsKernelCarriesThePlanNumbers) {
            std::string("constexpr int kOutputs = 1;"),
            std::string("constexpr int kHaloLeft = 1;"),
            std::string("constexpr int kHaloRight = 0;"),
-           std::string("using InputVector = float2;"),
+           std::string("constexpr bool kVectorStore = false;"),
        }) {
     EXPECT_NE(strided.find(expected), std::string::npos) << "missing: " << expected;
   }
-  EXPECT_EQ(strided.find("OutputVector"), std::string::npos);
+  EXPECT_EQ(strided.find("-byte store."), std::string::npos);
 }
 
 // Strictness only covers the sections a rendering enters, and the shipped
@@ -237,13 +238,17 @@ void record_epilogue_sections(const Workload& wl, std::map<std::string, std::set
   seen["has_scale_shift"].insert(wl.epilogue == Epilogue::kScaleShift);
 }
 
-// The kernel renders with every placeholder filled, and reads its input with
-// the intrinsic of its input_cache.
+// The kernel renders with every placeholder filled, and loads its input and
+// stores its output with the cache hints of its input_cache and output_cache.
 void expect_strict_rendering(const Templates& t, const LibraryPlan& lib, const KernelPlan& p) {
   std::string text;
   ASSERT_NO_THROW(text = render_kernel(t, lib, p));
   EXPECT_EQ(text.find("{{"), std::string::npos);
-  EXPECT_EQ(text.find("__ldcs(") != std::string::npos, p.schedule.at("input_cache") == 1);
+  const auto hint = [](int evict_first) { return evict_first ? "kEvictFirst;" : "kNormal;"; };
+  EXPECT_NE(text.find(std::string("kInputCache = convgen::CacheHint::") + hint(p.schedule.at("input_cache"))),
+            std::string::npos);
+  EXPECT_NE(text.find(std::string("kOutputCache = convgen::CacheHint::") + hint(p.schedule.at("output_cache"))),
+            std::string::npos);
 }
 
 TEST(Render, EveryBranchOfTheKernelTemplateRendersStrictly) {
@@ -270,7 +275,6 @@ workloads:
     if (s.at("shared_input")) seen["ragged_loads"].insert(p.number("in_tile_h") * p.number("in_tile_w") % p.threads != 0);
     seen["ragged"].insert(p.out_h % s.at("tile_h") != 0 || p.out_w % s.at("tile_w") != 0);
     record_epilogue_sections(wl, seen);
-    seen["output_evict_first"].insert(s.at("output_cache") == 1);
     expect_strict_rendering(t, lib, p);
   }
   expect_every_section_taken_both_ways("depthwise_nchw.cu.mustache", seen);
@@ -297,7 +301,6 @@ workloads:
     record_epilogue_sections(wl, seen);
     // 32 columns of float4 fill all 8 lanes of a group: no idle lane.
     seen["idle_edge_lane"].insert(wl.w != 32);
-    seen["output_evict_first"].insert(p.schedule.at("output_cache") == 1);
     expect_strict_rendering(t, lib, p);
   }
   expect_every_section_taken_both_ways("depthwise_nchw_rows.cu.mustache", seen);
@@ -326,7 +329,6 @@ workloads:
     seen["vector_copy_in"].insert(p.flag("vector_copy_in"));
     seen["vector_copy_out"].insert(p.flag("vector_copy_out"));
     record_epilogue_sections(wl, seen);
-    seen["output_evict_first"].insert(p.schedule.at("output_cache") == 1);
     expect_strict_rendering(t, lib, p);
   }
   expect_every_section_taken_both_ways("depthwise_nchw_planes.cu.mustache", seen);

@@ -923,7 +923,7 @@ TEST(ScheduleSpace, KnobSpacesOfTheRowsAndTilesAlgorithms) {
   EXPECT_EQ(threads.domain().size(), 32u);
   EXPECT_EQ(threads.space(), (std::vector<int>{32, 64, 96, 128, 192, 224, 256, 384, 448, 512, 768, 896, 1024}));
   // A domain of at most 16 values is tried whole.
-  EXPECT_EQ(dw.knob(rows, "vector_width")->space(), (std::vector<int>{1, 2, 4}));
+  EXPECT_EQ(dw.knob(rows, "vector_width")->space(), (std::vector<int>{1, 2, 4, 8}));
   std::vector<int> one_to_16(16);
   for (int i = 0; i < 16; ++i) one_to_16[i] = i + 1;
   EXPECT_EQ(dw.knob(rows, "rows_per_thread")->space(), one_to_16);
@@ -983,12 +983,12 @@ TEST(ScheduleSpace, SizesAreProductsOfTheKnobSpaces) {
       EXPECT_EQ(s.size, size) << s.algorithm->name;
     }
   }
-  // Worked out for rows: rows_per_thread 16 x vector_width 3 x threads_per_block 13
+  // Worked out for rows: rows_per_thread 16 x vector_width 4 x threads_per_block 13
   // x input_cache 2 x output_cache 2.
   const std::vector<AlgorithmSpace> dw = schedule_space(workload("{n: 1, c: 8, h: 8, w: 8, filter: 3, padding: same}"));
   const auto rows = std::find_if(dw.begin(), dw.end(), [](const AlgorithmSpace& s) { return s.algorithm->name == "rows"; });
   ASSERT_NE(rows, dw.end());
-  EXPECT_EQ(rows->size, 16.0 * 3 * 13 * 2 * 2);
+  EXPECT_EQ(rows->size, 16.0 * 4 * 13 * 2 * 2);
 }
 
 const AlgorithmSpace& space_of(const std::vector<AlgorithmSpace>& spaces, const std::string& algorithm) {

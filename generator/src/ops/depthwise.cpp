@@ -76,12 +76,13 @@ void template_values(const KernelPlan& p, TemplateValues& v) {
                            : "[N, " + num(p.out_h) + ", " + num(p.out_w) + ", " + oc + "]";
   const bool input_evict_first = s.at("input_cache") == 1;
   const bool output_evict_first = s.at("output_cache") == 1;
-  v["input_load"] = std::string(input_evict_first ? "__ldcs" : "__ldg");
+  // The kernels' loads and stores take these as convgen::CacheHint (convgen/element.h).
+  v["input_cache_hint"] = std::string(input_evict_first ? "kEvictFirst" : "kNormal");
+  v["output_cache_hint"] = std::string(output_evict_first ? "kEvictFirst" : "kNormal");
   v["input_evict_first"] = input_evict_first;
   v["input_cache_description"] =
       std::string(input_evict_first ? "__ldcs: evict first in L1 and L2 (read once, so its lines are reused first)"
                                     : "__ldg: the read-only cache, normal L2 priority");
-  v["output_evict_first"] = output_evict_first;
   v["output_cache_description"] =
       std::string(output_evict_first ? "__stcs: evict first (written once, so its lines are reused first)"
                                      : "plain stores, normal L2 priority");

@@ -14,7 +14,8 @@ constexpr int kDefaultWarpsPerBlock = 2;
 constexpr int kPlanesMaxPlane = 64;  // input values per plane
 constexpr int kPlanesMinWarpsPerSm = 4;
 
-// The derived shape of a planes schedule.
+// The derived shape of a planes schedule. Whatever the dtype, the planes
+// sit in shared memory as floats (converted on the way in and out).
 struct PlanesShape {
   int in_stride = 0;    // floats between two lanes' input planes in shared memory (odd)
   int out_stride = 0;   // and between their output planes
@@ -70,13 +71,18 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   }
   p.schedule.values = {{"warps_per_block", *warps}};
   // A lane's input and output planes sit in shared memory at strides made
-  // odd (conflict-free); the copies in and out use 16-byte vectors when the
-  // plane needs no such padding.
+  // odd (conflict-free). The copies in and out move 16 bytes at a time when
+  // the plane needs no such padding (one run of planes), else 4 bytes: a
+  // float, or two 2-byte elements of an even plane (a pair never straddles
+  // two planes).
   const PlanesShape shape = planes_shape(wl);
   const int in_plane = wl.h * wl.w;
   const int out_planes = wl.multiplier * wl.out_h() * wl.out_w();
   const bool vector_copy_in = shape.in_stride == in_plane;
   const bool vector_copy_out = shape.out_stride == out_planes;
+  const int element_bytes = ops::element_bytes(wl);
+  const int in_copy = (vector_copy_in ? 16 : 4) / element_bytes;  // elements per copy
+  const int out_copy = (vector_copy_out ? 16 : 4) / element_bytes;
   p.smem_bytes = shape.warp_bytes * *warps;
   p.alignment = vector_copy_in || vector_copy_out ? 16 : 4;
   p.threads = 32 * *warps;
@@ -89,8 +95,10 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"out_stride", static_cast<long long>(shape.out_stride)},
       {"vector_copy_in", vector_copy_in},
       {"vector_copy_out", vector_copy_out},
-      {"in_copies_per_lane", static_cast<long long>(vector_copy_in ? (in_plane + 3) / 4 : in_plane)},
-      {"out_copies_per_lane", static_cast<long long>(vector_copy_out ? (out_planes + 3) / 4 : out_planes)},
+      {"in_copy", static_cast<long long>(in_copy)},
+      {"out_copy", static_cast<long long>(out_copy)},
+      {"in_copies_per_lane", static_cast<long long>(ceil_div(in_plane, in_copy))},
+      {"out_copies_per_lane", static_cast<long long>(ceil_div(out_planes, out_copy))},
       {"copy_in_description",
        std::string(vector_copy_in ? "16-byte loads" : "4-byte loads (the planes are padded to an odd stride)")},
       {"copy_out_description",
@@ -132,6 +140,7 @@ const Algorithm kPlanes{
     &plan,
     &describe,
     &launch,
+    {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16},
 };
 
 }  // namespace convgen::gen::depthwise

@@ -17,7 +17,7 @@ constexpr int kRowsMinWarpsPerSm = 16;
 
 struct Rows {
   int rows_per_thread = 0;    // output rows per lane (the band height)
-  int vector_width = 0;       // input columns per lane, loaded at once
+  int vector_width = 0;       // input columns (elements) per lane, loaded at once
   int threads_per_block = 0;  // a multiple of 32
 };
 
@@ -43,12 +43,29 @@ RowsShape rows_shape(const Workload& wl, int rows, int vector) {
   return r;
 }
 
+// The most bytes one load moves (a 16-byte word).
+constexpr int kMaxVectorBytes = 16;
+
+// The widths a lane's load may have, widest first: 4 floats, or 8 2-byte
+// elements, in one 16-byte load.
+std::vector<int> vector_widths(const Workload& wl) {
+  std::vector<int> widths;
+  for (int vector : {8, 4, 2, 1}) {
+    if (vector * ops::element_bytes(wl) <= kMaxVectorBytes) widths.push_back(vector);
+  }
+  return widths;
+}
+
 // Why lanes of `vector` columns cannot cover this workload's rows; "" if they can.
 std::string rows_vector_misfit(const Workload& wl, int vector) {
   const RowsShape r = rows_shape(wl, 1, vector);
+  if (vector * ops::element_bytes(wl) > kMaxVectorBytes) {
+    return "vector_width " + num(vector) + " is " + num(vector * ops::element_bytes(wl)) + " bytes of " +
+           to_string(wl.dtype) + " elements; one load moves at most " + num(kMaxVectorBytes) + " bytes";
+  }
   if (wl.w % vector != 0) {
     return "vector_width " + num(vector) + " does not divide the input width " + num(wl.w) +
-           " (each lane's load must start on a multiple of vector_width floats)";
+           " (each lane's load must start on a multiple of vector_width elements)";
   }
   if (vector % wl.stride_w != 0) {
     return "vector_width " + num(vector) + " is not a multiple of the horizontal stride " + num(wl.stride_w) +
@@ -92,13 +109,14 @@ int default_rows_per_thread(const Workload& wl, int vector, const PlanOptions& o
   return std::min(rows, wl.out_h());
 }
 
-// The rows schedule with the widest load that covers the row, then the most
-// output rows per lane (4, or fewer down to 1) whose values fit in registers,
-// and 128 threads per block; knobs given are kept as they are. None when
-// nothing fits.
+// The rows schedule with the widest load that covers the row (up to 16
+// bytes: 4 floats, 8 2-byte elements), then the most output rows per lane (4,
+// or fewer down to 1) whose values fit in registers (a lane's values are
+// floats whatever the dtype), and 128 threads per block; knobs given are kept
+// as they are. None when nothing fits.
 std::optional<Rows> fit_rows(const Workload& wl, const PlanOptions& options, std::optional<int> vector_width,
                              std::optional<int> rows_per_thread) {
-  for (int vector : {4, 2, 1}) {
+  for (int vector : vector_widths(wl)) {
     if (vector_width && vector != *vector_width) continue;
     if (!rows_vector_misfit(wl, vector).empty()) continue;
     const int most_rows = rows_per_thread ? *rows_per_thread : default_rows_per_thread(wl, vector, options);
@@ -130,7 +148,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
     // No width fits: say why for each.
     const int rows = req.value("rows_per_thread").value_or(1);
     std::string why;
-    for (int vector : {4, 2, 1}) {
+    for (int vector : vector_widths(wl)) {
       std::string misfit = rows_vector_misfit(wl, vector);
       if (misfit.empty()) misfit = rows_register_misfit(wl, rows, vector);
       why += "\n  vector_width " + num(vector) + ": " + misfit;
@@ -141,7 +159,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                                    ":" + why + "\n  use algorithm: tiles"});
   } else if (std::string why = rows_vector_misfit(wl, s.vector_width); !why.empty()) {
     std::string other;  // a width that would cover the row
-    for (int vector : {4, 2, 1}) {
+    for (int vector : vector_widths(wl)) {
       if (other.empty() && vector != s.vector_width && rows_vector_misfit(wl, vector).empty()) {
         other = "vector_width " + num(vector) + " or ";
       }
@@ -170,11 +188,11 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   // outputs_per_lane columns per row.
   const RowsShape shape = rows_shape(wl, s.rows_per_thread, s.vector_width);
   const int group_lanes = pow2_at_least(shape.lanes);
-  // A lane's outputs go out in one store when they are 2 or 4 and every
-  // output row starts on a multiple of them.
-  const bool vector_store = (shape.outputs == 2 || shape.outputs == 4) && wl.out_w() % shape.outputs == 0;
-  static const char* const kVectorTypes[] = {"", "float", "float2", "", "float4"};
-  p.alignment = 4 * std::max(s.vector_width, vector_store ? shape.outputs : 1);
+  // A lane's outputs (2, 4 or 8: vector_width / stride) go out in one
+  // store when every output row starts on a multiple of them.
+  const bool vector_store = shape.outputs > 1 && wl.out_w() % shape.outputs == 0;
+  const int element_bytes = ops::element_bytes(wl);
+  p.alignment = element_bytes * std::max(s.vector_width, vector_store ? shape.outputs : 1);
   p.threads = s.threads_per_block;
   p.block_threads = s.threads_per_block;
   // The launch numbers thread groups, one per band of each plane, with an int.
@@ -189,15 +207,11 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"vector_store", vector_store},
       // __launch_bounds__ minimum blocks per SM: caps registers at 64.
       {"min_blocks", static_cast<long long>(std::max(1, 1024 / s.threads_per_block))},
-      {"vector_width_bytes", static_cast<long long>(4 * s.vector_width)},
-      {"input_vector_type", std::string(kVectorTypes[s.vector_width])},
+      {"vector_width_bytes", static_cast<long long>(element_bytes * s.vector_width)},
       // Some lane of the group reads no input: its zeros serve as the padding.
       {"idle_edge_lane", ceil_div(wl.w, s.vector_width) < group_lanes},
       {"groups_per_block", static_cast<long long>(s.threads_per_block / group_lanes)},
-      {"output_vector_type", std::string(vector_store ? kVectorTypes[shape.outputs] : "")},
-      {"make_output_vector", std::string(shape.outputs == 4   ? "make_float4(result[0], result[1], result[2], result[3])"
-                                         : shape.outputs == 2 ? "make_float2(result[0], result[1])"
-                                                              : "")},
+      {"output_vector_bytes", static_cast<long long>(element_bytes * shape.outputs)},
       {"ragged_rows", wl.out_h() % s.rows_per_thread != 0},
   };
 }
@@ -209,9 +223,10 @@ std::string describe(const Schedule& s) {
 
 
 Knob vector_width_knob() {
-  Knob k = Knob::integer("vector_width", 1, 4, "input columns per lane and load: 1, 2 or 4");
-  k.allowed = {1, 2, 4};
-  k.rule_note = "(floats per load)";
+  Knob k = Knob::integer("vector_width", 1, 8,
+                         "input columns (elements) per lane and load: 1, 2 or 4; 8 for 2-byte elements (16 bytes)");
+  k.allowed = {1, 2, 4, 8};
+  k.rule_note = "(elements per load)";
   return k;
 }
 
@@ -249,6 +264,7 @@ const Algorithm kRows{
     &plan,
     &describe,
     &launch,
+    {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16},
 };
 
 }  // namespace convgen::gen::depthwise

@@ -15,7 +15,9 @@ constexpr int kMaxAccumulators = 32;
 // Filter taps kept in registers when the filter is not staged in shared memory.
 constexpr int kMaxRegisterTaps = 128;
 
-// The knobs, in TVM's vocabulary.
+// The knobs, in TVM's vocabulary. Whatever the dtype, the staged input and
+// filter are floats in shared memory (converted as they are loaded, one
+// element at a time).
 struct Tiles {
   int tile_h = 0, tile_w = 0;        // outputs per block (blocking_h, blocking_w)
   int threads_y = 0, threads_x = 0;  // threads per block (num_thread_y, num_thread_x)
@@ -173,6 +175,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   const int in_tile_w = (s.tile_w - 1) * wl.stride_w + (wl.kw - 1) * wl.dilation_w + 1;
   p.threads = threads;
   p.block_threads = threads * s.channels_per_block;
+  p.alignment = ops::element_bytes(wl);  // one element at a time
   p.smem_bytes = smem;
   // Each thread computes vthreads_y*vthreads_x groups of rows_per_thread x
   // cols_per_thread outputs, for each of the `multiplier` output channels.
@@ -241,6 +244,7 @@ const Algorithm kTiles{
     &plan,
     &describe,
     &launch,
+    {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16},
 };
 
 }  // namespace convgen::gen::depthwise

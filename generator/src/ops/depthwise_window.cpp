@@ -56,16 +56,16 @@ struct WindowShape {
   int work_threads = 0;        // threads that compute
   int threads = 0;             // rounded up to whole warps
   int staged_rows = 0;         // input rows a band stages
-  int copy_floats = 0;         // floats per cp.async: 4 when rows start 16-byte aligned
+  int copy_elements = 0;       // elements per copy: 16 bytes when rows start 16-byte aligned, else 4, else 2
   int copy_steps = 0;          // input copies per thread per tile
-  int pad_columns = 0;         // shared column of input column 0 (pad_left, rounded up to copy_floats)
+  int pad_columns = 0;         // shared column of input column 0 (pad_left, rounded up to copy_elements)
   int window_cols = 0;         // input columns of a thread's window
   bool vector_window = false;  // a thread's window read in 16-byte loads
   int window_offset = 0;       // shared column of thread 0's first read
   int window_skew = 0;         // its first used column within that read
   int read_cols = 0;           // columns a thread reads per input row
-  int pitch = 0;               // floats per staged row
-  int plane_floats = 0;        // floats per staged band
+  int pitch = 0;               // elements per staged row
+  int band_elements = 0;       // elements per staged band
   int tap_pitch = 0;           // floats per filter row in shared memory
   int param_floats = 0;        // taps and epilogue parameters of a tile, padded to 16 bytes
   int buffers = 0;             // 2 when pipelined
@@ -74,8 +74,13 @@ struct WindowShape {
   int lane_values = 0;         // values a thread keeps live
 };
 
+// The input is staged as it is in memory (cp.async copies bytes): rows of
+// elements of the workload's dtype, read back as floats. Taps and epilogue
+// parameters are staged as floats.
 WindowShape window_shape(const Workload& wl, const Window& s) {
   WindowShape r;
+  const int element_bytes = ops::element_bytes(wl);
+  const int vector = 16 / element_bytes;  // elements per 16 bytes
   const int out_h = wl.out_h(), out_w = wl.out_w();
   r.bands = ceil_div(out_h, s.band_rows);
   r.threads_x = ceil_div(out_w, s.columns_per_thread);
@@ -83,9 +88,12 @@ WindowShape window_shape(const Workload& wl, const Window& s) {
   r.work_threads = s.bands_per_block * r.threads_y * r.threads_x;
   r.threads = ceil_div(r.work_threads, 32) * 32;
   r.staged_rows = (s.band_rows - 1) * wl.stride_h + wl.kh;
-  r.copy_floats = wl.w % 4 == 0 ? 4 : 1;
-  r.copy_steps = ceil_div(s.bands_per_block * r.staged_rows * (wl.w / r.copy_floats), r.threads);
-  r.pad_columns = ceil_div(wl.pad_left, r.copy_floats) * r.copy_floats;
+  // cp.async copies 16 or 4 bytes; a 2-byte element of an odd-width row is
+  // copied alone (a load and a store).
+  const int row_bytes = wl.w * element_bytes;
+  r.copy_elements = row_bytes % 16 == 0 ? vector : row_bytes % 4 == 0 ? 4 / element_bytes : 1;
+  r.copy_steps = ceil_div(s.bands_per_block * r.staged_rows * (wl.w / r.copy_elements), r.threads);
+  r.pad_columns = ceil_div(wl.pad_left, r.copy_elements) * r.copy_elements;
   r.window_cols = (s.columns_per_thread - 1) * wl.stride_w + wl.kw;
   r.vector_window = (s.columns_per_thread * wl.stride_w) % 4 == 0;
   const int offset = r.pad_columns - wl.pad_left;
@@ -94,15 +102,16 @@ WindowShape window_shape(const Workload& wl, const Window& s) {
   r.read_cols = r.vector_window ? ceil_div(r.window_skew + r.window_cols, 4) * 4 : r.window_cols;
   const int cols_needed = std::max((r.threads_x - 1) * s.columns_per_thread * wl.stride_w + r.window_offset + r.read_cols,
                                    r.pad_columns + wl.w);
-  r.pitch = ceil_div(cols_needed, 4) * 4;
-  if (r.pitch % 32 == 0) r.pitch += 4;  // rows a bank apart: band rows read together do not conflict
-  r.plane_floats = r.staged_rows * r.pitch;
+  r.pitch = ceil_div(cols_needed, vector) * vector;  // rows start 16-byte aligned
+  // Rows a bank apart (not a multiple of 128 bytes): band rows read together do not conflict.
+  if (r.pitch * element_bytes % 128 == 0) r.pitch += vector;
+  r.band_elements = r.staged_rows * r.pitch;
   r.tap_pitch = s.shared_filter ? ceil_div(wl.kw, 4) * 4 : wl.kw;
   const int taps = s.bands_per_block * wl.multiplier * wl.kh * r.tap_pitch;
   const int params = s.bands_per_block * wl.multiplier * epilogue_params(wl);
   r.param_floats = ceil_div(taps + params, 4) * 4;
   r.buffers = s.pipelined ? 2 : 1;
-  r.smem_bytes = 4 * r.buffers * (s.bands_per_block * r.plane_floats + r.param_floats);
+  r.smem_bytes = r.buffers * (s.bands_per_block * r.band_elements * element_bytes + 4 * r.param_floats);
   r.thread_rows = (s.rows_per_thread - 1) * wl.stride_h + wl.kh;
   r.lane_values = wl.multiplier * s.rows_per_thread * s.columns_per_thread +
                   (s.shared_filter ? r.tap_pitch : wl.multiplier * wl.kh * wl.kw) + r.read_cols +
@@ -165,13 +174,13 @@ Misfit schedule_misfit(const Workload& wl, const Window& s, const PlanOptions& o
   if (r.copy_steps > max_copy_steps) {
     return {"band_rows", "each thread would issue " + num(r.copy_steps) + " input copies per tile (" +
                              num(s.bands_per_block) + " band(s) of " + num(r.staged_rows) + " rows of " +
-                             num(wl.w / r.copy_floats) + " copies, over " + num(r.threads) + " threads); at most " +
+                             num(wl.w / r.copy_elements) + " copies, over " + num(r.threads) + " threads); at most " +
                              num(max_copy_steps) + " fit in registers: use fewer band_rows or bands_per_block"};
   }
   if (r.smem_bytes > options.max_shared_bytes) {
     return {"band_rows", "the schedule stages " + num(r.smem_bytes) + " bytes of shared memory (" +
                              num(r.buffers) + " buffer(s) of " + num(s.bands_per_block) + " band(s) of " +
-                             num(r.staged_rows) + " x " + num(r.pitch) + " floats, and the taps); at most " +
+                             num(r.staged_rows) + " x " + num(r.pitch) + " elements, and the taps); at most " +
                              num(options.max_shared_bytes) + " fit: use fewer band_rows or bands_per_block" +
                              (s.pipelined ? ", or pipelined: false" : "")};
   }
@@ -220,7 +229,7 @@ bool fit_window_rows(const Workload& wl, const ScheduleRequest& req, const PlanO
       req.value("band_rows").value_or(out_h <= 56 ? rows_needed : std::min(rows_needed, 4 * s.rows_per_thread));
   s.band_rows = default_band_rows;
   if (s.band_rows % s.rows_per_thread != 0) return false;
-  s.pipelined = req.value("pipelined").value_or(wl.w % 4 == 0 && out_h * out_w >= 28 * 28);
+  s.pipelined = req.value("pipelined").value_or(wl.w * ops::element_bytes(wl) % 16 == 0 && out_h * out_w >= 28 * 28);
   const WindowShape shape = window_shape(wl, s);
   const long long image_bands = static_cast<long long>(wl.c) * shape.bands;
   const int unit_threads = shape.threads_y * shape.threads_x;
@@ -282,12 +291,13 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                        {"shared_filter", s.shared_filter ? 1 : 0}};
   const WindowShape r = window_shape(wl, s);
   const int out_w = wl.out_w();
-  // Output rows go out in 16- or 8-byte stores where every row starts on a
-  // multiple of them.
-  const int store_floats = s.columns_per_thread % 4 == 0 && out_w % 4 == 0   ? 4
-                           : s.columns_per_thread % 2 == 0 && out_w % 2 == 0 ? 2
-                                                                             : 1;
-  p.alignment = 4 * std::max(r.copy_floats, store_floats);
+  // A thread's outputs of a row go out 4 or 2 elements at a store where
+  // every row starts on a multiple of them.
+  const int store_elements = s.columns_per_thread % 4 == 0 && out_w % 4 == 0   ? 4
+                             : s.columns_per_thread % 2 == 0 && out_w % 2 == 0 ? 2
+                                                                               : 1;
+  const int element_bytes = ops::element_bytes(wl);
+  p.alignment = element_bytes * std::max(r.copy_elements, store_elements);
   p.threads = r.threads;
   p.block_threads = r.threads;
   p.smem_bytes = r.smem_bytes;
@@ -301,8 +311,10 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"threads_per_block", static_cast<long long>(r.threads)},
       {"idle_threads", r.threads != r.work_threads},
       {"staged_rows", static_cast<long long>(r.staged_rows)},
-      {"copy_floats", static_cast<long long>(r.copy_floats)},
-      {"copy_bytes", static_cast<long long>(4 * r.copy_floats)},
+      {"copy_elements", static_cast<long long>(r.copy_elements)},
+      {"copy_bytes", static_cast<long long>(element_bytes * r.copy_elements)},
+      // cp.async copies 4 or 16 bytes; 2-byte elements of odd-width rows are loaded and stored.
+      {"async_copies", r.copy_elements * element_bytes >= 4},
       {"pad_columns", static_cast<long long>(r.pad_columns)},
       {"window_cols", static_cast<long long>(r.window_cols)},
       {"vector_window", r.vector_window},
@@ -314,9 +326,8 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"param_floats", static_cast<long long>(r.param_floats)},
       {"buffers", static_cast<long long>(r.buffers)},
       {"thread_rows", static_cast<long long>(r.thread_rows)},
-      {"store4", store_floats == 4},
-      {"store2", store_floats == 2},
-      {"store1", store_floats == 1},
+      {"store_elements", static_cast<long long>(store_elements)},
+      {"store_bytes", static_cast<long long>(element_bytes * store_elements)},
       {"ragged_rows", wl.out_h() % s.band_rows != 0},
       {"ragged_columns", out_w % s.columns_per_thread != 0},
       {"min_blocks", static_cast<long long>(s.shared_filter ? 1 : std::min(32, ceil_div(kResidentThreads, r.threads)))},
@@ -365,6 +376,7 @@ const Algorithm kWindow{
     &plan,
     &describe,
     &launch,
+    {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16},
 };
 
 }  // namespace convgen::gen::depthwise

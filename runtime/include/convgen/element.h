@@ -15,7 +15,8 @@
 namespace convgen {
 
 // The L2 priority of a load or store: normal (loads through the read-only
-// cache, __ldg) or evict-first (__ldcs / __stcs: data used once).
+// cache, __ldg; plain stores) or evict-first (__ldcs / __stcs: data used
+// once).
 enum class CacheHint { kNormal, kEvictFirst };
 
 namespace element_detail {
@@ -92,34 +93,17 @@ struct Chunks {
   using Pair = element_detail::Pair<T>;
 };
 
-// N adjacent elements as loaded, before conversion: the words of their
-// chunks. All zero bits are zeros in every dtype, so Packed{} holds N zeros.
-template <class T, int N>
-struct Packed {
-  typename Chunks<T, N>::Word words[Chunks<T, N>::kCount];
-};
+namespace element_detail {
 
-// Loads N adjacent elements from `p` without converting them (a kernel that
-// issues many loads before it computes keeps them at their own size);
-// `p` must be aligned to Chunks<T, N>::kBytes (all N elements' bytes, up to 16).
-template <class T, int N, CacheHint H = CacheHint::kNormal>
-__device__ __forceinline__ Packed<T, N> load_packed(const T* p) {
-  using C = Chunks<T, N>;
-  Packed<T, N> packed;
-#pragma unroll
-  for (int chunk = 0; chunk < C::kCount; ++chunk) {
-    packed.words[chunk] = element_detail::load_word<H>(reinterpret_cast<const typename C::Word*>(p + chunk * C::kPerChunk));
-  }
-  return packed;
-}
-
-// The floats of loaded elements.
-template <class T, int N>
-__device__ __forceinline__ void unpack(const Packed<T, N>& packed, float (&out)[N]) {
+// N elements of T as floats, chunk by chunk: `load_word(chunk)` reads the
+// word of chunk `chunk` (Chunks<T, N>::Word).
+template <class T, int N, class LoadWord>
+__device__ __forceinline__ void load_chunks(float (&out)[N], LoadWord load_word) {
   using C = Chunks<T, N>;
 #pragma unroll
   for (int chunk = 0; chunk < C::kCount; ++chunk) {
-    const T* e = reinterpret_cast<const T*>(&packed.words[chunk]);
+    const typename C::Word w = load_word(chunk);
+    const T* e = reinterpret_cast<const T*>(&w);
     float* f = out + chunk * C::kPerChunk;
     if constexpr (C::kPairs) {
 #pragma unroll
@@ -135,33 +119,160 @@ __device__ __forceinline__ void unpack(const Packed<T, N>& packed, float (&out)[
   }
 }
 
-// Loads N adjacent elements from `p` as floats (load_packed's alignment).
-template <class T, int N, CacheHint H = CacheHint::kNormal>
-__device__ __forceinline__ void load(const T* p, float (&out)[N]) {
-  unpack(load_packed<T, N, H>(p), out);
+// A word at a shared-memory address by a volatile load: one the compiler
+// neither hoists above earlier code nor merges with others.
+template <class W> __device__ __forceinline__ W load_volatile_shared(unsigned address);
+template <> __device__ __forceinline__ unsigned short load_volatile_shared<unsigned short>(unsigned address) {
+  unsigned short w;
+  asm volatile("ld.volatile.shared.u16 %0, [%1];\n" : "=h"(w) : "r"(address));
+  return w;
+}
+template <> __device__ __forceinline__ unsigned int load_volatile_shared<unsigned int>(unsigned address) {
+  unsigned int w;
+  asm volatile("ld.volatile.shared.u32 %0, [%1];\n" : "=r"(w) : "r"(address));
+  return w;
+}
+template <> __device__ __forceinline__ uint2 load_volatile_shared<uint2>(unsigned address) {
+  uint2 w;
+  asm volatile("ld.volatile.shared.v2.u32 {%0, %1}, [%2];\n" : "=r"(w.x), "=r"(w.y) : "r"(address));
+  return w;
+}
+template <> __device__ __forceinline__ uint4 load_volatile_shared<uint4>(unsigned address) {
+  uint4 w;
+  asm volatile("ld.volatile.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
+               : "r"(address));
+  return w;
 }
 
-// Stores N floats to `p` as N adjacent elements of T, each rounded once;
-// the alignment is load's.
+// The 32 bits of a 4-byte value (a float, or a pair of 2-byte elements).
+template <class V>
+__device__ __forceinline__ unsigned int bits32(const V& v) {
+  static_assert(sizeof(V) == 4, "a 32-bit value");
+  unsigned int u;
+  memcpy(&u, &v, sizeof(u));
+  return u;
+}
+
+// A word from its 32-bit parts.
+__device__ __forceinline__ unsigned int word_of(const unsigned int (&p)[1]) { return p[0]; }
+__device__ __forceinline__ uint2 word_of(const unsigned int (&p)[2]) { return make_uint2(p[0], p[1]); }
+__device__ __forceinline__ uint4 word_of(const unsigned int (&p)[4]) { return make_uint4(p[0], p[1], p[2], p[3]); }
+
+}  // namespace element_detail
+
+// Loads N adjacent elements from `p` as floats; `p` must be aligned to
+// Chunks<T, N>::kBytes (all N elements' bytes, up to 16).
 template <class T, int N, CacheHint H = CacheHint::kNormal>
-__device__ __forceinline__ void store(T* p, const float (&in)[N]) {
+__device__ __forceinline__ void load(const T* p, float (&out)[N]) {
+  using C = Chunks<T, N>;
+  element_detail::load_chunks<T>(out, [p](int chunk) {
+    return element_detail::load_word<H>(reinterpret_cast<const typename C::Word*>(p + chunk * C::kPerChunk));
+  });
+}
+
+// N adjacent elements as loaded, before conversion: the words of their
+// chunks. All zero bits are zeros in every dtype, so Packed{} holds N zeros.
+template <class T, int N>
+struct Packed {
+  typename Chunks<T, N>::Word words[Chunks<T, N>::kCount];
+};
+
+// Loads N adjacent elements from `p` without converting them (a kernel that
+// issues many loads before it computes keeps them at their own size); the
+// alignment is load's.
+template <class T, int N, CacheHint H = CacheHint::kNormal>
+__device__ __forceinline__ Packed<T, N> load_packed(const T* p) {
+  using C = Chunks<T, N>;
+  Packed<T, N> packed;
+#pragma unroll
+  for (int chunk = 0; chunk < C::kCount; ++chunk) {
+    packed.words[chunk] = element_detail::load_word<H>(reinterpret_cast<const typename C::Word*>(p + chunk * C::kPerChunk));
+  }
+  return packed;
+}
+
+// The floats of loaded elements.
+template <class T, int N>
+__device__ __forceinline__ void unpack(const Packed<T, N>& packed, float (&out)[N]) {
+  element_detail::load_chunks<T>(out, [&packed](int chunk) { return packed.words[chunk]; });
+}
+
+// The same from shared memory a kernel staged its elements in (plain loads;
+// the alignment is load's).
+template <class T, int N>
+__device__ __forceinline__ void load_shared(const T* p, float (&out)[N]) {
+  using C = Chunks<T, N>;
+  element_detail::load_chunks<T>(
+      out, [p](int chunk) { return *reinterpret_cast<const typename C::Word*>(p + chunk * C::kPerChunk); });
+}
+
+// The same at a shared-memory address (__cvta_generic_to_shared), with
+// volatile loads: for a kernel that reads its window row by row and must
+// keep the compiler from hoisting later rows' loads (and running out of
+// registers to hold them).
+template <class T, int N>
+__device__ __forceinline__ void load_shared_volatile(unsigned address, float (&out)[N]) {
+  using C = Chunks<T, N>;
+  element_detail::load_chunks<T>(out, [address](int chunk) {
+    return element_detail::load_volatile_shared<typename C::Word>(address + chunk * C::kBytes);
+  });
+}
+
+namespace element_detail {
+
+// The words of N floats as N elements of T, each rounded once: `put(chunk,
+// word)` stores chunk `chunk`. A word of 4 bytes or more is built from its
+// 32-bit parts (a float, or a pair of 2-byte elements).
+template <class T, int N, class PutWord>
+__device__ __forceinline__ void store_chunks(const float (&in)[N], PutWord put) {
   using C = Chunks<T, N>;
 #pragma unroll
   for (int chunk = 0; chunk < C::kCount; ++chunk) {
-    typename C::Word w;
-    T* e = reinterpret_cast<T*>(&w);
     const float* f = in + chunk * C::kPerChunk;
-    if constexpr (C::kPairs) {
+    typename C::Word w;
+    if constexpr (C::kBytes >= 4) {
+      unsigned int parts[C::kBytes / 4];
 #pragma unroll
-      for (int i = 0; i < C::kPerChunk; i += 2) {
-        *reinterpret_cast<typename C::Pair::type*>(e + i) = C::Pair::from_floats(f[i], f[i + 1]);
+      for (int j = 0; j < C::kBytes / 4; ++j) {
+        if constexpr (sizeof(T) == 4) {
+          parts[j] = bits32(from_float<T>(f[j]));
+        } else {
+          parts[j] = bits32(C::Pair::from_floats(f[2 * j], f[2 * j + 1]));
+        }
       }
+      w = word_of(parts);
     } else {
-#pragma unroll
-      for (int i = 0; i < C::kPerChunk; ++i) e[i] = from_float<T>(f[i]);
+      const T e = from_float<T>(f[0]);  // one 2-byte element
+      memcpy(&w, &e, sizeof(w));
     }
-    element_detail::store_word<H>(reinterpret_cast<typename C::Word*>(p + chunk * C::kPerChunk), w);
+    put(chunk, w);
   }
+}
+
+}  // namespace element_detail
+
+// Stores N floats to `p` as N adjacent elements of T, each rounded once;
+// the alignment is load's. Where p is a row plus an element offset the
+// compiler may not see that alignment and split a word into scalar stores:
+// store_vector keeps it whole.
+template <class T, int N, CacheHint H = CacheHint::kNormal>
+__device__ __forceinline__ void store(T* p, const float (&in)[N]) {
+  using C = Chunks<T, N>;
+  element_detail::store_chunks<T>(in, [p](int chunk, const typename C::Word& w) {
+    element_detail::store_word<H>(reinterpret_cast<typename C::Word*>(p + chunk * C::kPerChunk), w);
+  });
+}
+
+// The same at `base + N * index`, indexed in whole words from `base` (which
+// must be aligned as p is): the compiler then keeps each word's store whole
+// (one 16-byte store for 4 floats or 8 2-byte elements).
+template <class T, int N, CacheHint H = CacheHint::kNormal>
+__device__ __forceinline__ void store_vector(T* base, int index, const float (&in)[N]) {
+  using C = Chunks<T, N>;
+  element_detail::store_chunks<T>(in, [base, index](int chunk, const typename C::Word& w) {
+    element_detail::store_word<H>(reinterpret_cast<typename C::Word*>(base) + (index * C::kCount + chunk), w);
+  });
 }
 
 // One element, loaded as a float / stored from one.

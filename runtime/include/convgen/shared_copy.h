@@ -15,7 +15,9 @@
 // Every copy takes a shared-memory address (shared_address()) or a pointer
 // into shared memory, and a global pointer. The zero-filling forms copy `valid ? *src : 0`; src is not read
 // when !valid, so it may then point anywhere (kernels pass a safe pointer
-// anyway, which cp.async needs).
+// anyway, which cp.async needs). A copy moves bytes, whatever the elements
+// they hold (4 bytes: one float or two 2-byte elements); a 2-byte copy (one
+// 2-byte element) has no cp.async form and is a load and a store on every GPU.
 //
 // NVRTC-safe: no includes.
 #pragma once
@@ -57,48 +59,48 @@ __device__ __forceinline__ void store_shared(unsigned dst, float4 v) {
 }  // namespace detail
 #endif
 
-// One float; zero when !valid.
-__device__ __forceinline__ void copy_to_shared_4(unsigned dst, const float* src, bool valid) {
+// 4 bytes; zero when !valid.
+__device__ __forceinline__ void copy_to_shared_4(unsigned dst, const void* src, bool valid) {
 #ifdef CONVGEN_ASYNC_SHARED_COPIES
   // src-size 0 writes zeros: padding and ragged edges cost no branch.
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 4 : 0));
 #else
-  detail::store_shared(dst, valid ? *src : 0.0f);
+  detail::store_shared(dst, valid ? *static_cast<const float*>(src) : 0.0f);
 #endif
 }
 
-// One float, always read.
-__device__ __forceinline__ void copy_to_shared_4(unsigned dst, const float* src) {
+// 4 bytes, always read.
+__device__ __forceinline__ void copy_to_shared_4(unsigned dst, const void* src) {
 #ifdef CONVGEN_ASYNC_SHARED_COPIES
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src));
 #else
-  detail::store_shared(dst, *src);
+  detail::store_shared(dst, *static_cast<const float*>(src));
 #endif
 }
 
-// One float with an L2 policy (l2_evict_first_policy()); zero when !valid.
-__device__ __forceinline__ void copy_to_shared_4(unsigned dst, const float* src, bool valid,
+// 4 bytes with an L2 policy (l2_evict_first_policy()); zero when !valid.
+__device__ __forceinline__ void copy_to_shared_4(unsigned dst, const void* src, bool valid,
                                                  unsigned long long policy) {
 #ifdef CONVGEN_ASYNC_SHARED_COPIES
   asm volatile("cp.async.ca.shared.global.L2::cache_hint [%0], [%1], 4, %2, %3;\n"
                ::"r"(dst), "l"(src), "r"(valid ? 4 : 0), "l"(policy));
 #else
   (void)policy;
-  detail::store_shared(dst, valid ? *src : 0.0f);
+  detail::store_shared(dst, valid ? *static_cast<const float*>(src) : 0.0f);
 #endif
 }
 
-// Four floats, 16-byte aligned at both ends, bypassing L1; zeros when !valid.
-__device__ __forceinline__ void copy_to_shared_16(unsigned dst, const float* src, bool valid) {
+// 16 bytes, 16-byte aligned at both ends, bypassing L1; zeros when !valid.
+__device__ __forceinline__ void copy_to_shared_16(unsigned dst, const void* src, bool valid) {
 #ifdef CONVGEN_ASYNC_SHARED_COPIES
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
 #else
-  detail::store_shared(dst, valid ? *reinterpret_cast<const float4*>(src) : make_float4(0.0f, 0.0f, 0.0f, 0.0f));
+  detail::store_shared(dst, valid ? *static_cast<const float4*>(src) : make_float4(0.0f, 0.0f, 0.0f, 0.0f));
 #endif
 }
 
-// Four floats with an L2 policy; zeros when !valid.
-__device__ __forceinline__ void copy_to_shared_16(unsigned dst, const float* src, bool valid,
+// 16 bytes with an L2 policy; zeros when !valid.
+__device__ __forceinline__ void copy_to_shared_16(unsigned dst, const void* src, bool valid,
                                                   unsigned long long policy) {
 #ifdef CONVGEN_ASYNC_SHARED_COPIES
   asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n"
@@ -107,6 +109,34 @@ __device__ __forceinline__ void copy_to_shared_16(unsigned dst, const float* src
   (void)policy;
   copy_to_shared_16(dst, src, valid);
 #endif
+}
+
+// 2 bytes; zero when !valid. Without a cp.async of this size, a load and a
+// store on every GPU: complete when issued, like the synchronous copies
+// above. Unlike the other copies it reads src even when !valid (so src must
+// point into the tensor): the load is then no branch, and not a memory
+// barrier either, which leaves the compiler free to issue the loads of a run
+// of copies together.
+__device__ __forceinline__ void copy_to_shared_2(unsigned dst, const void* src, bool valid) {
+  const unsigned short loaded = *static_cast<const unsigned short*>(src);
+  const unsigned short v = valid ? loaded : static_cast<unsigned short>(0);
+  asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(dst), "h"(v));
+}
+
+// 2 bytes read once: an evict-first load (the policy's intent, without cp.async).
+__device__ __forceinline__ void copy_to_shared_2(unsigned dst, const void* src, bool valid,
+                                                 unsigned long long policy) {
+  (void)policy;
+  const unsigned short loaded = __ldcs(static_cast<const unsigned short*>(src));
+  const unsigned short v = valid ? loaded : static_cast<unsigned short>(0);
+  asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(dst), "h"(v));
+}
+
+// A float computed on the way (e.g. converted from a 2-byte element, which
+// a copy cannot do), stored at a shared-memory address: complete when issued.
+// Not a memory barrier, as copy_to_shared_2.
+__device__ __forceinline__ void store_to_shared(unsigned dst, float v) {
+  asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(dst), "f"(v));
 }
 
 // The same copies to a pointer into shared memory.
