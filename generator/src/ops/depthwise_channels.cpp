@@ -24,7 +24,7 @@ constexpr int kSectorBytes = 32;  // a warp's run of a pixel's channels fills a 
 // (launch bounds: 512 threads an SM), and indices, pointers and the
 // compiler's own take about 32 of them (ptxas on sm_90: no default schedule
 // of MobileNetV2's, MobileNetV3's or ConvNeXt's layers spills at this bound).
-constexpr int kMaxLaneValues = 96;
+constexpr int kMaxLaneValues = 88;
 constexpr int kMaxLaneValuesAt64 = 40;  // the same at a 64-register cap
 // Taps kept in registers when they are at most this many; more (large
 // filters) are loaded where they are used, from L1.
@@ -54,7 +54,10 @@ ChannelsShape channels_shape(const Workload& wl, const Channels& s) {
   shape.live_rows = std::min(s.rows_per_thread, ceil_div(window_h, wl.stride_h));
   const int outputs = s.channels_per_thread * wl.multiplier;
   shape.taps_in_registers = wl.kh * wl.kw * outputs <= kMaxTapsInRegisters;
-  const int taps = (shape.taps_in_registers ? wl.kh * wl.kw : wl.kw) * outputs;
+  // Taps loaded where they are used: the compiler keeps about two filter
+  // rows' worth in flight (ptxas on sm_90 over the 5x5 to 11x11 filters of
+  // tests/cpu/nhwc_register_sweep.yaml).
+  const int taps = (shape.taps_in_registers ? wl.kh * wl.kw : 2 * wl.kw) * outputs;
   const int in_rows = (s.rows_per_thread - 1) * wl.stride_h + (wl.kh - 1) * wl.dilation_h + 1;
   // Every input row of the band is in flight at once, as loaded (4-byte
   // registers of elements).
