@@ -1344,9 +1344,9 @@ TEST(HalfPlan, TilesAlignToOneElement) {
 }
 
 // Planes: 16-byte copies of 8 2-byte elements where the planes are one run
-// (odd planes), else 4-byte copies of pairs (an even plane never splits a
-// pair); the staged planes are floats, as in float32.
-TEST(HalfPlan, PlanesCopySixteenBytesOrPairs) {
+// (odd planes), else one element at a time; the staged planes are floats, as
+// in float32.
+TEST(HalfPlan, PlanesCopySixteenBytesOrOneElement) {
   const KernelPlan p = plan("{n: 64, c: 960, h: 7, w: 7, filter: 3, padding: same, dtype: float16}");
   EXPECT_EQ(p.name, "dw_f16_nchw_n64_c960_h7_w7_k3x3_s1_p1_m1");
   EXPECT_EQ(p.schedule.summary(), "planes: warps_per_block 2");
@@ -1359,12 +1359,12 @@ TEST(HalfPlan, PlanesCopySixteenBytesOrPairs) {
   const KernelPlan even = plan("{n: 64, c: 384, h: 8, w: 8, filter: 3, stride: 2, padding: same, dtype: bfloat16}");
   EXPECT_EQ(even.schedule.algorithm_name(), "planes");
   EXPECT_FALSE(even.flag("vector_copy_in"));
-  EXPECT_EQ(even.number("in_copy"), 2);
-  EXPECT_EQ(even.number("in_copies_per_lane"), 32);  // 64 / 2
-  EXPECT_EQ(even.number("out_copy"), 2);
-  EXPECT_EQ(even.number("out_copies_per_lane"), 8);  // 16 / 2
-  EXPECT_EQ(even.alignment, 4);
-  EXPECT_EQ(plan("{n: 64, c: 384, h: 8, w: 8, filter: 3, stride: 2, padding: same}").number("in_copy"), 1);
+  EXPECT_EQ(even.number("in_copy"), 1);
+  EXPECT_EQ(even.number("in_copies_per_lane"), 64);
+  EXPECT_EQ(even.number("out_copy"), 1);
+  EXPECT_EQ(even.number("out_copies_per_lane"), 16);
+  EXPECT_EQ(even.alignment, 2);
+  EXPECT_EQ(plan("{n: 64, c: 384, h: 8, w: 8, filter: 3, stride: 2, padding: same}").alignment, 4);
 }
 
 // Window: the input is staged as the tensor holds it (cp.async moves bytes),
