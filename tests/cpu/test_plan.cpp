@@ -1387,13 +1387,22 @@ TEST(HalfPlan, WindowStagesTwoByteElements) {
   EXPECT_EQ(p.alignment, 16);
   EXPECT_EQ(p.number("store_bytes"), 4);  // 2 columns a thread
 
-  // 28 columns are 56 bytes: 4-byte copies of pairs, not pipelined by default.
+  // 28 columns are 56 bytes: 8-byte copies of 4 elements (float32 rows take
+  // 16 or 4 bytes), not pipelined by default; 14 columns, 28 bytes: 4-byte
+  // copies of pairs.
   const KernelPlan b = plan("{n: 1, c: 64, h: 28, w: 28, filter: 5, padding: same, dtype: bfloat16, "
                             "schedule: {algorithm: window}}");
-  EXPECT_EQ(b.number("copy_elements"), 2);
+  EXPECT_EQ(b.number("copy_elements"), 4);
+  EXPECT_EQ(b.number("copy_bytes"), 8);
   EXPECT_TRUE(b.flag("async_copies"));
   EXPECT_EQ(b.schedule.at("pipelined"), 0);
-  EXPECT_EQ(b.alignment, 4);
+  EXPECT_EQ(b.alignment, 8);
+  const KernelPlan narrow = plan("{n: 1, c: 64, h: 14, w: 14, filter: 7, padding: same, dtype: float16, "
+                                 "schedule: {algorithm: window}}");
+  EXPECT_EQ(narrow.number("copy_bytes"), 4);
+  EXPECT_EQ(plan("{n: 1, c: 64, h: 14, w: 14, filter: 7, padding: same, schedule: {algorithm: window}}")
+                .number("copy_bytes"),
+            4);
   // Odd widths: one element a copy (no cp.async of 2 bytes), 2-byte alignment.
   const KernelPlan odd = plan("{n: 1, c: 64, h: 27, w: 27, filter: 7, padding: same, dtype: float16, "
                               "schedule: {algorithm: window}}");
