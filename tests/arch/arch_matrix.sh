@@ -40,7 +40,7 @@ kernels=("$scratch"/dw_*.cu "$scratch"/conv_*.cu)
 # The spec must keep reaching every copy branch the arch guard touches.
 for call in 'copy_to_shared_16(dst, src, inside, policy)' 'copy_to_shared_16(dst, src, inside)' \
             'copy_to_shared_4(dst, src, inside, policy)' 'copy_to_shared_4(dst, src, inside)' \
-            'copy_to_shared_2(dst, src, inside, policy)' \
+            'copy_to_shared_8(dst, src, inside)' 'copy_to_shared_2(dst, src, inside, policy)' \
             'copy_to_shared_16(&x_s' 'copy_to_shared_4(&in_s' 'commit_copies()' 'wait_copies<1>()'; do
   grep -qF "$call" "${kernels[@]}" || fail "no kernel of arch_matrix.yaml calls $call: add a workload that does"
 done

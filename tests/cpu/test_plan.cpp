@@ -1471,9 +1471,9 @@ TEST(HalfPlan, TilesAlignToOneElement) {
 }
 
 // Planes: 16-byte copies of 8 2-byte elements where the planes are one run
-// (odd planes), else 4-byte copies of pairs (an even plane never splits a
-// pair); the staged planes are floats, as in float32.
-TEST(HalfPlan, PlanesCopySixteenBytesOrPairs) {
+// (odd planes), else one element at a time; the staged planes are floats, as
+// in float32.
+TEST(HalfPlan, PlanesCopySixteenBytesOrOneElement) {
   const KernelPlan p = plan("{n: 64, c: 960, h: 7, w: 7, filter: 3, padding: same, dtype: float16}");
   EXPECT_EQ(p.name, "dw_f16_nchw_n64_c960_h7_w7_k3x3_s1_p1_m1");
   EXPECT_EQ(p.schedule.summary(), "planes: warps_per_block 2");
@@ -1486,12 +1486,12 @@ TEST(HalfPlan, PlanesCopySixteenBytesOrPairs) {
   const KernelPlan even = plan("{n: 64, c: 384, h: 8, w: 8, filter: 3, stride: 2, padding: same, dtype: bfloat16}");
   EXPECT_EQ(even.schedule.algorithm_name(), "planes");
   EXPECT_FALSE(even.flag("vector_copy_in"));
-  EXPECT_EQ(even.number("in_copy"), 2);
-  EXPECT_EQ(even.number("in_copies_per_lane"), 32);  // 64 / 2
-  EXPECT_EQ(even.number("out_copy"), 2);
-  EXPECT_EQ(even.number("out_copies_per_lane"), 8);  // 16 / 2
-  EXPECT_EQ(even.alignment, 4);
-  EXPECT_EQ(plan("{n: 64, c: 384, h: 8, w: 8, filter: 3, stride: 2, padding: same}").number("in_copy"), 1);
+  EXPECT_EQ(even.number("in_copy"), 1);
+  EXPECT_EQ(even.number("in_copies_per_lane"), 64);
+  EXPECT_EQ(even.number("out_copy"), 1);
+  EXPECT_EQ(even.number("out_copies_per_lane"), 16);
+  EXPECT_EQ(even.alignment, 2);
+  EXPECT_EQ(plan("{n: 64, c: 384, h: 8, w: 8, filter: 3, stride: 2, padding: same}").alignment, 4);
 }
 
 // Window: the input is staged as the tensor holds it (cp.async moves bytes),
@@ -1514,13 +1514,22 @@ TEST(HalfPlan, WindowStagesTwoByteElements) {
   EXPECT_EQ(p.alignment, 16);
   EXPECT_EQ(p.number("store_bytes"), 4);  // 2 columns a thread
 
-  // 28 columns are 56 bytes: 4-byte copies of pairs, not pipelined by default.
+  // 28 columns are 56 bytes: 8-byte copies of 4 elements (float32 rows take
+  // 16 or 4 bytes), not pipelined by default; 14 columns, 28 bytes: 4-byte
+  // copies of pairs.
   const KernelPlan b = plan("{n: 1, c: 64, h: 28, w: 28, filter: 5, padding: same, dtype: bfloat16, "
                             "schedule: {algorithm: window}}");
-  EXPECT_EQ(b.number("copy_elements"), 2);
+  EXPECT_EQ(b.number("copy_elements"), 4);
+  EXPECT_EQ(b.number("copy_bytes"), 8);
   EXPECT_TRUE(b.flag("async_copies"));
   EXPECT_EQ(b.schedule.at("pipelined"), 0);
-  EXPECT_EQ(b.alignment, 4);
+  EXPECT_EQ(b.alignment, 8);
+  const KernelPlan narrow = plan("{n: 1, c: 64, h: 14, w: 14, filter: 7, padding: same, dtype: float16, "
+                                 "schedule: {algorithm: window}}");
+  EXPECT_EQ(narrow.number("copy_bytes"), 4);
+  EXPECT_EQ(plan("{n: 1, c: 64, h: 14, w: 14, filter: 7, padding: same, schedule: {algorithm: window}}")
+                .number("copy_bytes"),
+            4);
   // Odd widths: one element a copy (no cp.async of 2 bytes), 2-byte alignment.
   const KernelPlan odd = plan("{n: 1, c: 64, h: 27, w: 27, filter: 7, padding: same, dtype: float16, "
                               "schedule: {algorithm: window}}");

@@ -72,19 +72,19 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   p.schedule.values = {{"warps_per_block", *warps}};
   // A lane's input and output planes sit in shared memory at strides made
   // odd (conflict-free). The copies in and out move 16 bytes at a time when
-  // the plane needs no such padding (one run of planes), else 4 bytes: a
-  // float, or two 2-byte elements of an even plane (a pair never straddles
-  // two planes).
+  // the plane needs no such padding (one run of planes), else one element.
+  // (Pairs of 2-byte elements for even planes made ptxas spill a 6x6 5x5
+  // float16 kernel that single elements do not: tests/cpu/half_register_sweep.yaml.)
   const PlanesShape shape = planes_shape(wl);
   const int in_plane = wl.h * wl.w;
   const int out_planes = wl.multiplier * wl.out_h() * wl.out_w();
   const bool vector_copy_in = shape.in_stride == in_plane;
   const bool vector_copy_out = shape.out_stride == out_planes;
   const int element_bytes = ops::element_bytes(wl);
-  const int in_copy = (vector_copy_in ? 16 : 4) / element_bytes;  // elements per copy
-  const int out_copy = (vector_copy_out ? 16 : 4) / element_bytes;
+  const int in_copy = vector_copy_in ? 16 / element_bytes : 1;  // elements per copy
+  const int out_copy = vector_copy_out ? 16 / element_bytes : 1;
   p.smem_bytes = shape.warp_bytes * *warps;
-  p.alignment = vector_copy_in || vector_copy_out ? 16 : 4;
+  p.alignment = vector_copy_in || vector_copy_out ? 16 : element_bytes;
   p.threads = 32 * *warps;
   p.block_threads = p.threads;
   p.max_batch = batch_limit(wl.c);  // the launch numbers input planes with an int
@@ -100,9 +100,9 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"in_copies_per_lane", static_cast<long long>(ceil_div(in_plane, in_copy))},
       {"out_copies_per_lane", static_cast<long long>(ceil_div(out_planes, out_copy))},
       {"copy_in_description",
-       std::string(vector_copy_in ? "16-byte loads" : "4-byte loads (the planes are padded to an odd stride)")},
+       std::string(vector_copy_in ? "16-byte loads" : "one element a load (the planes are padded to an odd stride)")},
       {"copy_out_description",
-       std::string(vector_copy_out ? "16-byte stores" : "4-byte stores (the planes are padded to an odd stride)")},
+       std::string(vector_copy_out ? "16-byte stores" : "one element a store (the planes are padded to an odd stride)")},
   };
 }
 

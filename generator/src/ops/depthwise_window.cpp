@@ -56,7 +56,7 @@ struct WindowShape {
   int work_threads = 0;        // threads that compute
   int threads = 0;             // rounded up to whole warps
   int staged_rows = 0;         // input rows a band stages
-  int copy_elements = 0;       // elements per copy: 16 bytes when rows start 16-byte aligned, else 4, else 2
+  int copy_elements = 0;       // elements per copy: 16 bytes when rows start 16-byte aligned, else 8, 4 or 2
   int copy_steps = 0;          // input copies per thread per tile
   int pad_columns = 0;         // shared column of input column 0 (pad_left, rounded up to copy_elements)
   int window_cols = 0;         // input columns of a thread's window
@@ -88,10 +88,16 @@ WindowShape window_shape(const Workload& wl, const Window& s) {
   r.work_threads = s.bands_per_block * r.threads_y * r.threads_x;
   r.threads = ceil_div(r.work_threads, 32) * 32;
   r.staged_rows = (s.band_rows - 1) * wl.stride_h + wl.kh;
-  // cp.async copies 16 or 4 bytes; a 2-byte element of an odd-width row is
-  // copied alone (a load and a store).
+  // The widest copy that divides a row: cp.async copies 16, 8 or 4 bytes; a
+  // 2-byte element of an odd-width row is copied alone (a load and a store).
+  // float32 rows take 16 or 4 bytes, as measured (docs/performance.md);
+  // 8-byte copies halve a 2-byte row's copies where 16 do not divide it (a
+  // float16 28-wide 5x5 kernel with 4-byte copies spilled at 128 registers).
   const int row_bytes = wl.w * element_bytes;
-  r.copy_elements = row_bytes % 16 == 0 ? vector : row_bytes % 4 == 0 ? 4 / element_bytes : 1;
+  r.copy_elements = row_bytes % 16 == 0                       ? vector
+                    : row_bytes % 8 == 0 && element_bytes < 4 ? 8 / element_bytes
+                    : row_bytes % 4 == 0                      ? 4 / element_bytes
+                                                              : 1;
   r.copy_steps = ceil_div(s.bands_per_block * r.staged_rows * (wl.w / r.copy_elements), r.threads);
   r.pad_columns = ceil_div(wl.pad_left, r.copy_elements) * r.copy_elements;
   r.window_cols = (s.columns_per_thread - 1) * wl.stride_w + wl.kw;
@@ -313,7 +319,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"staged_rows", static_cast<long long>(r.staged_rows)},
       {"copy_elements", static_cast<long long>(r.copy_elements)},
       {"copy_bytes", static_cast<long long>(element_bytes * r.copy_elements)},
-      // cp.async copies 4 or 16 bytes; 2-byte elements of odd-width rows are loaded and stored.
+      // cp.async copies 4, 8 or 16 bytes; 2-byte elements of odd-width rows are loaded and stored.
       {"async_copies", r.copy_elements * element_bytes >= 4},
       {"pad_columns", static_cast<long long>(r.pad_columns)},
       {"window_cols", static_cast<long long>(r.window_cols)},

@@ -16,8 +16,9 @@
 // into shared memory, and a global pointer. The zero-filling forms copy `valid ? *src : 0`; src is not read
 // when !valid, so it may then point anywhere (kernels pass a safe pointer
 // anyway, which cp.async needs). A copy moves bytes, whatever the elements
-// they hold (4 bytes: one float or two 2-byte elements); a 2-byte copy (one
-// 2-byte element) has no cp.async form and is a load and a store on every GPU.
+// they hold (4 bytes: one float or two 2-byte elements; 8 bytes: four 2-byte
+// elements); a 2-byte copy (one 2-byte element) has no cp.async form and is a
+// load and a store on every GPU.
 //
 // NVRTC-safe: no includes.
 #pragma once
@@ -51,6 +52,9 @@ __device__ __forceinline__ unsigned long long l2_evict_first_policy() {
 namespace detail {
 __device__ __forceinline__ void store_shared(unsigned dst, float v) {
   asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(dst), "f"(v) : "memory");
+}
+__device__ __forceinline__ void store_shared(unsigned dst, float2 v) {
+  asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(dst), "f"(v.x), "f"(v.y) : "memory");
 }
 __device__ __forceinline__ void store_shared(unsigned dst, float4 v) {
   asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
@@ -87,6 +91,27 @@ __device__ __forceinline__ void copy_to_shared_4(unsigned dst, const void* src, 
 #else
   (void)policy;
   detail::store_shared(dst, valid ? *static_cast<const float*>(src) : 0.0f);
+#endif
+}
+
+// 8 bytes, 8-byte aligned at both ends; zeros when !valid.
+__device__ __forceinline__ void copy_to_shared_8(unsigned dst, const void* src, bool valid) {
+#ifdef CONVGEN_ASYNC_SHARED_COPIES
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 8 : 0));
+#else
+  detail::store_shared(dst, valid ? *static_cast<const float2*>(src) : make_float2(0.0f, 0.0f));
+#endif
+}
+
+// 8 bytes with an L2 policy; zeros when !valid.
+__device__ __forceinline__ void copy_to_shared_8(unsigned dst, const void* src, bool valid,
+                                                 unsigned long long policy) {
+#ifdef CONVGEN_ASYNC_SHARED_COPIES
+  asm volatile("cp.async.ca.shared.global.L2::cache_hint [%0], [%1], 8, %2, %3;\n"
+               ::"r"(dst), "l"(src), "r"(valid ? 8 : 0), "l"(policy));
+#else
+  (void)policy;
+  copy_to_shared_8(dst, src, valid);
 #endif
 }
 
