@@ -130,7 +130,7 @@ TEST(HalfAlignment, StrictDispatchRefusesAnElementAlignedCallAndLaunchesNothing)
       if (which == 1) a.output = static_cast<char*>(a.output) + element;
       const Status s = convgen::half_calls::depthwise_conv2d(p, a, nullptr, Dispatch::kStrict);
       EXPECT_EQ(s.code, StatusCode::kInvalidPointer) << s.message;
-      EXPECT_TRUE(contains(s.message, "kernel " + k.name + " needs input and output aligned to " +
+      EXPECT_TRUE(contains(s.message, "kernel " + k.name + " needs every tensor aligned to " +
                                           std::to_string(k.alignment) + " bytes"))
           << s.message;
       EXPECT_TRUE(buffers.output_untouched()) << "the refused call wrote its output";
