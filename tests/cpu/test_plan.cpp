@@ -167,18 +167,25 @@ TEST(Plan, ShippedSeedsSpec) {
 }
 
 // The shipped MobileNetV2 spec leaves every schedule to the default rule:
-// every layer runs the rows algorithm but the 7x7 one at batch 64 (61,440
+// its float16 NHWC layers run the channels algorithm; every float32 NCHW
+// layer runs the rows algorithm but the 7x7 one at batch 64 (61,440
 // planes of 49 values), which runs the planes algorithm; 4 rows a lane at
 // batch 64, 2 at batch 1 (where 4 would leave under 16 warps per SM).
 TEST(Plan, ShippedMobileNetV2SpecRunsTheRowsAlgorithm) {
   const LibraryPlan lib =
       plan_library({parse_spec_file(std::string(CONVGEN_SOURCE_DIR) + "/specs/mobilenet_v2.yaml")}, "");
-  // 20 depthwise kernels, and at each batch 20 dense ones (the stem and the 19 1x1 layers).
-  ASSERT_EQ(lib.kernels.size(), 60u);
+  // 20 depthwise kernels in float32 NCHW and 20 in float16 NHWC, and at each
+  // batch 20 dense ones (the stem and the 19 1x1 layers).
+  ASSERT_EQ(lib.kernels.size(), 80u);
   for (const KernelPlan& p : lib.kernels) {
     SCOPED_TRACE(p.name);
     if (p.workload.op->name == "conv2d") {
       EXPECT_EQ(p.schedule.algorithm_name(), p.workload.kh == 1 ? "gemm" : "direct");
+      continue;
+    }
+    if (p.workload.layout == Layout::kNHWC) {  // the one NHWC algorithm
+      EXPECT_EQ(p.workload.dtype, DataType::kFloat16);
+      EXPECT_EQ(p.schedule.algorithm_name(), "channels");
       continue;
     }
     if (p.name == "dw_f32_nchw_n64_c960_h7_w7_k3x3_s1_p1_m1_ssrelu6") {
