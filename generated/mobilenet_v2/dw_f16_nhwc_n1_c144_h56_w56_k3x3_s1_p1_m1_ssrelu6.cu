@@ -9,17 +9,17 @@
 //   output  [N, 56, 56, 144]
 //   epilogue: relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)
 //
-// Schedule (the default rule): channels: channels_per_thread 4, pixels_per_warp 8, rows_per_thread 4, warps_per_block 8
+// Schedule (the default rule): channels: channels_per_thread 4, pixels_per_warp 8, rows_per_thread 8, warps_per_block 8
 //   Channels lie side by side (NHWC). A warp covers 8 adjacent input columns x 4 adjacent
 //   vectors of 4 channel(s) (8 bytes): each lane owns one vector of one column and slides down a
-//   band of 4 output row(s). Each input row of the band is loaded once, one vector a lane (the warp's
+//   band of 8 output row(s). Each input row of the band is loaded once, one vector a lane (the warp's
 //   loads of a row are 8 runs of 32 bytes); the window's other columns come from the lanes beside
 //   it by warp shuffle. The warp writes 6 output column(s): lanes near its right edge only lend
 //   their column. Every input row adds to the output rows that read it, and an output row is written
 //   (epilogue in fp32, one rounding) once its last input row is in. The epilogue's parameters stay in
 //   registers, and the taps too. No shared memory, no barrier.
 //
-// Launch: grid ceil(N * 1260 / 8) warps (N x 14 band(s) x 10 column block(s) x 9 channel block(s)),
+// Launch: grid ceil(N * 630 / 8) warps (N x 7 band(s) x 10 column block(s) x 9 channel block(s)),
 //   block 256 threads; no shared memory.
 //   Pointers: every tensor aligned to 8 bytes, the width of its loads and stores.
 //   Input loads: __ldg: the read-only cache, normal L2 priority.
@@ -69,8 +69,8 @@ constexpr int kGroups = 36;              // channel vectors of a pixel
 constexpr int kGroupBlocks = 9;   // warps across them
 constexpr int kOutputsPerWarp = 6;  // output columns a warp writes
 constexpr int kColumnBlocks = 10;
-constexpr int kRows = 4;       // output rows of a band
-constexpr int kBands = 14;
+constexpr int kRows = 8;       // output rows of a band
+constexpr int kBands = 7;
 constexpr int kInRows = (kRows - 1) * kStrideH + (kKH - 1) * kDilationH + 1;  // input rows of a band
 // The L2 priority of the input loads and of the output stores.
 constexpr convgen::CacheHint kInputCache = convgen::CacheHint::kNormal;
@@ -203,7 +203,7 @@ dw_f16_nhwc_n1_c144_h56_w56_k3x3_s1_p1_m1_ssrelu6(const Element* __restrict__ in
 cudaError_t launch_dw_f16_nhwc_n1_c144_h56_w56_k3x3_s1_p1_m1_ssrelu6(const void* input, const void* filter, const void* epilogue_a,
     const void* epilogue_b, void* output, int batch,
     cudaStream_t stream) {
-  const long long count = static_cast<long long>(batch) * 1260;  // warps
+  const long long count = static_cast<long long>(batch) * 630;  // warps
   if (count > 0x7fffffffLL) return cudaErrorInvalidConfiguration;  // the kernel numbers them with an int
   dim3 grid(static_cast<unsigned>((count + 7) / 8), 1, 1);
   const dim3 block(256, 1, 1);

@@ -22,13 +22,25 @@ constexpr int kDefaultRows = 8;
 constexpr int kSectorBytes = 32;  // a warp's run of a pixel's channels fills a memory sector at least
 // Values a lane keeps live: its kernel asks for at most 128 registers
 // (launch bounds: 512 threads an SM), and indices, pointers and the
-// compiler's own take about 32 of them (ptxas on sm_90: no default schedule
-// of MobileNetV2's, MobileNetV3's or ConvNeXt's layers spills at this bound).
-constexpr int kMaxLaneValues = 88;
+// compiler's own take the rest (ptxas on sm_90: no default schedule of
+// MobileNetV2's, MobileNetV3's or ConvNeXt's layers, nor of
+// tests/cpu/nhwc_register_sweep.yaml, spills at this bound). It admits a
+// band of 8 rows for a 3x3 filter with 8-byte vectors of float16 and an
+// epilogue (92 values at stride 1, 102 at stride 2), which the H100
+// measured 1.16-1.34x faster (cold) than the 4 rows a bound of 88 left
+// on MobileNetV2's largest layers.
+constexpr int kMaxLaneValues = 102;
+// The same where the taps are loaded where they are used: ptxas needs room
+// to keep those loads ahead (float32 7x7 bands of 8 rows, counted at 86 and
+// 88, spilled 4 and 8 bytes).
+constexpr int kMaxLaneValuesTapsLoaded = 84;
 constexpr int kMaxLaneValuesAt64 = 40;  // the same at a 64-register cap
 // Taps kept in registers when they are at most this many; more (large
-// filters) are loaded where they are used, from L1.
-constexpr int kMaxTapsInRegisters = 48;
+// filters) are loaded where they are used, from L1. 50 holds a 5x5 filter
+// of 2 channels, which ran MobileNetV3's 5x5 layers 1.2x faster on the
+// H100 than with its taps loaded (a 7x7 filter of 2 channels, 98 taps,
+// spills).
+constexpr int kMaxTapsInRegisters = 50;
 
 struct Channels {
   int channels_per_thread = 0;  // a lane's vector of input channels
@@ -83,11 +95,12 @@ std::string channels_misfit(const Workload& wl, const Channels& s) {
     return "pixels_per_warp " + num(s.pixels_per_warp) + " does not hold one output's window, " +
            num((wl.kw - 1) * wl.dilation_w + 1) + " columns wide";
   }
-  if (shape.lane_values > kMaxLaneValues) {
+  const int bound = shape.taps_in_registers ? kMaxLaneValues : kMaxLaneValuesTapsLoaded;
+  if (shape.lane_values > bound) {
     return "each lane would keep " + num(shape.lane_values) + " values in registers (the band's input rows, " +
            (shape.taps_in_registers ? "every tap" : "a filter row's taps") + ", " + num(shape.live_rows) +
            " output row(s) of accumulators, a window row and the epilogue's parameters, for " +
-           num(s.channels_per_thread * wl.multiplier) + " output channels); at most " + num(kMaxLaneValues) + " fit";
+           num(s.channels_per_thread * wl.multiplier) + " output channels); at most " + num(bound) + " fit";
   }
   return "";
 }
@@ -95,21 +108,27 @@ std::string channels_misfit(const Workload& wl, const Channels& s) {
 // The default pixels per warp for a vector: the fewest columns (so the most
 // channel vectors) whose run of a pixel's channels fills a sector, but no
 // more vectors than the pixel has, and columns enough that the window
-// leaves at least half of them writing outputs.
+// leaves at least half of them writing outputs; below 16 columns, three
+// quarters (a 5x5 filter's 8 columns write 4: on the H100, 16 columns ran
+// two of MobileNetV3's three 5x5 layers 1.07x and 1.24x faster, the 14x14
+// one 7% slower).
 int default_pixels(const Workload& wl, int channels) {
   const int run = channels * ops::element_bytes(wl);
   int groups = std::clamp(kSectorBytes / run, 1, 32);
   groups = std::min(groups, pow2_at_least(wl.c / channels));
   int pixels = 32 / groups;
   const int reach = (wl.kw - 1) * wl.dilation_w;
-  while (pixels < 32 && (pixels - reach - 1) / wl.stride_w + 1 < std::max(1, pixels / (2 * wl.stride_w))) pixels *= 2;
+  const auto writing = [&](int p) { return p > reach ? (p - reach - 1) / wl.stride_w + 1 : 0; };
+  while (pixels < 32 && writing(pixels) < std::max(1, pixels / (2 * wl.stride_w))) pixels *= 2;
+  if (pixels < 16 && 4 * writing(pixels) < 3 * std::max(1, pixels / wl.stride_w)) pixels *= 2;
   while (pixels < 32 && pixels <= reach) pixels *= 2;
   return pixels;
 }
 
 // The default schedule, keeping the knobs the spec sets: the tallest band
-// of 8, 4, 2 or 1 output rows (an input row is read by (rows + window - 1)
-// / rows bands instead of by each row of its window) with the widest vector
+// of 8, 4, 2 or 1 output rows that fits (an input row is read by (rows +
+// window - 1) / rows bands instead of by each row of its window: the band's
+// height counted most in the H100's measurements), with the widest vector
 // of channels of 8 bytes or more that divides the channels and fits in
 // registers (then narrower vectors), and its default pixels per warp. None
 // when nothing fits.
@@ -118,8 +137,8 @@ std::optional<Channels> fit_channels(const Workload& wl, const ScheduleRequest& 
   const int widest = std::min(kMaxChannelsPerThread, kMaxVectorBytes / bytes);
   const std::vector<int> rows = req.has("rows_per_thread") ? std::vector<int>{*req.value("rows_per_thread")}
                                                            : std::vector<int>{kDefaultRows, 4, 2, 1};
-  for (bool wide : {true, false}) {
-    for (int band : rows) {
+  for (int band : rows) {
+    for (bool wide : {true, false}) {
       for (int channels = widest; channels >= 1; channels /= 2) {
         if (req.has("channels_per_thread") && channels != *req.value("channels_per_thread")) continue;
         if (wide != (channels * bytes >= 8)) continue;
