@@ -9,7 +9,7 @@
 //   output  [N, 28, 28, 144]
 //   epilogue: relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)
 //
-// Schedule (the default rule): channels: channels_per_thread 4, pixels_per_warp 8, rows_per_thread 8, warps_per_block 8
+// Schedule (the default rule): channels: channels_per_thread 4, pixels_per_warp 8, rows_per_thread 8, warps_per_block 4
 //   Channels lie side by side (NHWC). A warp covers 8 adjacent input columns x 4 adjacent
 //   vectors of 4 channel(s) (8 bytes): each lane owns one vector of one column and slides down a
 //   band of 8 output row(s). Each input row of the band is loaded once, one vector a lane (the warp's
@@ -19,8 +19,8 @@
 //   (epilogue in fp32, one rounding) once its last input row is in. The epilogue's parameters stay in
 //   registers, and the taps too. No shared memory, no barrier.
 //
-// Launch: grid ceil(N * 360 / 8) warps (N x 4 band(s) x 10 column block(s) x 9 channel block(s)),
-//   block 256 threads; no shared memory.
+// Launch: grid ceil(N * 360 / 4) warps (N x 4 band(s) x 10 column block(s) x 9 channel block(s)),
+//   block 128 threads; no shared memory.
 //   Pointers: every tensor aligned to 8 bytes, the width of its loads and stores.
 //   Input loads: __ldg: the read-only cache, normal L2 priority.
 //   Output stores: plain stores, normal L2 priority.
@@ -61,7 +61,7 @@ constexpr int kOutChannels = 144;
 // Schedule constants. Lane = column * kGroupsPerWarp + group: a lane owns
 // the kVector channels of one vector at one input column of the warp's
 // kPixels, and the kVector x kMultiplier output channels they feed.
-constexpr int kWarpsPerBlock = 8;
+constexpr int kWarpsPerBlock = 4;
 constexpr int kVector = 4;
 constexpr int kPixels = 8;
 constexpr int kGroupsPerWarp = 32 / kPixels;
@@ -85,7 +85,7 @@ __device__ __forceinline__ float activate(float x) { return convgen::activate(co
 // memory and in its arrays [kMultiplier][kVector]: entry [k][i] is output
 // channel c0 * kMultiplier + k * kVector + i, which reads input channel
 // c0 + (k * kVector + i) / kMultiplier.
-__global__ void __launch_bounds__(32 * kWarpsPerBlock, 2)
+__global__ void __launch_bounds__(32 * kWarpsPerBlock, 4)
 dw_f16_nhwc_n1_c144_h56_w56_k3x3_s2_p1_m1_ssrelu6(const Element* __restrict__ input, const Element* __restrict__ filter,
     const Element* __restrict__ epilogue_a, const Element* __restrict__ epilogue_b,
     Element* __restrict__ output, int warps) {
@@ -205,8 +205,8 @@ cudaError_t launch_dw_f16_nhwc_n1_c144_h56_w56_k3x3_s2_p1_m1_ssrelu6(const void*
     cudaStream_t stream) {
   const long long count = static_cast<long long>(batch) * 360;  // warps
   if (count > 0x7fffffffLL) return cudaErrorInvalidConfiguration;  // the kernel numbers them with an int
-  dim3 grid(static_cast<unsigned>((count + 7) / 8), 1, 1);
-  const dim3 block(256, 1, 1);
+  dim3 grid(static_cast<unsigned>((count + 3) / 4), 1, 1);
+  const dim3 block(128, 1, 1);
   dw_f16_nhwc_n1_c144_h56_w56_k3x3_s2_p1_m1_ssrelu6<<<grid, block, 0, stream>>>(static_cast<const Element*>(input), static_cast<const Element*>(filter),
       static_cast<const Element*>(epilogue_a), static_cast<const Element*>(epilogue_b),
       static_cast<Element*>(output), static_cast<int>(count));
