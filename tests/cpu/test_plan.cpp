@@ -183,7 +183,7 @@ TEST(Plan, ShippedMobileNetV2SpecRunsTheRowsAlgorithm) {
       EXPECT_EQ(p.schedule.algorithm_name(), p.workload.kh == 1 ? "gemm" : "direct");
       continue;
     }
-    if (p.workload.layout == Layout::kNHWC) {  // the one NHWC algorithm
+    if (p.workload.layout == Layout::kNHWC) {  // 3x3 filters: channels, not staged
       EXPECT_EQ(p.workload.dtype, DataType::kFloat16);
       EXPECT_EQ(p.schedule.algorithm_name(), "channels");
       continue;
@@ -1418,6 +1418,103 @@ TEST(WindowPlan, SharedKnobPicksTheAlgorithmOwningAllKnobs) {
   EXPECT_EQ(plan("{n: 1, c: 32, h: 28, w: 28, filter: 3, padding: same, schedule: {rows_per_thread: 2}}")
                 .schedule.algorithm_name(),
             "rows");
+}
+
+// ---------------------------------------------------------------------------
+// The staged algorithm (NHWC, large filters).
+
+// ConvNeXt's first 7x7 layer in float16: a run of 32 channels (64 bytes;
+// 40 does not divide 128), 128 / 32 = 4 columns, 28 rows. The window is
+// (28 - 1) + 7 = 34 rows by (4 - 1) + 7 = 10 columns of 32 2-byte channels:
+// 21,760 bytes, copied 16 bytes (8 channels) at a time, 34 x 10 x 4 = 1,360
+// copies over 128 threads. Tiles: 128 / 32 = 4 channel blocks x 56 / 4 = 14
+// columns x 56 / 28 = 2 rows.
+TEST(StagedPlan, DefaultOfTheConvNextRowInFloat16) {
+  const KernelPlan p =
+      plan("{n: 16, c: 128, h: 56, w: 56, filter: 7, padding: same, epilogue: bias, dtype: float16, layout: NHWC}");
+  EXPECT_EQ(p.schedule.summary(), "staged: channels_per_block 32, block_tile [28, 4]");
+  EXPECT_EQ(p.block_threads, 128);
+  EXPECT_EQ(p.number("staged_rows"), 34);
+  EXPECT_EQ(p.number("staged_columns"), 10);
+  EXPECT_EQ(p.smem_bytes, 34 * 10 * 32 * 2);
+  EXPECT_EQ(p.number("copy_bytes"), 16);
+  EXPECT_EQ(p.number("copy_elements"), 8);
+  EXPECT_TRUE(p.flag("async_copies"));
+  EXPECT_EQ(p.number("tiles_per_image"), 4 * 14 * 2);
+  EXPECT_FALSE(p.flag("ragged_tiles"));
+  EXPECT_EQ(p.alignment, 16);
+}
+
+// The same in float32: 16 channels (64 bytes), 128 / 16 = 8 columns; the
+// window of 34 x 14 pixels of 16 floats is 30,464 bytes. MobileNetV3's
+// strided 5x5 layer on 56x56: 72 channels of float16 run 24 (48 bytes;
+// 40 and 36 do not divide 72 in whole 16-byte copies), 128 / 24 = 5.3
+// columns, nearest power of two 4; 28 x 28 outputs, window (28 - 1) * 2 +
+// 5 = 59 rows by (4 - 1) * 2 + 5 = 11 columns: 59 x 11 x 48 = 31,152 bytes.
+TEST(StagedPlan, ChannelsAndColumnsFollowTheRunAndTheThreads) {
+  const KernelPlan f32 = plan("{n: 16, c: 128, h: 56, w: 56, filter: 7, padding: same, layout: NHWC}");
+  EXPECT_EQ(f32.schedule.summary(), "staged: channels_per_block 16, block_tile [28, 8]");
+  EXPECT_EQ(f32.smem_bytes, 34 * 14 * 16 * 4);
+  const KernelPlan strided = plan(
+      "{n: 64, c: 72, h: 56, w: 56, filter: 5, stride: 2, padding: same, dtype: float16, layout: NHWC}");
+  EXPECT_EQ(strided.schedule.summary(), "staged: channels_per_block 24, block_tile [28, 4]");
+  EXPECT_EQ(strided.number("staged_rows"), 59);
+  EXPECT_EQ(strided.number("staged_columns"), 11);
+  EXPECT_EQ(strided.smem_bytes, 59 * 11 * 48);
+  EXPECT_EQ(strided.block_threads, 96);
+}
+
+// Where a pixel's run of the block's channels is no multiple of 4 bytes (7
+// channels of float16: 14 bytes), each copy is one 2-byte element, a load
+// and a store; and where a tile does not divide the plane, its last tiles
+// are ragged. 7 channels take 128 / 7 = 18.3 columns: 16; the 28 rows
+// copy 34 x 19 x 7 = 4,522 elements over 112 threads, 41 a thread, over
+// the 32 that fit, so the tile shrinks to 21 rows (27 x 19 x 7 / 112 = 32).
+TEST(StagedPlan, TwoByteCopiesAndRaggedTiles) {
+  const KernelPlan p =
+      plan("{n: 8, c: 7, h: 28, w: 28, filter: 5, padding: same, epilogue: bias, dtype: float16, layout: NHWC}");
+  EXPECT_EQ(p.schedule.summary(), "staged: channels_per_block 7, block_tile [21, 16]");
+  EXPECT_EQ(p.number("copy_bytes"), 2);
+  EXPECT_FALSE(p.flag("async_copies"));
+  EXPECT_TRUE(p.flag("ragged_tiles"));
+  EXPECT_EQ(p.number("tiles_per_image"), 1 * 2 * 2);
+  EXPECT_EQ(p.alignment, 2);
+}
+
+// NHWC: staged for filters of 25 taps and more where it fits, channels for
+// the rest (3x3, and a 7x7 filter of 2 output channels a channel, whose 98
+// taps do not fit a thread's registers).
+TEST(StagedPlan, DefaultRuleInNhwc) {
+  const auto algorithm = [](const std::string& workload) { return plan(workload).schedule.algorithm_name(); };
+  EXPECT_EQ(algorithm("{n: 16, c: 128, h: 56, w: 56, filter: 7, padding: same, dtype: float16, layout: NHWC}"),
+            "staged");
+  EXPECT_EQ(algorithm("{n: 64, c: 960, h: 7, w: 7, filter: 5, padding: same, dtype: bfloat16, layout: NHWC}"),
+            "staged");
+  EXPECT_EQ(algorithm("{n: 64, c: 144, h: 56, w: 56, filter: 3, padding: same, dtype: float16, layout: NHWC}"),
+            "channels");
+  EXPECT_EQ(algorithm("{n: 1, c: 16, h: 28, w: 28, filter: 7, multiplier: 2, padding: same, layout: NHWC}"),
+            "channels");
+  // NCHW is not staged's.
+  EXPECT_EQ(algorithm("{n: 16, c: 512, h: 14, w: 14, filter: 7, padding: same}"), "window");
+}
+
+// A forced schedule that cannot run names the knob to change.
+TEST(StagedPlan, MisfitsNameTheKnob) {
+  const auto error = [](const std::string& schedule) {
+    const std::vector<Diagnostic> errors = spec_errors([&] {
+      plan("{n: 1, c: 120, h: 28, w: 28, filter: 5, padding: same, dtype: float16, layout: NHWC, schedule: " +
+           schedule + "}");
+    });
+    return errors.size() == 1 ? errors[0].message : "";
+  };
+  EXPECT_EQ(error("{algorithm: staged, channels_per_block: 48}"),
+            "the staged algorithm cannot run this workload: channels_per_block 48 does not divide the 120 channels");
+  EXPECT_EQ(error("{algorithm: staged, block_tile: [29, 4]}"),
+            "the staged algorithm cannot run this workload: block_tile [29, 4] is larger than the 28 x 28 outputs of "
+            "a plane");
+  EXPECT_EQ(error("{algorithm: staged, channels_per_block: 60, block_tile: [28, 28]}"),
+            "the staged algorithm cannot run this workload: a block needs 1680 threads (channels_per_block 60 x 28 "
+            "tile columns); at most 1024");
 }
 
 // ---------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 // The depthwise_conv2d operator: its spec keys, its kernel names, the cost
 // of a kernel, the knobs all of its algorithms share, and the default rule
-// that picks among tiles, rows and planes.
+// that picks among its algorithms.
 #include "depthwise.hpp"
 
 #include "convgen/oracle/oracle.h"
@@ -21,7 +21,18 @@ bool default_is_window(const Workload& wl, const PlanOptions& options) {
          (!rows_fits_by_default(wl, options) || wl.w > 56) && window_fits_by_default(wl, options);
 }
 
-// The default rule: the planes algorithm for many small planes
+// NHWC filters of 25 taps or more (5x5 and up), where the staged algorithm
+// fits: measured on the H100 (docs/performance.md, "the input staged in
+// shared memory"), 1.3-2.1x faster than channels on ConvNeXt's 7x7 and
+// MobileNetV3's 5x5 layers in float16, whose taps do not fit a lane of
+// channels or whose window leaves a third of its lanes only lending; slower
+// on 3x3.
+bool default_is_staged(const Workload& wl, const PlanOptions& options) {
+  return wl.kh * wl.kw >= 25 && staged_fits_by_default(wl, options);
+}
+
+// The default rule, NHWC: staged for large filters (default_is_staged),
+// else channels, which serves every NHWC workload. NCHW: the planes algorithm for many small planes
 // (default_is_planes); else the window algorithm for large filters
 // (default_is_window); else the rows algorithm wherever a row fits one
 // warp's lanes and a band's values fit in registers (measured on the H100:
@@ -29,7 +40,7 @@ bool default_is_window(const Workload& wl, const PlanOptions& options) {
 // batch 64, against 59-79% for the tiles); else the tiles algorithm, which
 // serves every shape.
 const Algorithm& default_algorithm(const Workload& wl, const PlanOptions& options) {
-  if (wl.layout == Layout::kNHWC) return kChannels;  // the one NHWC algorithm
+  if (wl.layout == Layout::kNHWC) return default_is_staged(wl, options) ? kStaged : kChannels;
   if (default_is_planes(wl, options)) return kPlanes;
   if (default_is_window(wl, options)) return kWindow;
   if (rows_fits_by_default(wl, options)) return kRows;
@@ -114,13 +125,17 @@ constexpr int kMaxMultiplier = static_cast<int>(kMultiplierLimit.generated);
 
 }  // namespace
 
+Knob channels_per_block_knob() {
+  return Knob::integer("channels_per_block", 1, 64, "adjacent input channels a block takes; must divide c");
+}
+
 const Operator kOperator{
     "depthwise_conv2d",
     {{"multiplier", "dilation", false, 1, kMaxMultiplier, false, "output channels per input channel",
       [](Workload& wl, int v) { wl.multiplier = v; }, [](const Workload& wl) { return wl.multiplier; }}},
     {cache_knob("input_cache", "L2 priority of the input loads: normal | evict_first (__ldcs)"),
      cache_knob("output_cache", "L2 priority of the output stores: normal | evict_first (__stcs)")},
-    {&kTiles, &kRows, &kPlanes, &kWindow, &kChannels},
+    {&kTiles, &kRows, &kPlanes, &kWindow, &kChannels, &kStaged},
     &default_algorithm,
     &kernel_name,
     &plan_cost,

@@ -17,6 +17,7 @@ extern const Algorithm kRows;    // depthwise_rows.cpp
 extern const Algorithm kPlanes;  // depthwise_planes.cpp
 extern const Algorithm kWindow;  // depthwise_window.cpp
 extern const Algorithm kChannels;  // depthwise_channels.cpp: NHWC
+extern const Algorithm kStaged;    // depthwise_staged.cpp: NHWC, large filters
 
 // The rows and planes algorithms keep a lane's values in registers. Their
 // launch bounds allow 64 registers a lane and indices and pointers take
@@ -32,10 +33,15 @@ using ops::epilogue_params;
 using ops::num;
 using ops::pow2_at_least;
 
+// The knob of the tiles and staged algorithms: the adjacent input channels a
+// block takes (tiles: one per threadIdx.z, at most 64 in CUDA).
+Knob channels_per_block_knob();
+
 // Whether the default rule gives the workload the planes or the rows
 // algorithm (each true only where that algorithm fits).
 bool default_is_planes(const Workload& wl, const PlanOptions& options);
 bool rows_fits_by_default(const Workload& wl, const PlanOptions& options);
 bool window_fits_by_default(const Workload& wl, const PlanOptions& options);
+bool staged_fits_by_default(const Workload& wl, const PlanOptions& options);
 
 }  // namespace convgen::gen::depthwise

@@ -239,7 +239,7 @@ const Algorithm kTiles{
           "virtual threads: each thread computes this many spread groups of outputs"),
      Knob::flag("shared_input", "stage the input tile and its halo in shared memory"),
      Knob::flag("shared_filter", "stage the filter in shared memory (else registers)"),
-     Knob::integer("channels_per_block", 1, 32, "input channels per block (one per threadIdx.z); must divide c")},
+     channels_per_block_knob()},
     "depthwise_nchw.cu.mustache",
     &plan,
     &describe,

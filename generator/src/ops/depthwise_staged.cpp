@@ -1,0 +1,235 @@
+// depthwise_conv2d, algorithm `staged`, for NHWC with large filters: a
+// block takes channels_per_block adjacent channels of a tile of
+// block_tile output rows x columns. It copies the tile's input window (the
+// halo and the zero padding included) into shared memory as the input holds
+// it, a pixel's channels side by side, with cp.async copies of up to 16
+// bytes; then each thread owns one input channel of one output column,
+// keeps every tap of its output channels in registers, and slides down the
+// tile's rows: each staged value is read once per window column and feeds
+// every output row and tap that uses it. No shuffles, and no lane that only
+// lends its column, which is what the channels algorithm pays for a wide
+// window (docs/performance.md, "the input staged in shared memory").
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "depthwise.hpp"
+
+namespace convgen::gen::depthwise {
+
+namespace {
+
+// Values a thread keeps live: every tap, the accumulators of the output
+// rows its window covers at once, one window row and the epilogue's
+// parameters (ptxas on sm_90 over tests/cpu/staged_register_sweep.yaml: no
+// default schedule spills at this bound; a 7x7 filter of 2 output channels,
+// 98 taps, does not fit and runs the channels algorithm).
+constexpr int kMaxThreadValues = 96;
+// Copies a thread issues per tile; the copy loop is unrolled and its
+// addresses stay live, as in the window algorithm.
+constexpr int kMaxCopySteps = 32;
+// The default tile, from an H100 sweep of MobileNetV3's 5x5 and ConvNeXt's
+// 7x7 layers in float16 and float32 (docs/performance.md): a run of a
+// pixel's channels of at most 80 bytes (32 float16 channels, 16 float32:
+// more measured up to 20% slower, except where the block would be small),
+// about 128 threads a block (then 4 columns of float16, 8 of float32,
+// 4-9% faster than twice as many), and 28 output rows (the halo is read
+// (rows + kh - 1) / rows times, so taller tiles read less; 56 spilled).
+constexpr int kDefaultRunBytes = 80;
+constexpr int kDefaultBlockThreads = 128;
+constexpr int kDefaultTileRows = 28;
+
+struct Staged {
+  int channels_per_block = 0;
+  int tile_h = 0;  // output rows of a tile
+  int tile_w = 0;  // output columns of a tile
+};
+
+// What a staged schedule derives: the template's numbers.
+struct StagedShape {
+  int staged_rows = 0;     // input rows of a tile (the halo included)
+  int staged_columns = 0;  // input columns of a tile
+  int copy_bytes = 0;      // of one copy: the widest of 16, 8, 4 and 2 dividing a pixel's run and the pixel stride
+  int copy_steps = 0;      // copies a thread issues per tile
+  int threads = 0;
+  int smem_bytes = 0;
+  int thread_values = 0;   // values a thread keeps live
+};
+
+StagedShape staged_shape(const Workload& wl, const Staged& s) {
+  StagedShape r;
+  const int bytes = ops::element_bytes(wl);
+  r.staged_rows = (s.tile_h - 1) * wl.stride_h + (wl.kh - 1) * wl.dilation_h + 1;
+  r.staged_columns = (s.tile_w - 1) * wl.stride_w + (wl.kw - 1) * wl.dilation_w + 1;
+  // A copy starts at a pixel's first channel of the block: a multiple of the
+  // block's run of channels past a multiple of the pixel stride.
+  r.copy_bytes = 16;
+  while (r.copy_bytes > bytes && (s.channels_per_block * bytes % r.copy_bytes != 0 || wl.c * bytes % r.copy_bytes != 0)) {
+    r.copy_bytes /= 2;
+  }
+  r.threads = s.channels_per_block * s.tile_w;
+  const int copies = r.staged_rows * r.staged_columns * (s.channels_per_block * bytes / r.copy_bytes);
+  r.copy_steps = ceil_div(copies, std::max(1, r.threads));
+  r.smem_bytes = r.staged_rows * r.staged_columns * s.channels_per_block * bytes;
+  const int window_h = (wl.kh - 1) * wl.dilation_h + 1;
+  const int live_rows = std::min(s.tile_h, ceil_div(window_h, wl.stride_h));
+  r.thread_values = wl.multiplier * (wl.kh * wl.kw + live_rows + epilogue_params(wl)) + wl.kw;
+  return r;
+}
+
+// Why this schedule does not fit the workload, with the knob to blame; "" if it fits.
+struct Misfit {
+  std::string key, why;
+};
+Misfit schedule_misfit(const Workload& wl, const Staged& s, const PlanOptions& options) {
+  if (wl.c % s.channels_per_block != 0) {
+    return {"channels_per_block", "channels_per_block " + num(s.channels_per_block) + " does not divide the " +
+                                      num(wl.c) + " channels"};
+  }
+  if (s.tile_h > wl.out_h() || s.tile_w > wl.out_w()) {
+    return {"block_tile", "block_tile [" + num(s.tile_h) + ", " + num(s.tile_w) + "] is larger than the " +
+                              num(wl.out_h()) + " x " + num(wl.out_w()) + " outputs of a plane"};
+  }
+  const StagedShape r = staged_shape(wl, s);
+  if (r.threads > kMaxThreads) {
+    return {"channels_per_block", "a block needs " + num(r.threads) + " threads (channels_per_block " +
+                                      num(s.channels_per_block) + " x " + num(s.tile_w) + " tile columns); at most " +
+                                      num(kMaxThreads)};
+  }
+  if (r.thread_values > kMaxThreadValues) {
+    return {"block_tile", "each thread would keep " + num(r.thread_values) + " values in registers (" +
+                              num(wl.multiplier * wl.kh * wl.kw) + " taps, the accumulators of " + num(wl.multiplier) +
+                              " output channel(s), a window row, the epilogue's parameters); at most " +
+                              num(kMaxThreadValues) + " fit"};
+  }
+  if (r.copy_steps > kMaxCopySteps) {
+    return {"block_tile", "each thread would issue " + num(r.copy_steps) + " copies of " + num(r.copy_bytes) +
+                              " bytes per tile (" + num(r.staged_rows) + " x " + num(r.staged_columns) +
+                              " pixels of " + num(s.channels_per_block) + " channels over " + num(r.threads) +
+                              " threads); at most " + num(kMaxCopySteps) +
+                              " fit in registers: use a smaller block_tile or more channels_per_block"};
+  }
+  if (r.smem_bytes > options.max_shared_bytes) {
+    return {"block_tile", "the tile stages " + num(r.smem_bytes) + " bytes of shared memory (" + num(r.staged_rows) +
+                              " x " + num(r.staged_columns) + " pixels of " + num(s.channels_per_block) +
+                              " channels); at most " + num(options.max_shared_bytes) +
+                              " fit: use a smaller block_tile or fewer channels_per_block"};
+  }
+  return {};
+}
+
+// The channels a block takes by default: the most whose run of a pixel is
+// at most kDefaultRunBytes and a multiple of 16 bytes (one copy) that
+// divide the channels (120 channels of float16: 40); else of 4 bytes; else
+// any divisor.
+int default_channels(const Workload& wl) {
+  const int bytes = ops::element_bytes(wl);
+  for (int copy : {16, 4, 1}) {
+    for (int c = std::min(wl.c, std::max(1, kDefaultRunBytes / bytes)); c >= 1; --c) {
+      if (wl.c % c == 0 && c * bytes % copy == 0) return c;
+    }
+  }
+  return 1;
+}
+
+// The default tile columns: the power of two nearest kDefaultBlockThreads /
+// channels (at most the plane's columns).
+int default_columns(const Workload& wl, int channels) {
+  const double ideal = static_cast<double>(kDefaultBlockThreads) / channels;
+  int columns = 1;
+  while (columns * 2 <= ideal * 1.41421356) columns *= 2;  // nearest on a log scale
+  return std::min(columns, wl.out_w());
+}
+
+// The default schedule, keeping the knobs the spec sets: default_channels,
+// default_columns and kDefaultTileRows rows (at most the plane's); then
+// lower tiles until the shared memory, the copies and the registers fit.
+// None if nothing fits.
+std::optional<Staged> fit_staged(const Workload& wl, const ScheduleRequest& req, const PlanOptions& options) {
+  Staged s;
+  s.channels_per_block = req.value("channels_per_block").value_or(default_channels(wl));
+  s.tile_w = req.value("tile_w").value_or(default_columns(wl, s.channels_per_block));
+  s.tile_h = req.value("tile_h").value_or(std::min(wl.out_h(), kDefaultTileRows));
+  for (;;) {
+    if (schedule_misfit(wl, s, options).key.empty()) return s;
+    if (req.has("tile_h") || s.tile_h == 1) return std::nullopt;
+    s.tile_h = std::max(1, s.tile_h * 3 / 4);
+  }
+}
+
+void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
+  const ScheduleRequest& req = wl.schedule;
+  const std::optional<Staged> fit = fit_staged(wl, req, options);
+  if (!fit) {
+    Staged s{req.value("channels_per_block").value_or(default_channels(wl)), req.value("tile_h").value_or(1),
+             req.value("tile_w").value_or(1)};
+    Misfit m = schedule_misfit(wl, s, options);
+    if (m.key.empty()) m = {"algorithm", "no tile fits with the knobs the spec sets"};
+    throw InputError({{req.at(m.key), "the staged algorithm cannot run this workload: " + m.why}});
+  }
+  const Staged s = *fit;
+  p.schedule.values = {{"channels_per_block", s.channels_per_block}, {"tile_h", s.tile_h}, {"tile_w", s.tile_w}};
+  const StagedShape r = staged_shape(wl, s);
+  const int bytes = ops::element_bytes(wl);
+  p.alignment = r.copy_bytes;
+  p.threads = r.threads;
+  p.block_threads = r.threads;
+  p.smem_bytes = r.smem_bytes;
+  const int channel_blocks = wl.c / s.channels_per_block;
+  const int column_tiles = ceil_div(wl.out_w(), s.tile_w);
+  const int row_tiles = ceil_div(wl.out_h(), s.tile_h);
+  const long long tiles_per_image = 1LL * channel_blocks * column_tiles * row_tiles;
+  p.max_batch = batch_limit(tiles_per_image);  // the launch numbers tiles with an int
+  p.values = {
+      {"threads_per_block", static_cast<long long>(r.threads)},
+      {"channel_blocks", static_cast<long long>(channel_blocks)},
+      {"column_tiles", static_cast<long long>(column_tiles)},
+      {"row_tiles", static_cast<long long>(row_tiles)},
+      {"tiles_per_image", tiles_per_image},
+      {"staged_rows", static_cast<long long>(r.staged_rows)},
+      {"staged_columns", static_cast<long long>(r.staged_columns)},
+      {"copy_bytes", static_cast<long long>(r.copy_bytes)},
+      {"copy_elements", static_cast<long long>(r.copy_bytes / bytes)},
+      // cp.async copies 4, 8 or 16 bytes; a lone 2-byte element is loaded and stored.
+      {"async_copies", r.copy_bytes >= 4},
+      {"out_channels", static_cast<long long>(p.out_channels)},
+      {"ragged_tiles", wl.out_h() % s.tile_h != 0 || wl.out_w() % s.tile_w != 0},
+  };
+}
+
+std::string describe(const Schedule& s) {
+  return "channels_per_block " + num(s.at("channels_per_block")) + ", block_tile [" + num(s.at("tile_h")) + ", " +
+         num(s.at("tile_w")) + "]";
+}
+
+// A block per tile; the kernel takes the tile count.
+LaunchDescription launch(const KernelPlan& p) {
+  LaunchDescription l;
+  l.grid[0].per_image = p.number("tiles_per_image");
+  l.block[0] = p.block_threads;
+  l.count_per_image = l.grid[0].per_image;
+  l.count_of = "tiles";
+  return l;
+}
+
+}  // namespace
+
+bool staged_fits_by_default(const Workload& wl, const PlanOptions& options) {
+  return fit_staged(wl, ScheduleRequest{}, options).has_value();
+}
+
+const Algorithm kStaged{
+    "staged",
+    &kOperator,
+    {channels_per_block_knob(),
+     Knob::tuple("block_tile", {"tile_h", "tile_w"}, 1, 256, "[rows, columns]",
+                 "output rows x columns of a tile; a thread per column and channel")},
+    "depthwise_nhwc_staged.cu.mustache",
+    &plan,
+    &describe,
+    &launch,
+    {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16},
+    {Layout::kNHWC},
+};
+
+}  // namespace convgen::gen::depthwise
