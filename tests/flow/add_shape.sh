@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # cmake_flow_add_shape: the "add a shape and rebuild" promise, end to end.
 #
-#   add_shape.sh SOURCE_DIR SCRATCH_DIR CMAKE NINJA CUDA_COMPILER CXX_COMPILER [HOST_CONVGEN]
+#   add_shape.sh SOURCE_DIR BUILD_DIR SCRATCH_DIR CMAKE NINJA CUDA_COMPILER CXX_COMPILER
 #
-# Copies examples/consumer to SCRATCH_DIR, configures it against SOURCE_DIR
-# (add_subdirectory; HOST_CONVGEN, an already built generator, answers the
-# configure-time queries so no second copy is built), builds it and runs it.
+# Installs BUILD_DIR (a convgen build) to SCRATCH_DIR/prefix, copies
+# examples/consumer to SCRATCH_DIR and configures it against that install
+# (find_package, as a user with an installed convgen does; the
+# add_subdirectory way is cmake_flow_tuning's), builds it and runs it.
 # Then it appends a workload to the spec, builds again, prints what Ninja
 # rebuilt and checks that
 #   - the generator ran again,
@@ -17,11 +18,11 @@
 # (kept when CONVGEN_KEEP_SCRATCH=1). Exit 77: skipped (no Ninja).
 set -u
 export LC_ALL=C
-if [[ $# -lt 6 ]]; then
+if [[ $# -lt 7 ]]; then
   sed -n '2,/^set -u/p' "$0" | sed '$d'
   exit 2
 fi
-src=$1 scratch=$2 cmake=$3 ninja=$4 cuda=$5 cxx=$6 host=${7:-}
+src=$1 main_build=$2 scratch=$3 cmake=$4 ninja=$5 cuda=$6 cxx=$7
 
 if [[ -z "$ninja" || ! -x "$ninja" ]]; then
   echo "SKIP: this test reads Ninja's output and needs ninja (got '$ninja')"
@@ -41,6 +42,7 @@ changed() {  # changed A B
 rm -rf "$scratch"
 mkdir -p "$scratch"
 trap cleanup EXIT
+prefix=$scratch/prefix
 cp -r "$src/examples/consumer" "$scratch/consumer"
 app=$scratch/consumer
 build=$scratch/build
@@ -49,22 +51,13 @@ objs=$build/CMakeFiles/my_layers.dir/my_layers.convgen
 main_obj=$build/CMakeFiles/consumer.dir/main.cpp.o
 t_start=$SECONDS
 
-# ---- 1. configure, build and run the consumer
-host_args=()
-[[ -n "$host" && -x "$host" ]] && host_args=("-DCONVGEN_HOST_EXECUTABLE=$host")
-# The runtime for sm_90 only: its default list (five GPUs) is not what this
-# test is about, and would triple the first build's time.
+# ---- 1. install convgen; configure, build and run the consumer
+logged "$scratch/install.log" "$cmake" --install "$main_build" --prefix "$prefix"
 t0=$SECONDS
 logged "$scratch/configure.log" "$cmake" -S "$app" -B "$build" -G Ninja "-DCMAKE_MAKE_PROGRAM=$ninja" \
   "-DCMAKE_CUDA_COMPILER=$cuda" "-DCMAKE_CXX_COMPILER=$cxx" -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CUDA_ARCHITECTURES=90 -DCONVGEN_RUNTIME_ARCHS=90 "-DCONVGEN_SOURCE_DIR=$src" "${host_args[@]}"
+  -DCMAKE_CUDA_ARCHITECTURES=90 "-DCMAKE_PREFIX_PATH=$prefix"
 t_configure=$((SECONDS - t0))
-# Under add_subdirectory, convgen's own tests and shipped libraries default
-# OFF, with nothing set by the consumer.
-for option in CONVGEN_BUILD_TESTS CONVGEN_BUILD_SHIPPED; do
-  grep -qx "$option:BOOL=OFF" "$build/CMakeCache.txt" ||
-    fail "add_subdirectory(convgen) left $option on: $(grep "^$option:" "$build/CMakeCache.txt")"
-done
 t0=$SECONDS
 logged "$scratch/build1.log" "$cmake" --build "$build"
 t_build1=$((SECONDS - t0))
