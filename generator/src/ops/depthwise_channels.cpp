@@ -51,6 +51,13 @@ struct Channels {
   int rows_per_thread = 0;      // output rows of a band
 };
 
+// Output columns a warp of `pixels` input columns writes: those whose whole
+// window lies inside the warp's columns (the others only lend theirs).
+int writing_columns(const Workload& wl, int pixels) {
+  const int reach = (wl.kw - 1) * wl.dilation_w;
+  return pixels > reach ? (pixels - reach - 1) / wl.stride_w + 1 : 0;
+}
+
 // The derived shape of a channels schedule.
 struct ChannelsShape {
   int groups_per_warp = 0;   // 32 / pixels_per_warp channel vectors
@@ -63,8 +70,7 @@ struct ChannelsShape {
 ChannelsShape channels_shape(const Workload& wl, const Channels& s) {
   ChannelsShape shape;
   shape.groups_per_warp = 32 / s.pixels_per_warp;
-  const int reach = (wl.kw - 1) * wl.dilation_w;
-  shape.outputs_per_warp = s.pixels_per_warp > reach ? (s.pixels_per_warp - reach - 1) / wl.stride_w + 1 : 0;
+  shape.outputs_per_warp = writing_columns(wl, s.pixels_per_warp);
   const int window_h = (wl.kh - 1) * wl.dilation_h + 1;
   shape.live_rows = std::min(s.rows_per_thread, ceil_div(window_h, wl.stride_h));
   const int outputs = s.channels_per_thread * wl.multiplier;
@@ -120,11 +126,9 @@ int default_pixels(const Workload& wl, int channels) {
   int groups = std::clamp(kSectorBytes / run, 1, 32);
   groups = std::min(groups, pow2_at_least(wl.c / channels));
   int pixels = 32 / groups;
-  const int reach = (wl.kw - 1) * wl.dilation_w;
-  const auto writing = [&](int p) { return p > reach ? (p - reach - 1) / wl.stride_w + 1 : 0; };
-  while (pixels < 32 && writing(pixels) < std::max(1, pixels / (2 * wl.stride_w))) pixels *= 2;
-  if (pixels < 16 && 4 * writing(pixels) < 3 * std::max(1, pixels / wl.stride_w)) pixels *= 2;
-  while (pixels < 32 && pixels <= reach) pixels *= 2;
+  while (pixels < 32 && writing_columns(wl, pixels) < std::max(1, pixels / (2 * wl.stride_w))) pixels *= 2;
+  if (pixels < 16 && 4 * writing_columns(wl, pixels) < 3 * std::max(1, pixels / wl.stride_w)) pixels *= 2;
+  while (pixels < 32 && writing_columns(wl, pixels) < 1) pixels *= 2;
   return pixels;
 }
 
