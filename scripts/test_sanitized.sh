@@ -19,7 +19,8 @@ build=${1:-build-sanitize}
 bash scripts/install_deps.sh
 # -O1, which AddressSanitizer's documentation asks for at least: -O2 doubles
 # the build time (mostly gtest's macros under instrumentation) and checks
-# nothing more. -g1: the line tables the reports need, no more.
+# nothing more (the tests' own code compiles at -O0: tests/CMakeLists.txt).
+# -g1: the line tables the reports need, no more.
 cmake -S . -B "$build" -G Ninja -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHS:-90}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
   -DCONVGEN_SANITIZE=ON -DCONVGEN_BUILD_SHIPPED=OFF -DCONVGEN_HOST_EXECUTABLE="${CONVGEN_HOST_EXECUTABLE:-}"

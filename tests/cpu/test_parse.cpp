@@ -523,7 +523,8 @@ TEST(Parse, DtypeAndLayoutRefuseOtherWords) {
     EXPECT_EQ(in_defaults[0].str(), "test.yaml:3:" + std::to_string(default_column) + ": error: " + c.message);
   }
   // Not a word at all.
-  for (const std::string& value : {"dtype: [float16]", "dtype: {a: 1}", "layout: [NHWC]", "dtype:", "layout: ~"}) {
+  for (const char* text : {"dtype: [float16]", "dtype: {a: 1}", "layout: [NHWC]", "dtype:", "layout: ~"}) {
+    const std::string value = text;
     SCOPED_TRACE(value);
     const std::vector<Diagnostic> errors = spec_errors(
         [&] { parse("library: t\nworkloads:\n  - {n: 1, c: 8, h: 16, w: 16, filter: 3, padding: same, " + value + "}\n"); });
