@@ -6,13 +6,15 @@
 # Leaves out the tests labelled `nvcc`, whose work is nvcc's or a nested CMake
 # build's (the ptxas/PTX checks and the consumer-project flows): they run no
 # host code of ours that the other tests do not, and take most of the time.
-# Builds no CUDA code: none of the tests it runs needs any. Writes the results
-# to BUILD_DIR/junit.xml. CONVGEN_HOST_EXECUTABLE, a generator already built
-# (e.g. build/convgen-host/convgen), saves building one at configure time.
+# Builds no CUDA code but the runtime's (the CPU tests of validate() link
+# it), for one GPU only: none of the tests it runs launches a kernel. Writes
+# the results to BUILD_DIR/junit.xml. CONVGEN_HOST_EXECUTABLE, a generator
+# already built (e.g. build/convgen-host/convgen), saves building one at
+# configure time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
-  sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 build=${1:-build-sanitize}
@@ -23,7 +25,8 @@ bash scripts/install_deps.sh
 # -g1: the line tables the reports need, no more.
 cmake -S . -B "$build" -G Ninja -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHS:-90}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
-  -DCONVGEN_SANITIZE=ON -DCONVGEN_BUILD_SHIPPED=OFF -DCONVGEN_HOST_EXECUTABLE="${CONVGEN_HOST_EXECUTABLE:-}"
+  -DCONVGEN_SANITIZE=ON -DCONVGEN_BUILD_SHIPPED=OFF -DCONVGEN_HOST_EXECUTABLE="${CONVGEN_HOST_EXECUTABLE:-}" \
+  -DCONVGEN_RUNTIME_ARCHS="${CUDA_ARCHS:-90}"
 cmake --build "$build"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

@@ -7,12 +7,12 @@
 # Generates tests/arch/arch_matrix.yaml (one kernel per algorithm and per
 # branch of convgen/shared_copy.h) for the whole list, so its schedules fit
 # the tightest GPU of it; checks that the kernels take every copy branch;
-# then compiles each kernel with one nvcc call: the front end once per
-# major version (compute_75, compute_80, compute_90, ...: __CUDA_ARCH__
-# of the generation's first GPU; the sources branch on it only at 800),
-# and ptxas for every arch of that generation. Any error or warning (e.g.
-# ptxas ignoring launch bounds a GPU cannot honour) fails the test. Prints
-# the matrix: archs, kernels, seconds.
+# then compiles each kernel with one nvcc call: the front end once for the
+# archs below sm_80 and once for sm_80 and up (the sources branch on the
+# arch in one place, convgen/shared_copy.h's cp.async guard; the test fails
+# if another guard appears), and ptxas for every arch. Any error or warning
+# (e.g. ptxas ignoring launch bounds a GPU cannot honour) fails the test.
+# Prints the matrix: archs, kernels, seconds.
 set -uo pipefail
 if (( $# != 4 )); then
   sed -n '2,/^set -u/p' "$0" | sed '$d'
@@ -48,21 +48,27 @@ for call in 'copy_to_shared_16(dst, src, inside, policy)' 'copy_to_shared_16(dst
   grep -qF "$call" "${kernels[@]}" || fail "no kernel of arch_matrix.yaml calls $call: add a workload that does"
 done
 
-# One -gencode per major version: its first arch's virtual arch, machine
-# code for each of its archs (e.g. arch=compute_80,code=[sm_80,sm_86,sm_89]).
+# The kernels' sources see the arch only through convgen/shared_copy.h's
+# cp.async guard (__CUDA_ARCH__ >= 800), so one front end for each side of
+# it makes the PTX every arch of that side gets; ptxas then runs for each
+# arch (arch=compute_80,code=[sm_80,sm_86,...]). A new guard needs its own
+# front end here.
+guards=$(grep -rhoE '__CUDA_ARCH__ *[<>=!]+ *[0-9]+' "$runtime_include" "$templates" | tr -d ' ' | sort -u)
+[[ "$guards" == "__CUDA_ARCH__>=800" ]] ||
+  fail "the sources branch on the arch other than at sm_80 ($(echo $guards)): give each side its own front end"
 gencode=()
-declare -A first_of_major codes_of_major
-majors=()
-for a in "${archs[@]}"; do
-  m=$((a / 10))
-  if [[ -z ${first_of_major[$m]:-} ]]; then
-    first_of_major[$m]=$a
-    majors+=("$m")
-  fi
-  codes_of_major[$m]+="${codes_of_major[$m]:+,}sm_$a"
-done
-for m in "${majors[@]}"; do
-  gencode+=(-gencode "arch=compute_${first_of_major[$m]},code=[${codes_of_major[$m]}]")
+front_ends=0
+for side in below at_or_above; do
+  first="" codes=""
+  for a in $(printf '%s\n' "${archs[@]}" | sort -n); do
+    if [[ $side == below ]] && (( a >= 80 )); then continue; fi
+    if [[ $side == at_or_above ]] && (( a < 80 )); then continue; fi
+    first=${first:-$a}
+    codes+="${codes:+,}sm_$a"
+  done
+  [[ -n $first ]] || continue
+  gencode+=(-gencode "arch=compute_$first,code=[$codes]")
+  front_ends=$((front_ends + 1))
 done
 compile() {  # compile KERNEL: one fat binary for every arch; any diagnostic fails
   local k=$1 log=$scratch/$(basename "$1" .cu).log
@@ -83,7 +89,7 @@ failed=0
 results=$(printf '%s\n' "${kernels[@]}" | xargs -P "$jobs" -I{} bash -c 'set -f; gencode=($gencode_text); compile "$@"' _ {}) ||
   failed=1
 echo "$results"
-echo "arch matrix: ${#kernels[@]} kernels x ${#archs[@]} archs (${list//,/ }; front end for ${#majors[@]}) in $((SECONDS - start)) s"
+echo "arch matrix: ${#kernels[@]} kernels x ${#archs[@]} archs (${list//,/ }; ${front_ends} front ends) in $((SECONDS - start)) s"
 (( failed == 0 )) || fail "some kernels do not build for every arch (above)"
 rm -rf "$scratch"
 echo "PASS"
