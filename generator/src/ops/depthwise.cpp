@@ -22,23 +22,23 @@ bool default_is_window(const Workload& wl, const PlanOptions& options) {
 }
 
 // NHWC filters of 25 taps or more (5x5 and up), where the staged algorithm
-// fits: measured on the H100 (docs/performance.md, "the input staged in
-// shared memory"), 1.3-2.1x faster than channels on ConvNeXt's 7x7 and
-// MobileNetV3's 5x5 layers in float16, whose taps do not fit a lane of
-// channels or whose window leaves a third of its lanes only lending; slower
-// on 3x3.
+// fits: measured on the H100 (docs/performance.md, "NHWC, large filters"),
+// 1.2-2.8x faster (cold) than channels on ConvNeXt's 7x7 and MobileNetV3's
+// 5x5 layers in every dtype, whose taps do not fit a lane of channels or
+// whose window leaves a third of its lanes only lending; slower on 3x3 (the
+// prototype: 87 against 59 us on MobileNetV2's 56x56 layer).
 bool default_is_staged(const Workload& wl, const PlanOptions& options) {
   return wl.kh * wl.kw >= 25 && staged_fits_by_default(wl, options);
 }
 
 // The default rule, NHWC: staged for large filters (default_is_staged),
-// else channels, which serves every NHWC workload. NCHW: the planes algorithm for many small planes
-// (default_is_planes); else the window algorithm for large filters
-// (default_is_window); else the rows algorithm wherever a row fits one
-// warp's lanes and a band's values fit in registers (measured on the H100:
-// 85-97% of the copy bandwidth on MobileNetV2's 56x56 and 112x112 layers at
-// batch 64, against 59-79% for the tiles); else the tiles algorithm, which
-// serves every shape.
+// else channels, which serves every NHWC workload. NCHW: the planes
+// algorithm for many small planes (default_is_planes); else the window
+// algorithm for large filters (default_is_window); else the rows algorithm
+// wherever a row fits one warp's lanes and a band's values fit in registers
+// (measured on the H100: 85-97% of the copy bandwidth on MobileNetV2's
+// 56x56 and 112x112 layers at batch 64, against 59-79% for the tiles); else
+// the tiles algorithm, which serves every shape.
 const Algorithm& default_algorithm(const Workload& wl, const PlanOptions& options) {
   if (wl.layout == Layout::kNHWC) return default_is_staged(wl, options) ? kStaged : kChannels;
   if (default_is_planes(wl, options)) return kPlanes;
