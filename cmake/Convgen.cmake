@@ -1,5 +1,6 @@
 # convgen_add_library(<target> SPECS <spec.yaml>... [NAME <c_identifier>] [ARCHS <arch>...]
-#                     [SKIP_INVALID] [TUNING <db.yaml> [TUNING_GPU <gpu name>] [ALLOW_UNTUNED]
+#                     [SKIP_INVALID] [NO_LOCAL_MEMORY]
+#                     [TUNING <db.yaml> [TUNING_GPU <gpu name>] [ALLOW_UNTUNED]
 #                                     [ALLOW_UNVERIFIED_TUNING]])
 #
 # Generates specialized CUDA convolution kernels from the specs at build time
@@ -8,6 +9,11 @@
 # key. SKIP_INVALID leaves invalid workloads out (reported when configuring)
 # instead of failing. One translation unit per kernel, so kernels compile in parallel and an
 # edited spec recompiles only the kernels whose text changed.
+#
+# NO_LOCAL_MEMORY fails the build of a kernel that uses local memory (a
+# stack frame or register spills) on any of its GPUs: ptxas's warnings about
+# it, as errors (CONVGEN_NO_LOCAL_MEMORY_FLAGS). Default schedules never
+# need it; a schedule set in a spec or a tuning database might.
 #
 # TUNING applies a tuning database (`convgen tune` writes one): a kernel takes
 # the schedule set in its spec if any, else the database's entry for it on
@@ -55,6 +61,10 @@ foreach(_convgen_var IN ITEMS CONVGEN_EXECUTABLE CONVGEN_QUERY_EXECUTABLE CONVGE
     set_property(GLOBAL PROPERTY ${_convgen_var} "${${_convgen_var}}")
   endif()
 endforeach()
+
+# NO_LOCAL_MEMORY's nvcc flags: ptxas warns of a stack frame or spills in any
+# function, and fails on the warning.
+set(CONVGEN_NO_LOCAL_MEMORY_FLAGS "-Xptxas=-warn-lmem-usage,-warn-spills,-Werror")
 
 # Fails the configure, after `context`, when the generator's table rejects
 # the architecture list `archs` (below the oldest arch, malformed, or not
@@ -142,7 +152,7 @@ function(_convgen_resolve_archs target archs out)
 endfunction()
 
 function(convgen_add_library target)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "SKIP_INVALID;ALLOW_UNTUNED;ALLOW_UNVERIFIED_TUNING" "NAME;TUNING;TUNING_GPU" "SPECS;ARCHS")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "SKIP_INVALID;NO_LOCAL_MEMORY;ALLOW_UNTUNED;ALLOW_UNVERIFIED_TUNING" "NAME;TUNING;TUNING_GPU" "SPECS;ARCHS")
   foreach(var IN ITEMS CONVGEN_EXECUTABLE CONVGEN_QUERY_EXECUTABLE CONVGEN_TEMPLATE_DIR)
     if(NOT ${var})
       get_property(${var} GLOBAL PROPERTY ${var})
@@ -286,4 +296,7 @@ function(convgen_add_library target)
   set_target_properties(${target} PROPERTIES CUDA_ARCHITECTURES "${archs}")
   # Kernels need only fast host code; -lineinfo keeps profiles readable.
   target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
+  if(ARG_NO_LOCAL_MEMORY)
+    target_compile_options(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CUDA>:${CONVGEN_NO_LOCAL_MEMORY_FLAGS}>")
+  endif()
 endfunction()

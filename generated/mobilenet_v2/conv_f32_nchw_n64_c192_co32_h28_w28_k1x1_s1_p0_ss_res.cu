@@ -22,9 +22,12 @@
 #ifndef __CUDACC_RTC__  // convgen tune compiles the kernel alone, with NVRTC
 #include <cuda_runtime.h>
 #endif
-#include <convgen/element.h>      // loads and stores of float32 elements as floats (CUDA's conversions)
-#include <convgen/epilogue.h>     // the activations, as every convgen kernel computes them
-#include <convgen/shared_copy.h>  // staging into shared memory: cp.async from sm_80, plain copies below
+// Loads and stores of float32 elements as floats (CUDA's conversions).
+#include <convgen/element.h>
+// The activations, as every convgen kernel computes them.
+#include <convgen/epilogue.h>
+// Staging into shared memory: cp.async from sm_80, plain copies below.
+#include <convgen/shared_copy.h>
 
 namespace convgen_mobilenet_v2 {
 namespace {

@@ -225,6 +225,7 @@ ms::data kernel_data(const LibraryPlan& lib, const KernelPlan& p, const RenderOp
   v["dtype"] = std::string(to_string(wl.dtype));
   v["layout"] = std::string(to_string(wl.layout));
   v["element_type"] = std::string(row(wl.dtype).cuda_type);
+  v["element_header"] = std::string(row(wl.dtype).header);
   v["element_bytes"] = static_cast<long long>(convgen::element_bytes(wl.dtype));
   v["half"] = wl.dtype != DataType::kFloat32;
   v["has_bias"] = wl.epilogue == Epilogue::kBias;

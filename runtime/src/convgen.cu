@@ -2,7 +2,8 @@
 // registry, and the generic kernel that serves every other problem.
 #include "convgen/convgen.h"
 
-#include "convgen/element.h"
+#include "convgen/element_bf16.h"
+#include "convgen/element_f16.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -14,12 +14,13 @@
 // The data types of a problem's tensors (input, filter, epilogue
 // parameters, residual, output: all the same). Columns: enumerator, spec
 // word, the kernel name's part, bytes per element, the CUDA type the
-// kernels use, and the bits of its significand after the point (its unit
-// roundoff is 2^-(bits + 1)).
-#define CONVGEN_DTYPE_TABLE(X)                                  \
-  X(kFloat32, "float32", "f32", 4, "float", 23)                \
-  X(kFloat16, "float16", "f16", 2, "__half", 10)               \
-  X(kBFloat16, "bfloat16", "bf16", 2, "__nv_bfloat16", 7)
+// kernels use, the header of its conversions a kernel includes, and the
+// bits of its significand after the point (its unit roundoff is
+// 2^-(bits + 1)).
+#define CONVGEN_DTYPE_TABLE(X)                                                       \
+  X(kFloat32, "float32", "f32", 4, "float", "convgen/element.h", 23)                \
+  X(kFloat16, "float16", "f16", 2, "__half", "convgen/element_f16.h", 10)           \
+  X(kBFloat16, "bfloat16", "bf16", 2, "__nv_bfloat16", "convgen/element_bf16.h", 7)
 
 // The memory layouts of the activations (input, residual, output). Columns:
 // enumerator, spec word, the kernel name's part, and how the weights lie in
@@ -44,6 +45,7 @@ struct DataTypeRow {
   const char* name_part;   // in kernel names, "f16"
   int bytes;               // per element
   const char* cuda_type;   // the element type of the kernels, "__half"
+  const char* header;      // its conversions, as a kernel includes them: "convgen/element_f16.h"
   int fraction_bits;       // significand bits after the point: 23, 10, 7
 };
 struct LayoutRow {
@@ -54,8 +56,8 @@ struct LayoutRow {
   const char* weights;     // how the filter lies in memory with this layout
 };
 
-#define CONVGEN_DTYPE_ROW(enumerator, word, name_part, bytes, cuda_type, fraction_bits) \
-  DataTypeRow{DataType::enumerator, #enumerator, word, name_part, bytes, cuda_type, fraction_bits},
+#define CONVGEN_DTYPE_ROW(enumerator, word, name_part, bytes, cuda_type, header, fraction_bits) \
+  DataTypeRow{DataType::enumerator, #enumerator, word, name_part, bytes, cuda_type, header, fraction_bits},
 #define CONVGEN_LAYOUT_ROW(enumerator, word, name_part, weights) \
   LayoutRow{Layout::enumerator, #enumerator, word, name_part, weights},
 inline constexpr DataTypeRow kDataTypeTable[] = {CONVGEN_DTYPE_TABLE(CONVGEN_DTYPE_ROW)};

@@ -2,15 +2,20 @@
 // an element of any data type (convgen/dtype.h) is loaded and converted to
 // float, computed on in float, and converted back once, at the store.
 //
-// The conversions are CUDA's own (cuda_fp16.h, cuda_bf16.h), two elements
-// at a time through their vector forms (__half2, __nv_bfloat162) where a
-// load holds pairs; a load or store moves up to 16 bytes at once, as one
-// unsigned word of its size, so that a half kernel's 8 elements cost one
-// instruction as a float kernel's 4 do.
+// This header holds the machinery and float32; the half types' conversions
+// are CUDA's own (cuda_fp16.h, cuda_bf16.h), in convgen/element_f16.h and
+// convgen/element_bf16.h, which a kernel of that type includes instead.
+// Those CUDA headers are large: a float32 kernel that does not include them
+// compiles in about two thirds of the time. Conversions go two elements at a
+// time through the vector forms (__half2, __nv_bfloat162) where a load holds
+// pairs; a load or store moves up to 16 bytes at once, as one unsigned word
+// of its size, so that a half kernel's 8 elements cost one instruction as a
+// float kernel's 4 do.
 #pragma once
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
+#ifndef __CUDACC_RTC__
+#include <cuda_runtime.h>  // uint2, uint4, __ldg: nvcc includes it anyway
+#endif
 
 namespace convgen {
 
@@ -46,38 +51,24 @@ __device__ __forceinline__ void store_word(W* p, const W& w) {
   }
 }
 
-// Two adjacent elements and their conversions.
-template <class T> struct Pair;
-template <> struct Pair<float> {
-  using type = float2;
+}  // namespace element_detail
+
+// An element type's conversions, specialized for each: `Pair` (two adjacent
+// elements as one value), `to_float`, `from_float` (round to nearest even),
+// `to_float2` and `from_floats` (a pair's). float32 here; the half types in
+// convgen/element_f16.h and convgen/element_bf16.h.
+template <class T> struct Convert;
+template <> struct Convert<float> {
+  using Pair = float2;
+  static __device__ __forceinline__ float to_float(float x) { return x; }
+  static __device__ __forceinline__ float from_float(float x) { return x; }
   static __device__ __forceinline__ float2 to_float2(float2 v) { return v; }
   static __device__ __forceinline__ float2 from_floats(float a, float b) { return make_float2(a, b); }
 };
-template <> struct Pair<__half> {
-  using type = __half2;
-  static __device__ __forceinline__ float2 to_float2(__half2 v) { return __half22float2(v); }
-  static __device__ __forceinline__ __half2 from_floats(float a, float b) { return __floats2half2_rn(a, b); }
-};
-template <> struct Pair<__nv_bfloat16> {
-  using type = __nv_bfloat162;
-  static __device__ __forceinline__ float2 to_float2(__nv_bfloat162 v) { return __bfloat1622float2(v); }
-  static __device__ __forceinline__ __nv_bfloat162 from_floats(float a, float b) {
-    return __floats2bfloat162_rn(a, b);
-  }
-};
 
-}  // namespace element_detail
-
-// One element to float and back (round to nearest even).
-__device__ __forceinline__ float to_float(float x) { return x; }
-__device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
-__device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
-template <class T> __device__ __forceinline__ T from_float(float x);
-template <> __device__ __forceinline__ float from_float<float>(float x) { return x; }
-template <> __device__ __forceinline__ __half from_float<__half>(float x) { return __float2half_rn(x); }
-template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
-  return __float2bfloat16_rn(x);
-}
+// One element to float and back.
+template <class T> __device__ __forceinline__ float to_float(T x) { return Convert<T>::to_float(x); }
+template <class T> __device__ __forceinline__ T from_float(float x) { return Convert<T>::from_float(x); }
 
 // How N adjacent elements of T move: in chunks of up to 16 bytes, each one
 // unsigned word, whose elements convert two at a time where they pair up.
@@ -90,7 +81,7 @@ struct Chunks {
   static constexpr int kCount = N / kPerChunk;
   static constexpr bool kPairs = kPerChunk % 2 == 0;
   using Word = typename element_detail::Word<kBytes>::type;
-  using Pair = element_detail::Pair<T>;
+  using Convert = convgen::Convert<T>;
 };
 
 namespace element_detail {
@@ -108,7 +99,7 @@ __device__ __forceinline__ void load_chunks(float (&out)[N], LoadWord load_word)
     if constexpr (C::kPairs) {
 #pragma unroll
       for (int i = 0; i < C::kPerChunk; i += 2) {
-        const float2 two = C::Pair::to_float2(*reinterpret_cast<const typename C::Pair::type*>(e + i));
+        const float2 two = C::Convert::to_float2(*reinterpret_cast<const typename C::Convert::Pair*>(e + i));
         f[i] = two.x;
         f[i + 1] = two.y;
       }
@@ -238,7 +229,7 @@ __device__ __forceinline__ void store_chunks(const float (&in)[N], PutWord put) 
         if constexpr (sizeof(T) == 4) {
           parts[j] = bits32(from_float<T>(f[j]));
         } else {
-          parts[j] = bits32(C::Pair::from_floats(f[2 * j], f[2 * j + 1]));
+          parts[j] = bits32(C::Convert::from_floats(f[2 * j], f[2 * j + 1]));
         }
       }
       w = word_of(parts);
