@@ -5,24 +5,23 @@
 // Workload: depthwise conv2d, float16, NHWC (sums and the epilogue in fp32, rounded once at the store)
 //   input   [N, 28, 28, 192]  (N given at launch; the spec declares N = 1)
 //   filter  [3, 3, 192]  (channel multiplier 1)
-//   stride 1x1, dilation 1x1, padding top 1 bottom 1 left 1 right 1 (zeros, computed inline)
+//   stride 1x1, dilation 1x1, padding top 1 bottom 1 left 1 right 1 (zeros, staged with the input)
 //   output  [N, 28, 28, 192]
 //   epilogue: relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)
 //
-// Schedule (the default rule): channels: channels_per_thread 4, pixels_per_warp 8, rows_per_thread 8, warps_per_block 4
-//   Channels lie side by side (NHWC). A warp covers 8 adjacent input columns x 4 adjacent
-//   vectors of 4 channel(s) (8 bytes): each lane owns one vector of one column and slides down a
-//   band of 8 output row(s). Each input row of the band is loaded once, one vector a lane (the warp's
-//   loads of a row are 8 runs of 32 bytes); the window's other columns come from the lanes beside
-//   it by warp shuffle. The warp writes 6 output column(s): lanes near its right edge only lend
-//   their column. Every input row adds to the output rows that read it, and an output row is written
-//   (epilogue in fp32, one rounding) once its last input row is in. The epilogue's parameters stay in
-//   registers, and the taps too. No shared memory, no barrier.
+// Schedule (the default rule): staged: channels_per_block 64, block_tile [1, 7]
+//   Channels lie side by side (NHWC). A tile is 1 x 7 output pixels x 64 channel(s). Its block
+//   copies the tile's input window, 3 x 9 pixels x 64 channel(s) (halo included, zeros
+//   outside the image), into shared memory with 16-byte copies (cp.async from sm_80),
+//   float16 elements as the input holds them. Each thread then owns one input channel of one
+//   output column: with every tap of its 1 output channel(s) in registers it slides down the
+//   staged rows, reads each row's window columns once, and adds them to every output row that uses
+//   them; an output row is written (epilogue in fp32, one rounding) once its last input row is in.
 //
-// Launch: grid ceil(N * 240 / 4) warps (N x 4 band(s) x 5 column block(s) x 12 channel block(s)),
-//   block 128 threads; no shared memory.
-//   Pointers: every tensor aligned to 8 bytes, the width of its loads and stores.
-//   Input loads: __ldg: the read-only cache, normal L2 priority.
+// Launch: grid N * 336 tiles (28 row tile(s) x 4 column tile(s) x 3 channel block(s)),
+//   block 448 threads; shared memory 3456 bytes per block.
+//   Pointers: every tensor aligned to 16 bytes (the dispatch asks it of all; the input copies need it).
+//   Input copies: 16 bytes.
 //   Output stores: plain stores, normal L2 priority.
 //
 // Cost at N = 1: reads 305280 bytes, writes 301056 bytes;
@@ -61,22 +60,23 @@ constexpr int kPadTop = 1;
 constexpr int kPadLeft = 1;
 constexpr int kOutChannels = 192;
 
-// Schedule constants. Lane = column * kGroupsPerWarp + group: a lane owns
-// the kVector channels of one vector at one input column of the warp's
-// kPixels, and the kVector x kMultiplier output channels they feed.
-constexpr int kWarpsPerBlock = 4;
-constexpr int kVector = 4;
-constexpr int kPixels = 8;
-constexpr int kGroupsPerWarp = 32 / kPixels;
-constexpr int kGroups = 48;              // channel vectors of a pixel
-constexpr int kGroupBlocks = 12;   // warps across them
-constexpr int kOutputsPerWarp = 6;  // output columns a warp writes
-constexpr int kColumnBlocks = 5;
-constexpr int kRows = 8;       // output rows of a band
-constexpr int kBands = 4;
-constexpr int kInRows = (kRows - 1) * kStrideH + (kKH - 1) * kDilationH + 1;  // input rows of a band
-// The L2 priority of the input loads and of the output stores.
-constexpr convgen::CacheHint kInputCache = convgen::CacheHint::kNormal;
+// Schedule constants. Thread = column * kBlockChannels + channel.
+constexpr int kBlockChannels = 64;
+constexpr int kTileH = 1;  // output rows of a tile
+constexpr int kTileW = 7;  // output columns of a tile
+constexpr int kThreads = kBlockChannels * kTileW;
+constexpr int kChannelBlocks = 3;
+constexpr int kColumnTiles = 4;
+constexpr int kRowTiles = 28;
+// The staged window: kStagedRows x kStagedColumns pixels of kBlockChannels
+// elements each, copied kCopyElements at a time.
+constexpr int kStagedRows = 3;
+constexpr int kStagedColumns = 9;
+constexpr int kCopyElements = 8;  // 16 bytes
+constexpr int kPixelCopies = kBlockChannels / kCopyElements;
+constexpr int kCopies = kStagedRows * kStagedColumns * kPixelCopies;
+// The L2 priority of the output stores (the input copies take theirs as an
+// L2 policy).
 constexpr convgen::CacheHint kOutputCache = convgen::CacheHint::kNormal;
 
 // The activation: relu6(x) = min(max(x, 0), 6).
@@ -84,117 +84,95 @@ __device__ __forceinline__ float activate(float x) { return convgen::activate(co
 
 }  // namespace
 
-// A lane's output channels, c0 * kMultiplier onwards, are contiguous in
-// memory and in its arrays [kMultiplier][kVector]: entry [k][i] is output
-// channel c0 * kMultiplier + k * kVector + i, which reads input channel
-// c0 + (k * kVector + i) / kMultiplier.
-__global__ void __launch_bounds__(32 * kWarpsPerBlock, 4)
+// A thread's output channels, c * kMultiplier + m for m < kMultiplier, are
+// adjacent in memory: those of input channel c.
+__global__ void __launch_bounds__(kThreads)
 dw_f16_nhwc_n1_c192_h28_w28_k3x3_s1_p1_m1_ssrelu6(const Element* __restrict__ input, const Element* __restrict__ filter,
     const Element* __restrict__ epilogue_a, const Element* __restrict__ epilogue_b,
-    Element* __restrict__ output, int warps) {
-  const int warp = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32;
-  if (warp >= warps) return;  // whole warps: the shuffles below need all 32 lanes
-  const int lane = threadIdx.x % 32;
-  // Warps of a block take adjacent channel blocks of the same pixels, so
+    Element* __restrict__ output, int tiles) {
+  __shared__ alignas(16) Element staged[kStagedRows][kStagedColumns][kBlockChannels];
+  const int tile = blockIdx.x;
+  if (tile >= tiles) return;
+  // Adjacent blocks take adjacent channel blocks of the same pixels, so
   // that together they read whole runs of each pixel's channels.
-  const int group_block = warp % kGroupBlocks;
-  const int column_block = warp / kGroupBlocks % kColumnBlocks;
-  const int band = warp / (kGroupBlocks * kColumnBlocks) % kBands;
-  const long long n = warp / (kGroupBlocks * kColumnBlocks * kBands);
-  const int column = lane / kGroupsPerWarp;  // of the warp's kPixels input columns
-  const int group = group_block * kGroupsPerWarp + lane % kGroupsPerWarp;
-  const bool has_group = group < kGroups;  // lanes past the last vector lend zeros
-  const int c0 = (has_group ? group : 0) * kVector;
-  const int ox = column_block * kOutputsPerWarp + column / kStrideW;
-  const int x = column_block * kOutputsPerWarp * kStrideW - kPadLeft + column;
-  // The lanes whose column is the left edge of an output's window, inside
-  // the warp's columns and the output.
-  const bool writes = has_group && column % kStrideW == 0 && column / kStrideW < kOutputsPerWarp && ox < kOutW;
-  const bool reads_column = has_group && x >= 0 && x < kInW;
-  Element* out_image = output + n * (1LL * kOutH * kOutW * kOutChannels) + c0 * kMultiplier;
+  const int channel_block = tile % kChannelBlocks;
+  const int column_tile = tile / kChannelBlocks % kColumnTiles;
+  const int row_tile = tile / (kChannelBlocks * kColumnTiles) % kRowTiles;
+  const long long n = tile / (kChannelBlocks * kColumnTiles * kRowTiles);
+  const int c_first = channel_block * kBlockChannels;
+  const int y_first = row_tile * kTileH * kStrideH - kPadTop;  // input position of staged row 0
+  const int x_first = column_tile * kTileW * kStrideW - kPadLeft;
 
-  const Element* lane_taps = filter + c0 * kMultiplier;  // [kh, kw, channels]
-  // Every tap of the lane's output channels.
-  float taps[kKH][kKW][kMultiplier][kVector];
+  // The tile's input window, zeros outside the image (a copy of src-size 0:
+  // no branch), as one group of copies.
+  const Element* image = input + n * (1LL * kInH * kInW * kChannels) + c_first;
+  for (int i = threadIdx.x; i < kCopies; i += kThreads) {
+    const int part = i % kPixelCopies;
+    const int pixel = i / kPixelCopies;
+    const int row = pixel / kStagedColumns;
+    const int column = pixel % kStagedColumns;
+    const int y = y_first + row, x = x_first + column;
+    const bool inside = y >= 0 && y < kInH && x >= 0 && x < kInW;
+    const Element* src = image + ((inside ? y : 0) * kInW + (inside ? x : 0)) * kChannels + part * kCopyElements;
+    const unsigned dst = convgen::shared_address(&staged[row][column][part * kCopyElements]);
+    convgen::copy_to_shared_16(dst, src, inside);
+  }
+  convgen::commit_copies();
+
+  // While the copies land: this thread's taps and epilogue parameters.
+  const int channel = threadIdx.x % kBlockChannels;
+  const int tile_column = threadIdx.x / kBlockChannels;
+  const int c = c_first + channel;
+  float taps[kMultiplier][kKH][kKW];
 #pragma unroll
   for (int t = 0; t < kKH * kKW; ++t) {
 #pragma unroll
-    for (int k = 0; k < kMultiplier; ++k) {
-      convgen::load<Element, kVector>(lane_taps + t * kOutChannels + k * kVector, taps[t / kKW][t % kKW][k]);
+    for (int m = 0; m < kMultiplier; ++m) {
+      taps[m][t / kKW][t % kKW] = convgen::load_one(filter + t * kOutChannels + c * kMultiplier + m);
     }
   }
-  float scale[kMultiplier][kVector];
-  float shift[kMultiplier][kVector];
+  float scale[kMultiplier];
+  float shift[kMultiplier];
 #pragma unroll
-  for (int k = 0; k < kMultiplier; ++k) {
-    convgen::load<Element, kVector>(epilogue_a + c0 * kMultiplier + k * kVector, scale[k]);
-    convgen::load<Element, kVector>(epilogue_b + c0 * kMultiplier + k * kVector, shift[k]);
+  for (int m = 0; m < kMultiplier; ++m) {
+    scale[m] = convgen::load_one(epilogue_a + c * kMultiplier + m);
+    shift[m] = convgen::load_one(epilogue_b + c * kMultiplier + m);
   }
+  convgen::wait_copies<0>();
+  __syncthreads();
 
-  // Every input row of the band, issued before any arithmetic and kept as
-  // loaded (half the registers of floats for 16-bit types), so that all of
-  // them are in flight at once. The loads are unconditional, from a clamped
-  // position, and rows and columns outside the input (the padding) are
-  // replaced by zeros: no branch holds a load back.
-  const int x_clamped = x < 0 ? 0 : x < kInW ? x : kInW - 1;
-  const Element* in_lane = input + n * (1LL * kInH * kInW * kChannels) + x_clamped * kChannels + c0;
-  convgen::Packed<Element, kVector> loaded[kInRows];
-#pragma unroll
-  for (int i = 0; i < kInRows; ++i) {
-    const int y = band * kRows * kStrideH - kPadTop + i;
-    const int y_clamped = y < 0 ? 0 : y < kInH ? y : kInH - 1;
-    const convgen::Packed<Element, kVector> row =
-        convgen::load_packed<Element, kVector, kInputCache>(in_lane + y_clamped * (kInW * kChannels));
-    loaded[i] = reads_column && y >= 0 && y < kInH ? row : convgen::Packed<Element, kVector>{};
-  }
-
-  // Input row i of the band adds to output row r with filter row
+  const int ox = column_tile * kTileW + tile_column;
+  Element* out_pixel = output + n * (1LL * kOutH * kOutW * kOutChannels) + ox * kOutChannels + c * kMultiplier;
+  // Staged row i adds to output row r with filter row
   // ky = (i - r * kStrideH) / kDilationH; output row r is complete after
-  // input row r * kStrideH + (kKH - 1) * kDilationH.
-  float acc[kRows][kMultiplier][kVector] = {};
+  // staged row r * kStrideH + (kKH - 1) * kDilationH.
+  float acc[kTileH][kMultiplier] = {};
 #pragma unroll
-  for (int i = 0; i < kInRows; ++i) {
-    float pixel[kVector];
-    convgen::unpack(loaded[i], pixel);
-    // The window's columns: this lane's and those kx * kDilationW to its right.
-    float window[kKW][kVector];
+  for (int i = 0; i < kStagedRows; ++i) {
+    float window[kKW];  // this row's columns of the thread's window
 #pragma unroll
     for (int kx = 0; kx < kKW; ++kx) {
-#pragma unroll
-      for (int v = 0; v < kVector; ++v) {
-        window[kx][v] = kx == 0 ? pixel[v] : __shfl_down_sync(0xffffffffu, pixel[v], kx * kDilationW * kGroupsPerWarp);
-      }
+      window[kx] = convgen::to_float(staged[i][tile_column * kStrideW + kx * kDilationW][channel]);
     }
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) {
+    for (int r = 0; r < kTileH; ++r) {
       const int offset = i - r * kStrideH;
       if (offset < 0 || offset % kDilationH != 0 || offset / kDilationH >= kKH) continue;
       const int ky = offset / kDilationH;
 #pragma unroll
       for (int kx = 0; kx < kKW; ++kx) {
 #pragma unroll
-        for (int k = 0; k < kMultiplier; ++k) {
-#pragma unroll
-          for (int v = 0; v < kVector; ++v) {
-            const float weight = taps[ky][kx][k][v];
-            acc[r][k][v] = fmaf(window[kx][(k * kVector + v) / kMultiplier], weight, acc[r][k][v]);
-          }
-        }
+        for (int m = 0; m < kMultiplier; ++m) acc[r][m] = fmaf(window[kx], taps[m][ky][kx], acc[r][m]);
       }
       if (ky != kKH - 1) continue;
       // Output row r is complete: epilogue (relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)), then its single write.
-      const int oy = band * kRows + r;
-      if (!writes || oy >= kOutH) continue;
+      const int oy = row_tile * kTileH + r;
 #pragma unroll
-      for (int k = 0; k < kMultiplier; ++k) {
-        float result[kVector];
-#pragma unroll
-        for (int v = 0; v < kVector; ++v) {
-          float value = acc[r][k][v];
-          value = fmaf(value, scale[k][v], shift[k][v]);
-          result[v] = activate(value);
-        }
-        convgen::store<Element, kVector, kOutputCache>(out_image + (oy * kOutW + ox) * kOutChannels + k * kVector, result);
+      for (int m = 0; m < kMultiplier; ++m) {
+        float value = acc[r][m];
+        value = fmaf(value, scale[m], shift[m]);
+        value = activate(value);
+        convgen::store_one<Element, kOutputCache>(out_pixel + oy * (kOutW * kOutChannels) + m, value);
       }
     }
   }
@@ -206,10 +184,10 @@ dw_f16_nhwc_n1_c192_h28_w28_k3x3_s1_p1_m1_ssrelu6(const Element* __restrict__ in
 cudaError_t launch_dw_f16_nhwc_n1_c192_h28_w28_k3x3_s1_p1_m1_ssrelu6(const void* input, const void* filter, const void* epilogue_a,
     const void* epilogue_b, void* output, int batch,
     cudaStream_t stream) {
-  const long long count = static_cast<long long>(batch) * 240;  // warps
+  const long long count = static_cast<long long>(batch) * 336;  // tiles
   if (count > 0x7fffffffLL) return cudaErrorInvalidConfiguration;  // the kernel numbers them with an int
-  dim3 grid(static_cast<unsigned>((count + 3) / 4), 1, 1);
-  const dim3 block(128, 1, 1);
+  dim3 grid(static_cast<unsigned>(count), 1, 1);
+  const dim3 block(448, 1, 1);
   dw_f16_nhwc_n1_c192_h28_w28_k3x3_s1_p1_m1_ssrelu6<<<grid, block, 0, stream>>>(static_cast<const Element*>(input), static_cast<const Element*>(filter),
       static_cast<const Element*>(epilogue_a), static_cast<const Element*>(epilogue_b),
       static_cast<Element*>(output), static_cast<int>(count));

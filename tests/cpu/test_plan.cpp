@@ -167,7 +167,8 @@ TEST(Plan, ShippedSeedsSpec) {
 }
 
 // The shipped MobileNetV2 spec leaves every schedule to the default rule:
-// its float16 NHWC layers run the channels algorithm; every float32 NCHW
+// its float16 NHWC layers run the staged algorithm (every channel count is
+// a multiple of 8: whole 16-byte copies); every float32 NCHW
 // layer runs the rows algorithm but the 7x7 one at batch 64 (61,440
 // planes of 49 values), which runs the planes algorithm; 4 rows a lane at
 // batch 64, 2 at batch 1 (where 4 would leave under 16 warps per SM).
@@ -183,9 +184,9 @@ TEST(Plan, ShippedMobileNetV2SpecRunsTheRowsAlgorithm) {
       EXPECT_EQ(p.schedule.algorithm_name(), p.workload.kh == 1 ? "gemm" : "direct");
       continue;
     }
-    if (p.workload.layout == Layout::kNHWC) {  // 3x3 filters: channels, not staged
+    if (p.workload.layout == Layout::kNHWC) {
       EXPECT_EQ(p.workload.dtype, DataType::kFloat16);
-      EXPECT_EQ(p.schedule.algorithm_name(), "channels");
+      EXPECT_EQ(p.schedule.algorithm_name(), "staged");
       continue;
     }
     if (p.name == "dw_f32_nchw_n64_c960_h7_w7_k3x3_s1_p1_m1_ssrelu6") {
@@ -1481,9 +1482,11 @@ TEST(StagedPlan, TwoByteCopiesAndRaggedTiles) {
   EXPECT_EQ(p.alignment, 2);
 }
 
-// NHWC: staged for filters of 25 taps and more where it fits, channels for
-// the rest (3x3, and a 7x7 filter of 2 output channels a channel, whose 98
-// taps do not fit a thread's registers).
+// NHWC: staged for filters of 25 taps and more where it fits, and for
+// smaller ones where its copies move 16 bytes; channels for the rest (a 3x3
+// filter of 36 float16 channels, whose 72-byte pixels take 8-byte copies,
+// and a 7x7 filter of 2 output channels a channel, whose 98 taps do not fit
+// a thread's registers).
 TEST(StagedPlan, DefaultRuleInNhwc) {
   const auto algorithm = [](const std::string& workload) { return plan(workload).schedule.algorithm_name(); };
   EXPECT_EQ(algorithm("{n: 16, c: 128, h: 56, w: 56, filter: 7, padding: same, dtype: float16, layout: NHWC}"),
@@ -1491,11 +1494,38 @@ TEST(StagedPlan, DefaultRuleInNhwc) {
   EXPECT_EQ(algorithm("{n: 64, c: 960, h: 7, w: 7, filter: 5, padding: same, dtype: bfloat16, layout: NHWC}"),
             "staged");
   EXPECT_EQ(algorithm("{n: 64, c: 144, h: 56, w: 56, filter: 3, padding: same, dtype: float16, layout: NHWC}"),
+            "staged");
+  EXPECT_EQ(algorithm("{n: 64, c: 36, h: 28, w: 28, filter: 3, padding: same, dtype: float16, layout: NHWC}"),
             "channels");
   EXPECT_EQ(algorithm("{n: 1, c: 16, h: 28, w: 28, filter: 7, multiplier: 2, padding: same, layout: NHWC}"),
             "channels");
   // NCHW is not staged's.
   EXPECT_EQ(algorithm("{n: 16, c: 512, h: 14, w: 14, filter: 7, padding: same}"), "window");
+}
+
+// Small filters: the most channels in runs of up to 128 bytes, in multiples
+// of 32 (144 float16 channels: 48, 96 bytes; 64 does not divide 144); 7 or
+// 8 columns, whichever leaves fewer ragged (56 columns: 8, none ragged; 28:
+// 7); 14 rows at stride 1, 7 at stride 2. At batch 1 the rows halve while
+// the grid holds fewer than two blocks for each of the H100's 132 SMs: 960
+// channels of 7 x 7 at 64 a block, 15 x 1 x 1 tiles of 7 rows, then 4, 2,
+// 1 row (15 x 7 = 105 blocks, as many as it gets).
+TEST(StagedPlan, SmallFilterDefaults) {
+  const KernelPlan p =
+      plan("{n: 64, c: 144, h: 56, w: 56, filter: 3, padding: same, dtype: float16, layout: NHWC}");
+  EXPECT_EQ(p.schedule.summary(), "staged: channels_per_block 48, block_tile [14, 8]");
+  EXPECT_EQ(p.block_threads, 48 * 8);
+  EXPECT_EQ(p.smem_bytes, 16 * 10 * 48 * 2);
+  EXPECT_EQ(p.number("tiles_per_image"), 3 * 4 * 7);
+  EXPECT_EQ(plan("{n: 64, c: 192, h: 56, w: 56, filter: 3, stride: 2, padding: same, dtype: bfloat16, "
+                 "layout: NHWC}")
+                .schedule.summary(),
+            "staged: channels_per_block 64, block_tile [7, 7]");
+  EXPECT_EQ(plan("{n: 64, c: 192, h: 28, w: 28, filter: 3, padding: same, layout: NHWC}").schedule.summary(),
+            "staged: channels_per_block 32, block_tile [14, 7]");
+  EXPECT_EQ(plan("{n: 1, c: 960, h: 7, w: 7, filter: 3, padding: same, dtype: float16, layout: NHWC}")
+                .schedule.summary(),
+            "staged: channels_per_block 64, block_tile [1, 7]");
 }
 
 // A forced schedule that cannot run names the knob to change.

@@ -89,7 +89,7 @@ TEST(Render, ShippedSpecsRenderCompletely) {
       const std::string algorithm = k.schedule.algorithm_name();
       EXPECT_EQ(text.find("constexpr int kLanes = ") != std::string::npos, algorithm == "rows");
       EXPECT_EQ(text.find("constexpr int kTileH = ") != std::string::npos,
-                algorithm == "tiles" || algorithm == "direct");
+                algorithm == "tiles" || algorithm == "direct" || algorithm == "staged");
       EXPECT_EQ(text.find("constexpr int kBM = ") != std::string::npos, algorithm == "gemm");
       EXPECT_EQ(text.find("constexpr int kInStride = ") != std::string::npos, algorithm == "planes");
       // The header says where the schedule came from: a shipped spec is

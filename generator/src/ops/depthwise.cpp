@@ -21,18 +21,23 @@ bool default_is_window(const Workload& wl, const PlanOptions& options) {
          (!rows_fits_by_default(wl, options) || wl.w > 56) && window_fits_by_default(wl, options);
 }
 
-// NHWC filters of 25 taps or more (5x5 and up), where the staged algorithm
-// fits: measured on the H100 (docs/performance.md, "NHWC, large filters"),
-// 1.2-2.8x faster (cold) than channels on ConvNeXt's 7x7 and MobileNetV3's
-// 5x5 layers in every dtype, whose taps do not fit a lane of channels or
-// whose window leaves a third of its lanes only lending; slower on 3x3 (the
-// prototype: 87 against 59 us on MobileNetV2's 56x56 layer).
+// NHWC, wherever the staged algorithm fits, for filters of 25 taps or more
+// (5x5 and up), and for smaller ones where its copies move 16 bytes (a
+// pixel's channels in whole 16-byte runs). Measured on the H100
+// (docs/performance.md, "NHWC, large filters" and "NHWC, 3x3"): 1.2-2.8x
+// faster (cold) than channels on ConvNeXt's 7x7 and MobileNetV3's 5x5
+// layers in every dtype, whose taps do not fit a lane of channels or whose
+// window leaves a third of its lanes only lending; 1.01-1.38x on
+// MobileNetV2's and the seed's 3x3 layers (float16 and float32, batch 1 and
+// 64), where a channels warp reads 8 columns to write 6. Narrower copies are
+// unmeasured: channels keeps them.
 bool default_is_staged(const Workload& wl, const PlanOptions& options) {
-  return wl.kh * wl.kw >= 25 && staged_fits_by_default(wl, options);
+  const int copy_bytes = staged_default_copy_bytes(wl, options);
+  return copy_bytes > 0 && (wl.kh * wl.kw >= 25 || copy_bytes == 16);
 }
 
-// The default rule, NHWC: staged for large filters (default_is_staged),
-// else channels, which serves every NHWC workload. NCHW: the planes
+// The default rule, NHWC: staged where default_is_staged says, else
+// channels, which serves every NHWC workload. NCHW: the planes
 // algorithm for many small planes (default_is_planes); else the window
 // algorithm for large filters (default_is_window); else the rows algorithm
 // wherever a row fits one warp's lanes and a band's values fit in registers

@@ -17,7 +17,7 @@ extern const Algorithm kRows;    // depthwise_rows.cpp
 extern const Algorithm kPlanes;  // depthwise_planes.cpp
 extern const Algorithm kWindow;  // depthwise_window.cpp
 extern const Algorithm kChannels;  // depthwise_channels.cpp: NHWC
-extern const Algorithm kStaged;    // depthwise_staged.cpp: NHWC, large filters
+extern const Algorithm kStaged;    // depthwise_staged.cpp: NHWC, input tiles staged in shared memory
 
 // The rows and planes algorithms keep a lane's values in registers. Their
 // launch bounds allow 64 registers a lane and indices and pointers take
@@ -42,6 +42,8 @@ Knob channels_per_block_knob();
 bool default_is_planes(const Workload& wl, const PlanOptions& options);
 bool rows_fits_by_default(const Workload& wl, const PlanOptions& options);
 bool window_fits_by_default(const Workload& wl, const PlanOptions& options);
-bool staged_fits_by_default(const Workload& wl, const PlanOptions& options);
+// The bytes of one copy of the staged algorithm's default schedule (16, 8,
+// 4 or 2), or 0 where it does not fit.
+int staged_default_copy_bytes(const Workload& wl, const PlanOptions& options);
 
 }  // namespace convgen::gen::depthwise

@@ -1,4 +1,4 @@
-// depthwise_conv2d, algorithm `staged`, for NHWC with large filters: a
+// depthwise_conv2d, algorithm `staged`, for NHWC: a
 // block takes channels_per_block adjacent channels of a tile of
 // block_tile output rows x columns. It copies the tile's input window (the
 // halo and the zero padding included) into shared memory as the input holds
@@ -28,16 +28,30 @@ constexpr int kMaxThreadValues = 96;
 // Copies a thread issues per tile; the copy loop is unrolled and its
 // addresses stay live, as in the window algorithm.
 constexpr int kMaxCopySteps = 32;
-// The default tile, from an H100 sweep of MobileNetV3's 5x5 and ConvNeXt's
-// 7x7 layers in float16 and float32 (docs/performance.md): a run of a
-// pixel's channels of at most 80 bytes (32 float16 channels, 16 float32:
-// more measured up to 20% slower, except where the block would be small),
-// about 128 threads a block (then 4 columns of float16, 8 of float32,
-// 4-9% faster than twice as many), and 28 output rows (the halo is read
-// (rows + kh - 1) / rows times, so taller tiles read less; 56 spilled).
-constexpr int kDefaultRunBytes = 80;
-constexpr int kDefaultBlockThreads = 128;
-constexpr int kDefaultTileRows = 28;
+// The default tile. Large filters (25 taps or more), from an H100 sweep of
+// MobileNetV3's 5x5 and ConvNeXt's 7x7 layers in float16 and float32
+// (docs/performance.md): a run of a pixel's channels of at most 80 bytes
+// (32 float16 channels, 16 float32: more measured up to 20% slower, except
+// where the block would be small), about 128 threads a block (then 4
+// columns of float16, 8 of float32, 4-9% faster than twice as many), and
+// 28 output rows (the halo is read (rows + kh - 1) / rows times, so taller
+// tiles read less; 56 spilled).
+constexpr int kLargeFilterTaps = 25;
+constexpr int kLargeRunBytes = 80;
+constexpr int kLargeBlockThreads = 128;
+constexpr int kLargeTileRows = 28;
+// Small filters (3x3), from an H100 sweep of 1,400 schedules over
+// MobileNetV2's ten 3x3 layers (batch 64 in float16 and float32, batch 1 in
+// float16) and the seed's 3x3 layers: runs of up to 128 bytes in multiples
+// of 32 (64 float16 channels, 32 float32), 7 or 8 output columns (whichever
+// leaves fewer ragged; 224-512 threads a block) and 14 output rows at stride
+// 1, 7 at stride 2 (a small window's halo costs little, and smaller tiles
+// spread better over the SMs); then fewer rows, halved, while the grid
+// holds fewer than two blocks an SM. Within 8% of the fastest schedule swept
+// on every layer, and 1.01-1.38x faster (cold) than the channels algorithm.
+constexpr int kSmallRunBytes = 128;
+constexpr int kSmallTileRows = 14;
+constexpr int kSmallMinBlocksPerSm = 2;
 
 struct Staged {
   int channels_per_block = 0;
@@ -118,38 +132,62 @@ Misfit schedule_misfit(const Workload& wl, const Staged& s, const PlanOptions& o
   return {};
 }
 
+bool large_filter(const Workload& wl) { return wl.kh * wl.kw >= kLargeFilterTaps; }
+
 // The channels a block takes by default: the most whose run of a pixel is
-// at most kDefaultRunBytes and a multiple of 16 bytes (one copy) that
-// divide the channels (120 channels of float16: 40); else of 4 bytes; else
-// any divisor.
+// at most the filter size's run bytes and a multiple of the widest copy
+// (32 bytes for small filters, then 16; 16 for large ones) that divide the
+// channels (120 channels of float16, large filter: 40); else of 4 bytes;
+// else any divisor.
 int default_channels(const Workload& wl) {
   const int bytes = ops::element_bytes(wl);
-  for (int copy : {16, 4, 1}) {
-    for (int c = std::min(wl.c, std::max(1, kDefaultRunBytes / bytes)); c >= 1; --c) {
+  const int run_bytes = large_filter(wl) ? kLargeRunBytes : kSmallRunBytes;
+  const std::vector<int> copies = large_filter(wl) ? std::vector<int>{16, 4, 1} : std::vector<int>{32, 16, 4, 1};
+  for (int copy : copies) {
+    for (int c = std::min(wl.c, std::max(1, run_bytes / bytes)); c >= 1; --c) {
       if (wl.c % c == 0 && c * bytes % copy == 0) return c;
     }
   }
   return 1;
 }
 
-// The default tile columns: the power of two nearest kDefaultBlockThreads /
-// channels (at most the plane's columns).
+// The default tile columns (at most the plane's): large filters, the power
+// of two nearest kLargeBlockThreads / channels; small ones, 7 or 8,
+// whichever leaves fewer ragged columns (8 on a tie).
 int default_columns(const Workload& wl, int channels) {
-  const double ideal = static_cast<double>(kDefaultBlockThreads) / channels;
+  if (!large_filter(wl)) {
+    const auto ragged = [&](int columns) { return ceil_div(wl.out_w(), columns) * columns - wl.out_w(); };
+    return std::min(ragged(7) < ragged(8) ? 7 : 8, wl.out_w());
+  }
+  const double ideal = static_cast<double>(kLargeBlockThreads) / channels;
   int columns = 1;
   while (columns * 2 <= ideal * 1.41421356) columns *= 2;  // nearest on a log scale
   return std::min(columns, wl.out_w());
 }
 
+// The default tile rows (at most the plane's): kLargeTileRows for large
+// filters; for small ones kSmallTileRows / stride, halved while the grid of
+// the workload's batch holds fewer than kSmallMinBlocksPerSm blocks an SM
+// of the newest target GPU.
+int default_rows(const Workload& wl, int channels, int columns, const PlanOptions& options) {
+  if (large_filter(wl)) return std::min(wl.out_h(), kLargeTileRows);
+  int rows = std::min(wl.out_h(), std::max(1, kSmallTileRows / wl.stride_h));
+  const auto blocks = [&](int r) {
+    return 1LL * wl.n * (wl.c / channels) * ceil_div(wl.out_h(), r) * ceil_div(wl.out_w(), columns);
+  };
+  const long long enough = 1LL * kSmallMinBlocksPerSm * options.target.newest.sm_count;
+  while (rows > 1 && blocks(rows) < enough) rows = ceil_div(rows, 2);
+  return rows;
+}
+
 // The default schedule, keeping the knobs the spec sets: default_channels,
-// default_columns and kDefaultTileRows rows (at most the plane's); then
-// lower tiles until the shared memory, the copies and the registers fit.
-// None if nothing fits.
+// default_columns and default_rows; then lower tiles until the shared
+// memory, the copies and the registers fit. None if nothing fits.
 std::optional<Staged> fit_staged(const Workload& wl, const ScheduleRequest& req, const PlanOptions& options) {
   Staged s;
   s.channels_per_block = req.value("channels_per_block").value_or(default_channels(wl));
   s.tile_w = req.value("tile_w").value_or(default_columns(wl, s.channels_per_block));
-  s.tile_h = req.value("tile_h").value_or(std::min(wl.out_h(), kDefaultTileRows));
+  s.tile_h = req.value("tile_h").value_or(default_rows(wl, s.channels_per_block, s.tile_w, options));
   for (;;) {
     if (schedule_misfit(wl, s, options).key.empty()) return s;
     if (req.has("tile_h") || s.tile_h == 1) return std::nullopt;
@@ -214,8 +252,9 @@ LaunchDescription launch(const KernelPlan& p) {
 
 }  // namespace
 
-bool staged_fits_by_default(const Workload& wl, const PlanOptions& options) {
-  return fit_staged(wl, ScheduleRequest{}, options).has_value();
+int staged_default_copy_bytes(const Workload& wl, const PlanOptions& options) {
+  const std::optional<Staged> s = fit_staged(wl, ScheduleRequest{}, options);
+  return s ? staged_shape(wl, *s).copy_bytes : 0;
 }
 
 const Algorithm kStaged{
