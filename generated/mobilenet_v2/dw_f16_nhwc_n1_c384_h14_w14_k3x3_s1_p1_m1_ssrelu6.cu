@@ -75,6 +75,7 @@ constexpr int kStagedColumns = 9;
 constexpr int kCopyElements = 8;  // 16 bytes
 constexpr int kPixelCopies = kBlockChannels / kCopyElements;
 constexpr int kCopies = kStagedRows * kStagedColumns * kPixelCopies;
+constexpr int kCopySteps = (kCopies + kThreads - 1) / kThreads;  // copies a thread issues
 // The L2 priority of the output stores (the input copies take theirs as an
 // L2 policy).
 constexpr convgen::CacheHint kOutputCache = convgen::CacheHint::kNormal;
@@ -106,7 +107,12 @@ dw_f16_nhwc_n1_c384_h14_w14_k3x3_s1_p1_m1_ssrelu6(const Element* __restrict__ in
   // The tile's input window, zeros outside the image (a copy of src-size 0:
   // no branch), as one group of copies.
   const Element* image = input + n * (1LL * kInH * kInW * kChannels) + c_first;
-  for (int i = threadIdx.x; i < kCopies; i += kThreads) {
+  // Copy i is thread i % kThreads's step i / kThreads: the steps unrolled,
+  // every copy issued before the first one is waited for.
+#pragma unroll
+  for (int step = 0; step < kCopySteps; ++step) {
+    const int i = threadIdx.x + step * kThreads;
+    if (kCopies % kThreads != 0 && i >= kCopies) break;  // the last step's spare threads
     const int part = i % kPixelCopies;
     const int pixel = i / kPixelCopies;
     const int row = pixel / kStagedColumns;
