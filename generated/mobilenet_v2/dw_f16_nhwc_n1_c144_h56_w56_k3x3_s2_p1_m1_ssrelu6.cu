@@ -9,17 +9,17 @@
 //   output  [N, 28, 28, 144]
 //   epilogue: relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)
 //
-// Schedule (the default rule): staged: channels_per_block 48, block_tile [1, 7]
-//   Channels lie side by side (NHWC). A tile is 1 x 7 output pixels x 48 channel(s). Its block
-//   copies the tile's input window, 3 x 15 pixels x 48 channel(s) (halo included, zeros
+// Schedule (the default rule): staged: channels_per_block 144, block_tile [1, 4]
+//   Channels lie side by side (NHWC). A tile is 1 x 4 output pixels x 144 channel(s). Its block
+//   copies the tile's input window, 3 x 9 pixels x 144 channel(s) (halo included, zeros
 //   outside the image), into shared memory with 16-byte copies (cp.async from sm_80),
 //   float16 elements as the input holds them. Each thread then owns one input channel of one
 //   output column: with every tap of its 1 output channel(s) in registers it slides down the
 //   staged rows, reads each row's window columns once, and adds them to every output row that uses
 //   them; an output row is written (epilogue in fp32, one rounding) once its last input row is in.
 //
-// Launch: grid N * 336 tiles (28 row tile(s) x 4 column tile(s) x 3 channel block(s)),
-//   block 336 threads; shared memory 4320 bytes per block.
+// Launch: grid N * 196 tiles (28 row tile(s) x 7 column tile(s) x 1 channel block(s)),
+//   block 576 threads; shared memory 7776 bytes per block.
 //   Pointers: every tensor aligned to 16 bytes (the dispatch asks it of all; the input copies need it).
 //   Input copies: 16 bytes.
 //   Output stores: plain stores, normal L2 priority.
@@ -61,17 +61,17 @@ constexpr int kPadLeft = 1;
 constexpr int kOutChannels = 144;
 
 // Schedule constants. Thread = column * kBlockChannels + channel.
-constexpr int kBlockChannels = 48;
+constexpr int kBlockChannels = 144;
 constexpr int kTileH = 1;  // output rows of a tile
-constexpr int kTileW = 7;  // output columns of a tile
+constexpr int kTileW = 4;  // output columns of a tile
 constexpr int kThreads = kBlockChannels * kTileW;
-constexpr int kChannelBlocks = 3;
-constexpr int kColumnTiles = 4;
+constexpr int kChannelBlocks = 1;
+constexpr int kColumnTiles = 7;
 constexpr int kRowTiles = 28;
 // The staged window: kStagedRows x kStagedColumns pixels of kBlockChannels
 // elements each, copied kCopyElements at a time.
 constexpr int kStagedRows = 3;
-constexpr int kStagedColumns = 15;
+constexpr int kStagedColumns = 9;
 constexpr int kCopyElements = 8;  // 16 bytes
 constexpr int kPixelCopies = kBlockChannels / kCopyElements;
 constexpr int kCopies = kStagedRows * kStagedColumns * kPixelCopies;
@@ -190,10 +190,10 @@ dw_f16_nhwc_n1_c144_h56_w56_k3x3_s2_p1_m1_ssrelu6(const Element* __restrict__ in
 cudaError_t launch_dw_f16_nhwc_n1_c144_h56_w56_k3x3_s2_p1_m1_ssrelu6(const void* input, const void* filter, const void* epilogue_a,
     const void* epilogue_b, void* output, int batch,
     cudaStream_t stream) {
-  const long long count = static_cast<long long>(batch) * 336;  // tiles
+  const long long count = static_cast<long long>(batch) * 196;  // tiles
   if (count > 0x7fffffffLL) return cudaErrorInvalidConfiguration;  // the kernel numbers them with an int
   dim3 grid(static_cast<unsigned>(count), 1, 1);
-  const dim3 block(336, 1, 1);
+  const dim3 block(576, 1, 1);
   dw_f16_nhwc_n1_c144_h56_w56_k3x3_s2_p1_m1_ssrelu6<<<grid, block, 0, stream>>>(static_cast<const Element*>(input), static_cast<const Element*>(filter),
       static_cast<const Element*>(epilogue_a), static_cast<const Element*>(epilogue_b),
       static_cast<Element*>(output), static_cast<int>(count));

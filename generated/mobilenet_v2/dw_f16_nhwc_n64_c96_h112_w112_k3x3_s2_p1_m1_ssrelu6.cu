@@ -9,17 +9,17 @@
 //   output  [N, 56, 56, 96]
 //   epilogue: relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)
 //
-// Schedule (the default rule): staged: channels_per_block 48, block_tile [7, 8]
-//   Channels lie side by side (NHWC). A tile is 7 x 8 output pixels x 48 channel(s). Its block
-//   copies the tile's input window, 15 x 17 pixels x 48 channel(s) (halo included, zeros
+// Schedule (the default rule): staged: channels_per_block 96, block_tile [7, 4]
+//   Channels lie side by side (NHWC). A tile is 7 x 4 output pixels x 96 channel(s). Its block
+//   copies the tile's input window, 15 x 9 pixels x 96 channel(s) (halo included, zeros
 //   outside the image), into shared memory with 16-byte copies (cp.async from sm_80),
 //   float16 elements as the input holds them. Each thread then owns one input channel of one
 //   output column: with every tap of its 1 output channel(s) in registers it slides down the
 //   staged rows, reads each row's window columns once, and adds them to every output row that uses
 //   them; an output row is written (epilogue in fp32, one rounding) once its last input row is in.
 //
-// Launch: grid N * 112 tiles (8 row tile(s) x 7 column tile(s) x 2 channel block(s)),
-//   block 384 threads; shared memory 24480 bytes per block.
+// Launch: grid N * 112 tiles (8 row tile(s) x 14 column tile(s) x 1 channel block(s)),
+//   block 384 threads; shared memory 25920 bytes per block.
 //   Pointers: every tensor aligned to 16 bytes (the dispatch asks it of all; the input copies need it).
 //   Input copies: 16 bytes.
 //   Output stores: plain stores, normal L2 priority.
@@ -61,17 +61,17 @@ constexpr int kPadLeft = 1;
 constexpr int kOutChannels = 96;
 
 // Schedule constants. Thread = column * kBlockChannels + channel.
-constexpr int kBlockChannels = 48;
+constexpr int kBlockChannels = 96;
 constexpr int kTileH = 7;  // output rows of a tile
-constexpr int kTileW = 8;  // output columns of a tile
+constexpr int kTileW = 4;  // output columns of a tile
 constexpr int kThreads = kBlockChannels * kTileW;
-constexpr int kChannelBlocks = 2;
-constexpr int kColumnTiles = 7;
+constexpr int kChannelBlocks = 1;
+constexpr int kColumnTiles = 14;
 constexpr int kRowTiles = 8;
 // The staged window: kStagedRows x kStagedColumns pixels of kBlockChannels
 // elements each, copied kCopyElements at a time.
 constexpr int kStagedRows = 15;
-constexpr int kStagedColumns = 17;
+constexpr int kStagedColumns = 9;
 constexpr int kCopyElements = 8;  // 16 bytes
 constexpr int kPixelCopies = kBlockChannels / kCopyElements;
 constexpr int kCopies = kStagedRows * kStagedColumns * kPixelCopies;

@@ -1447,22 +1447,22 @@ TEST(StagedPlan, DefaultOfTheConvNextRowInFloat16) {
 }
 
 // The same in float32: 16 channels (64 bytes), 128 / 16 = 8 columns; the
-// window of 34 x 14 pixels of 16 floats is 30,464 bytes. MobileNetV3's
-// strided 5x5 layer on 56x56: 72 channels of float16 run 24 (48 bytes;
-// 40 and 36 do not divide 72 in whole 16-byte copies), 128 / 24 = 5.3
-// columns, nearest power of two 4; 28 x 28 outputs, window (28 - 1) * 2 +
-// 5 = 59 rows by (4 - 1) * 2 + 5 = 11 columns: 59 x 11 x 48 = 31,152 bytes.
+// window of 34 x 14 pixels of 16 floats is 30,464 bytes. A 5x5 layer of
+// 72 float16 channels on 56x56: they run 24 (48 bytes; 40 and 36 do not
+// divide 72 in whole 16-byte copies), 128 / 24 = 5.3 columns, nearest power
+// of two 4; window 28 + 4 = 32 rows by 4 + 4 = 8 columns: 32 x 8 x 48 =
+// 12,288 bytes.
 TEST(StagedPlan, ChannelsAndColumnsFollowTheRunAndTheThreads) {
   const KernelPlan f32 = plan("{n: 16, c: 128, h: 56, w: 56, filter: 7, padding: same, layout: NHWC}");
   EXPECT_EQ(f32.schedule.summary(), "staged: channels_per_block 16, block_tile [28, 8]");
   EXPECT_EQ(f32.smem_bytes, 34 * 14 * 16 * 4);
-  const KernelPlan strided = plan(
-      "{n: 64, c: 72, h: 56, w: 56, filter: 5, stride: 2, padding: same, dtype: float16, layout: NHWC}");
-  EXPECT_EQ(strided.schedule.summary(), "staged: channels_per_block 24, block_tile [28, 4]");
-  EXPECT_EQ(strided.number("staged_rows"), 59);
-  EXPECT_EQ(strided.number("staged_columns"), 11);
-  EXPECT_EQ(strided.smem_bytes, 59 * 11 * 48);
-  EXPECT_EQ(strided.block_threads, 96);
+  const KernelPlan p =
+      plan("{n: 64, c: 72, h: 56, w: 56, filter: 5, padding: same, dtype: float16, layout: NHWC}");
+  EXPECT_EQ(p.schedule.summary(), "staged: channels_per_block 24, block_tile [28, 4]");
+  EXPECT_EQ(p.number("staged_rows"), 32);
+  EXPECT_EQ(p.number("staged_columns"), 8);
+  EXPECT_EQ(p.smem_bytes, 32 * 8 * 48);
+  EXPECT_EQ(p.block_threads, 96);
 }
 
 // Where a pixel's run of the block's channels is no multiple of 4 bytes (7
@@ -1526,6 +1526,30 @@ TEST(StagedPlan, SmallFilterDefaults) {
   EXPECT_EQ(plan("{n: 1, c: 960, h: 7, w: 7, filter: 3, padding: same, dtype: float16, layout: NHWC}")
                 .schedule.summary(),
             "staged: channels_per_block 64, block_tile [1, 7]");
+}
+
+// Strided layers of pixels of at most 288 bytes: a block takes every
+// channel of a pixel, 4 columns (144 float16 channels, 288 bytes: 576
+// threads; the window of 7 rows at stride 2 is 15 x 9 pixels, 38,880
+// bytes). 5x5 at stride 2: the large-filter rows (28) shrink until the
+// window fits 48 KiB: 21, 15, then 11 rows (25 x 11 pixels of 72 float16
+// channels, 39,600 bytes). Stride 1, or 384-byte pixels: the usual rule.
+TEST(StagedPlan, StridedLayersTakeWholePixels) {
+  const KernelPlan p =
+      plan("{n: 64, c: 144, h: 56, w: 56, filter: 3, stride: 2, padding: same, dtype: float16, layout: NHWC}");
+  EXPECT_EQ(p.schedule.summary(), "staged: channels_per_block 144, block_tile [7, 4]");
+  EXPECT_EQ(p.block_threads, 576);
+  EXPECT_EQ(p.smem_bytes, 15 * 9 * 288);
+  const KernelPlan large =
+      plan("{n: 64, c: 72, h: 56, w: 56, filter: 5, stride: 2, padding: same, dtype: float16, layout: NHWC}");
+  EXPECT_EQ(large.schedule.summary(), "staged: channels_per_block 72, block_tile [11, 4]");
+  EXPECT_EQ(large.smem_bytes, 25 * 11 * 144);
+  EXPECT_EQ(plan("{n: 64, c: 144, h: 56, w: 56, filter: 3, padding: same, dtype: float16, layout: NHWC}")
+                .schedule.summary(),
+            "staged: channels_per_block 48, block_tile [14, 8]");
+  EXPECT_EQ(plan("{n: 64, c: 96, h: 56, w: 56, filter: 3, stride: 2, padding: same, layout: NHWC}")
+                .schedule.summary(),
+            "staged: channels_per_block 32, block_tile [7, 7]");
 }
 
 // A forced schedule that cannot run names the knob to change.

@@ -131,7 +131,7 @@ constexpr int kMaxMultiplier = static_cast<int>(kMultiplierLimit.generated);
 }  // namespace
 
 Knob channels_per_block_knob() {
-  return Knob::integer("channels_per_block", 1, 64, "adjacent input channels a block takes; must divide c");
+  return Knob::integer("channels_per_block", 1, 256, "adjacent input channels a block takes; must divide c");
 }
 
 const Operator kOperator{
