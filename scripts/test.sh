@@ -83,11 +83,10 @@ stage build cmake --build "$build" || failed build
 echo
 # The stress tests (label `stress`: fuzz corpus, hostile and corrupted
 # inputs, killed and concurrent writes) exercise the host code the
-# sanitized stage instruments: they run there, not twice. Three tests at a
-# time on two cores: the CMake flow tests wait on nested configures.
+# sanitized stage instruments: they run there, not twice.
 plain_only=()
 [[ "${CONVGEN_SANITIZE_TESTS:-1}" != 0 ]] && plain_only=(-LE stress)
-test_stage tests "$build" ctest --test-dir "$build" --output-on-failure -j 3 --output-junit junit.xml "${plain_only[@]}"
+test_stage tests "$build" ctest --test-dir "$build" --output-on-failure -j 2 --output-junit junit.xml "${plain_only[@]}"
 if [[ "${CONVGEN_SANITIZE_TESTS:-1}" != 0 ]]; then
   # The configure-time generator of the first build serves the sanitized
   # build's configure too.
