@@ -21,22 +21,7 @@ bool default_is_window(const Workload& wl, const PlanOptions& options) {
          (!rows_fits_by_default(wl, options) || wl.w > 56) && window_fits_by_default(wl, options);
 }
 
-// NHWC, wherever the staged algorithm fits, for filters of 25 taps or more
-// (5x5 and up), and for smaller ones where its copies move 16 bytes (a
-// pixel's channels in whole 16-byte runs). Measured on the H100
-// (docs/performance.md, "NHWC, large filters" and "NHWC, 3x3"): 1.2-2.8x
-// faster (cold) than channels on ConvNeXt's 7x7 and MobileNetV3's 5x5
-// layers in every dtype, whose taps do not fit a lane of channels or whose
-// window leaves a third of its lanes only lending; 1.01-1.38x on
-// MobileNetV2's and the seed's 3x3 layers (float16 and float32, batch 1 and
-// 64), where a channels warp reads 8 columns to write 6. Narrower copies are
-// unmeasured: channels keeps them.
-bool default_is_staged(const Workload& wl, const PlanOptions& options) {
-  const int copy_bytes = staged_default_copy_bytes(wl, options);
-  return copy_bytes > 0 && (wl.kh * wl.kw >= 25 || copy_bytes == 16);
-}
-
-// The default rule, NHWC: staged where default_is_staged says, else
+// The default rule, NHWC: staged where staged_is_default says, else
 // channels, which serves every NHWC workload. NCHW: the planes
 // algorithm for many small planes (default_is_planes); else the window
 // algorithm for large filters (default_is_window); else the rows algorithm
@@ -45,7 +30,7 @@ bool default_is_staged(const Workload& wl, const PlanOptions& options) {
 // 56x56 and 112x112 layers at batch 64, against 59-79% for the tiles); else
 // the tiles algorithm, which serves every shape.
 const Algorithm& default_algorithm(const Workload& wl, const PlanOptions& options) {
-  if (wl.layout == Layout::kNHWC) return default_is_staged(wl, options) ? kStaged : kChannels;
+  if (wl.layout == Layout::kNHWC) return staged_is_default(wl, options) ? kStaged : kChannels;
   if (default_is_planes(wl, options)) return kPlanes;
   if (default_is_window(wl, options)) return kWindow;
   if (rows_fits_by_default(wl, options)) return kRows;

@@ -42,8 +42,8 @@ Knob channels_per_block_knob();
 bool default_is_planes(const Workload& wl, const PlanOptions& options);
 bool rows_fits_by_default(const Workload& wl, const PlanOptions& options);
 bool window_fits_by_default(const Workload& wl, const PlanOptions& options);
-// The bytes of one copy of the staged algorithm's default schedule (16, 8,
-// 4 or 2), or 0 where it does not fit.
-int staged_default_copy_bytes(const Workload& wl, const PlanOptions& options);
+// Whether the NHWC default rule gives the workload the staged algorithm
+// (only where its default schedule fits).
+bool staged_is_default(const Workload& wl, const PlanOptions& options);
 
 }  // namespace convgen::gen::depthwise
