@@ -9,11 +9,12 @@
 //   output  [N, 28, 28, 144]
 //   epilogue: relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)
 //
-// Schedule (the default rule): staged: channels_per_block 144, block_tile [1, 4]
+// Schedule (the default rule): staged: channels_per_block 144, block_tile [1, 4], copy_groups 3
 //   Channels lie side by side (NHWC). A tile is 1 x 4 output pixels x 144 channel(s). Its block
 //   copies the tile's input window, 3 x 9 pixels x 144 channel(s) (halo included, zeros
 //   outside the image), into shared memory with 16-byte copies (cp.async from sm_80),
-//   float16 elements as the input holds them. Each thread then owns one input channel of one
+//   float16 elements as the input holds them, in 3 groups of 1 rows, each waited for just before
+//   its first row is used. Each thread then owns one input channel of one
 //   output column: with every tap of its 1 output channel(s) in registers it slides down the
 //   staged rows, reads each row's window columns once, and adds them to every output row that uses
 //   them; an output row is written (epilogue in fp32, one rounding) once its last input row is in.
@@ -69,13 +70,16 @@ constexpr int kChannelBlocks = 1;
 constexpr int kColumnTiles = 7;
 constexpr int kRowTiles = 28;
 // The staged window: kStagedRows x kStagedColumns pixels of kBlockChannels
-// elements each, copied kCopyElements at a time.
+// elements each, copied kCopyElements at a time, in kCopyGroups groups of
+// kGroupRows rows (the last may hold fewer).
 constexpr int kStagedRows = 3;
 constexpr int kStagedColumns = 9;
 constexpr int kCopyElements = 8;  // 16 bytes
 constexpr int kPixelCopies = kBlockChannels / kCopyElements;
-constexpr int kCopies = kStagedRows * kStagedColumns * kPixelCopies;
-constexpr int kCopySteps = (kCopies + kThreads - 1) / kThreads;  // copies a thread issues
+constexpr int kCopyGroups = 3;
+constexpr int kGroupRows = 1;
+constexpr int kGroupCopies = kGroupRows * kStagedColumns * kPixelCopies;  // of a full group
+constexpr int kCopySteps = (kGroupCopies + kThreads - 1) / kThreads;  // copies a thread issues per group
 // The L2 priority of the output stores (the input copies take theirs as an
 // L2 policy).
 constexpr convgen::CacheHint kOutputCache = convgen::CacheHint::kNormal;
@@ -105,25 +109,31 @@ dw_f16_nhwc_n1_c144_h56_w56_k3x3_s2_p1_m1_ssrelu6(const Element* __restrict__ in
   const int x_first = column_tile * kTileW * kStrideW - kPadLeft;
 
   // The tile's input window, zeros outside the image (a copy of src-size 0:
-  // no branch), as one group of copies.
+  // no branch).
   const Element* image = input + n * (1LL * kInH * kInW * kChannels) + c_first;
-  // Copy i is thread i % kThreads's step i / kThreads: the steps unrolled,
-  // every copy issued before the first one is waited for.
+  // Copy i of a group is thread i % kThreads's step i / kThreads: groups and
+  // steps unrolled, every copy issued before the first one is waited for,
+  // each group committed on its own.
 #pragma unroll
-  for (int step = 0; step < kCopySteps; ++step) {
-    const int i = threadIdx.x + step * kThreads;
-    if (kCopies % kThreads != 0 && i >= kCopies) break;  // the last step's spare threads
-    const int part = i % kPixelCopies;
-    const int pixel = i / kPixelCopies;
-    const int row = pixel / kStagedColumns;
-    const int column = pixel % kStagedColumns;
-    const int y = y_first + row, x = x_first + column;
-    const bool inside = y >= 0 && y < kInH && x >= 0 && x < kInW;
-    const Element* src = image + ((inside ? y : 0) * kInW + (inside ? x : 0)) * kChannels + part * kCopyElements;
-    const unsigned dst = convgen::shared_address(&staged[row][column][part * kCopyElements]);
-    convgen::copy_to_shared_16(dst, src, inside);
+  for (int group = 0; group < kCopyGroups; ++group) {
+    const int group_copies = (group + 1 < kCopyGroups ? kGroupRows : kStagedRows - group * kGroupRows) *
+                             kStagedColumns * kPixelCopies;
+#pragma unroll
+    for (int step = 0; step < kCopySteps; ++step) {
+      const int i = threadIdx.x + step * kThreads;
+      if (group_copies % kThreads != 0 && i >= group_copies) break;  // the last step's spare threads
+      const int part = i % kPixelCopies;
+      const int pixel = i / kPixelCopies;
+      const int row = group * kGroupRows + pixel / kStagedColumns;
+      const int column = pixel % kStagedColumns;
+      const int y = y_first + row, x = x_first + column;
+      const bool inside = y >= 0 && y < kInH && x >= 0 && x < kInW;
+      const Element* src = image + ((inside ? y : 0) * kInW + (inside ? x : 0)) * kChannels + part * kCopyElements;
+      const unsigned dst = convgen::shared_address(&staged[row][column][part * kCopyElements]);
+      convgen::copy_to_shared_16(dst, src, inside);
+    }
+    convgen::commit_copies();
   }
-  convgen::commit_copies();
 
   // While the copies land: this thread's taps and epilogue parameters.
   const int channel = threadIdx.x % kBlockChannels;
@@ -144,9 +154,6 @@ dw_f16_nhwc_n1_c144_h56_w56_k3x3_s2_p1_m1_ssrelu6(const Element* __restrict__ in
     scale[m] = convgen::load_one(epilogue_a + c * kMultiplier + m);
     shift[m] = convgen::load_one(epilogue_b + c * kMultiplier + m);
   }
-  convgen::wait_copies<0>();
-  __syncthreads();
-
   const int ox = column_tile * kTileW + tile_column;
   Element* out_pixel = output + n * (1LL * kOutH * kOutW * kOutChannels) + ox * kOutChannels + c * kMultiplier;
   // Staged row i adds to output row r with filter row
@@ -155,6 +162,10 @@ dw_f16_nhwc_n1_c144_h56_w56_k3x3_s2_p1_m1_ssrelu6(const Element* __restrict__ in
   float acc[kTileH][kMultiplier] = {};
 #pragma unroll
   for (int i = 0; i < kStagedRows; ++i) {
+    if (i % kGroupRows == 0) {  // the first row of a group: wait for the group's copies
+      convgen::wait_copies_at_most(kCopyGroups - 1 - i / kGroupRows);
+      __syncthreads();
+    }
     float window[kKW];  // this row's columns of the thread's window
 #pragma unroll
     for (int kx = 0; kx < kKW; ++kx) {

@@ -1425,7 +1425,8 @@ TEST(WindowPlan, SharedKnobPicksTheAlgorithmOwningAllKnobs) {
 // The staged algorithm (NHWC, large filters).
 
 // ConvNeXt's first 7x7 layer in float16: a run of 32 channels (64 bytes;
-// 40 does not divide 128), 128 / 32 = 4 columns, 28 rows. The window is
+// 40 does not divide 128), 128 / 32 = 4 columns, 28 rows, copied in 4
+// groups of rows. The window is
 // (28 - 1) + 7 = 34 rows by (4 - 1) + 7 = 10 columns of 32 2-byte channels:
 // 21,760 bytes, copied 16 bytes (8 channels) at a time, 34 x 10 x 4 = 1,360
 // copies over 128 threads. Tiles: 128 / 32 = 4 channel blocks x 56 / 4 = 14
@@ -1433,7 +1434,7 @@ TEST(WindowPlan, SharedKnobPicksTheAlgorithmOwningAllKnobs) {
 TEST(StagedPlan, DefaultOfTheConvNextRowInFloat16) {
   const KernelPlan p =
       plan("{n: 16, c: 128, h: 56, w: 56, filter: 7, padding: same, epilogue: bias, dtype: float16, layout: NHWC}");
-  EXPECT_EQ(p.schedule.summary(), "staged: channels_per_block 32, block_tile [28, 4]");
+  EXPECT_EQ(p.schedule.summary(), "staged: channels_per_block 32, block_tile [28, 4], copy_groups 4");
   EXPECT_EQ(p.block_threads, 128);
   EXPECT_EQ(p.number("staged_rows"), 34);
   EXPECT_EQ(p.number("staged_columns"), 10);
@@ -1441,6 +1442,8 @@ TEST(StagedPlan, DefaultOfTheConvNextRowInFloat16) {
   EXPECT_EQ(p.number("copy_bytes"), 16);
   EXPECT_EQ(p.number("copy_elements"), 8);
   EXPECT_TRUE(p.flag("async_copies"));
+  EXPECT_EQ(p.number("copy_groups"), 4);
+  EXPECT_EQ(p.number("group_rows"), 9);  // 34 rows: 9, 9, 9 and 7
   EXPECT_EQ(p.number("tiles_per_image"), 4 * 14 * 2);
   EXPECT_FALSE(p.flag("ragged_tiles"));
   EXPECT_EQ(p.alignment, 16);
@@ -1454,11 +1457,11 @@ TEST(StagedPlan, DefaultOfTheConvNextRowInFloat16) {
 // 12,288 bytes.
 TEST(StagedPlan, ChannelsAndColumnsFollowTheRunAndTheThreads) {
   const KernelPlan f32 = plan("{n: 16, c: 128, h: 56, w: 56, filter: 7, padding: same, layout: NHWC}");
-  EXPECT_EQ(f32.schedule.summary(), "staged: channels_per_block 16, block_tile [28, 8]");
+  EXPECT_EQ(f32.schedule.summary(), "staged: channels_per_block 16, block_tile [28, 8], copy_groups 4");
   EXPECT_EQ(f32.smem_bytes, 34 * 14 * 16 * 4);
   const KernelPlan p =
       plan("{n: 64, c: 72, h: 56, w: 56, filter: 5, padding: same, dtype: float16, layout: NHWC}");
-  EXPECT_EQ(p.schedule.summary(), "staged: channels_per_block 24, block_tile [28, 4]");
+  EXPECT_EQ(p.schedule.summary(), "staged: channels_per_block 24, block_tile [28, 4], copy_groups 4");
   EXPECT_EQ(p.number("staged_rows"), 32);
   EXPECT_EQ(p.number("staged_columns"), 8);
   EXPECT_EQ(p.smem_bytes, 32 * 8 * 48);
@@ -1477,6 +1480,7 @@ TEST(StagedPlan, TwoByteCopiesAndRaggedTiles) {
   EXPECT_EQ(p.schedule.summary(), "staged: channels_per_block 7, block_tile [21, 16]");
   EXPECT_EQ(p.number("copy_bytes"), 2);
   EXPECT_FALSE(p.flag("async_copies"));
+  EXPECT_EQ(p.number("copy_groups"), 1);  // loads and stores: nothing lands later
   EXPECT_TRUE(p.flag("ragged_tiles"));
   EXPECT_EQ(p.number("tiles_per_image"), 1 * 2 * 2);
   EXPECT_EQ(p.alignment, 2);
@@ -1509,23 +1513,24 @@ TEST(StagedPlan, DefaultRuleInNhwc) {
 // 7); 14 rows at stride 1, 7 at stride 2. At batch 1 the rows halve while
 // the grid holds fewer than two blocks for each of the H100's 132 SMs: 960
 // channels of 7 x 7 at 64 a block, 15 x 1 x 1 tiles of 7 rows, then 4, 2,
-// 1 row (15 x 7 = 105 blocks, as many as it gets).
+// 1 row (15 x 7 = 105 blocks, as many as it gets), whose 3 staged rows
+// make 3 copy groups, not 4.
 TEST(StagedPlan, SmallFilterDefaults) {
   const KernelPlan p =
       plan("{n: 64, c: 144, h: 56, w: 56, filter: 3, padding: same, dtype: float16, layout: NHWC}");
-  EXPECT_EQ(p.schedule.summary(), "staged: channels_per_block 48, block_tile [14, 8]");
+  EXPECT_EQ(p.schedule.summary(), "staged: channels_per_block 48, block_tile [14, 8], copy_groups 4");
   EXPECT_EQ(p.block_threads, 48 * 8);
   EXPECT_EQ(p.smem_bytes, 16 * 10 * 48 * 2);
   EXPECT_EQ(p.number("tiles_per_image"), 3 * 4 * 7);
   EXPECT_EQ(plan("{n: 64, c: 192, h: 56, w: 56, filter: 3, stride: 2, padding: same, dtype: bfloat16, "
                  "layout: NHWC}")
                 .schedule.summary(),
-            "staged: channels_per_block 64, block_tile [7, 7]");
+            "staged: channels_per_block 64, block_tile [7, 7], copy_groups 4");
   EXPECT_EQ(plan("{n: 64, c: 192, h: 28, w: 28, filter: 3, padding: same, layout: NHWC}").schedule.summary(),
-            "staged: channels_per_block 32, block_tile [14, 7]");
+            "staged: channels_per_block 32, block_tile [14, 7], copy_groups 4");
   EXPECT_EQ(plan("{n: 1, c: 960, h: 7, w: 7, filter: 3, padding: same, dtype: float16, layout: NHWC}")
                 .schedule.summary(),
-            "staged: channels_per_block 64, block_tile [1, 7]");
+            "staged: channels_per_block 64, block_tile [1, 7], copy_groups 3");
 }
 
 // Strided layers of pixels of at most 288 bytes: a block takes every
@@ -1537,19 +1542,42 @@ TEST(StagedPlan, SmallFilterDefaults) {
 TEST(StagedPlan, StridedLayersTakeWholePixels) {
   const KernelPlan p =
       plan("{n: 64, c: 144, h: 56, w: 56, filter: 3, stride: 2, padding: same, dtype: float16, layout: NHWC}");
-  EXPECT_EQ(p.schedule.summary(), "staged: channels_per_block 144, block_tile [7, 4]");
+  EXPECT_EQ(p.schedule.summary(), "staged: channels_per_block 144, block_tile [7, 4], copy_groups 4");
   EXPECT_EQ(p.block_threads, 576);
   EXPECT_EQ(p.smem_bytes, 15 * 9 * 288);
   const KernelPlan large =
       plan("{n: 64, c: 72, h: 56, w: 56, filter: 5, stride: 2, padding: same, dtype: float16, layout: NHWC}");
-  EXPECT_EQ(large.schedule.summary(), "staged: channels_per_block 72, block_tile [11, 4]");
+  EXPECT_EQ(large.schedule.summary(), "staged: channels_per_block 72, block_tile [11, 4], copy_groups 4");
   EXPECT_EQ(large.smem_bytes, 25 * 11 * 144);
   EXPECT_EQ(plan("{n: 64, c: 144, h: 56, w: 56, filter: 3, padding: same, dtype: float16, layout: NHWC}")
                 .schedule.summary(),
-            "staged: channels_per_block 48, block_tile [14, 8]");
+            "staged: channels_per_block 48, block_tile [14, 8], copy_groups 4");
   EXPECT_EQ(plan("{n: 64, c: 96, h: 56, w: 56, filter: 3, stride: 2, padding: same, layout: NHWC}")
                 .schedule.summary(),
-            "staged: channels_per_block 32, block_tile [7, 7]");
+            "staged: channels_per_block 32, block_tile [7, 7], copy_groups 4");
+}
+
+// copy_groups splits the staged rows into groups of ceil(rows / groups):
+// 16 rows in 3 groups are 6, 6 and 4; asking for more groups than make
+// rows of their own gets as many as there are (6 rows, 8 asked: 6 groups
+// of 1 row; 7 asked of 16 rows: groups of 3, so 6).
+TEST(StagedPlan, CopyGroupsSplitTheRows) {
+  const std::string shape = "{n: 64, c: 144, h: 56, w: 56, filter: 3, padding: same, dtype: float16, layout: NHWC, ";
+  const KernelPlan three = plan(shape + "schedule: {algorithm: staged, copy_groups: 3}}");
+  EXPECT_EQ(three.number("staged_rows"), 16);
+  EXPECT_EQ(three.number("group_rows"), 6);
+  EXPECT_EQ(three.number("copy_groups"), 3);
+  EXPECT_EQ(three.schedule.summary(), "staged: channels_per_block 48, block_tile [14, 8], copy_groups 3");
+  const KernelPlan seven = plan(shape + "schedule: {algorithm: staged, copy_groups: 7}}");
+  EXPECT_EQ(seven.number("group_rows"), 3);
+  EXPECT_EQ(seven.number("copy_groups"), 6);
+  const KernelPlan one = plan(shape + "schedule: {algorithm: staged, copy_groups: 1}}");
+  EXPECT_EQ(one.schedule.summary(), "staged: channels_per_block 48, block_tile [14, 8]");
+  EXPECT_FALSE(one.flag("grouped_copies"));
+  const KernelPlan tiny = plan(shape + "schedule: {algorithm: staged, block_tile: [4, 8], copy_groups: 8}}");
+  EXPECT_EQ(tiny.number("staged_rows"), 6);
+  EXPECT_EQ(tiny.number("copy_groups"), 6);
+  EXPECT_EQ(tiny.number("group_rows"), 1);
 }
 
 // A forced schedule that cannot run names the knob to change.

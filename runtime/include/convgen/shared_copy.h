@@ -187,6 +187,22 @@ __device__ __forceinline__ void wait_copies() {
 #endif
 }
 
+// wait_copies<kPending>() where the count is known only once a loop is
+// unrolled (a group's index): the switch folds to one wait. More than 7
+// pending groups waits for all of them, which is always correct.
+__device__ __forceinline__ void wait_copies_at_most(int pending) {
+  switch (pending) {
+    case 1: wait_copies<1>(); break;
+    case 2: wait_copies<2>(); break;
+    case 3: wait_copies<3>(); break;
+    case 4: wait_copies<4>(); break;
+    case 5: wait_copies<5>(); break;
+    case 6: wait_copies<6>(); break;
+    case 7: wait_copies<7>(); break;
+    default: wait_copies<0>(); break;
+  }
+}
+
 #endif  // __CUDACC__
 
 }  // namespace convgen
