@@ -121,7 +121,9 @@ dw_f16_nhwc_n1_c192_h28_w28_k3x3_s2_p1_m1_ssrelu6(const Element* __restrict__ in
 #pragma unroll
     for (int step = 0; step < kCopySteps; ++step) {
       const int i = threadIdx.x + step * kThreads;
-      if (group_copies % kThreads != 0 && i >= group_copies) break;  // the last step's spare threads
+      // Only a step that reaches past the group's copies checks (the last
+      // steps of a short last group, or of a group that kThreads does not divide).
+      if ((step + 1) * kThreads > group_copies && i >= group_copies) break;
       const int part = i % kPixelCopies;
       const int pixel = i / kPixelCopies;
       const int row = group * kGroupRows + pixel / kStagedColumns;
