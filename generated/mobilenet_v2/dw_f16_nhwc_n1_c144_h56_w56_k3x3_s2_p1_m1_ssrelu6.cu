@@ -9,12 +9,11 @@
 //   output  [N, 28, 28, 144]
 //   epilogue: relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)
 //
-// Schedule (the default rule): staged: channels_per_block 144, block_tile [1, 4], copy_groups 3
+// Schedule (the default rule): staged: channels_per_block 144, block_tile [1, 4]
 //   Channels lie side by side (NHWC). A tile is 1 x 4 output pixels x 144 channel(s). Its block
 //   copies the tile's input window, 3 x 9 pixels x 144 channel(s) (halo included, zeros
 //   outside the image), into shared memory with 16-byte copies (cp.async from sm_80),
-//   float16 elements as the input holds them, in 3 groups of 1 rows, each waited for just before
-//   its first row is used. Each thread then owns one input channel of one
+//   float16 elements as the input holds them. Each thread then owns one input channel of one
 //   output column: with every tap of its 1 output channel(s) in registers it slides down the
 //   staged rows, reads each row's window columns once, and adds them to every output row that uses
 //   them; an output row is written (epilogue in fp32, one rounding) once its last input row is in.
@@ -76,8 +75,8 @@ constexpr int kStagedRows = 3;
 constexpr int kStagedColumns = 9;
 constexpr int kCopyElements = 8;  // 16 bytes
 constexpr int kPixelCopies = kBlockChannels / kCopyElements;
-constexpr int kCopyGroups = 3;
-constexpr int kGroupRows = 1;
+constexpr int kCopyGroups = 1;
+constexpr int kGroupRows = 3;
 constexpr int kGroupCopies = kGroupRows * kStagedColumns * kPixelCopies;  // of a full group
 constexpr int kCopySteps = (kGroupCopies + kThreads - 1) / kThreads;  // copies a thread issues per group
 // The L2 priority of the output stores (the input copies take theirs as an

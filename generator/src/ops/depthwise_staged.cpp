@@ -60,14 +60,19 @@ constexpr int kSmallMinBlocksPerSm = 2;
 // (64x144x56^2) or lost (ConvNeXt's 7x7, MobileNetV3's 28^2 5x5).
 constexpr int kWholePixelMaxBytes = 288;
 constexpr int kWholePixelColumns = 4;
-// Where copies are asynchronous (cp.async: 4 bytes and more), a default
-// copies its window in 4 groups of rows and computes on each as it lands
-// (2-byte copies are loads and stores, complete when issued: one group). On the H100 (float16, the eleven MobileNetV2 3x3, MobileNetV3
-// 5x5 and ConvNeXt 7x7 layers furthest from the copy rate, each default
-// tile with 1-8 groups): 4 groups ran 1.01-1.13x faster cold than one on ten
-// of them and 0.4% slower on the eleventh (16x128x56^2 7x7); the best count
-// per layer (2-7) was within 4% of 4 groups.
+// Where copies are asynchronous (cp.async: 4 bytes and more) and the grid
+// holds at least 4 blocks an SM, a default copies its window in 4 groups of
+// rows and computes on each as it lands (2-byte copies are loads and
+// stores, complete when issued: one group). On the H100 (float16, the
+// eleven MobileNetV2 3x3, MobileNetV3 5x5 and ConvNeXt 7x7 layers furthest
+// from the copy rate, each default tile with 1-8 groups): 4 groups ran
+// 1.01-1.13x faster cold than one on ten of them and 0.4% slower on the
+// eleventh (16x128x56^2 7x7); the best count per layer (2-7) was within 4%
+// of 4 groups. In the benchmark, groups on the grids of batch 1 (0.3-2.5
+// blocks an SM) ran 0.89-1.02x as fast as one group: little to overlap
+// where a block's whole life is one trip to memory.
 constexpr int kDefaultCopyGroups = 4;
+constexpr int kCopyGroupsMinBlocksPerSm = 4;
 
 struct Staged {
   int channels_per_block = 0;
@@ -200,6 +205,11 @@ int default_columns(const Workload& wl, int channels) {
   return std::min(columns, wl.out_w());
 }
 
+// Blocks of the grid at the workload's declared batch.
+long long grid_blocks(const Workload& wl, int channels, int rows, int columns) {
+  return 1LL * wl.n * (wl.c / channels) * ceil_div(wl.out_h(), rows) * ceil_div(wl.out_w(), columns);
+}
+
 // The default tile rows (at most the plane's): kLargeTileRows for large
 // filters; for small ones kSmallTileRows / stride, halved while the grid of
 // the workload's batch holds fewer than kSmallMinBlocksPerSm blocks an SM
@@ -207,11 +217,8 @@ int default_columns(const Workload& wl, int channels) {
 int default_rows(const Workload& wl, int channels, int columns, const PlanOptions& options) {
   if (large_filter(wl)) return std::min(wl.out_h(), kLargeTileRows);
   int rows = std::min(wl.out_h(), std::max(1, kSmallTileRows / wl.stride_h));
-  const auto blocks = [&](int r) {
-    return 1LL * wl.n * (wl.c / channels) * ceil_div(wl.out_h(), r) * ceil_div(wl.out_w(), columns);
-  };
   const long long enough = 1LL * kSmallMinBlocksPerSm * options.target.newest.sm_count;
-  while (rows > 1 && blocks(rows) < enough) rows = ceil_div(rows, 2);
+  while (rows > 1 && grid_blocks(wl, channels, rows, columns) < enough) rows = ceil_div(rows, 2);
   return rows;
 }
 
@@ -225,10 +232,17 @@ std::optional<Staged> fit_staged(const Workload& wl, const ScheduleRequest& req,
   s.tile_h = req.value("tile_h").value_or(default_rows(wl, s.channels_per_block, s.tile_w, options));
   s.copy_groups = req.value("copy_groups").value_or(copy_bytes(wl, s.channels_per_block) >= 4 ? kDefaultCopyGroups : 1);
   for (;;) {
-    if (schedule_misfit(wl, s, options).key.empty()) return s;
+    if (schedule_misfit(wl, s, options).key.empty()) break;
     if (req.has("tile_h") || s.tile_h == 1) return std::nullopt;
     s.tile_h = std::max(1, s.tile_h * 3 / 4);
   }
+  // Small grids copy in one group, which fits wherever more do (a thread's
+  // copies only fall).
+  const long long few_blocks = 1LL * kCopyGroupsMinBlocksPerSm * options.target.newest.sm_count;
+  if (!req.has("copy_groups") && grid_blocks(wl, s.channels_per_block, s.tile_h, s.tile_w) < few_blocks) {
+    s.copy_groups = 1;
+  }
+  return s;
 }
 
 void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
