@@ -25,6 +25,15 @@ if ! python3 -c "import onnx" >/dev/null 2>&1; then
     python3 -m pip install -q onnx
   fi
 fi
+# dask.distributed, for tools/tune_cluster.py (tuning on a cluster) and its
+# test: pinned, from PyPI (pure Python; Debian's is three years older).
+dask_version=2025.11.0
+if ! python3 -c "import distributed, sys; sys.exit(distributed.__version__ != '$dask_version')" >/dev/null 2>&1; then
+  echo "installing dask.distributed $dask_version"
+  pip_flags=()
+  python3 -m pip install --help 2>/dev/null | grep -q -- --break-system-packages && pip_flags+=(--break-system-packages)
+  python3 -m pip install -q "${pip_flags[@]}" "dask==$dask_version" "distributed==$dask_version"
+fi
 if ! command -v nvcc >/dev/null 2>&1; then
   for dir in /usr/local/cuda/bin /usr/local/cuda-*/bin; do
     [ -x "$dir/nvcc" ] && { echo "nvcc is in $dir: add it to PATH"; break; }

@@ -1,6 +1,7 @@
 // convgen: the command-line tool. Every subcommand runs the same stages
 // (parse -> plan -> render -> write) from the core library.
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cerrno>
 #include <csignal>
@@ -225,6 +226,7 @@ using TuneOptions = convgen::tune::TuneOptions;
 #else
 struct TuneOptions {
   std::string kernels, objective = "hot", search = "auto", algorithm, report_json;
+  std::vector<std::string> kernel_names;
   double budget_s = 20;
   bool retune = false;
   unsigned long long seed = 1;
@@ -342,18 +344,22 @@ int limits_command(const Options&) {
 int tune_merge_command(const Options& o) {
   std::vector<std::pair<std::string, TuningDb>> sources;
   for (const std::string& from : o.merge_from) sources.emplace_back(from, parse_tuning_file(display_path(from)));
-  int added = 0, replaced = 0;
+  int added = 0, replaced = 0, kept = 0, conflicts = 0;
   size_t held = 0;
   for (const auto& [from, db] : sources) {
-    const TuningMerge merge = merge_into_tuning_file(o.merge_into, db.entries, from, o.lock_timeout_s);
+    const TuningMerge merge = merge_into_tuning_file(o.merge_into, db.entries, from, o.lock_timeout_s,
+                                                     /*drop_unverified=*/false, MergePolicy::kKeepFaster);
     for (const std::string& note : merge.notes) std::fprintf(stderr, "convgen: note: %s\n", note.c_str());
     added += merge.added;
     replaced += merge.replaced;
+    kept += merge.kept;
+    conflicts += merge.conflicts;
     held = merge.db.entries.size();
   }
   if (!o.quiet) {
-    std::printf("convgen tune merge: %zu file(s) into %s: %d entries added, %d replaced; it holds %zu\n",
-                sources.size(), o.merge_into.c_str(), added, replaced, held);
+    std::printf("convgen tune merge: %zu file(s) into %s: %d entries added, %d replaced by faster ones, %d slower "
+                "left out, %d conflicting fingerprint(s); it holds %zu\n",
+                sources.size(), o.merge_into.c_str(), added, replaced, kept, conflicts, held);
   }
   return 0;
 }
@@ -408,7 +414,7 @@ int tune_command(const Options& o) {
   }
   // The kernels are planned for the GPUs they are timed on, unless --archs
   // names the library's list: a schedule is measured as the build makes it.
-  if (plain.archs.empty()) plain.archs = convgen::tune::device_archs(options.devices);
+  if (plain.archs.empty()) plain.archs = convgen::tune::device_archs(options.devices);  // a fake GPU's too
   const LibraryPlan lib = load(plain);
   return convgen::tune::run_tune(lib, templates, options);
 #else
@@ -530,6 +536,9 @@ CLI::App* add_tune(CLI::App& app, Options& o) {
   add_common(cmd, o.common);
   cmd->add_option("--db", o.tune_db, "The tuning database to write (created, or updated and continued)")->required();
   cmd->add_option("--kernels", o.tune.kernels, "Tune only the kernels whose name contains this");
+  cmd->add_option("--kernel", o.tune.kernel_names,
+                  "Tune only the kernel of exactly this name (repeat it for several; one the specs do not make is "
+                  "an error)");
   cmd->add_option("--budget-s", o.tune.budget_s, "Seconds of search per kernel (a sampled search)")
       ->check(CLI::Range(1.0, 86400.0))
       ->capture_default_str();
@@ -557,6 +566,35 @@ CLI::App* add_tune(CLI::App& app, Options& o) {
   return cmd;
 }
 
+// `tune gpus`: the GPUs --devices names, as a tuning database names them.
+int tune_gpus_command(const Options& o) {
+#ifdef CONVGEN_HAVE_TUNER
+  std::vector<int> devices;
+  std::stringstream list(o.tune_devices);
+  for (std::string item; std::getline(list, item, ',');) devices.push_back(std::stoi(item));
+  const std::vector<GpuId> ids = convgen::tune::device_ids(devices);
+  nlohmann::json j = nlohmann::json::array();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    j.push_back({{"device", devices[i]}, {"name", ids[i].name}, {"sms", ids[i].sms},
+                 {"compute_capability", ids[i].compute_capability}});
+  }
+  std::printf("%s\n", j.dump(1).c_str());
+  return 0;
+#else
+  (void)o;
+  std::fprintf(stderr, "convgen: error: this convgen was built without the CUDA toolkit's headers, so it cannot "
+                       "query GPUs\n");
+  return 1;
+#endif
+}
+
+CLI::App* add_tune_gpus(CLI::App* tune, Options& o) {
+  auto* cmd = tune->add_subcommand("gpus", "Print the GPUs that --devices names, as a tuning database names them (JSON)");
+  cmd->add_option("--devices", o.tune_devices, "GPUs, e.g. 0,1")->capture_default_str();
+  cmd->footer("A cluster driver (tools/tune_cluster.py) asks each worker which GPU kind it tunes on this way.");
+  return cmd;
+}
+
 CLI::App* add_tune_merge(CLI::App* tune, Options& o) {
   auto* cmd = tune->add_subcommand("merge", "Merge the entries of tuning databases into one (no GPU needed)");
   cmd->add_option("into", o.merge_into, "The database to write (created if missing; its folder must exist)")
@@ -564,9 +602,12 @@ CLI::App* add_tune_merge(CLI::App* tune, Options& o) {
   cmd->add_option("from", o.merge_from, "Databases whose entries to add")->required()->check(kReadableTuningFile);
   add_lock_timeout(cmd, o);
   cmd->add_flag("-q,--quiet", o.quiet, "Print nothing on success");
-  cmd->footer("An entry of the same kernel and GPU as one INTO holds replaces it (a note says so when the "
-              "schedule differs); the files are merged in the order given. INTO is read, merged and written "
-              "under the lock of its folder, so concurrent merges and `convgen tune` runs lose no entry.");
+  cmd->footer("Entries for different GPUs live side by side. Of two entries for the same kernel and GPU the "
+              "faster stays (a note names the one left out), where both were measured alike: the same "
+              "fingerprint (generator version and template) and objective. Where the fingerprints differ a note "
+              "reports the conflict and the later entry is put (the files are merged in the order given; a "
+              "build ignores an entry whose fingerprint is not its own). INTO is read, merged and written under "
+              "the lock of its folder, so concurrent merges and `convgen tune` runs lose no entry.");
   return cmd;
 }
 
@@ -587,6 +628,7 @@ int main(int argc, char** argv) {
       {add_tune(app, o), &tune_command},  // last: `tune merge` hangs under it
   };
   CLI::App* const tune_merge = add_tune_merge(commands.back().first, o);
+  CLI::App* const tune_gpus = add_tune_gpus(commands.back().first, o);
   app.footer(
       "Exit status: 0 success; 1 invalid input (a spec that does not validate, a template or I/O error, a "
       "lock wait that timed out; nothing is written); 2 usage error (an unknown option, a missing argument, a "
@@ -602,6 +644,7 @@ int main(int argc, char** argv) {
   std::signal(SIGXFSZ, SIG_IGN);
   try {
     if (*tune_merge) return tune_merge_command(o);
+    if (*tune_gpus) return tune_gpus_command(o);
     for (const auto& [cmd, run] : commands) {
       if (*cmd) return run(o);
     }

@@ -488,7 +488,8 @@ TuningDb update_tuning_file(const std::string& path, TuningTrust trust, const st
 }
 
 TuningMerge merge_into_tuning_file(const std::string& path, const std::vector<TuningEntry>& entries,
-                                   const std::string& from, double lock_timeout_s, bool drop_unverified) {
+                                   const std::string& from, double lock_timeout_s, bool drop_unverified,
+                                   MergePolicy policy) {
   TuningMerge merge;
   // Read under the lock: another run's entries written since are kept.
   rewrite_locked(path, lock_timeout_s, [&](const std::optional<std::string>& text) {
@@ -500,6 +501,27 @@ TuningMerge merge_into_tuning_file(const std::string& path, const std::vector<Tu
     merge.notes = drop_unverified_entries(merge.db);
     for (const TuningEntry& e : entries) {
       const TuningEntry* old = merge.db.find(e.kernel, e.gpu.name);
+      const std::string which = e.kernel + " on '" + e.gpu.name + "'" + (from.empty() ? "" : " from " + from);
+      if (old != nullptr && policy == MergePolicy::kKeepFaster) {
+        char times[120];
+        std::snprintf(times, sizeof times, "%g us against %g us", e.time_us, old->time_us);
+        if (old->fingerprint != e.fingerprint) {
+          ++merge.conflicts;
+          merge.notes.push_back(path + ": conflicting fingerprints: the entry for " + which + " has " +
+                                e.fingerprint + ", the one held " + old->fingerprint +
+                                " (another generator version or template); the new one is put, and a build "
+                                "ignores whichever is not its own");
+        } else if (old->objective != e.objective) {
+          merge.notes.push_back(path + ": the entry for " + which + " was measured " + e.objective +
+                                ", the one held " + old->objective + ": not comparable; the new one is put");
+        } else if (!(e.time_us < old->time_us)) {
+          ++merge.kept;
+          merge.notes.push_back(path + ": kept the entry held for " + e.kernel + " on '" + e.gpu.name +
+                                "': faster than the one" + (from.empty() ? "" : " from " + from) + " (" + times +
+                                ")");
+          continue;
+        }
+      }
       if (old == nullptr) {
         ++merge.added;
       } else {

@@ -276,6 +276,64 @@ TEST(TuningFile, MergeKeepsEveryEntryAndNotesAChangedSchedule) {
   EXPECT_TRUE(merge_into_tuning_file(path, entries({{"dw_a", "{algorithm: rows, rows_per_thread: 1}"}})).notes.empty());
 }
 
+// `convgen tune merge` (kKeepFaster): of two entries for one kernel and GPU
+// the faster stays, whichever file it came from; entries for other GPUs
+// live side by side; a differing fingerprint or objective is noted and the
+// new entry put. Worked by hand: dw_a at 2.0 us held; 3.0 us from slow.yaml
+// is left out (kept 1), 1.5 us from fast.yaml replaces it; the same kernel
+// on another GPU is added; fingerprint 1111... against 0000... conflicts.
+TEST(TuningFile, MergeKeepsTheFasterEntryAndReportsConflicts) {
+  TempDir tmp;
+  const std::string path = (tmp / "tuning.yaml").string();
+  const auto entries = [](const std::vector<EntryText>& e) { return parse_tuning_text(db_text(e), "db.yaml").entries; };
+  const auto merge = [&](const std::vector<EntryText>& e, const std::string& from) {
+    return merge_into_tuning_file(path, entries(e), from, kDefaultLockTimeoutS, false, MergePolicy::kKeepFaster);
+  };
+  const std::string rows2 = "{algorithm: rows, rows_per_thread: 2}", rows4 = "{algorithm: rows, rows_per_thread: 4}";
+  EXPECT_EQ(merge({{"dw_a", rows2}}, "first.yaml").added, 1);
+
+  EntryText slow{"dw_a", rows4};
+  slow.time_us = "3.000";
+  TuningMerge m = merge({slow}, "slow.yaml");
+  EXPECT_EQ(m.kept, 1);
+  EXPECT_EQ(m.replaced, 0);
+  ASSERT_EQ(m.notes.size(), 1u);
+  EXPECT_NE(m.notes[0].find("kept the entry held for dw_a on 'Test GPU': faster than the one from slow.yaml (3 us "
+                            "against 2 us)"),
+            std::string::npos)
+      << m.notes[0];
+  EXPECT_EQ(parse_tuning_file(path).find("dw_a", kGpu)->schedule.value("rows_per_thread"), 2);
+
+  EntryText fast{"dw_a", rows4};
+  fast.time_us = "1.500";
+  m = merge({fast}, "fast.yaml");
+  EXPECT_EQ(m.replaced, 1);
+  EXPECT_EQ(m.kept, 0);
+  EXPECT_EQ(parse_tuning_file(path).find("dw_a", kGpu)->schedule.value("rows_per_thread"), 4);
+
+  EntryText other_gpu{"dw_a", rows2};
+  other_gpu.gpu = "Other GPU";
+  other_gpu.time_us = "9.000";
+  EXPECT_EQ(merge({other_gpu}, "other.yaml").added, 1);
+  TuningDb back = parse_tuning_file(path);
+  ASSERT_EQ(back.entries.size(), 2u);
+  EXPECT_EQ(back.find("dw_a", "Other GPU")->time_us, 9.0);
+  EXPECT_EQ(back.find("dw_a", kGpu)->time_us, 1.5);
+
+  EntryText stale{"dw_a", rows2};
+  stale.fingerprint = "1111111111111111";
+  stale.time_us = "5.000";
+  m = merge({stale}, "stale.yaml");
+  EXPECT_EQ(m.conflicts, 1);
+  EXPECT_EQ(m.replaced, 1);
+  ASSERT_FALSE(m.notes.empty());
+  EXPECT_NE(m.notes[0].find("conflicting fingerprints: the entry for dw_a on 'Test GPU' from stale.yaml has "
+                            "1111111111111111, the one held 0000000000000000"),
+            std::string::npos)
+      << m.notes[0];
+  EXPECT_EQ(parse_tuning_file(path).find("dw_a", kGpu)->fingerprint, "1111111111111111");
+}
+
 // An entry on disk edited by hand: `tune merge` refuses the database;
 // `convgen tune` (drop_unverified) drops that entry, keeps the others and
 // says so, rather than signing what it did not measure.

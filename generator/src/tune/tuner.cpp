@@ -18,6 +18,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <deque>
 #include <filesystem>
@@ -59,6 +60,59 @@ std::string today() {
   char text[16];
   std::strftime(text, sizeof text, "%Y-%m-%d", &tm);
   return text;
+}
+
+// The database a run continues: its entries are kept, except those whose
+// checksum fails (changed after convgen wrote them), which are dropped and
+// listed, never signed anew.
+TuningDb continued_database(const std::string& path, std::vector<std::string>& dropped) {
+  TuningDb db;
+  if (std::filesystem::exists(path)) {
+    db = parse_tuning_file(path, TuningTrust::kAllowUnverified);
+    dropped = drop_unverified_entries(db);
+  }
+  db.file = path;
+  return db;
+}
+
+// The kernels a run tunes on `gpu`, in the library's order: those the
+// options select, less those the database holds for that GPU with the
+// current fingerprint (unless --retune); `kept` says why each other is not.
+std::vector<const KernelPlan*> kernels_to_tune(const LibraryPlan& lib, const TuningDb& db, const std::string& gpu,
+                                               const TuneOptions& options,
+                                               const std::map<std::string, std::string>& fingerprints,
+                                               std::vector<std::string>& kept) {
+  std::vector<const KernelPlan*> queue;
+  for (const KernelPlan& p : lib.kernels) {
+    if (!options.kernels.empty() && p.name.find(options.kernels) == std::string::npos) continue;
+    if (!options.kernel_names.empty() &&
+        std::find(options.kernel_names.begin(), options.kernel_names.end(), p.name) == options.kernel_names.end()) {
+      continue;
+    }
+    if (p.origin == ScheduleOrigin::kSpec) {
+      kept.push_back(p.name + ": the spec sets its schedule");
+      continue;
+    }
+    const TuningEntry* e = db.find(p.name, gpu);
+    if (e != nullptr && !options.retune && stale_entry_note(*e, fingerprints).empty()) {
+      kept.push_back(p.name + ": in the database (--retune tunes it again)");
+      continue;
+    }
+    queue.push_back(&p);
+  }
+  return queue;
+}
+
+// Kernel names the options ask for by name that the specs do not make: an
+// error, so that a cluster task for a renamed kernel fails loudly.
+std::vector<std::string> unknown_kernel_names(const LibraryPlan& lib, const TuneOptions& options) {
+  std::vector<std::string> unknown;
+  for (const std::string& name : options.kernel_names) {
+    const bool known = std::any_of(lib.kernels.begin(), lib.kernels.end(),
+                                   [&](const KernelPlan& p) { return p.name == name; });
+    if (!known) unknown.push_back(name);
+  }
+  return unknown;
 }
 
 // ---------------------------------------------------------------------------
@@ -323,25 +377,9 @@ int Tuner::run() {
   // whose checksum fails was changed after convgen wrote it: it is dropped
   // (and its kernel tuned again when this run tunes it), never signed anew.
   std::vector<std::string> kept, dropped;
-  if (std::filesystem::exists(options_.db_path)) {
-    db_ = parse_tuning_file(options_.db_path, TuningTrust::kAllowUnverified);
-    dropped = drop_unverified_entries(db_);
-  }
-  db_.file = options_.db_path;
-  for (const KernelPlan& p : lib_.kernels) {
-    if (!options_.kernels.empty() && p.name.find(options_.kernels) == std::string::npos) continue;
-    if (p.origin == ScheduleOrigin::kSpec) {
-      kept.push_back(p.name + ": the spec sets its schedule");
-      continue;
-    }
-    const TuningEntry* e = db_.find(p.name, devices.front().id.name);
-    if (e != nullptr && !options_.retune) {
-      if (stale_entry_note(*e, fingerprints_).empty()) {
-        kept.push_back(p.name + ": in the database (--retune tunes it again)");
-        continue;
-      }
-    }
-    queue_.push_back(&p);
+  db_ = continued_database(options_.db_path, dropped);
+  for (const KernelPlan* p : kernels_to_tune(lib_, db_, devices.front().id.name, options_, fingerprints_, kept)) {
+    queue_.push_back(p);
   }
   progress_ = std::make_unique<Progress>(queue_.size(), devices.size());
   for (const std::string& d : dropped) progress_->line(d);
@@ -379,22 +417,103 @@ int Tuner::run() {
 
 }  // namespace
 
-std::string device_archs(const std::vector<int>& devices) {
+std::vector<GpuId> device_ids(const std::vector<int>& devices) {
+  if (!fake_gpu().empty()) return std::vector<GpuId>(devices.size(), GpuId{fake_gpu(), 1, "7.5"});
   const CudaApi& api = CudaApi::get();
-  std::string list;
+  std::vector<GpuId> ids;
   for (int ordinal : devices) {
     CUdevice device = 0;
     api.check(api.cuDeviceGet(&device, ordinal), ("device " + std::to_string(ordinal)).c_str());
-    int major = 0, minor = 0;
+    char name[256] = {};
+    api.check(api.cuDeviceGetName(name, sizeof name, device), "cuDeviceGetName");
+    int major = 0, minor = 0, sms = 0;
     api.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
     api.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
-    list += (list.empty() ? "" : ",") + std::to_string(major * 10 + minor);
+    api.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device);
+    ids.push_back({name, sms, std::to_string(major) + "." + std::to_string(minor)});
+  }
+  return ids;
+}
+
+std::string device_archs(const std::vector<int>& devices) {
+  std::string list;
+  for (const GpuId& id : device_ids(devices)) {
+    const size_t dot = id.compute_capability.find('.');
+    list += (list.empty() ? "" : ",") + id.compute_capability.substr(0, dot) + id.compute_capability.substr(dot + 1);
   }
   return list;
 }
 
+std::string fake_gpu() {
+  const char* name = std::getenv("CONVGEN_TUNE_FAKE_GPU");
+  return name != nullptr ? name : "";
+}
+
+int run_fake_tune(const LibraryPlan& lib, const Templates& templates, const TuneOptions& options) {
+  std::map<std::string, std::string> fingerprints;
+  for (const auto& [file, text] : templates.kernels) fingerprints[file] = tuning_fingerprint(text);
+  const char* seconds_text = std::getenv("CONVGEN_TUNE_FAKE_SECONDS");
+  const double seconds = seconds_text != nullptr ? std::atof(seconds_text) : 0.0;
+  const GpuId gpu{fake_gpu(), 1, "7.5"};
+  std::vector<std::string> kept, dropped;
+  const TuningDb db = continued_database(options.db_path, dropped);
+  const std::vector<const KernelPlan*> queue = kernels_to_tune(lib, db, gpu.name, options, fingerprints, kept);
+  for (const std::string& d : dropped) std::fprintf(stderr, "%s\n", d.c_str());
+  for (const std::string& k : kept) std::fprintf(stderr, "kept %s\n", k.c_str());
+  std::fprintf(stderr, "convgen tune: %zu kernel(s) to tune on the fake GPU '%s' (CONVGEN_TUNE_FAKE_GPU; nothing is "
+               "measured); database %s\n", queue.size(), gpu.name.c_str(), options.db_path.c_str());
+  std::signal(SIGINT, on_interrupt);
+  std::signal(SIGTERM, on_interrupt);
+  int tuned = 0;
+  for (const KernelPlan* p : queue) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (!interrupted && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (interrupted) break;  // a kernel cut short is not recorded
+    TuningEntry e;
+    e.kernel = p->name;
+    e.op = p->workload.op;
+    e.gpu = gpu;
+    e.schedule.algorithm = p->schedule.algorithm_name();
+    e.schedule.values = p->schedule.values;
+    e.objective = options.objective;
+    // 1.0 to 100.9 us, from the names (FNV-1a: the same on every machine).
+    const std::string drawn = tuning_fingerprint(p->name + "@" + gpu.name);
+    e.time_us = 1.0 + static_cast<double>(std::stoull(drawn.substr(0, 8), nullptr, 16) % 1000) / 10.0;
+    e.default_us = e.time_us;
+    e.default_schedule = p->schedule.summary();
+    e.compiled = e.verified = 1;
+    e.tuning_s = seconds;
+    e.date = today();
+    e.fingerprint = fingerprints.at(p->schedule.algorithm->template_file);
+    const TuningMerge merge = merge_into_tuning_file(options.db_path, {e}, "", options.lock_timeout_s,
+                                                      /*drop_unverified=*/true);
+    for (const std::string& note : merge.notes) std::fprintf(stderr, "convgen tune: note: %s\n", note.c_str());
+    std::fprintf(stderr, "  %s: %.1f us (fake)\n", p->name.c_str(), e.time_us);
+    ++tuned;
+  }
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  if (interrupted) {
+    std::fprintf(stderr, "convgen tune: interrupted; %d kernel(s) finished are in %s\n", tuned, options.db_path.c_str());
+    return 130;
+  }
+  std::fprintf(stderr, "convgen tune: %d kernel(s) tuned, %zu kept, 0 error(s); database %s\n", tuned, kept.size(),
+               options.db_path.c_str());
+  return 0;
+}
+
 int run_tune(const LibraryPlan& lib, const Templates& templates, const TuneOptions& options) {
   try {
+    if (const std::vector<std::string> unknown = unknown_kernel_names(lib, options); !unknown.empty()) {
+      std::string list;
+      for (const std::string& name : unknown) list += (list.empty() ? "" : ", ") + name;
+      std::fprintf(stderr, "convgen tune: error: --kernel names no kernel of these specs: %s (convgen list shows "
+                   "them)\n", list.c_str());
+      return 1;
+    }
+    if (!fake_gpu().empty()) return run_fake_tune(lib, templates, options);
     Tuner tuner(lib, templates, options);
     return tuner.run();
   } catch (const InputError& e) {

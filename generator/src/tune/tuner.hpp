@@ -8,12 +8,14 @@
 #include "convgen/gen/output.hpp"
 #include "convgen/gen/plan.hpp"
 #include "convgen/gen/render.hpp"
+#include "convgen/gen/tuning_db.hpp"
 
 namespace convgen::tune {
 
 struct TuneOptions {
   std::string db_path;
   std::string kernels;             // a substring of the kernel names to tune; empty: all
+  std::vector<std::string> kernel_names;  // exact names of the kernels to tune (with `kernels`: both must hold)
   double budget_s = 20;            // per kernel, for the search (exhaustive runs ignore it)
   std::vector<int> devices = {0};  // one worker per device
   bool retune = false;             // tune again kernels the database already holds (for this GPU)
@@ -32,8 +34,20 @@ struct TuneOptions {
 // interrupted (the finished kernels are in the database).
 int run_tune(const gen::LibraryPlan& lib, const gen::Templates& templates, const TuneOptions& options);
 
-// The architectures of `devices` as a list for --archs ("90" for one H100).
-// Throws CudaError where there is no driver or no such device.
+// The GPUs `devices` number, as a tuning database names them, and their
+// architectures as a list for --archs ("90" for one H100). Throw CudaError
+// where there is no driver or no such device.
+std::vector<gen::GpuId> device_ids(const std::vector<int>& devices);
 std::string device_archs(const std::vector<int>& devices);
+
+// The test hook for machines without a GPU (the cluster driver's tests):
+// where the environment sets CONVGEN_TUNE_FAKE_GPU to a GPU name, `convgen
+// tune` measures nothing. It "tunes" each kernel it would tune in
+// CONVGEN_TUNE_FAKE_SECONDS seconds (default 0) and records the default
+// rule's schedule with a time drawn from the kernel's and the GPU's names,
+// the same on every run, through the same database writes as a real run.
+// Empty where the variable is unset.
+std::string fake_gpu();
+int run_fake_tune(const gen::LibraryPlan& lib, const gen::Templates& templates, const TuneOptions& options);
 
 }  // namespace convgen::tune

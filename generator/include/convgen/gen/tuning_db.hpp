@@ -123,12 +123,22 @@ TuningDb update_tuning_file(const std::string& path, TuningTrust trust, const st
 struct TuningMerge {
   TuningDb db;  // the database as written
   int added = 0, replaced = 0;
-  std::vector<std::string> notes;  // entries replaced by one with another schedule, or dropped
+  int kept = 0;       // kKeepFaster: entries left out, the database holding a faster one
+  int conflicts = 0;  // kKeepFaster: entries whose fingerprint differs from the one held (the new one is put)
+  std::vector<std::string> notes;  // entries replaced by one with another schedule, kept, conflicting, or dropped
+};
+
+// What becomes of an entry for a kernel and GPU the database already holds.
+enum class MergePolicy {
+  kReplace,     // the new entry replaces it (`convgen tune`: the latest measurement)
+  kKeepFaster,  // the faster of the two stays, where both were measured alike: the same fingerprint
+                // (generator and template) and objective; else the new one, with a note
+                // (`convgen tune merge`, the cluster driver)
 };
 
 // Read-merge-write under the folder's lock: reads the database at `path`
 // (none: an empty one), puts `entries` (one of the same kernel and GPU is
-// replaced) and writes it back as write_tuning_file does. Concurrent runs
+// replaced, or kept, by `policy`) and writes it back as write_tuning_file does. Concurrent runs
 // (`convgen tune` after each kernel, `convgen tune merge`) never lose each
 // other's entries. `from` names the entries' origin in the notes. An entry
 // on disk whose checksum fails is an error (InputError), unless
@@ -136,7 +146,7 @@ struct TuningMerge {
 // tunes such a kernel again rather than sign what it did not measure).
 TuningMerge merge_into_tuning_file(const std::string& path, const std::vector<TuningEntry>& entries,
                                    const std::string& from = "", double lock_timeout_s = kDefaultLockTimeoutS,
-                                   bool drop_unverified = false);
+                                   bool drop_unverified = false, MergePolicy policy = MergePolicy::kReplace);
 
 // 16 hex digits identifying what made a kernel from a schedule: the
 // generator's version and the algorithm's template text. An entry whose
