@@ -9,18 +9,18 @@
 //   output  [N, 56, 56, 144]
 //   epilogue: relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)
 //
-// Schedule (the default rule): staged: channels_per_block 48, block_tile [14, 8], copy_groups 4
-//   Channels lie side by side (NHWC). A tile is 14 x 8 output pixels x 48 channel(s). Its block
-//   copies the tile's input window, 16 x 10 pixels x 48 channel(s) (halo included, zeros
+// Schedule (the default rule): staged: channels_per_block 144, block_tile [28, 3], copy_groups 4
+//   Channels lie side by side (NHWC). A tile is 28 x 3 output pixels x 144 channel(s). Its block
+//   copies the tile's input window, 30 x 5 pixels x 144 channel(s) (halo included, zeros
 //   outside the image), into shared memory with 16-byte copies (cp.async from sm_80),
-//   float16 elements as the input holds them, in 4 groups of 4 rows, each waited for just before
+//   float16 elements as the input holds them, in 4 groups of 8 rows, each waited for just before
 //   its first row is used. Each thread then owns one input channel of one
 //   output column: with every tap of its 1 output channel(s) in registers it slides down the
 //   staged rows, reads each row's window columns once, and adds them to every output row that uses
 //   them; an output row is written (epilogue in fp32, one rounding) once its last input row is in.
 //
-// Launch: grid N * 84 tiles (4 row tile(s) x 7 column tile(s) x 3 channel block(s)),
-//   block 384 threads; shared memory 15360 bytes per block.
+// Launch: grid N * 38 tiles (2 row tile(s) x 19 column tile(s) x 1 channel block(s)),
+//   block 432 threads; shared memory 43200 bytes per block.
 //   Pointers: every tensor aligned to 16 bytes (the dispatch asks it of all; the input copies need it).
 //   Input copies: 16 bytes.
 //   Output stores: plain stores, normal L2 priority.
@@ -62,22 +62,22 @@ constexpr int kPadLeft = 1;
 constexpr int kOutChannels = 144;
 
 // Schedule constants. Thread = column * kBlockChannels + channel.
-constexpr int kBlockChannels = 48;
-constexpr int kTileH = 14;  // output rows of a tile
-constexpr int kTileW = 8;  // output columns of a tile
+constexpr int kBlockChannels = 144;
+constexpr int kTileH = 28;  // output rows of a tile
+constexpr int kTileW = 3;  // output columns of a tile
 constexpr int kThreads = kBlockChannels * kTileW;
-constexpr int kChannelBlocks = 3;
-constexpr int kColumnTiles = 7;
-constexpr int kRowTiles = 4;
+constexpr int kChannelBlocks = 1;
+constexpr int kColumnTiles = 19;
+constexpr int kRowTiles = 2;
 // The staged window: kStagedRows x kStagedColumns pixels of kBlockChannels
 // elements each, copied kCopyElements at a time, in kCopyGroups groups of
 // kGroupRows rows (the last may hold fewer).
-constexpr int kStagedRows = 16;
-constexpr int kStagedColumns = 10;
+constexpr int kStagedRows = 30;
+constexpr int kStagedColumns = 5;
 constexpr int kCopyElements = 8;  // 16 bytes
 constexpr int kPixelCopies = kBlockChannels / kCopyElements;
 constexpr int kCopyGroups = 4;
-constexpr int kGroupRows = 4;
+constexpr int kGroupRows = 8;
 constexpr int kGroupCopies = kGroupRows * kStagedColumns * kPixelCopies;  // of a full group
 constexpr int kCopySteps = (kGroupCopies + kThreads - 1) / kThreads;  // copies a thread issues per group
 // The L2 priority of the output stores (the input copies take theirs as an
@@ -186,6 +186,7 @@ dw_f16_nhwc_n64_c144_h56_w56_k3x3_s1_p1_m1_ssrelu6(const Element* __restrict__ i
       if (ky != kKH - 1) continue;
       // Output row r is complete: epilogue (relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)), then its single write.
       const int oy = row_tile * kTileH + r;
+      if (oy >= kOutH || ox >= kOutW) continue;
 #pragma unroll
       for (int m = 0; m < kMultiplier; ++m) {
         float value = acc[r][m];
@@ -203,10 +204,10 @@ dw_f16_nhwc_n64_c144_h56_w56_k3x3_s1_p1_m1_ssrelu6(const Element* __restrict__ i
 cudaError_t launch_dw_f16_nhwc_n64_c144_h56_w56_k3x3_s1_p1_m1_ssrelu6(const void* input, const void* filter, const void* epilogue_a,
     const void* epilogue_b, void* output, int batch,
     cudaStream_t stream) {
-  const long long count = static_cast<long long>(batch) * 84;  // tiles
+  const long long count = static_cast<long long>(batch) * 38;  // tiles
   if (count > 0x7fffffffLL) return cudaErrorInvalidConfiguration;  // the kernel numbers them with an int
   dim3 grid(static_cast<unsigned>(count), 1, 1);
-  const dim3 block(384, 1, 1);
+  const dim3 block(432, 1, 1);
   dw_f16_nhwc_n64_c144_h56_w56_k3x3_s1_p1_m1_ssrelu6<<<grid, block, 0, stream>>>(static_cast<const Element*>(input), static_cast<const Element*>(filter),
       static_cast<const Element*>(epilogue_a), static_cast<const Element*>(epilogue_b),
       static_cast<Element*>(output), static_cast<int>(count));

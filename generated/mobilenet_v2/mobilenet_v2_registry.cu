@@ -169,7 +169,7 @@ constexpr detail::RegistryEntry<DepthwiseProblem> kDepthwiseEntries[] = {
      65535},
     {[] { DepthwiseProblem p; p.n = 64; p.c = 144; p.h = 56; p.w = 56; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; p.dtype = DataType::kFloat16; p.layout = Layout::kNHWC; return p; }(),
      "dw_f16_nhwc_n64_c144_h56_w56_k3x3_s1_p1_m1_ssrelu6",
-     "staged: channels_per_block 48, block_tile [14, 8], copy_groups 4",
+     "staged: channels_per_block 144, block_tile [28, 3], copy_groups 4",
      "specs/mobilenet_v2.yaml:56",
      &convgen_mobilenet_v2::launch_dw_f16_nhwc_n64_c144_h56_w56_k3x3_s1_p1_m1_ssrelu6,
      16,

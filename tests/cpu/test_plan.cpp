@@ -1508,21 +1508,20 @@ TEST(StagedPlan, DefaultRuleInNhwc) {
 }
 
 // Small filters: the most channels in runs of up to 128 bytes, in multiples
-// of 32 (144 float16 channels: 48, 96 bytes; 64 does not divide 144); 7 or
+// of 32 (144 float32 channels: 24, 96 bytes; 32 does not divide 144); 7 or
 // 8 columns, whichever leaves fewer ragged (56 columns: 8, none ragged; 28:
 // 7); 14 rows at stride 1, 7 at stride 2. At batch 1 the rows halve while
 // the grid holds fewer than two blocks for each of the H100's 132 SMs: 960
 // channels of 7 x 7 at 64 a block, 15 x 1 x 1 tiles of 7 rows, then 4, 2,
 // 1 row (15 x 7 = 105 blocks, as many as it gets), copied in one group:
 // groups only where the grid holds 4 blocks an SM (528 on the H100). The
-// batch-64 layers' grids do (64 x 3 x 4 x 7 = 5,376 blocks for the first).
+// batch-64 layers' grids do (64 x 6 x 4 x 7 = 10,752 blocks for the first).
 TEST(StagedPlan, SmallFilterDefaults) {
-  const KernelPlan p =
-      plan("{n: 64, c: 144, h: 56, w: 56, filter: 3, padding: same, dtype: float16, layout: NHWC}");
-  EXPECT_EQ(p.schedule.summary(), "staged: channels_per_block 48, block_tile [14, 8], copy_groups 4");
-  EXPECT_EQ(p.block_threads, 48 * 8);
-  EXPECT_EQ(p.smem_bytes, 16 * 10 * 48 * 2);
-  EXPECT_EQ(p.number("tiles_per_image"), 3 * 4 * 7);
+  const KernelPlan p = plan("{n: 64, c: 144, h: 56, w: 56, filter: 3, padding: same, layout: NHWC}");
+  EXPECT_EQ(p.schedule.summary(), "staged: channels_per_block 24, block_tile [14, 8], copy_groups 4");
+  EXPECT_EQ(p.block_threads, 24 * 8);
+  EXPECT_EQ(p.smem_bytes, 16 * 10 * 24 * 4);
+  EXPECT_EQ(p.number("tiles_per_image"), 6 * 4 * 7);
   EXPECT_EQ(plan("{n: 64, c: 192, h: 56, w: 56, filter: 3, stride: 2, padding: same, dtype: bfloat16, "
                  "layout: NHWC}")
                 .schedule.summary(),
@@ -1539,7 +1538,11 @@ TEST(StagedPlan, SmallFilterDefaults) {
 // threads; the window of 7 rows at stride 2 is 15 x 9 pixels, 38,880
 // bytes). 5x5 at stride 2: the large-filter rows (28) shrink until the
 // window fits 48 KiB: 21, 15, then 11 rows (25 x 11 pixels of 72 float16
-// channels, 39,600 bytes). Stride 1, or 384-byte pixels: the usual rule.
+// channels, 39,600 bytes). 384-byte pixels: the usual rule. A 3x3 filter at
+// stride 1 whose pixels hold 129-288 bytes: whole pixels, 3 columns, 28
+// rows (30 x 5 pixels of 288 bytes, 43,200), where the grid holds two blocks
+// an SM: 64 x 2 x 19 = 2,432 tiles; at batch 1, 38, so the usual rule (48
+// channels, 8 columns, rows halved to 4).
 TEST(StagedPlan, StridedLayersTakeWholePixels) {
   const KernelPlan p =
       plan("{n: 64, c: 144, h: 56, w: 56, filter: 3, stride: 2, padding: same, dtype: float16, layout: NHWC}");
@@ -1550,9 +1553,14 @@ TEST(StagedPlan, StridedLayersTakeWholePixels) {
       plan("{n: 64, c: 72, h: 56, w: 56, filter: 5, stride: 2, padding: same, dtype: float16, layout: NHWC}");
   EXPECT_EQ(large.schedule.summary(), "staged: channels_per_block 72, block_tile [11, 4], copy_groups 4");
   EXPECT_EQ(large.smem_bytes, 25 * 11 * 144);
-  EXPECT_EQ(plan("{n: 64, c: 144, h: 56, w: 56, filter: 3, padding: same, dtype: float16, layout: NHWC}")
+  const KernelPlan stride1 =
+      plan("{n: 64, c: 144, h: 56, w: 56, filter: 3, padding: same, dtype: float16, layout: NHWC}");
+  EXPECT_EQ(stride1.schedule.summary(), "staged: channels_per_block 144, block_tile [28, 3], copy_groups 4");
+  EXPECT_EQ(stride1.smem_bytes, 30 * 5 * 288);
+  EXPECT_EQ(stride1.number("tiles_per_image"), 2 * 19);
+  EXPECT_EQ(plan("{n: 1, c: 144, h: 56, w: 56, filter: 3, padding: same, dtype: float16, layout: NHWC}")
                 .schedule.summary(),
-            "staged: channels_per_block 48, block_tile [14, 8], copy_groups 4");
+            "staged: channels_per_block 48, block_tile [4, 8]");
   EXPECT_EQ(plan("{n: 64, c: 96, h: 56, w: 56, filter: 3, stride: 2, padding: same, layout: NHWC}")
                 .schedule.summary(),
             "staged: channels_per_block 32, block_tile [7, 7], copy_groups 4");
@@ -1561,21 +1569,22 @@ TEST(StagedPlan, StridedLayersTakeWholePixels) {
 // copy_groups splits the staged rows into groups of ceil(rows / groups):
 // 16 rows in 3 groups are 6, 6 and 4; asking for more groups than make
 // rows of their own gets as many as there are (6 rows, 8 asked: 6 groups
-// of 1 row; 7 asked of 16 rows: groups of 3, so 6).
+// of 1 row; 7 asked of 16 rows: groups of 3, so 6). Tiles of [14, 8] stage
+// 16 rows.
 TEST(StagedPlan, CopyGroupsSplitTheRows) {
   const std::string shape = "{n: 64, c: 144, h: 56, w: 56, filter: 3, padding: same, dtype: float16, layout: NHWC, ";
-  const KernelPlan three = plan(shape + "schedule: {algorithm: staged, copy_groups: 3}}");
+  const KernelPlan three = plan(shape + "schedule: {algorithm: staged, channels_per_block: 48, block_tile: [14, 8], copy_groups: 3}}");
   EXPECT_EQ(three.number("staged_rows"), 16);
   EXPECT_EQ(three.number("group_rows"), 6);
   EXPECT_EQ(three.number("copy_groups"), 3);
   EXPECT_EQ(three.schedule.summary(), "staged: channels_per_block 48, block_tile [14, 8], copy_groups 3");
-  const KernelPlan seven = plan(shape + "schedule: {algorithm: staged, copy_groups: 7}}");
+  const KernelPlan seven = plan(shape + "schedule: {algorithm: staged, channels_per_block: 48, block_tile: [14, 8], copy_groups: 7}}");
   EXPECT_EQ(seven.number("group_rows"), 3);
   EXPECT_EQ(seven.number("copy_groups"), 6);
-  const KernelPlan one = plan(shape + "schedule: {algorithm: staged, copy_groups: 1}}");
+  const KernelPlan one = plan(shape + "schedule: {algorithm: staged, channels_per_block: 48, block_tile: [14, 8], copy_groups: 1}}");
   EXPECT_EQ(one.schedule.summary(), "staged: channels_per_block 48, block_tile [14, 8]");
   EXPECT_FALSE(one.flag("grouped_copies"));
-  const KernelPlan tiny = plan(shape + "schedule: {algorithm: staged, block_tile: [4, 8], copy_groups: 8}}");
+  const KernelPlan tiny = plan(shape + "schedule: {algorithm: staged, channels_per_block: 48, block_tile: [4, 8], copy_groups: 8}}");
   EXPECT_EQ(tiny.number("staged_rows"), 6);
   EXPECT_EQ(tiny.number("copy_groups"), 6);
   EXPECT_EQ(tiny.number("group_rows"), 1);
