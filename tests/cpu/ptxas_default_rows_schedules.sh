@@ -21,8 +21,9 @@ trap 'rm -rf "$work"' EXIT
 # Only that algorithm's kernels: the others are not bounded by its rule.
 # The header line is "// Schedule (<origin>): <algorithm>: <knobs>"; the
 # origin may hold a colon (tuned on <gpu>: ...), so match up to "): ".
-grep -L -E "^// Schedule \(.*\): ($algorithm):" "$work"/dw_*.cu | xargs -r rm --
-rows=$(find "$work" -name 'dw_*.cu' | wc -l)
+shopt -s nullglob
+grep -L -E "^// Schedule \(.*\): ($algorithm):" "$work"/dw_*.cu "$work"/conv_*.cu | xargs -r rm --
+rows=$(find "$work" -name 'dw_*.cu' -o -name 'conv_*.cu' | wc -l)
 echo "$rows kernels of $spec have the $algorithm algorithm"
 if (( rows == 0 )); then
   echo "FAIL: no $algorithm kernels to check" >&2

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Compiles every kernel (dw_*.cu) in the given directories for sm_90 with
+# Compiles every kernel (dw_*.cu, conv_*.cu) in the given directories for sm_90 with
 # `ptxas -v` and checks that each function reports
 #   0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 # i.e. no local memory: every accumulator, tap and index stays in registers.
@@ -23,12 +23,12 @@ for dir in "$@"; do
     echo "FAIL: no directory $dir" >&2
     exit 1
   fi
-  for f in "$dir"/dw_*.cu; do
+  for f in "$dir"/dw_*.cu "$dir"/conv_*.cu; do
     [[ -e $f ]] && kernels+=("$f")
   done
 done
 if (( ${#kernels[@]} == 0 )); then
-  echo "FAIL: no kernels (dw_*.cu) in $*" >&2
+  echo "FAIL: no kernels (dw_*.cu, conv_*.cu) in $*" >&2
   exit 1
 fi
 

@@ -1269,6 +1269,42 @@ TEST(DefaultSchedule, EveryValidDenseWorkloadGetsOne) {
   EXPECT_TRUE(failures.empty()) << failures.size() << " valid workloads got no schedule, e.g.\n  " << failures.front();
 }
 
+// Stems: few input channels over wide images at large strides (7x7 stride
+// 2, 3x3 stride 2, 4x4 stride 4 patchify, 11x11 stride 4), at batch 1 and
+// 8. The patchify stem {n: 1, c: 3, c_out: 96, 224^2, 4x4 stride 4, valid}
+// once got a default staging 58,368 bytes (the limit is 49,152).
+TEST(DefaultSchedule, EveryStemGetsOne) {
+  int planned = 0;
+  std::vector<std::string> failures;
+  for (int n : {1, 8}) {
+    for (int c : {1, 3, 4}) {
+      for (int c_out : {16, 64, 96}) {
+        for (int hw : {160, 224, 227, 299}) {
+          for (int k : {2, 3, 4, 5, 7, 11}) {
+            for (int stride : {1, 2, 3, 4}) {
+              for (const char* padding : {"same", "valid"}) {
+                const std::string text = "{op: conv2d, n: " + std::to_string(n) + ", c: " + std::to_string(c) +
+                                         ", c_out: " + std::to_string(c_out) + ", h: " + std::to_string(hw) +
+                                         ", w: " + std::to_string(hw) + ", filter: " + std::to_string(k) +
+                                         ", stride: " + std::to_string(stride) + ", padding: " + padding + "}";
+                try {
+                  const KernelPlan p = plan_kernel(workload(text));
+                  EXPECT_LE(p.smem_bytes, convgen::kMaxStaticSharedBytes) << text;
+                  ++planned;
+                } catch (const InputError& e) {
+                  failures.push_back(text + ": " + e.diagnostics().front().message);
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(planned, 2 * 3 * 3 * 4 * 6 * 4 * 2);
+  EXPECT_TRUE(failures.empty()) << failures.size() << " stems got no schedule, e.g.\n  " << failures.front();
+}
+
 }  // namespace
 }  // namespace convgen_test
 

@@ -4,11 +4,11 @@ processes (`dask worker --resources GPU=1`) whose `convgen tune` runs under the 
 (CONVGEN_TUNE_FAKE_GPU: the default schedule, a time drawn from the names, nothing measured).
 
 1. Split and merge, two GPU kinds: every kernel tuned once per kind, and each entry equals what one
-   `convgen tune` on one host writes for that kind.
-2. Resume: a run limited to some kernels, then the full run tunes only the rest; a third tunes none.
-3. A killed task: the `convgen tune` of a task killed mid-kernel is retried, and nothing is lost.
-4. A lost worker: one of two workers of a kind killed mid-run; the scheduler moves its tasks.
-5. Ctrl-C: the driver interrupted mid-run exits 130 and leaves a valid database (every checksum
+   `convgen tune` on one host writes for that kind. Resume: a run limited to some kernels, then the
+   full run tunes only the rest; a third tunes none.
+2. A killed task: the `convgen tune` of a task killed mid-kernel is retried, and nothing is lost.
+3. A lost worker: one of two workers of a kind killed mid-run; the scheduler moves its tasks.
+4. Ctrl-C: the driver interrupted mid-run exits 130 and leaves a valid database (every checksum
    and the end record verified); the same command then tunes exactly the kernels missing.
 
 Skipped (77) where dask.distributed is not installed.
@@ -158,38 +158,33 @@ class TuneCluster(unittest.TestCase):
         with open(self.db) as f:
             return sum(1 for line in f if line.startswith("  - kernel:"))
 
-    def test_split_and_merge_over_two_gpu_kinds(self):
+    def test_split_and_merge_over_two_gpu_kinds_then_resume(self):
         self.cluster.add_worker(KIND_A)
         self.cluster.add_worker(KIND_B)
         self.cluster.wait_for(2)
-        r = self.driver()
-        self.assertEqual(r.returncode, 0, r.stderr)
-        names = self.kernel_names()
-        self.assertEqual(len(names), 8)
-        got = self.entries()
-        self.assertEqual(set(got), {(k, g) for k in names for g in (KIND_A, KIND_B)})
-        expected = {**self.single_host(KIND_A), **self.single_host(KIND_B)}
-        self.assertEqual(got, expected)
-        self.assertIn(f"16/16 kernels ({KIND_A}: 8/8, {KIND_B}: 8/8)", r.stderr)
-        leftovers = [n for n in os.listdir(self.tmp) if n.startswith((".tune-cluster-", ".convgen-tmp"))]
-        self.assertEqual(leftovers, [])
-
-    def test_resume_tunes_only_what_is_missing(self):
-        self.cluster.add_worker(KIND_A)
-        self.cluster.wait_for(1)
+        # First the dense kernels only, then the rest: the second run tunes only what is missing.
         r = self.driver("--kernels", "conv_")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn(f"{KIND_A}: 1 worker(s), 2 kernel(s) to tune", r.stderr)
         r = self.driver()
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn(f"{KIND_A}: 1 worker(s), 6 kernel(s) to tune", r.stderr)
+        self.assertIn(f"{KIND_B}: 1 worker(s), 6 kernel(s) to tune", r.stderr)
+        self.assertIn(f"12/12 kernels ({KIND_A}: 6/6, {KIND_B}: 6/6)", r.stderr)
+        names = self.kernel_names()
+        self.assertEqual(len(names), 8)
+        got = self.entries()
+        self.assertEqual(set(got), {(k, g) for k in names for g in (KIND_A, KIND_B)})
+        expected = {**self.single_host(KIND_A), **self.single_host(KIND_B)}
+        self.assertEqual(got, expected)
+        leftovers = [n for n in os.listdir(self.tmp) if n.startswith((".tune-cluster-", ".convgen-tmp"))]
+        self.assertEqual(leftovers, [])
         r = self.driver()
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn(f"{KIND_A}: 1 worker(s), 0 kernel(s) to tune", r.stderr)
-        self.assertEqual(len(self.entries()), 8)
 
     def test_a_killed_task_is_retried(self):
-        self.cluster.add_worker(KIND_A, seconds=0.4)
+        self.cluster.add_worker(KIND_A, seconds=0.3)
         self.cluster.wait_for(1)
         p = self.driver(wait=False)
         # Kill the first `convgen tune` a task starts, mid-kernel.
@@ -205,8 +200,8 @@ class TuneCluster(unittest.TestCase):
         self.assertIn("8/8 kernels", err)
 
     def test_a_lost_worker_moves_its_tasks(self):
-        self.cluster.add_worker(KIND_A, seconds=0.5)
-        doomed = self.cluster.add_worker(KIND_A, seconds=0.5)
+        self.cluster.add_worker(KIND_A, seconds=0.3)
+        doomed = self.cluster.add_worker(KIND_A, seconds=0.3)
         self.cluster.wait_for(2)
         p = self.driver(wait=False)
         self.assertTrue(self.wait_until(lambda: self.held() >= 1), "nothing merged")
@@ -216,7 +211,7 @@ class TuneCluster(unittest.TestCase):
         self.assertEqual(len(self.entries()), 8)
 
     def test_ctrl_c_leaves_a_valid_database(self):
-        self.cluster.add_worker(KIND_A, seconds=0.5)
+        self.cluster.add_worker(KIND_A, seconds=0.3)
         self.cluster.wait_for(1)
         p = self.driver(wait=False)
         self.assertTrue(self.wait_until(lambda: self.held() >= 2), "nothing merged")

@@ -104,6 +104,12 @@ DirectShape direct_shape(const Workload& wl, const Direct& s) {
 // (8 channels x 2 rows x 4 columns), 7 rows of threads where that tiles a
 // 14- or 28-row output exactly. Then the reduction split: 8 or 4 input
 // channels a stage, halved until the two staged stages fit.
+// The widest row of the window a default thread keeps: ptxas on sm_90
+// compiled stems whose span was 19 columns (7 columns a thread at stride 2,
+// 7x7) without spills, and spilled at 23 (4 columns at stride 4, 11x11) and
+// 28 (7 at stride 4, 4x4).
+constexpr int kMaxDefaultSpanW = 20;
+
 Direct default_direct(const Workload& wl) {
   const int out_h = wl.out_h(), out_w = wl.out_w();
   Direct s;
@@ -115,6 +121,12 @@ Direct default_direct(const Workload& wl) {
     s.thread_cols = 7, s.threads_x = out_w / 7 <= 8 ? out_w / 7 : 4;
   } else {
     s.thread_cols = 4, s.threads_x = std::min(8, ceil_div(out_w, 4));
+  }
+  // A thread's row of the window spans (thread_cols - 1) * stride + the
+  // filter's width of input columns, all live at once: fewer columns where
+  // that exceeds kMaxDefaultSpanW.
+  while (s.thread_cols > 1 && (s.thread_cols - 1) * wl.stride_w + (wl.kw - 1) * wl.dilation_w + 1 > kMaxDefaultSpanW) {
+    s.thread_cols = ceil_div(s.thread_cols, 2);
   }
   auto set = [&s](int co, int tz, int rows, int ty, int ci) {
     s.thread_co = co, s.threads_z = tz, s.thread_rows = rows, s.threads_y = ty, s.ci_step = ci;
@@ -151,11 +163,34 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   s.thread_cols = req.value("thread_cols").value_or(s.thread_cols);
   s.column_groups = req.value("column_groups").value_or(s.column_groups);
   s.ci_step = req.value("ci_step").value_or(s.ci_step);
-  // The default shrinks the staged tiles until they fit.
+  // The default shrinks the staged tiles until they fit: fewer input
+  // channels a stage, then fewer rows, columns and channels of threads, then
+  // fewer channels a thread (knobs the spec sets stay). Wide inputs at large
+  // strides need the rows and columns: a 4x4 stride-4 stem over 224 columns
+  // stages 224 input columns for every row of threads, 58,368 bytes at 8
+  // rows and one channel a stage. Large filters need the channels: an 11x11
+  // filter's weights for 64 output channels take 61,952 bytes.
+  const int smem_limit = std::min(options.max_shared_bytes, kMaxStaticSharedBytes);
   DirectShape d = direct_shape(wl, s);
-  while (d.smem_bytes > std::min(options.max_shared_bytes, kMaxStaticSharedBytes) && !req.has("ci_step") && s.ci_step > 1) {
-    s.ci_step /= 2;
-    d = direct_shape(wl, s);
+  // Halves the first of `knobs` the spec leaves free and above 1; false if none is.
+  const auto halve = [&](std::initializer_list<std::pair<const char*, int*>> knobs) {
+    for (const auto& [knob, value] : knobs) {
+      if (req.has(knob) || *value == 1) continue;
+      *value = std::max(1, *value / 2);
+      d = direct_shape(wl, s);
+      return true;
+    }
+    return false;
+  };
+  while (d.smem_bytes > smem_limit) {
+    if (halve({{"ci_step", &s.ci_step}})) continue;
+    // The larger of the two staged tiles shrinks first.
+    const bool weights = d.w_stage >= d.in_stage;
+    const std::initializer_list<std::pair<const char*, int*>> channels = {{"threads_z", &s.threads_z},
+                                                                           {"thread_co", &s.thread_co}};
+    const std::initializer_list<std::pair<const char*, int*>> pixels = {{"threads_y", &s.threads_y},
+                                                                         {"threads_x", &s.threads_x}};
+    if (!halve(weights ? channels : pixels) && !halve(weights ? pixels : channels)) break;
   }
 
   std::vector<Diagnostic> errors;
@@ -171,7 +206,6 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                                                  num(s.column_groups) + "); at most " + num(kMaxAccumulators) +
                                                  " fit in registers"});
   }
-  const int smem_limit = std::min(options.max_shared_bytes, kMaxStaticSharedBytes);
   if (d.smem_bytes > smem_limit) {
     errors.push_back({req.at("ci_step"), "the schedule stages " + num(d.smem_bytes) +
                                              " bytes of shared memory per block (two stages of " +
