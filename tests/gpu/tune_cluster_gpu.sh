@@ -7,9 +7,12 @@
 # the one-worker cluster runs under 0.9x the single host's kernels per minute, or a database differs
 # in its kernels. Winners that differ are listed with both times: whether that is timing noise is
 # read from the times (two workers time on one GPU at once).
+# Skipped (77) without dask.distributed or a GPU convgen can tune on.
 set -euo pipefail
 convgen=$1 out=$2 budget=${3:-10}
 root=$(cd "$(dirname "$0")/../.." && pwd)
+python3 -c "import distributed" 2>/dev/null || { echo "skipped: dask.distributed is not installed"; exit 77; }
+"$convgen" tune gpus >/dev/null 2>&1 || { echo "skipped: no GPU to tune on (convgen tune gpus failed)"; exit 77; }
 spec=$root/specs/seeds.yaml
 mkdir -p "$out"
 work=$(mktemp -d)
