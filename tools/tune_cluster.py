@@ -104,7 +104,10 @@ def worker_gpu(convgen):
     """The GPU kind of this worker, as the database names it."""
     import json as _json
     import subprocess as _subprocess
-    r = _subprocess.run([convgen, "tune", "gpus", "--devices", "0"], capture_output=True, text=True)
+    try:
+        r = _subprocess.run([convgen, "tune", "gpus", "--devices", "0"], capture_output=True, text=True)
+    except OSError as e:  # no convgen at that path on this worker
+        return {"error": f"{convgen}: {e.strerror}"}
     if r.returncode != 0:
         return {"error": (r.stderr or r.stdout).strip()[-500:]}
     return {"gpu": _json.loads(r.stdout)[0]["name"]}
