@@ -386,6 +386,22 @@ int vouch_command(const Options& o) {
   return 0;
 }
 
+// --devices' list (e.g. "0,1"), for tune and tune gpus; anything else is a usage error.
+[[maybe_unused]] std::vector<int> device_list(const std::string& text) {  // unused without the tuner
+  std::vector<int> devices;
+  std::stringstream list(text);
+  for (std::string item; std::getline(list, item, ',');) {
+    try {
+      size_t used = 0;
+      devices.push_back(std::stoi(item, &used));
+      if (used != item.size()) throw std::invalid_argument(item);
+    } catch (const std::exception&) {
+      throw ArgumentError("--devices: '" + text + "' is not a list of device numbers such as 0,1");
+    }
+  }
+  return devices;
+}
+
 int tune_command(const Options& o) {
   if (o.common.specs.empty()) throw ArgumentError("tune: give the spec files (or `convgen tune merge INTO FROM...`)");
   if (o.tune_db.empty()) throw ArgumentError("tune: --db is required");
@@ -400,18 +416,7 @@ int tune_command(const Options& o) {
   TuneOptions options = o.tune;
   options.db_path = o.tune_db;
   options.lock_timeout_s = o.lock_timeout_s;
-  options.devices.clear();
-  std::stringstream list(o.tune_devices);
-  for (std::string item; std::getline(list, item, ',');) {
-    try {
-      size_t used = 0;
-      options.devices.push_back(std::stoi(item, &used));
-      if (used != item.size()) throw std::invalid_argument(item);
-    } catch (const std::exception&) {
-      std::fprintf(stderr, "--devices: '%s' is not a list of device numbers such as 0,1\n", o.tune_devices.c_str());
-      return 2;
-    }
-  }
+  options.devices = device_list(o.tune_devices);
   // The kernels are planned for the GPUs they are timed on, unless --archs
   // names the library's list: a schedule is measured as the build makes it.
   if (plain.archs.empty()) plain.archs = convgen::tune::device_archs(options.devices);  // a fake GPU's too
@@ -569,9 +574,7 @@ CLI::App* add_tune(CLI::App& app, Options& o) {
 // `tune gpus`: the GPUs --devices names, as a tuning database names them.
 int tune_gpus_command(const Options& o) {
 #ifdef CONVGEN_HAVE_TUNER
-  std::vector<int> devices;
-  std::stringstream list(o.tune_devices);
-  for (std::string item; std::getline(list, item, ',');) devices.push_back(std::stoi(item));
+  const std::vector<int> devices = device_list(o.tune_devices);
   const std::vector<GpuId> ids = convgen::tune::device_ids(devices);
   nlohmann::json j = nlohmann::json::array();
   for (size_t i = 0; i < ids.size(); ++i) {
