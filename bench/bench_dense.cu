@@ -50,7 +50,7 @@ __global__ void fill_hashed(float* data, size_t count, uint32_t seed) {
   }
 }
 
-Fp32Peak measure_fp32_peak(Stopwatch& stopwatch, const std::string& sgemm_math, int sgemm_size) {
+GemmPeak measure_fp32_peak(Stopwatch& stopwatch, const std::string& sgemm_math, int sgemm_size) {
   const int size = sgemm_size;
   const size_t count = size_t(size) * size;
   const DeviceBuffer a = DeviceBuffer::floats(count), b = DeviceBuffer::floats(count),
@@ -65,7 +65,7 @@ Fp32Peak measure_fp32_peak(Stopwatch& stopwatch, const std::string& sgemm_math, 
   const bool pedantic = sgemm_math == "pedantic";
   // Neither mode uses TF32: that takes CUBLAS_TF32_TENSOR_OP_MATH.
   CUBLAS_CHECK(cublasSetMathMode(handle, pedantic ? CUBLAS_PEDANTIC_MATH : CUBLAS_DEFAULT_MATH));
-  Fp32Peak peak;
+  GemmPeak peak;
   CUBLAS_CHECK(cublasGetVersion(handle, &peak.cublas_version));
 
   const float alpha = 1.0f, beta = 0.0f;
@@ -82,6 +82,47 @@ Fp32Peak measure_fp32_peak(Stopwatch& stopwatch, const std::string& sgemm_math, 
   peak.method = "cublasSgemm " + n + "x" + n + "x" + n + ", " +
                 (pedantic ? "CUBLAS_PEDANTIC_MATH" : "CUBLAS_DEFAULT_MATH") +
                 " (fp32 FMA, no TF32), median of " + std::to_string(kPeakTrials) + " runs, L2 warm";
+  return peak;
+}
+
+// The tensor-core peak: an fp16 GEMM with fp32 sums (what the half-precision
+// rows' kernels run), on the same filled data converted to fp16.
+__global__ void to_half(const float* in, __half* out, size_t count) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count; i += size_t{gridDim.x} * blockDim.x) {
+    out[i] = __float2half_rn(in[i]);
+  }
+}
+
+GemmPeak measure_tensor_peak(Stopwatch& stopwatch, int size) {
+  const size_t count = size_t(size) * size;
+  const DeviceBuffer a32 = DeviceBuffer::floats(count), b32 = DeviceBuffer::floats(count);
+  const DeviceBuffer a = DeviceBuffer::elements(count, convgen::DataType::kFloat16),
+                     b = DeviceBuffer::elements(count, convgen::DataType::kFloat16),
+                     c = DeviceBuffer::elements(count, convgen::DataType::kFloat16);
+  fill_hashed<<<1024, 256, 0, stopwatch.stream()>>>(a32.f32(), count, 3u);
+  fill_hashed<<<1024, 256, 0, stopwatch.stream()>>>(b32.f32(), count, 4u);
+  to_half<<<1024, 256, 0, stopwatch.stream()>>>(a32.f32(), static_cast<__half*>(a.data()), count);
+  to_half<<<1024, 256, 0, stopwatch.stream()>>>(b32.f32(), static_cast<__half*>(b.data()), count);
+  CUDA_CHECK(cudaGetLastError());
+
+  cublasHandle_t handle = nullptr;
+  CUBLAS_CHECK(cublasCreate(&handle));
+  CUBLAS_CHECK(cublasSetStream(handle, stopwatch.stream()));
+  GemmPeak peak;
+  CUBLAS_CHECK(cublasGetVersion(handle, &peak.cublas_version));
+  const float alpha = 1.0f, beta = 0.0f;
+  const Launch hgemm = [&](cudaStream_t) {
+    CUBLAS_CHECK(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &alpha, a.data(), CUDA_R_16F, size,
+                              b.data(), CUDA_R_16F, size, &beta, c.data(), CUDA_R_16F, size, CUBLAS_COMPUTE_32F,
+                              CUBLAS_GEMM_DEFAULT));
+  };
+  stopwatch.time_runs_ms(hgemm, 2, false);
+  const double ms = median(stopwatch.time_runs_ms(hgemm, kPeakTrials, false));
+  CUBLAS_CHECK(cublasDestroy(handle));
+  peak.tflops = 2.0 * double(size) * size * size / (ms * 1e-3) / 1e12;
+  const std::string n = std::to_string(size);
+  peak.method = "cublasGemmEx " + n + "x" + n + "x" + n + ", fp16 in and out, CUBLAS_COMPUTE_32F (tensor cores), median of " +
+                std::to_string(kPeakTrials) + " runs, L2 warm";
   return peak;
 }
 
@@ -109,7 +150,9 @@ struct DenseBench {
       "copy ceiling (1 GiB device-to-device copy, bytes read + written, measured in the same run).\n"
       "fp32 peak = cublasSgemm of --sgemm-size^3 without TF32 (--sgemm-math), measured in the same run.\n"
       "flops = 2 * N * C_out * OH * OW * C_in * KH * KW; tflops = flops / convgen hot time.\n"
-      "roofline_us = max(floor_us, flops / fp32 peak); *_frac_roofline = roofline_us / cold time;\n"
+      "tensor-core peak = cublasGemmEx of --sgemm-size^3 in fp16 with fp32 sums, measured in the same run.\n"
+      "roofline_us = max(floor_us, flops / peak), the fp32 peak for float32 rows, the tensor-core peak for\n"
+      "float16 and bfloat16 rows; *_frac_roofline = roofline_us / cold time;\n"
       "*_frac_ceiling = floor_us / cold time. The cuDNN columns time the convolution alone (legacy API,\n"
       "fastest algorithm of cudnnFindConvolutionForwardAlgorithmEx under CUDNN_FMA_MATH); the check accepts a\n"
       "max relative error (to the largest output) of 1e-4, 1e-3 where cuDNN chose a Winograd or FFT algorithm,\n"
@@ -212,8 +255,11 @@ struct DenseBench {
         ->capture_default_str()
         ->check(CLI::Range(256, 32768));
   }
-  static Fp32Peak measure_peak(Stopwatch& stopwatch, const Options& options) {
+  static GemmPeak measure_peak(Stopwatch& stopwatch, const Options& options) {
     return measure_fp32_peak(stopwatch, options.sgemm_math, options.sgemm_size);
+  }
+  static GemmPeak measure_tensor_peak(Stopwatch& stopwatch, const Options& options) {
+    return ::measure_tensor_peak(stopwatch, options.sgemm_size);
   }
 
   using Lib = Library<Problem, Args, convgen::Conv2dKernelInfo>;

@@ -36,7 +36,8 @@
 //   filter_from_cudnn(p, values): the filter in convgen's memory order, from
 //     the values in cuDNN's,
 //   flop_count(p) (NaN: not counted), cudnn_shape(p), row_label(p),
-//   make_args(p, operands, output), add_options(app, options), measure_peak(stopwatch, options).
+//   make_args(p, operands, output), add_options(app, options), measure_peak(stopwatch, options),
+//   measure_tensor_peak(stopwatch, options).
 #pragma once
 
 #include "bench_output.h"
@@ -127,7 +128,9 @@ RowResult<Op> measure_row(const Selected<Op>& selected, const Machine& machine, 
   const Problem plain_problem = without_epilogue<Op>(row.problem);
   row.floor_us = double(bytes_moved<Op>(row.problem)) / (machine.ceiling_tbps * 1e6);  // tbps * 1e6: bytes per us
   row.flops = Op::flop_count(row.problem);
-  if (std::isfinite(row.flops)) row.roofline_us = std::max(row.floor_us, row.flops / (machine.peak.tflops * 1e6));
+  // Half precision runs on tensor cores: its roofline is their peak.
+  const GemmPeak& peak = row.problem.dtype == convgen::DataType::kFloat32 ? machine.peak : machine.tensor_peak;
+  if (std::isfinite(row.flops)) row.roofline_us = std::max(row.floor_us, row.flops / (peak.tflops * 1e6));
 
   const Operands ops = make_operands<Op>(row.problem, seed);
   const size_t outputs = Op::output_count(row.problem);
@@ -282,9 +285,14 @@ int run(int argc, char** argv) {
   Stopwatch stopwatch(options.flush == "read");
   machine.ceiling_tbps = measure_copy_ceiling_tbps(stopwatch);
   machine.peak = Op::measure_peak(stopwatch, options);
+  machine.tensor_peak = Op::measure_tensor_peak(stopwatch, options);
   std::string peak_text;
   if (std::isfinite(machine.peak.tflops)) {
     peak_text = "; fp32 peak " + fixed(machine.peak.tflops, 2) + " TFLOP/s (" + machine.peak.method + ")";
+  }
+  if (std::isfinite(machine.tensor_peak.tflops)) {
+    peak_text += "; tensor-core peak " + fixed(machine.tensor_peak.tflops, 2) + " TFLOP/s (" +
+                 machine.tensor_peak.method + ")";
   }
   std::fprintf(stderr, "%s: copy ceiling %.2f TB/s%s\n", machine.gpu.c_str(), machine.ceiling_tbps, peak_text.c_str());
 

@@ -200,6 +200,10 @@ void print_results(const std::vector<RowResult<Op>>& rows, const Machine& machin
   if (std::isfinite(machine.peak.tflops)) {
     std::cout << "; fp32 peak " << fixed(machine.peak.tflops, 2) << " TFLOP/s (" << machine.peak.method << ")";
   }
+  if (std::isfinite(machine.tensor_peak.tflops)) {
+    std::cout << "; tensor-core peak " << fixed(machine.tensor_peak.tflops, 2) << " TFLOP/s ("
+              << machine.tensor_peak.method << ")";
+  }
   std::cout << "\n" << Op::kTableLegend << "\n\n";
   print_rows(rows, concat(Op::kRowColumns, Op::kTableColumns));
 
@@ -262,6 +266,10 @@ Json results_document(const Machine& machine, const typename Op::Options& option
     document["fp32_peak_tflops"] = number(machine.peak.tflops, 3);
     document["fp32_peak_method"] = machine.peak.method;
     document["cublas_version"] = machine.peak.cublas_version;
+  }
+  if (std::isfinite(machine.tensor_peak.tflops)) {
+    document["tensor_peak_tflops"] = number(machine.tensor_peak.tflops, 3);
+    document["tensor_peak_method"] = machine.tensor_peak.method;
   }
   if (Op::kTuned.linked()) document["tuning_db"] = Op::kTuned.tuning_db;
   finish_document(document, options, rows);

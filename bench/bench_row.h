@@ -380,7 +380,7 @@ struct RowResult : Selected<Op> {
 };
 
 // The fp32 peak an operator that counts FLOPs measures (bench_dense.cu).
-struct Fp32Peak {
+struct GemmPeak {
   double tflops = kNaN;  // NaN: not measured
   std::string method;
   int cublas_version = 0;
@@ -390,7 +390,8 @@ struct Fp32Peak {
 struct Machine {
   std::string gpu;
   double ceiling_tbps = kNaN;
-  Fp32Peak peak;
+  GemmPeak peak;         // fp32 FMA (no TF32): the roofline of float32 rows
+  GemmPeak tensor_peak;  // fp16 on tensor cores, fp32 sums: the roofline of float16 and bfloat16 rows
 };
 
 }  // namespace bench_driver

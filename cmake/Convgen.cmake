@@ -66,6 +66,31 @@ endforeach()
 # function, and fails on the warning.
 set(CONVGEN_NO_LOCAL_MEMORY_FLAGS "-Xptxas=-warn-lmem-usage,-warn-spills,-Werror")
 
+# CUTLASS's headers, for the kernels of the implicit_gemm algorithm (float16
+# and bfloat16 NHWC dense convolution on tensor cores), whose main loop is
+# CUTLASS's. CONVGEN_CUTLASS_INCLUDE_DIR names the folder holding
+# cutlass/cutlass.h; left empty, it is that of the nvidia-cutlass Python
+# package (scripts/install_deps.sh installs the pinned version). Without
+# them a library still builds every other kernel; an implicit_gemm kernel's
+# source then stops the build with an #error saying what to install.
+set(CONVGEN_CUTLASS_INCLUDE_DIR "" CACHE PATH "CUTLASS's include folder (holds cutlass/cutlass.h); empty: the nvidia-cutlass Python package's")
+if(NOT CONVGEN_CUTLASS_INCLUDE_DIR)
+  find_package(Python3 COMPONENTS Interpreter QUIET)
+  if(Python3_Interpreter_FOUND)
+    execute_process(
+      COMMAND "${Python3_EXECUTABLE}" -c
+              "import cutlass_library, os; print(os.path.join(os.path.dirname(cutlass_library.__file__), 'source', 'include'))"
+      RESULT_VARIABLE _convgen_rc OUTPUT_VARIABLE _convgen_cutlass OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    if(_convgen_rc EQUAL 0 AND EXISTS "${_convgen_cutlass}/cutlass/cutlass.h")
+      set(CONVGEN_CUTLASS_INCLUDE_DIR "${_convgen_cutlass}" CACHE PATH
+          "CUTLASS's include folder (holds cutlass/cutlass.h); empty: the nvidia-cutlass Python package's" FORCE)
+    endif()
+  endif()
+endif()
+if(CONVGEN_CUTLASS_INCLUDE_DIR)
+  set_property(GLOBAL PROPERTY CONVGEN_CUTLASS_INCLUDE_DIR "${CONVGEN_CUTLASS_INCLUDE_DIR}")
+endif()
+
 # Fails the configure, after `context`, when the generator's table rejects
 # the architecture list `archs` (below the oldest arch, malformed, or not
 # compiled by this CUDA toolkit). Sets <ok_var> instead of failing when given.
@@ -296,6 +321,12 @@ function(convgen_add_library target)
   set_target_properties(${target} PROPERTIES CUDA_ARCHITECTURES "${archs}")
   # Kernels need only fast host code; -lineinfo keeps profiles readable.
   target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
+  get_property(cutlass GLOBAL PROPERTY CONVGEN_CUTLASS_INCLUDE_DIR)
+  if(cutlass)
+    # CUTLASS's host-and-device code calls constexpr host functions (as its own build allows).
+    target_include_directories(${target} SYSTEM PRIVATE "${cutlass}")
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr>)
+  endif()
   if(ARG_NO_LOCAL_MEMORY)
     target_compile_options(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CUDA>:${CONVGEN_NO_LOCAL_MEMORY_FLAGS}>")
   endif()

@@ -30,7 +30,7 @@ message(STATUS "convgen: building the generator for configure-time queries in ${
 execute_process(
   COMMAND "${CMAKE_COMMAND}" -S "${_convgen_host_sources}" -B "${_convgen_host_dir}"
           -G "${CMAKE_GENERATOR}" -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O0 -DNDEBUG"
-          "-DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER}"
+          "-DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER}" "-DCMAKE_PREFIX_PATH=${CMAKE_PREFIX_PATH}"
   RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _out)
 if(NOT _rc EQUAL 0)
   message(FATAL_ERROR "convgen: configuring the host generator failed:\n${_out}")

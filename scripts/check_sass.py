@@ -4,7 +4,11 @@ backward branch (a loop the compiler did not unroll, such as one over filter
 taps or over a thread's outputs). Dense kernels (conv_*) loop over their
 input-channel stages, and depthwise kernels of the window algorithm over
 their tiles, each step ending at a block barrier: a loop whose body holds a
-barrier (BAR) is that loop and is allowed there; any other is not.
+barrier (BAR) is that loop and is allowed there. A loop that touches no
+memory at all is allowed too: the tensor-core kernels' CUTLASS iterators
+build their copy predicates in loops over the filter's rows and columns
+(runtime values to them) before the main loop, pure register arithmetic.
+Any other loop is not.
 
     scripts/check_sass.py LIBRARY.a... [--cuobjdump PATH]
 
@@ -18,6 +22,9 @@ import sys
 FUNCTION = re.compile(r"^\s*Function : (\S+)")
 INSTRUCTION = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(.*?);")
 BRANCH = re.compile(r"\b(BRA|BRX|JMP)\b[^;]*?0x([0-9a-f]+)")
+# Instructions that read or write memory (global, shared, local, constant
+# loads aside: those are parameters), or wait for such copies.
+MEMORY = re.compile(r"\b(LD|LDG|LDS|LDL|LDSM|ST|STG|STS|STL|LDGSTS|ATOM|ATOMS|RED|LDGDEPBAR)\b")
 
 
 def kernels(sass):
@@ -46,8 +53,10 @@ def problems(body):
         # A branch to itself closes every kernel (the trap after EXIT): not a loop.
         if m and int(m.group(2), 16) < address:
             target = int(m.group(2), 16)
-            synchronized = any(target <= a <= address and re.search(r"\bBAR\b", t) for a, t in body)
-            if not synchronized:
+            loop = [t for a, t in body if target <= a <= address]
+            synchronized = any(re.search(r"\bBAR\b", t) for t in loop)
+            touches_memory = any(MEMORY.search(t) for t in loop)
+            if not synchronized and touches_memory:
                 found.append("backward branch (loop) at 0x%x: %s" % (address, text))
     return found
 

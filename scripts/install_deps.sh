@@ -34,6 +34,16 @@ if ! python3 -c "import distributed, sys; sys.exit(distributed.__version__ != '$
   python3 -m pip install --help 2>/dev/null | grep -q -- --break-system-packages && pip_flags+=(--break-system-packages)
   python3 -m pip install -q "${pip_flags[@]}" "dask==$dask_version" "distributed==$dask_version"
 fi
+# CUTLASS's headers (the nvidia-cutlass wheel carries them), for the
+# tensor-core kernels of the implicit_gemm algorithm: pinned, since a
+# kernel's main loop is CUTLASS's template and its tests vouch for this one.
+cutlass_version=4.2.0.0
+if ! python3 -c "import importlib.metadata as m, sys; sys.exit(m.version('nvidia-cutlass') != '$cutlass_version')" >/dev/null 2>&1; then
+  echo "installing the CUTLASS headers (nvidia-cutlass $cutlass_version)"
+  pip_flags=()
+  python3 -m pip install --help 2>/dev/null | grep -q -- --break-system-packages && pip_flags+=(--break-system-packages)
+  python3 -m pip install -q --no-deps "${pip_flags[@]}" "nvidia-cutlass==$cutlass_version"
+fi
 if ! command -v nvcc >/dev/null 2>&1; then
   for dir in /usr/local/cuda/bin /usr/local/cuda-*/bin; do
     [ -x "$dir/nvcc" ] && { echo "nvcc is in $dir: add it to PATH"; break; }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs compute-sanitizer's memcheck, racecheck and initcheck over every kernel
-# of the shipped specs, then checks their machine code (no local memory, no
-# loop left over filter taps). Exits non-zero on any error.
+# of the shipped specs (and of tests/gpu/tensor_core.yaml where the build made
+# it), then checks their machine code (no local memory, no loop left over
+# filter taps). Exits non-zero on any error.
 #   scripts/sanitize.sh BUILD_DIR OUT_DIR
 set -u
 build=${1:?usage: scripts/sanitize.sh BUILD_DIR OUT_DIR}
@@ -24,7 +25,10 @@ for tool in memcheck racecheck initcheck; do
   [ "$rc" -eq 0 ] || status=1
 done
 echo "== machine code: local memory and loops over taps"
-python3 "$here/check_sass.py" "$build"/libconvgen_seeds.a "$build"/libconvgen_mobilenet_v2.a | tee "$out/sass_check.log"
+libs=("$build"/libconvgen_seeds.a "$build"/libconvgen_mobilenet_v2.a)
+# The tensor-core kernels, where the build made them (tests/gpu/CMakeLists.txt).
+[ -f "$build"/tests/gpu/libconvgen_tensor_core.a ] && libs+=("$build"/tests/gpu/libconvgen_tensor_core.a)
+python3 "$here/check_sass.py" "${libs[@]}" | tee "$out/sass_check.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 summary+=("sass: $(tail -1 "$out/sass_check.log")")
 echo "== summary"

@@ -6,6 +6,7 @@
 #include "convgen/element_f16.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <type_traits>
 #include <utility>
@@ -548,6 +549,34 @@ Status launched_generic(cudaError_t e, const char* kernel) {
   return launched(e, kernel, {"the convgen runtime", CONVGEN_RUNTIME_ARCHS, "CONVGEN_RUNTIME_ARCHS of the convgen build"});
 }
 
+// The current device's compute capability as 10 x major + minor (90 for
+// sm_90), found once per device; 0 when CUDA cannot say. Thread-safe: racing
+// first calls store the same number.
+int current_device_arch() {
+  constexpr int kMaxDevices = 64;
+  static std::atomic<int> known[kMaxDevices];  // 0: not found yet
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return 0;
+  if (device < kMaxDevices) {
+    if (const int arch = known[device].load(std::memory_order_relaxed); arch > 0) return arch;
+  }
+  int major = 0, minor = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+    return 0;
+  }
+  const int arch = 10 * major + minor;
+  if (device < kMaxDevices) known[device].store(arch, std::memory_order_relaxed);
+  return arch;
+}
+
+// Why a kernel does not run on this GPU: it needs a newer one.
+template <class Entry>
+std::string too_old_a_gpu(const Entry& e, int arch) {
+  return std::string("kernel ") + e.name + " runs on sm_" + std::to_string(e.min_arch) +
+         " and newer (tensor-core instructions); this GPU is sm_" + std::to_string(arch);
+}
+
 // Two levels, as in CUTLASS's operation table: kernels made for the same
 // problem up to the batch, then a preference among them: the kernel made for
 // this batch, else the one made for a runtime batch, else the first.
@@ -609,6 +638,9 @@ KernelChoice Registry<Problem>::find(const Problem& p) const {
                                             std::to_string(e->problem.n) + "; runs any batch (" + e->spec_location +
                                             ")";
   choice.reason += alignment;
+  if (e->min_arch > 0) {
+    choice.reason += "; GPUs older than sm_" + std::to_string(e->min_arch) + " run the generic kernel";
+  }
   return choice;
 }
 
@@ -644,6 +676,15 @@ Status Registry<Problem>::run(const Problem& p, const typename OperatorTraits<Pr
     }
     return Traits::generic(p, a, stream);
   }
+  if (e->min_arch > 0) {
+    const int arch = current_device_arch();
+    if (arch > 0 && arch < e->min_arch) {
+      if (dispatch == Dispatch::kStrict) {
+        return error(StatusCode::kUnsupportedDevice, too_old_a_gpu(*e, arch) + "; nothing was launched");
+      }
+      return Traits::generic(p, a, stream);
+    }
+  }
   return launched(Traits::launch(e->launch, p, a, stream), e->name,
                   {std::string("library ") + library, archs,
                    std::string("the ARCHS of the convgen_add_library() that makes library ") + library});
@@ -654,7 +695,7 @@ std::vector<KernelInfoFor<Problem>> Registry<Problem>::list() const {
   std::vector<KernelInfoFor<Problem>> infos;
   for (int i = 0; i < count; ++i) {
     const RegistryEntry<Problem>& e = entries[i];
-    infos.push_back({e.name, e.problem, e.schedule, e.spec_location, e.alignment, e.max_batch});
+    infos.push_back({e.name, e.problem, e.schedule, e.spec_location, e.alignment, e.max_batch, e.min_arch});
   }
   return infos;
 }

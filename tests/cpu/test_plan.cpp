@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 
+#include "convgen/gen/arch.hpp"
 #include "convgen/gen/plan.hpp"
 #include "test_util.h"
 
@@ -973,30 +974,78 @@ TEST(PlanStorage, TheDefaultRuleServesEveryDtypeAndLayoutSomeAlgorithmServes) {
   }
 }
 
-// Dense convolution serves float32 NCHW only, so far: the message in full.
-TEST(PlanStorage, Conv2dRefusesHalfAndChannelsLastByName) {
+// Dense convolution serves float32 NCHW (direct, gemm) and half precision
+// in NHWC (implicit_gemm): other storage is refused, the message in full.
+TEST(PlanStorage, Conv2dRefusesOtherStorageByName) {
   const Workload half = workload(
-      "{op: conv2d, n: 1, c: 32, c_out: 16, h: 16, w: 16, filter: 3, padding: same, dtype: float16, layout: NHWC}");
+      "{op: conv2d, n: 1, c: 32, c_out: 16, h: 16, w: 16, filter: 3, padding: same, dtype: float16, layout: NCHW}");
   std::vector<Diagnostic> errors = spec_errors([&] { plan_kernel(half); });
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].str(),
-            "test.yaml:3:89: error: no algorithm of conv2d serves float16 NHWC yet (direct: float32 in NCHW; gemm: "
-            "float32 in NCHW)");
+            "test.yaml:3:89: error: no algorithm of conv2d serves float16 NCHW yet (direct: float32 in NCHW; gemm: "
+            "float32 in NCHW; implicit_gemm: float16 or bfloat16 in NHWC)");
   const Workload nhwc =
       workload("{op: conv2d, n: 1, c: 32, c_out: 16, h: 16, w: 16, filter: 3, padding: same, layout: NHWC}");
   errors = spec_errors([&] { plan_kernel(nhwc); });
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].str(),
             "test.yaml:3:90: error: no algorithm of conv2d serves float32 NHWC yet (direct: float32 in NCHW; gemm: "
-            "float32 in NCHW)");
+            "float32 in NCHW; implicit_gemm: float16 or bfloat16 in NHWC)");
   const Workload gemm = workload(
-      "{op: conv2d, n: 1, c: 32, c_out: 16, h: 16, w: 16, filter: 1, padding: valid, dtype: bfloat16, "
+      "{op: conv2d, n: 1, c: 32, c_out: 16, h: 16, w: 16, filter: 1, padding: valid, dtype: bfloat16, layout: NHWC, "
       "schedule: {algorithm: gemm}}");
   errors = spec_errors([&] { plan_kernel(gemm); });
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].str(),
-            "test.yaml:3:122: error: algorithm 'gemm' serves float32 in NCHW; this workload is bfloat16 NCHW; no "
-            "algorithm of conv2d serves it yet");
+            "test.yaml:3:136: error: algorithm 'gemm' serves float32 in NCHW; this workload is bfloat16 NHWC; the "
+            "algorithms of conv2d that serve it: implicit_gemm");
+}
+
+// Half precision NHWC dense convolution takes the tensor-core algorithm by
+// default; its default rule, worked by hand for three layers on the H100
+// (sm_90 only: 132 SMs, so 88 blocks are "enough"):
+TEST(PlanImplicitGemm, DefaultRuleWorkedByHand) {
+  PlanOptions h100;
+  h100.target = parse_arch_list("90");
+  // ResNet 3x3 at batch 32, 28x28, 128 -> 128: M = 25088 pixels makes 196
+  // tiles of 128 x 128 (>= 88): the widest tile, 64 deep, 3 stages.
+  KernelPlan p = plan_kernel(workload("{op: conv2d, n: 32, c: 128, c_out: 128, h: 28, w: 28, filter: 3, "
+                                      "padding: same, dtype: float16, layout: NHWC}"),
+                             h100);
+  EXPECT_EQ(p.schedule.algorithm_name(), "implicit_gemm");
+  EXPECT_EQ(p.schedule.summary(), "implicit_gemm: cta_tile 128x128x64, warp_tile 64x64, 3 stages");
+  EXPECT_EQ(p.min_arch, 80);
+  EXPECT_EQ(p.alignment, 16);
+  EXPECT_EQ(p.smem_bytes, 3 * (128 + 128) * 64 * 2);  // the main loop's stages outweigh the epilogue's tile
+  // The same at batch 8: 49 tiles of 128 x 128, 98 of 64 x 128.
+  p = plan_kernel(workload("{op: conv2d, n: 8, c: 128, c_out: 128, h: 28, w: 28, filter: 3, padding: same, "
+                           "dtype: bfloat16, layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.schedule.summary(), "implicit_gemm: cta_tile 64x128x64, warp_tile 32x64, 4 stages");
+  // 1024 -> 1024 on 7x7 at batch 1: M = 49 makes 16 tiles even of 64 x 64;
+  // split K doubles while 16 x split <= 264 blocks and split <= 16 chunks
+  // of 64 channels, up to a cluster of 8 (sm_90: min_arch 90).
+  p = plan_kernel(workload("{op: conv2d, n: 1, c: 1024, c_out: 1024, h: 7, w: 7, filter: 3, padding: same, "
+                           "dtype: float16, layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.schedule.summary(), "implicit_gemm: cta_tile 64x64x64, warp_tile 32x32, 5 stages, split_k 8");
+  EXPECT_EQ(p.min_arch, 90);
+  // Built for sm_80 too, the default does not split (no clusters there).
+  PlanOptions mixed;
+  mixed.target = parse_arch_list("80;90");
+  p = plan_kernel(workload("{op: conv2d, n: 1, c: 1024, c_out: 1024, h: 7, w: 7, filter: 3, padding: same, "
+                           "dtype: float16, layout: NHWC}"),
+                  mixed);
+  EXPECT_EQ(p.schedule.at("split_k"), 1);
+  EXPECT_EQ(p.min_arch, 80);
+  // Output channels not a multiple of 8: the epilogue's vectors shrink (c_out 12: 4 channels, 8 bytes),
+  // the input's copies stay 16 bytes (c 16): every tensor aligned to the wider.
+  p = plan_kernel(workload("{op: conv2d, n: 4, c: 16, c_out: 12, h: 9, w: 9, filter: 3, padding: same, "
+                           "dtype: float16, layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.number("in_vec"), 8);
+  EXPECT_EQ(p.number("out_vec"), 4);
+  EXPECT_EQ(p.alignment, 16);
 }
 
 // An algorithm forced on a dtype or layout it does not serve: refused at

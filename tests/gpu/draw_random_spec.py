@@ -220,9 +220,9 @@ def main():
     parser.add_argument("--filters", type=int, nargs=2, default=[1, 7], metavar=("LO", "HI"),
                         help="depthwise: filter sides drawn from LO to HI (default 1 7)")
     parser.add_argument("--dtypes", nargs="+", default=["float32"], metavar="DTYPE",
-                        help="depthwise: the workloads' dtypes, taken in turn (default float32)")
+                        help="the workloads' dtypes, taken in turn (default float32; conv2d: one)")
     parser.add_argument("--layouts", nargs="+", default=["NCHW"], metavar="LAYOUT",
-                        help="depthwise: the workloads' layouts, taken in turn (default NCHW)")
+                        help="the workloads' layouts, taken in turn (default NCHW; conv2d: one)")
     parser.add_argument("--schedules", nargs="+", metavar="SCHEDULE",
                         help="depthwise: the workloads' schedules, taken in turn; `default`: the default rule's")
     parser.add_argument("--valid", type=int,
@@ -267,13 +267,20 @@ def main():
 
 def draw_conv2d(args, rng):
     count = 360 if args.count is None else args.count
+    if len(args.dtypes) != 1 or len(args.layouts) != 1:
+        raise SystemExit("--op conv2d takes one dtype and one layout")
+    dtype, layout = args.dtypes[0], args.layouts[0]
     drawn = [draw_conv2d_workload(rng, i, args.max_extent, args.max_macs) for i in range(count)]
+    if dtype != "float32":
+        # Half precision runs on the implicit_gemm algorithm, whose copies
+        # move 2 channels at least: the generator rejects an odd c.
+        drawn = [(text, ok and int(text.split("c: ")[1].split(",")[0]) % 2 == 0, m) for text, ok, m in drawn]
     lines = [
         "# %d dense conv2d problems drawn by tests/gpu/draw_random_spec.py --op conv2d --seed %d. Do not edit."
         % (count, args.seed),
         "library: %s" % args.library,
-        "defaults: {op: conv2d, dtype: float32, layout: NCHW%s}"
-        % (", schedule: " + args.schedule if args.schedule else ""),
+        "defaults: {op: conv2d, dtype: %s, layout: %s%s}"
+        % (dtype, layout, ", schedule: " + args.schedule if args.schedule else ""),
         "workloads:",
     ]
     lines += [text for text, _, _ in drawn]

@@ -15,6 +15,9 @@
 
 #include "mobilenet_v2.h"
 #include "seeds.h"
+#if defined(CONVGEN_SANITIZE_TENSOR_CORE)
+#include "tensor_core.h"  // tests/gpu/tensor_core.yaml: the implicit_gemm kernels (built where CUTLASS is)
+#endif
 
 namespace {
 
@@ -148,8 +151,15 @@ int main() {
                              [&](const Conv2dProblem& p, const Conv2dArgs& a) {
                                return convgen::mobilenet_v2::conv2d(p, a, nullptr, strict);
                              });
-  const size_t total = convgen::seeds::depthwise_kernels().size() + convgen::mobilenet_v2::depthwise_kernels().size() +
-                       convgen::seeds::conv2d_kernels().size() + convgen::mobilenet_v2::conv2d_kernels().size();
+  size_t total = convgen::seeds::depthwise_kernels().size() + convgen::mobilenet_v2::depthwise_kernels().size() +
+                 convgen::seeds::conv2d_kernels().size() + convgen::mobilenet_v2::conv2d_kernels().size();
+#if defined(CONVGEN_SANITIZE_TENSOR_CORE)
+  failures += run_all_conv2d("tensor_core", convgen::tensor_core::conv2d_kernels(),
+                             [&](const Conv2dProblem& p, const Conv2dArgs& a) {
+                               return convgen::tensor_core::conv2d(p, a, nullptr, strict);
+                             });
+  total += convgen::tensor_core::conv2d_kernels().size();
+#endif
   for (const auto& [storage, counts] : tally()) {
     std::printf("sanitize_shipped %s: %d kernels run, %d failed\n", storage.c_str(), counts.first, counts.second);
   }

@@ -14,9 +14,11 @@ bool is_pointwise(const Workload& wl) {
 
 namespace {
 
-// The GEMM algorithm wherever it applies (a 1x1 convolution is a GEMM whose
+// Half precision in NHWC: the tensor cores (implicit_gemm). float32 NCHW:
+// the GEMM algorithm wherever it applies (a 1x1 convolution is a GEMM whose
 // operands are already laid out for one); the direct one everywhere else.
 const Algorithm& default_algorithm(const Workload& wl, const PlanOptions&) {
+  if (kImplicitGemm.serves(wl)) return kImplicitGemm;
   return is_pointwise(wl) ? kGemm : kDirect;
 }
 
@@ -44,7 +46,9 @@ void plan_cost(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   p.bytes_written = ops::element_bytes(wl) * outputs;
   p.flops = 2LL * outputs * wl.c * wl.kh * wl.kw;
   p.floor_us = static_cast<double>(p.bytes_read + p.bytes_written) / (options.copy_bandwidth_tbps * 1e6);
-  p.compute_floor_us = static_cast<double>(p.flops) / (options.fp32_peak_tflops * 1e6);
+  // Half precision runs on tensor cores (implicit_gemm), float32 on FMA.
+  const double peak = wl.dtype == DataType::kFloat32 ? options.fp32_peak_tflops : options.tensor_peak_tflops;
+  p.compute_floor_us = static_cast<double>(p.flops) / (peak * 1e6);
 }
 
 void template_values(const KernelPlan& p, TemplateValues& v) {
@@ -83,7 +87,7 @@ const Operator kOperator{
      {"residual", "epilogue", true, 0, 1, false, "add a tensor shaped like the output",
       [](Workload& wl, int v) { wl.residual = v != 0; }, [](const Workload& wl) { return wl.residual ? 1 : 0; }}},
     {},
-    {&kDirect, &kGemm},
+    {&kDirect, &kGemm, &kImplicitGemm},
     &default_algorithm,
     &kernel_name,
     &plan_cost,

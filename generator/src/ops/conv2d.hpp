@@ -13,6 +13,7 @@ namespace convgen::gen::conv2d {
 extern const Operator kOperator;
 extern const Algorithm kDirect;  // conv2d_direct.cpp
 extern const Algorithm kGemm;    // conv2d_gemm.cpp
+extern const Algorithm kImplicitGemm;  // conv2d_implicit_gemm.cpp
 
 using ops::kMaxThreads;
 // Accumulators a thread may keep: beyond 64 a thread needs about 250

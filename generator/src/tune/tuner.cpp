@@ -93,6 +93,11 @@ std::vector<const KernelPlan*> kernels_to_tune(const LibraryPlan& lib, const Tun
       kept.push_back(p.name + ": the spec sets its schedule");
       continue;
     }
+    if (!p.schedule.algorithm->tunable) {
+      kept.push_back(p.name + ": its algorithm (" + p.schedule.algorithm_name() +
+                     ") is not tuned yet; it keeps the default rule's schedule");
+      continue;
+    }
     const TuningEntry* e = db.find(p.name, gpu);
     if (e != nullptr && !options.retune && stale_entry_note(*e, fingerprints).empty()) {
       kept.push_back(p.name + ": in the database (--retune tunes it again)");

@@ -200,6 +200,9 @@ struct KernelInfoFor {
   // launch indices number no more); a larger batch returns kInvalidProblem
   // and launches nothing: split it into several calls.
   int max_batch = kMaxBatch;
+  // The oldest GPU it runs on (80: sm_80; 0: every GPU the library is built
+  // for); an older one runs the generic kernel (an error under Dispatch::kStrict).
+  int min_arch = 0;
 };
 using DepthwiseKernelInfo = KernelInfoFor<DepthwiseProblem>;
 using Conv2dKernelInfo = KernelInfoFor<Conv2dProblem>;
@@ -311,6 +314,7 @@ struct RegistryEntry {
   typename OperatorTraits<Problem>::Launcher* launch;
   int alignment;  // bytes every tensor must be aligned to; others run the generic kernel
   int max_batch;  // the most images one launch covers
+  int min_arch;   // the oldest GPU it runs on (80: sm_80); 0: every GPU the library is built for
 };
 
 // A library's table of one operator's kernels, and the calls a generated

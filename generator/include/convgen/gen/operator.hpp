@@ -152,6 +152,10 @@ struct Algorithm {
   // only where it serves both; the default rule picks among those that do.
   std::vector<DataType> dtypes = {DataType::kFloat32};
   std::vector<Layout> layouts = {Layout::kNCHW};
+  // Whether `convgen tune` can compile its kernels: it builds each alone
+  // with NVRTC and convgen's own headers, which a kernel built on CUTLASS's
+  // headers does not compile with.
+  bool tunable = true;
 
   bool serves(const Workload& wl) const;
 

@@ -39,6 +39,9 @@ struct KernelPlan {
   int block_threads = 0;  // threads per block
   int smem_bytes = 0;     // static shared memory per block
   int alignment = 4;      // bytes the input and output pointers must be aligned to
+  // The oldest GPU the kernel runs on (sm_80 is 80); 0: every GPU of the
+  // library. On an older one the runtime runs the generic kernel.
+  int min_arch = 0;
   // The most images one launch covers: each algorithm lowers it where its
   // grid or a 32-bit launch index would overflow first (CUDA's grid.z, and
   // the runtime's batch limit, is 65535). A larger declared batch is a spec
@@ -63,6 +66,10 @@ struct PlanOptions {
   // The fp32 rate (FMA, no TF32) used for the compute floor in the kernel
   // headers: what an 8192^3 SGEMM reached on an H100.
   double fp32_peak_tflops = 51.6;
+  // The fp16/bf16 tensor-core rate (fp32 sums) used for the compute floor of
+  // half-precision dense kernels: what an 8192^3 fp16 GEMM (torch.mm)
+  // reached on an H100.
+  double tensor_peak_tflops = 762;
   // The GPUs the kernels are built for: the fit rules hold for the tightest
   // of them, the default rule sizes for the newest.
   ArchTarget target = default_target();

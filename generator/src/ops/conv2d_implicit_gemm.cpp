@@ -1,0 +1,296 @@
+// conv2d, algorithm `implicit_gemm`: float16/bfloat16 NHWC convolutions on
+// tensor cores. The convolution is the GEMM
+//   out[M = N*OH*OW pixels, N = c_out] = im2col(input)[M, K = kh*kw*c] x filter[K, c_out]
+// (the filter is [c_out, kh, kw, c], PyTorch's channels_last weight), summed
+// in fp32. The main loop is CUTLASS's (the nvidia-cutlass headers, version
+// pinned in scripts/install_deps.sh): a block computes a cta_m x cta_n tile
+// of the GEMM, its warps warp_m x warp_n each with mma.sync 16x8x16, over K
+// in steps of cta_k staged through `stages` buffers of shared memory by
+// cp.async; padding and strides are predicates of the copies. The epilogue
+// is convgen's: the accumulators go through shared memory to rows of
+// output channels, where each thread applies bias or scale/shift, the
+// residual and the activation in fp32 and stores one vector of the dtype.
+//
+// It needs tensor cores with mma.sync and cp.async: sm_80 and newer. A
+// library built for an older GPU too compiles an empty body there, and the
+// runtime runs the generic kernel on such a GPU.
+#include <algorithm>
+#include <vector>
+
+#include "conv2d.hpp"
+
+namespace convgen::gen::conv2d {
+
+namespace {
+
+struct ImplicitGemm {
+  int cta_m = 0, cta_n = 0, cta_k = 0;  // the block's tile of the GEMM: pixels, output channels, reduction
+  int warp_m = 0, warp_n = 0;           // one warp's part of it
+  int stages = 0;                       // shared-memory buffers of the main loop's pipeline
+  int split_k = 1;                      // blocks of a cluster that share a tile, each summing part of K
+};
+
+// The oldest GPU the kernels run on: mma.sync of fp16 and bf16, cp.async;
+// split K needs thread-block clusters and their distributed shared memory.
+constexpr int kMinArch = 80;
+constexpr int kMinSplitArch = 90;
+constexpr int kMaxSplitK = 8;  // CUDA's portable cluster size
+// CUTLASS's convolution takes tensors of fewer bytes than this.
+constexpr long long kMaxCutlassTensorBytes = 1LL << 31;
+// Floats of padding per row of the epilogue's tile: rows 8 words apart put
+// the rows a warp's accumulator stores touch on distinct banks.
+constexpr int kEpiloguePad = 8;
+
+struct ImplicitGemmShape {
+  int warps, threads;
+  int in_vec;   // elements per copy of input and filter: 8, 4 or 2 (16, 8 or 4 bytes)
+  int out_vec;  // elements per epilogue load and store of output and residual
+  int mainloop_bytes, epilogue_bytes, smem_bytes;
+  long long m_tiles_at_batch;  // GEMM M tiles at the cost batch
+  int n_tiles;
+};
+
+// The widest copy (in elements of 2 bytes) that divides `channels`, at most 16 bytes.
+int vector_elements(int channels) {
+  for (int v : {8, 4, 2}) {
+    if (channels % v == 0) return v;
+  }
+  return 1;
+}
+
+ImplicitGemmShape implicit_gemm_shape(const Workload& wl, const ImplicitGemm& s, int batch) {
+  ImplicitGemmShape g{};
+  g.warps = (s.cta_m / s.warp_m) * (s.cta_n / s.warp_n);
+  g.threads = 32 * g.warps;
+  g.in_vec = vector_elements(wl.c);
+  g.out_vec = vector_elements(wl.c_out);
+  // CUTLASS's multistage storage: each stage holds the A tile (cta_m x
+  // cta_k) and the B tile (cta_k x cta_n) of 2-byte elements, unpadded
+  // (swizzled); the template checks this against sizeof.
+  g.mainloop_bytes = s.stages * (s.cta_m + s.cta_n) * s.cta_k * 2;
+  g.epilogue_bytes = s.cta_m * (s.cta_n + kEpiloguePad) * 4;
+  g.smem_bytes = std::max(g.mainloop_bytes, g.epilogue_bytes);
+  g.m_tiles_at_batch = (1LL * batch * wl.out_h() * wl.out_w() + s.cta_m - 1) / s.cta_m;
+  g.n_tiles = ceil_div(wl.c_out, s.cta_n);
+  return g;
+}
+
+// The oldest GPU of the library.
+int oldest_arch(const PlanOptions& options) {
+  return options.target.facts.empty() ? 0 : options.target.facts.front().sm;
+}
+
+// Shared memory a block may have on every GPU of the library that runs the
+// kernel (sm_80 and newer; the opt-in maximum of dynamic shared memory).
+int shared_limit(const PlanOptions& options) {
+  int limit = 0;
+  for (const ArchFacts& f : options.target.facts) {
+    if (f.sm >= kMinArch) limit = limit == 0 ? f.shared_per_block : std::min(limit, f.shared_per_block);
+  }
+  return limit;
+}
+
+// The default, from a sweep of 8 tiles over the benchmark's 28 float16
+// layers on the H100 (docs/performance.md, "Tensor-core dense conv2d: the
+// default rule"): the fastest of the 8 on 20 layers, within 6% on 5 more.
+// Output channels: 32 a block where c_out <= 32 (128 x 32, 4 warps of
+// 32 x 32, 6 stages); else the largest tile of a list that still makes two
+// blocks for every three SMs: for c_out <= 64, 256 x 64 (k 32), 128 x 64,
+// 64 x 64; otherwise 128 x 128, 64 x 128, 64 x 64. The reduction step is 32
+// where c <= 32 (a step covers one filter tap's channels) and for the
+// 128 x 128 tile of a 1x1 convolution, else 64; stages as the tile's
+// shared memory allows (3 to 6).
+struct TileChoice {
+  int cta_m, cta_n, cta_k, warp_m, warp_n, stages;
+};
+
+ImplicitGemm default_implicit_gemm(const Workload& wl, const PlanOptions& options, int batch) {
+  const long long pixels = 1LL * batch * wl.out_h() * wl.out_w();
+  const long long enough_blocks = std::max(1, options.target.newest.sm_count) * 2LL / 3;
+  const bool thin = wl.c <= 32;
+  const bool pointwise = wl.kh == 1 && wl.kw == 1;
+  std::vector<TileChoice> list;
+  if (wl.c_out <= 32) {
+    list = {{128, 32, 32, 32, 32, 6}};
+  } else if (wl.c_out <= 64) {
+    list = {{256, 64, 32, 64, 64, 5}, {128, 64, 64, 64, 32, 4}, {64, 64, 64, 32, 32, 5}};
+  } else {
+    const TileChoice wide = thin || pointwise ? TileChoice{128, 128, 32, 64, 64, 5} : TileChoice{128, 128, 64, 64, 64, 3};
+    list = {wide, {64, 128, 64, 32, 64, 4}, {64, 64, 64, 32, 32, 5}};
+  }
+  TileChoice t = list.back();
+  for (const TileChoice& c : list) {
+    if ((pixels + c.cta_m - 1) / c.cta_m * ceil_div(wl.c_out, c.cta_n) >= enough_blocks) {
+      t = c;
+      break;
+    }
+  }
+  // A 32-deep step for thin inputs, with twice the stages (the same bytes).
+  if (thin && t.cta_k == 64) t.cta_k = 32, t.stages = std::min(2 * t.stages, 8);
+  ImplicitGemm s{t.cta_m, t.cta_n, t.cta_k, t.warp_m, t.warp_n, t.stages, 1};
+  // Too few tiles still (deep layers on small planes): split K over a
+  // cluster, doubling while the blocks stay within two per SM and each
+  // block keeps a chunk of channels, where every GPU of the library has
+  // clusters.
+  const long long tiles = (pixels + s.cta_m - 1) / s.cta_m * ceil_div(wl.c_out, s.cta_n);
+  if (tiles < enough_blocks && oldest_arch(options) >= kMinSplitArch) {
+    const int chunks = ceil_div(wl.c, s.cta_k);
+    const long long most_blocks = 2LL * std::max(1, options.target.newest.sm_count);
+    while (s.split_k * 2 <= std::min(kMaxSplitK, chunks) && tiles * s.split_k * 2 <= most_blocks) s.split_k *= 2;
+  }
+  return s;
+}
+
+bool is_one_of(int v, std::initializer_list<int> allowed) {
+  return std::find(allowed.begin(), allowed.end(), v) != allowed.end();
+}
+
+void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
+  const ScheduleRequest& req = wl.schedule;
+  const SourceLocation& blame = req.algorithm ? req.algorithm_where : req.where;
+  std::vector<Diagnostic> errors;
+  if (wl.c % 2 != 0) {
+    throw InputError({{blame, "the implicit_gemm algorithm copies at least 4 bytes (2 channels) at a time; c = " +
+                                  num(wl.c) + " is odd: leave this workload out of the spec and the runtime's "
+                                  "generic kernel computes it"}});
+  }
+  ImplicitGemm s = default_implicit_gemm(wl, options, p.cost_batch);
+  s.cta_m = req.value("cta_m").value_or(s.cta_m);
+  s.cta_n = req.value("cta_n").value_or(s.cta_n);
+  s.cta_k = req.value("cta_k").value_or(s.cta_k);
+  s.warp_m = req.value("warp_m").value_or(s.warp_m);
+  s.warp_n = req.value("warp_n").value_or(s.warp_n);
+  s.stages = req.value("stages").value_or(s.stages);
+  s.split_k = req.value("split_k").value_or(s.split_k);
+
+  // The tiles CUTLASS's sm_80 tensor-op main loop is instantiated with
+  // (those of its own kernel list): block sides of 32 to 256, a reduction
+  // step of 32 or 64, warp tiles of 32 or 64 a side, 1 to 8 warps.
+  const SourceLocation& cta_at = req.at("cta_tile");
+  const SourceLocation& warp_at = req.at("warp_tile");
+  if (!is_one_of(s.cta_m, {32, 64, 128, 256}) || !is_one_of(s.cta_n, {32, 64, 128, 256}) ||
+      !is_one_of(s.cta_k, {32, 64})) {
+    errors.push_back({cta_at, "cta_tile " + num(s.cta_m) + "x" + num(s.cta_n) + "x" + num(s.cta_k) +
+                                  " is not a tile the tensor-core main loop takes: pixels and channels must be 32, "
+                                  "64, 128 or 256, the reduction step 32 or 64"});
+  }
+  if (!is_one_of(s.warp_m, {32, 64}) || !is_one_of(s.warp_n, {32, 64})) {
+    errors.push_back({warp_at, "warp_tile " + num(s.warp_m) + "x" + num(s.warp_n) +
+                                   " is not a warp tile the tensor-core main loop takes: each side must be 32 or 64"});
+  }
+  if (!errors.empty()) throw InputError(std::move(errors));
+  if (s.cta_m % s.warp_m != 0 || s.cta_n % s.warp_n != 0) {
+    throw InputError({{warp_at, "warp_tile " + num(s.warp_m) + "x" + num(s.warp_n) + " does not divide cta_tile " +
+                                    num(s.cta_m) + "x" + num(s.cta_n)}});
+  }
+  const ImplicitGemmShape g = implicit_gemm_shape(wl, s, p.cost_batch);
+  if (g.warps > 8) {
+    errors.push_back({warp_at, "cta_tile " + num(s.cta_m) + "x" + num(s.cta_n) + " in warp tiles of " +
+                                   num(s.warp_m) + "x" + num(s.warp_n) + " makes " + num(g.warps) +
+                                   " warps; the main loop takes at most 8"});
+  }
+  if (s.split_k > 1 && oldest_arch(options) < kMinSplitArch) {
+    errors.push_back({req.at("split_k"), "split_k " + num(s.split_k) + " runs the tile's blocks as a thread-block "
+                                         "cluster, which needs sm_90 or newer; this library is built for sm_" +
+                                         num(oldest_arch(options)) + " too: leave split_k at 1"});
+  }
+  if (s.split_k > ceil_div(wl.c, s.cta_k)) {
+    errors.push_back({req.at("split_k"), "split_k " + num(s.split_k) + " splits K into more parts than its " +
+                                         num(ceil_div(wl.c, s.cta_k)) + " chunk(s) of " + num(s.cta_k) +
+                                         " channels: some blocks would sum nothing"});
+  }
+  const int limit = shared_limit(options);
+  if (g.smem_bytes > limit) {
+    errors.push_back({req.at("stages"), "the schedule needs " + num(g.smem_bytes) +
+                                            " bytes of shared memory per block (" + num(s.stages) + " stages of " +
+                                            num(g.mainloop_bytes / s.stages) + ", or the epilogue's " +
+                                            num(g.epilogue_bytes) + "); the GPUs of this library allow " +
+                                            num(limit) + ": use fewer stages or a smaller cta_tile"});
+  }
+  if (!errors.empty()) throw InputError(std::move(errors));
+
+  p.schedule.values = {{"cta_m", s.cta_m},   {"cta_n", s.cta_n},   {"cta_k", s.cta_k},  {"warp_m", s.warp_m},
+                       {"warp_n", s.warp_n}, {"stages", s.stages}, {"split_k", s.split_k}};
+  p.threads = g.threads;
+  p.block_threads = g.threads;
+  p.smem_bytes = g.smem_bytes;
+  // CUTLASS's iterators offset pointers by 32-bit byte counts: its
+  // convolution takes tensors of less than 2^31 bytes. The filter's size is
+  // the workload's; the input's and output's grow with the batch.
+  const long long filter_bytes = 2LL * wl.c_out * wl.kh * wl.kw * wl.c;
+  if (filter_bytes >= kMaxCutlassTensorBytes) {
+    throw InputError({{wl.where, "the filter takes " + num(filter_bytes) + " bytes; the implicit_gemm algorithm " +
+                                     "(CUTLASS's iterators) takes tensors of less than 2^31 bytes"}});
+  }
+  const long long image_bytes =
+      2 * std::max(1LL * wl.h * wl.w * wl.c, 1LL * wl.out_h() * wl.out_w() * std::max(wl.c_out, 1));
+  p.max_batch = static_cast<int>(std::min<long long>(kMaxBatch, (kMaxCutlassTensorBytes - 1) / image_bytes));
+  // Every tensor is read or written in vectors: the input and filter of
+  // in_vec elements, the output, residual and epilogue parameters of out_vec.
+  p.alignment = 2 * std::max(g.in_vec, g.out_vec);
+  p.min_arch = s.split_k > 1 ? kMinSplitArch : kMinArch;
+  auto n = [](long long v) { return TemplateValue(v); };
+  p.values = {
+      {"warps", n(g.warps)},
+      {"in_vec", n(g.in_vec)},
+      {"out_vec", n(g.out_vec)},
+      {"epilogue_pad", n(kEpiloguePad)},
+      {"mainloop_bytes", n(g.mainloop_bytes)},
+      {"epilogue_bytes", n(g.epilogue_bytes)},
+      {"n_tiles", n(g.n_tiles)},
+      {"pixels", n(1LL * wl.out_h() * wl.out_w())},
+      {"gemm_k", n(1LL * wl.kh * wl.kw * wl.c)},
+      {"bfloat16", wl.dtype == DataType::kBFloat16},
+      {"split", s.split_k > 1},
+      {"tensor_peak_tflops", n(static_cast<long long>(options.tensor_peak_tflops))},
+  };
+}
+
+// split_k: 1, 2, 4 or 8 blocks of a cluster (the rows of the tile split evenly among them).
+Knob split_k_knob() {
+  Knob k = Knob::integer("split_k", 1, kMaxSplitK,
+                         "blocks of a thread-block cluster that share a tile, each summing every split_k-th chunk of "
+                         "K; they add their partial tiles in a fixed order (sm_90+)");
+  k.allowed = {1, 2, 4, 8};
+  k.rule_note = "(the cluster's blocks share the tile's rows evenly)";
+  return k;
+}
+
+std::string describe(const Schedule& s) {
+  return "cta_tile " + num(s.at("cta_m")) + "x" + num(s.at("cta_n")) + "x" + num(s.at("cta_k")) + ", warp_tile " +
+         num(s.at("warp_m")) + "x" + num(s.at("warp_n")) + ", " + num(s.at("stages")) + " stages" +
+         (s.at("split_k") > 1 ? ", split_k " + num(s.at("split_k")) : "");
+}
+
+// A block per cta_m pixels of the batch (grid.x) and per cta_n output channels (grid.y).
+LaunchDescription launch(const KernelPlan& p) {
+  LaunchDescription l;
+  l.grid[0].per_image = p.number("pixels");
+  l.grid[0].per_block = p.schedule.at("cta_m");
+  l.grid[1].blocks = p.number("n_tiles");
+  l.grid[2].blocks = p.schedule.at("split_k");
+  l.block[0] = p.block_threads;
+  return l;
+}
+
+}  // namespace
+
+const Algorithm kImplicitGemm{
+    "implicit_gemm",
+    &kOperator,
+    {Knob::tuple("cta_tile", {"cta_m", "cta_n", "cta_k"}, 32, 256, "[pixels, channels, reduction]",
+                 "the block's tile of the GEMM: output pixels x output channels, and the reduction step"),
+     Knob::tuple("warp_tile", {"warp_m", "warp_n"}, 32, 64, "[pixels, channels]",
+                 "one warp's part of the block tile (mma.sync 16x8x16 tiles)"),
+     Knob::integer("stages", 3, 8, "shared-memory buffers of the main loop's pipeline (cp.async)"),
+     split_k_knob()},
+    "conv2d_nhwc_implicit_gemm.cu.mustache",
+    &plan,
+    &describe,
+    &launch,
+    {DataType::kFloat16, DataType::kBFloat16},
+    {Layout::kNHWC},
+    false,  // not yet tuned: NVRTC does not build CUTLASS's main loop
+};
+
+}  // namespace convgen::gen::conv2d
