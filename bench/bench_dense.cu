@@ -166,7 +166,8 @@ struct DenseBench {
   static constexpr const char* kTableLegend =
       "Times in microseconds. hot: CUDA graph replays, L2 warm; cold: L2 flushed. cg plain: convgen "
       "without epilogue; cg resid: the epilogue plus a residual add; cuDNN runs the convolution alone.\n"
-      "roofline = max(bytes / copy ceiling, FLOPs / fp32 peak); %roof = roofline / cold time; "
+      "roofline = max(bytes / copy ceiling, FLOPs / peak: fp32 FMA for float32, tensor cores for float16 and bfloat16); "
+      "%roof = roofline / cold time; "
       "TFLOP/s from hot times; speedup = cuDNN hot / convgen hot.";
   static constexpr bool kHasResidual = true;
 
@@ -174,7 +175,7 @@ struct DenseBench {
                                                               "kh",    "kw", "stride", "pad",   "epilogue"};
   static inline const std::vector<const char*> kJsonColumns = {
       "suite", "name", "specialized", "n", "c", "c_out", "h", "w", "kh", "kw", "stride", "pad", "epilogue",
-      "out_h", "out_w", "flops", "floor_us", "roofline_us", "convgen_hot_us", "convgen_cold_us",
+      "dtype", "layout", "out_h", "out_w", "flops", "floor_us", "roofline_us", "convgen_hot_us", "convgen_cold_us",
       "convgen_noepilogue_hot_us", "noepilogue_name", "noepilogue_specialized", "convgen_residual_hot_us",
       "residual_name", "residual_specialized", "cudnn_hot_us", "cudnn_cold_us", "cudnn_algo", "tflops",
       "cudnn_tflops", "convgen_frac_ceiling", "cudnn_frac_ceiling", "convgen_frac_roofline", "cudnn_frac_roofline",
@@ -187,7 +188,9 @@ struct DenseBench {
       {"c_out", "c_out"},
       {"k", "filter"},
       {"s", "stride"},
-      {"epilogue", "epilogue"}};
+      {"epilogue", "epilogue"},
+      {"dtype", "dtype"},
+      {"layout", "layout"}};
   static inline const std::vector<TableColumn> kTableColumns = {
       {"served by", "served_by"},
       {"roofline us", "roofline_us"},

@@ -56,7 +56,7 @@ DENSE_REQUIRED_ROW_KEYS = [
 DENSE_META_KEYS = ["gpu", "commit", "date", "copy_ceiling_tbps", "fp32_peak_tflops", "fp32_peak_method",
                    "cublas_version", "cudnn_version"]
 # ... and these when present (a dense benchmark built with a tuning database).
-DENSE_OPTIONAL_META_KEYS = ["tuning_db"]
+DENSE_OPTIONAL_META_KEYS = ["tuning_db", "tensor_peak_tflops", "tensor_peak_method"]
 
 # Top-level keys copied through to benchmarks.json when present.
 META_KEYS = ["gpu", "commit", "date", "copy_ceiling_tbps", "torch_version",
@@ -565,7 +565,7 @@ DENSE_TABLE_COLUMNS = [
 DENSE_TUNED_TABLE_COLUMNS = ["tuned hot µs (fused)", "tuned speedup (hot)", "tuned schedule"]
 
 DENSE_METHOD_TEXT = """\
-Dense (groups = 1) fp32 NCHW convolutions of `bench/dense.csv`, measured by
+Dense (groups = 1) convolutions of `bench/dense.csv`, measured by
 `convgen_bench_dense` with the same hot and cold methods as above.
 
 - **convgen hot (fused)**: the kernel generated for the row, its epilogue
@@ -648,9 +648,60 @@ def dense_table_row(row, tuned=False):
 
 
 def dense_section(meta, rows):
-    peak = num(meta.get("fp32_peak_tflops"))
+    """One section per dtype and layout: float32 NCHW first, then the tensor-core rows."""
+    lines = []
+    for key, group in group_by_storage(rows).items():
+        lines += dense_storage_section(meta, group, key)
+    return lines
+
+
+def half_dense_targets(rows, peak):
+    """The tensor-core targets (float16/bfloat16 NHWC dense rows), each as 'met/of'."""
+    def count(name, selected, ok):
+        selected = [r for r in selected if ok(r) is not None]
+        met = sum(1 for r in selected if ok(r))
+        return f"{name}: **{met}/{len(selected)}**"
+
+    def le(a, b, factor=1.0):
+        a, b = num(a), num(b)
+        return None if a is None or b is None else a <= factor * b
+
+    with_epilogue = [r for r in rows if str(r.get("epilogue", "none")) != "none"]
+    resnet = [r for r in rows if r.get("suite") == "resnet_b32"]
+    mnv2 = [r for r in rows if r.get("suite") == "mnv2_pw_b64"]
+    small = [r for r in rows if r.get("suite") in ("r34_b8", "deep_b1")]
+    return [
+        count("fused hot ≤ PyTorch plain conv", rows, lambda r: le(r.get("convgen_hot_us"), r.get("torch_plain_hot_us"))),
+        count("fused hot ≤ 0.5× PyTorch fused (rows with an epilogue)", with_epilogue,
+              lambda r: le(r.get("convgen_hot_us"), r.get("torch_hot_us"), 0.5)),
+        count("resnet_b32 ≥ 50% of the tensor-core peak", resnet,
+              lambda r: None if not peak or num(dense_derived(r)["tflops"]) is None
+              else dense_derived(r)["tflops"] >= 0.5 * peak),
+        count("r34_b8 and deep_b1 ≤ cuDNN", small, lambda r: le(r.get("convgen_hot_us"), r.get("cudnn_hot_us"))),
+        count("mnv2_pw_b64 cold ≥ 80% of roofline", mnv2,
+              lambda r: None if dense_derived(r)["convgen_frac_roofline"] is None
+              else dense_derived(r)["convgen_frac_roofline"] >= 0.8),
+        count("fused ≤ 5% over plain", rows, lambda r: None if dense_derived(r)["fused_plain_ratio"] is None
+              else dense_derived(r)["fused_plain_ratio"] <= 1.05),
+    ]
+
+
+def dense_storage_section(meta, rows, key):
+    half = key != DEFAULT_STORAGE
+    peak = num(meta.get("tensor_peak_tflops" if half else "fp32_peak_tflops"))
     ceiling = num(meta.get("copy_ceiling_tbps"))
-    lines = ["## Dense convolution", ""]
+    lines = [f"## Dense convolution, {storage_title(key)}" + (" (tensor cores)" if half else ""), ""]
+    if half:
+        lines.append(f"- **Tensor-core peak:** {f'{peak:.1f} TFLOP/s' if peak else DASH}"
+                     + (f" ({meta['tensor_peak_method']})" if meta.get("tensor_peak_method") else "")
+                     + "; the roofline of these rows")
+        lines.append("- **Targets:** " + "; ".join(half_dense_targets(rows, peak)) + ".")
+        lines.append("- **Baselines:** cuDNN and PyTorch in the same dtype and layout (`channels_last`), "
+                     "tensor-op math allowed; the rest of the method is the float32 section's.")
+        lines += [""]
+        return lines + dense_rows_part(meta, rows)
+    lines.append(f"- **fp32 peak:** {f'{peak:.1f} TFLOP/s' if peak else DASH}"
+                 + (f" ({meta['fp32_peak_method']})" if meta.get("fp32_peak_method") else ""))
     lines.append(f"- **fp32 peak:** {f'{peak:.1f} TFLOP/s' if peak else DASH}"
                  + (f" ({meta['fp32_peak_method']})" if meta.get("fp32_peak_method") else ""))
     lines.append(f"- **Copy ceiling (this run):** {f'{ceiling:.2f} TB/s' if ceiling else DASH}")
@@ -661,6 +712,12 @@ def dense_section(meta, rows):
     lines += ["", DENSE_METHOD_TEXT]
     if any(has_tuned(r) for r in rows):
         lines.append(DENSE_TUNED_METHOD_TEXT)
+    return lines + dense_rows_part(meta, rows)
+
+
+def dense_rows_part(meta, rows):
+    """A dense section's summary line, findings and table."""
+    lines = []
     sp_cudnn = geomean(dense_derived(r)["speedup_vs_cudnn_hot"] for r in rows)
     sp_torch = geomean(dense_derived(r)["speedup_vs_torch_hot"] for r in rows)
     fused = geomean(dense_derived(r)["fused_plain_ratio"] for r in rows)
