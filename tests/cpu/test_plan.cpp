@@ -1023,13 +1023,23 @@ TEST(PlanImplicitGemm, DefaultRuleWorkedByHand) {
                   h100);
   EXPECT_EQ(p.schedule.summary(), "implicit_gemm: cta_tile 64x128x64, warp_tile 32x64, 4 stages");
   // 1024 -> 1024 on 7x7 at batch 1: M = 49 makes 16 tiles even of 64 x 64;
-  // split K doubles while 16 x split <= 264 blocks and split <= 16 chunks
-  // of 64 channels, up to a cluster of 8 (sm_90: min_arch 90).
+  // split K doubles while 16 x split <= 132 blocks (one wave), each part
+  // keeps >= 8 of the 9 x 16 = 144 steps of K, up to 4 parts (sm_90: min_arch 90).
   p = plan_kernel(workload("{op: conv2d, n: 1, c: 1024, c_out: 1024, h: 7, w: 7, filter: 3, padding: same, "
                            "dtype: float16, layout: NHWC}"),
                   h100);
-  EXPECT_EQ(p.schedule.summary(), "implicit_gemm: cta_tile 64x64x64, warp_tile 32x32, 5 stages, split_k 8");
+  EXPECT_EQ(p.schedule.summary(), "implicit_gemm: cta_tile 64x64x64, warp_tile 32x32, 5 stages, split_k 4");
   EXPECT_EQ(p.min_arch, 90);
+  // 1024 -> 256 1x1 on 14x14: 16 tiles, 16 steps of K: 2 parts of 8.
+  p = plan_kernel(workload("{op: conv2d, n: 1, c: 1024, c_out: 256, h: 14, w: 14, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.schedule.at("split_k"), 2);
+  // 512 -> 512 3x3 on 7x7 at batch 8: 7 x 8 = 56 tiles, so 2 parts (112 blocks).
+  p = plan_kernel(workload("{op: conv2d, n: 8, c: 512, c_out: 512, h: 7, w: 7, filter: 3, padding: same, "
+                           "dtype: float16, layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.schedule.at("split_k"), 2);
   // Built for sm_80 too, the default does not split (no clusters there).
   PlanOptions mixed;
   mixed.target = parse_arch_list("80;90");

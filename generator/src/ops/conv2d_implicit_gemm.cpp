@@ -35,6 +35,8 @@ struct ImplicitGemm {
 constexpr int kMinArch = 80;
 constexpr int kMinSplitArch = 90;
 constexpr int kMaxSplitK = 8;  // CUDA's portable cluster size
+constexpr int kMaxDefaultSplitK = 4;  // the default rule's most parts
+constexpr int kMinStepsPerSplit = 8;  // the default rule's fewest K steps a part
 // CUTLASS's convolution takes tensors of fewer bytes than this.
 constexpr long long kMaxCutlassTensorBytes = 1LL << 31;
 // Floats of padding per row of the epilogue's tile: rows 8 words apart put
@@ -91,8 +93,8 @@ int shared_limit(const PlanOptions& options) {
 }
 
 // The default, from a sweep of 8 tiles over the benchmark's 28 float16
-// layers on the H100 (docs/performance.md, "Tensor-core dense conv2d: the
-// default rule"): the fastest of the 8 on 20 layers, within 6% on 5 more.
+// layers on the H100 (docs/performance.md, "Tensor-core dense conv2d:
+// implicit_gemm"): the fastest of the 8 on 25 layers, 4-12% off on 3.
 // Output channels: 32 a block where c_out <= 32 (128 x 32, 4 warps of
 // 32 x 32, 6 stages); else the largest tile of a list that still makes two
 // blocks for every three SMs: for c_out <= 64, 256 x 64 (k 32), 128 x 64,
@@ -129,14 +131,20 @@ ImplicitGemm default_implicit_gemm(const Workload& wl, const PlanOptions& option
   if (thin && t.cta_k == 64) t.cta_k = 32, t.stages = std::min(2 * t.stages, 8);
   ImplicitGemm s{t.cta_m, t.cta_n, t.cta_k, t.warp_m, t.warp_n, t.stages, 1};
   // Too few tiles still (deep layers on small planes): split K over a
-  // cluster, doubling while the blocks stay within two per SM and each
-  // block keeps a chunk of channels, where every GPU of the library has
-  // clusters.
+  // cluster, where every GPU of the library has clusters. From a sweep of
+  // split 1, 2, 4 and 8 over six such layers (docs/performance.md): double
+  // while the blocks fit one wave (one per SM), each part keeps at least 8
+  // steps of K, and at most 4 parts (8 was never the fastest: the partial
+  // tiles' sum through distributed shared memory grows with the parts).
   const long long tiles = (pixels + s.cta_m - 1) / s.cta_m * ceil_div(wl.c_out, s.cta_n);
   if (tiles < enough_blocks && oldest_arch(options) >= kMinSplitArch) {
     const int chunks = ceil_div(wl.c, s.cta_k);
-    const long long most_blocks = 2LL * std::max(1, options.target.newest.sm_count);
-    while (s.split_k * 2 <= std::min(kMaxSplitK, chunks) && tiles * s.split_k * 2 <= most_blocks) s.split_k *= 2;
+    const int k_steps = wl.kh * wl.kw * chunks;
+    const long long sms = std::max(1, options.target.newest.sm_count);
+    while (s.split_k * 2 <= std::min(kMaxDefaultSplitK, chunks) && tiles * s.split_k * 2 <= sms &&
+           k_steps / (s.split_k * 2) >= kMinStepsPerSplit) {
+      s.split_k *= 2;
+    }
   }
   return s;
 }
