@@ -1048,6 +1048,25 @@ TEST(PlanImplicitGemm, DefaultRuleWorkedByHand) {
                   mixed);
   EXPECT_EQ(p.schedule.at("split_k"), 1);
   EXPECT_EQ(p.min_arch, 80);
+  // Stems: 3 channels walk K as one run of 7 x 7 x 3 = 147 (5 steps of 32,
+  // the last zero-padded in registers); odd, so single-element copies
+  // through registers in 2 stages, with warp tiles of 64 x 32 at most.
+  p = plan_kernel(workload("{op: conv2d, n: 8, c: 3, c_out: 64, h: 224, w: 224, filter: 7, stride: 2, "
+                           "padding: same, dtype: float16, layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.schedule.summary(),
+            "implicit_gemm: cta_tile 128x64x32, warp_tile 64x32, 2 stages, iterator few_channels");
+  EXPECT_EQ(p.number("k_steps"), 5);
+  EXPECT_EQ(p.number("in_vec"), 1);
+  EXPECT_EQ(p.alignment, 16);  // the output's 8-channel vectors
+  // The 4x4 stride-4 patchify stem at 4 channels: one run of 64, 2 steps;
+  // even, so cp.async (8-byte copies) and the multistage loop.
+  p = plan_kernel(workload("{op: conv2d, n: 8, c: 4, c_out: 96, h: 224, w: 224, filter: 4, stride: 4, "
+                           "padding: valid, dtype: bfloat16, layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.schedule.at("iterator"), 1);
+  EXPECT_EQ(p.number("k_steps"), 2);
+  EXPECT_EQ(p.number("in_vec"), 4);
   // Output channels not a multiple of 8: the epilogue's vectors shrink (c_out 12: 4 channels, 8 bytes),
   // the input's copies stay 16 bytes (c 16): every tensor aligned to the wider.
   p = plan_kernel(workload("{op: conv2d, n: 4, c: 16, c_out: 12, h: 9, w: 9, filter: 3, padding: same, "
@@ -1362,6 +1381,49 @@ TEST(DefaultSchedule, EveryStemGetsOne) {
   }
   EXPECT_EQ(planned, 2 * 3 * 3 * 4 * 6 * 4 * 2);
   EXPECT_TRUE(failures.empty()) << failures.size() << " stems got no schedule, e.g.\n  " << failures.front();
+}
+
+// Every half-precision NHWC dense workload of a sweep gets a default
+// implicit_gemm schedule that fits, for the H100 alone and for the default
+// list of GPUs (sm_75 to sm_90: the tightest shared memory, and no split K):
+// channels 1 to 1024 (odd, the stems' 3 and 4, up to 8 and beyond), output
+// channels not multiples of 8, planes 1 to 224, filters 1 to 7, strides.
+TEST(DefaultSchedule, EveryHalfPrecisionNhwcDenseWorkloadGetsOne) {
+  PlanOptions h100;
+  h100.target = parse_arch_list("90");
+  PlanOptions every_gpu;
+  int planned = 0;
+  std::vector<std::string> failures;
+  for (const char* dtype : {"float16", "bfloat16"}) {
+    for (int c : {1, 2, 3, 4, 6, 8, 16, 27, 64, 256, 1024}) {
+      for (int c_out : {1, 13, 32, 64, 96, 512}) {
+        for (int hw : {1, 14, 224}) {
+          for (int k : {1, 3, 7}) {
+            for (int stride : {1, 2}) {
+              for (int n : {1, 8}) {
+                const std::string text = "{op: conv2d, n: " + std::to_string(n) + ", c: " + std::to_string(c) +
+                                         ", c_out: " + std::to_string(c_out) + ", h: " + std::to_string(hw) +
+                                         ", w: " + std::to_string(hw) + ", filter: " + std::to_string(k) +
+                                         ", stride: " + std::to_string(stride) + ", padding: same, dtype: " + dtype +
+                                         ", layout: NHWC}";
+                for (const PlanOptions* options : {&h100, &every_gpu}) {
+                  try {
+                    const KernelPlan p = plan_kernel(workload(text), *options);
+                    EXPECT_EQ(p.schedule.algorithm_name(), "implicit_gemm") << text;
+                    ++planned;
+                  } catch (const InputError& e) {
+                    failures.push_back(text + ": " + e.diagnostics().front().message);
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(planned, 2 * 11 * 6 * 3 * 3 * 2 * 2 * 2);
+  EXPECT_TRUE(failures.empty()) << failures.size() << " workloads got no schedule, e.g.\n  " << failures.front();
 }
 
 }  // namespace

@@ -271,10 +271,6 @@ def draw_conv2d(args, rng):
         raise SystemExit("--op conv2d takes one dtype and one layout")
     dtype, layout = args.dtypes[0], args.layouts[0]
     drawn = [draw_conv2d_workload(rng, i, args.max_extent, args.max_macs) for i in range(count)]
-    if dtype != "float32":
-        # Half precision runs on the implicit_gemm algorithm, whose copies
-        # move 2 channels at least: the generator rejects an odd c.
-        drawn = [(text, ok and int(text.split("c: ")[1].split(",")[0]) % 2 == 0, m) for text, ok, m in drawn]
     lines = [
         "# %d dense conv2d problems drawn by tests/gpu/draw_random_spec.py --op conv2d --seed %d. Do not edit."
         % (count, args.seed),

@@ -23,11 +23,20 @@ namespace convgen::gen::conv2d {
 
 namespace {
 
+// How the main loop walks K (the `iterator` knob's words, in this order):
+// kOptimized steps through one filter tap's channels at a time (c even:
+// its copies move 2 channels at least); kFewChannels takes the filter's
+// taps and channels as one run of K = kh x kw x c, zero-padded in
+// registers, for the stems' 3 or 4 channels (and any odd c), where a step
+// of 32 channels of one tap would be mostly zeros.
+enum Iterator { kOptimized = 0, kFewChannels = 1 };
+
 struct ImplicitGemm {
   int cta_m = 0, cta_n = 0, cta_k = 0;  // the block's tile of the GEMM: pixels, output channels, reduction
   int warp_m = 0, warp_n = 0;           // one warp's part of it
   int stages = 0;                       // shared-memory buffers of the main loop's pipeline
   int split_k = 1;                      // blocks of a cluster that share a tile, each summing part of K
+  int iterator = kOptimized;            // how the main loop walks K
 };
 
 // The oldest GPU the kernels run on: mma.sync of fp16 and bf16, cp.async;
@@ -48,6 +57,7 @@ struct ImplicitGemmShape {
   int in_vec;   // elements per copy of input and filter: 8, 4 or 2 (16, 8 or 4 bytes)
   int out_vec;  // elements per epilogue load and store of output and residual
   int mainloop_bytes, epilogue_bytes, smem_bytes;
+  int k_steps;  // main-loop steps of cta_k along K
   long long m_tiles_at_batch;  // GEMM M tiles at the cost batch
   int n_tiles;
 };
@@ -70,6 +80,7 @@ ImplicitGemmShape implicit_gemm_shape(const Workload& wl, const ImplicitGemm& s,
   // cta_k) and the B tile (cta_k x cta_n) of 2-byte elements, unpadded
   // (swizzled); the template checks this against sizeof.
   g.mainloop_bytes = s.stages * (s.cta_m + s.cta_n) * s.cta_k * 2;
+  g.k_steps = s.iterator == kFewChannels ? ceil_div(wl.kh * wl.kw * wl.c, s.cta_k) : wl.kh * wl.kw * ceil_div(wl.c, s.cta_k);
   g.epilogue_bytes = s.cta_m * (s.cta_n + kEpiloguePad) * 4;
   g.smem_bytes = std::max(g.mainloop_bytes, g.epilogue_bytes);
   g.m_tiles_at_batch = (1LL * batch * wl.out_h() * wl.out_w() + s.cta_m - 1) / s.cta_m;
@@ -106,7 +117,22 @@ struct TileChoice {
   int cta_m, cta_n, cta_k, warp_m, warp_n, stages;
 };
 
+ImplicitGemm default_tiles(const Workload& wl, const PlanOptions& options, int batch);
+
+// The default, made to fit: where the tightest GPU of the library has less
+// shared memory than the H100 the rule was measured on (sm_86 and sm_89:
+// 99 KiB), fewer stages, down to the main loop's least.
 ImplicitGemm default_implicit_gemm(const Workload& wl, const PlanOptions& options, int batch) {
+  ImplicitGemm s = default_tiles(wl, options, batch);
+  // 4-byte copies (c = 2 mod 4): a stage is 4 times the copies of 16-byte
+  // ones, and ptxas spilled at 6 stages (c = 6, 128 x 32 tile); 3 did not.
+  if (vector_elements(wl.c) == 2) s.stages = std::min(s.stages, 3);
+  const int least = s.stages == 2 ? 2 : 3;
+  while (s.stages > least && implicit_gemm_shape(wl, s, batch).smem_bytes > shared_limit(options)) --s.stages;
+  return s;
+}
+
+ImplicitGemm default_tiles(const Workload& wl, const PlanOptions& options, int batch) {
   const long long pixels = 1LL * batch * wl.out_h() * wl.out_w();
   const long long enough_blocks = std::max(1, options.target.newest.sm_count) * 2LL / 3;
   const bool thin = wl.c <= 32;
@@ -129,7 +155,23 @@ ImplicitGemm default_implicit_gemm(const Workload& wl, const PlanOptions& option
   }
   // A 32-deep step for thin inputs, with twice the stages (the same bytes).
   if (thin && t.cta_k == 64) t.cta_k = 32, t.stages = std::min(2 * t.stages, 8);
-  ImplicitGemm s{t.cta_m, t.cta_n, t.cta_k, t.warp_m, t.warp_n, t.stages, 1};
+  ImplicitGemm s{t.cta_m, t.cta_n, t.cta_k, t.warp_m, t.warp_n, t.stages, 1, kOptimized};
+  // Up to 8 channels (the stems) or an odd count: K as one run. An odd c
+  // copies single elements (2 bytes), which cp.async cannot: CUTLASS's
+  // two-stage main loop that stages through registers.
+  if (wl.c <= 8 || wl.c % 2 != 0) {
+    s.iterator = kFewChannels;
+    s.cta_k = 32;
+    if (wl.c % 2 != 0) {
+      // Registers hold a step's copies too: a 64 x 32 warp tile at most
+      // (ptxas spilled 688 bytes at 256 x 64 with 64 x 64 warps).
+      s.stages = 2;
+      s.cta_m = std::min(s.cta_m, 128);
+      s.warp_m = std::min(s.warp_m, 64);
+      s.warp_n = 32;
+    }
+    return s;
+  }
   // Too few tiles still (deep layers on small planes): split K over a
   // cluster, where every GPU of the library has clusters. From a sweep of
   // split 1, 2, 4 and 8 over six such layers (docs/performance.md): double
@@ -157,12 +199,8 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   const ScheduleRequest& req = wl.schedule;
   const SourceLocation& blame = req.algorithm ? req.algorithm_where : req.where;
   std::vector<Diagnostic> errors;
-  if (wl.c % 2 != 0) {
-    throw InputError({{blame, "the implicit_gemm algorithm copies at least 4 bytes (2 channels) at a time; c = " +
-                                  num(wl.c) + " is odd: leave this workload out of the spec and the runtime's "
-                                  "generic kernel computes it"}});
-  }
   ImplicitGemm s = default_implicit_gemm(wl, options, p.cost_batch);
+  s.iterator = req.value("iterator").value_or(s.iterator);
   s.cta_m = req.value("cta_m").value_or(s.cta_m);
   s.cta_n = req.value("cta_n").value_or(s.cta_n);
   s.cta_k = req.value("cta_k").value_or(s.cta_k);
@@ -197,6 +235,24 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                                    num(s.warp_m) + "x" + num(s.warp_n) + " makes " + num(g.warps) +
                                    " warps; the main loop takes at most 8"});
   }
+  // cp.async copies 4, 8 or 16 bytes: an odd c (2-byte copies) takes the
+  // two-stage main loop, which stages through registers.
+  if (s.iterator == kOptimized && wl.c % 2 != 0) {
+    errors.push_back({req.at("iterator"), "iterator optimized copies at least 2 channels (4 bytes) at a time; c = " +
+                                              num(wl.c) + " is odd: use iterator few_channels"});
+  }
+  if (wl.c % 2 != 0 && s.stages != 2) {
+    errors.push_back({req.at("stages"), "c = " + num(wl.c) + " is odd: its 2-byte copies cannot go through "
+                                        "cp.async, and the main loop that stages through registers has 2 stages, "
+                                        "not " + num(s.stages)});
+  } else if (wl.c % 2 == 0 && s.stages < 3) {
+    errors.push_back({req.at("stages"), "the cp.async main loop (c even) takes 3 to 8 stages, not " +
+                                        num(s.stages) + "; 2 stages are for an odd c"});
+  }
+  if (s.iterator == kFewChannels && s.split_k > 1) {
+    errors.push_back({req.at("split_k"), "split_k runs with iterator optimized only (few_channels walks K as one "
+                                         "run that CUTLASS's iterator does not split)"});
+  }
   if (s.split_k > 1 && oldest_arch(options) < kMinSplitArch) {
     errors.push_back({req.at("split_k"), "split_k " + num(s.split_k) + " runs the tile's blocks as a thread-block "
                                          "cluster, which needs sm_90 or newer; this library is built for sm_" +
@@ -217,8 +273,9 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   }
   if (!errors.empty()) throw InputError(std::move(errors));
 
-  p.schedule.values = {{"cta_m", s.cta_m},   {"cta_n", s.cta_n},   {"cta_k", s.cta_k},  {"warp_m", s.warp_m},
-                       {"warp_n", s.warp_n}, {"stages", s.stages}, {"split_k", s.split_k}};
+  p.schedule.values = {{"cta_m", s.cta_m},   {"cta_n", s.cta_n},   {"cta_k", s.cta_k},
+                       {"warp_m", s.warp_m}, {"warp_n", s.warp_n}, {"stages", s.stages},
+                       {"split_k", s.split_k}, {"iterator", s.iterator}};
   p.threads = g.threads;
   p.block_threads = g.threads;
   p.smem_bytes = g.smem_bytes;
@@ -250,6 +307,9 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"gemm_k", n(1LL * wl.kh * wl.kw * wl.c)},
       {"bfloat16", wl.dtype == DataType::kBFloat16},
       {"split", s.split_k > 1},
+      {"few_channels", s.iterator == kFewChannels},
+      {"cp_async", s.stages > 2},
+      {"k_steps", n(g.k_steps)},
       {"tensor_peak_tflops", n(static_cast<long long>(options.tensor_peak_tflops))},
   };
 }
@@ -267,7 +327,8 @@ Knob split_k_knob() {
 std::string describe(const Schedule& s) {
   return "cta_tile " + num(s.at("cta_m")) + "x" + num(s.at("cta_n")) + "x" + num(s.at("cta_k")) + ", warp_tile " +
          num(s.at("warp_m")) + "x" + num(s.at("warp_n")) + ", " + num(s.at("stages")) + " stages" +
-         (s.at("split_k") > 1 ? ", split_k " + num(s.at("split_k")) : "");
+         (s.at("split_k") > 1 ? ", split_k " + num(s.at("split_k")) : "") +
+         (s.at("iterator") == kFewChannels ? ", iterator few_channels" : "");
 }
 
 // A block per cta_m pixels of the batch (grid.x) and per cta_n output channels (grid.y).
@@ -290,8 +351,12 @@ const Algorithm kImplicitGemm{
                  "the block's tile of the GEMM: output pixels x output channels, and the reduction step"),
      Knob::tuple("warp_tile", {"warp_m", "warp_n"}, 32, 64, "[pixels, channels]",
                  "one warp's part of the block tile (mma.sync 16x8x16 tiles)"),
-     Knob::integer("stages", 3, 8, "shared-memory buffers of the main loop's pipeline (cp.async)"),
-     split_k_knob()},
+     Knob::integer("stages", 2, 8,
+                   "shared-memory buffers of the main loop's pipeline (cp.async; 2: staged through registers, odd c)"),
+     split_k_knob(),
+     Knob::choice("iterator", {"optimized", "few_channels"},
+                  "how the main loop walks K: optimized, one filter tap's channels a step (c even); few_channels, "
+                  "taps and channels as one run, zero-padded in registers (stems, odd c)")},
     "conv2d_nhwc_implicit_gemm.cu.mustache",
     &plan,
     &describe,
