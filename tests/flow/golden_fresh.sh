@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# golden_generated_fresh: generated/ must be what the shipped specs produce
-# with the current generator and templates.
+# golden_generated_fresh: generated/ must be what the shipped specs (and
+# tests/gpu/tensor_core.yaml, the tensor-core kernels on show) produce with
+# the current generator and templates.
 #
 #   golden_fresh.sh SOURCE_DIR CONVGEN SCRATCH_DIR
 #
-# Regenerates specs/<lib>.yaml into SCRATCH_DIR/<lib> (run from SOURCE_DIR,
+# Regenerates each spec into SCRATCH_DIR/<lib> (run from SOURCE_DIR,
 # since the paths written into the files are relative to it) and compares
 # with generated/<lib>: any differing, missing or extra file fails (the lock
 # file every run leaves, .convgen.lock, is not compared).
@@ -28,9 +29,11 @@ trap cleanup EXIT
 cd "$src" || exit 1
 
 stale=0
-for lib in seeds mobilenet_v2; do
-  if ! "$convgen" generate "specs/$lib.yaml" --templates "$src/templates" --out "$scratch/$lib" -q; then
-    echo "FAIL: convgen generate specs/$lib.yaml failed"
+# spec:library[:archs] (the tensor-core kernels as made for the H100).
+for entry in specs/seeds.yaml:seeds specs/mobilenet_v2.yaml:mobilenet_v2 tests/gpu/tensor_core.yaml:tensor_core:90; do
+  IFS=: read -r spec lib archs <<<"$entry"
+  if ! "$convgen" generate "$spec" ${archs:+--archs "$archs"} --templates "$src/templates" --out "$scratch/$lib" -q; then
+    echo "FAIL: convgen generate $spec failed"
     exit 1
   fi
   if [[ ! -d "generated/$lib" ]]; then
