@@ -3,6 +3,9 @@
 
   chaos.py --convgen PATH --templates DIR --source-dir DIR [--rounds N] [--seed S]
 
+0. A run beside a lock held (as another run would hold it) past its
+   --lock-timeout exits 1 with the lock-timeout message and writes nothing:
+   so the timeout is proved on every run, whatever the rounds' timing.
 1. Rounds of 4-8 concurrent `generate` runs of different small specs (whose
    libraries share some kernel file names, with different bytes) into one
    folder. Every run exits 0, or 1 with the lock-timeout message (some rounds
@@ -25,6 +28,7 @@
 Prints its counts; exits 1 listing every failure.
 """
 import argparse
+import fcntl
 import os
 import random
 import resource
@@ -155,6 +159,28 @@ class Chaos:
                 self.fail(f"round {self.counts['rounds']}: {libraries[i]}: exit {p.returncode}: {err.strip()}")
         self.counts["rounds"] += 1
         self.check_folder(out, f"round {self.counts['rounds']}", temps_allowed=kill)
+
+    # A run that finds the folder's lock held past its --lock-timeout exits 1
+    # with the lock message and writes nothing. The concurrent rounds provoke
+    # that only when their timing happens to (a loaded machine may never
+    # wait 0.02 s), so this holds the lock itself, as another run would.
+    def held_lock(self):
+        out = os.path.join(self.scratch, "held_lock")
+        os.makedirs(out, exist_ok=True)
+        library = sorted(self.specs)[0]
+        with open(os.path.join(out, LOCK), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            r = subprocess.run(self.generate(self.specs[library], out, "--lock-timeout", "0.05"),
+                               capture_output=True, text=True, cwd=self.scratch)
+        self.counts["runs"] += 1
+        if r.returncode == 1 and LOCK_MESSAGE in r.stderr and "timed out" in r.stderr:
+            self.counts["lock_timeouts"] += 1
+        else:
+            self.fail(f"a run beside a held lock: exit {r.returncode}, expected 1 and the lock-timeout message: "
+                      f"{r.stderr.strip()}")
+        self.check_folder(out, "beside a held lock")
+        if any(name != LOCK for name in os.listdir(out)):
+            self.fail(f"a run that timed out on the lock wrote {sorted(set(os.listdir(out)) - {LOCK})}")
 
     def concurrent_rounds(self):
         for kill in (False, True):
@@ -351,6 +377,7 @@ def main():
     start = time.monotonic()
     try:
         chaos = Chaos(args, scratch)
+        chaos.held_lock()
         chaos.concurrent_rounds()
         chaos.symlinks()
         chaos.prune()
