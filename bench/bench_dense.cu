@@ -33,12 +33,14 @@ void check_cublas(cublasStatus_t status, const char* call, const char* file, int
 constexpr int kPeakTrials = 10;
 
 // ---------------------------------------------------------------------------
-// The fp32 peak: an SGEMM without TF32.
+// The peaks the roofline uses: an SGEMM without TF32 (float32 rows) and an
+// fp16 GEMM with fp32 sums on tensor cores (float16 and bfloat16 rows).
 
 // Fills `data` with values in [-1, 1) from a hash of the index: random
 // enough that the GEMM does real work (zeros can run faster), and on the
 // device, so that 2 x 256 MiB need no host generation and upload.
-__global__ void fill_hashed(float* data, size_t count, uint32_t seed) {
+template <class T>
+__global__ void fill_hashed(T* data, size_t count, uint32_t seed) {
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count; i += size_t{gridDim.x} * blockDim.x) {
     uint32_t x = uint32_t(i) * 0x9e3779b9u ^ seed;
     x ^= x >> 16;
@@ -46,84 +48,78 @@ __global__ void fill_hashed(float* data, size_t count, uint32_t seed) {
     x ^= x >> 15;
     x *= 0x846ca68bu;
     x ^= x >> 16;
-    data[i] = float(x >> 8) * (2.0f / 16777216.0f) - 1.0f;
+    data[i] = T(float(x >> 8) * (2.0f / 16777216.0f) - 1.0f);
   }
 }
 
-GemmPeak measure_fp32_peak(Stopwatch& stopwatch, const std::string& sgemm_math, int sgemm_size) {
-  const int size = sgemm_size;
+// A cuBLAS handle on the stopwatch's stream, for one measurement.
+struct CublasHandle {
+  cublasHandle_t handle = nullptr;
+  explicit CublasHandle(cudaStream_t stream) {
+    CUBLAS_CHECK(cublasCreate(&handle));
+    CUBLAS_CHECK(cublasSetStream(handle, stream));
+  }
+  ~CublasHandle() { cublasDestroy(handle); }
+  CublasHandle(const CublasHandle&) = delete;
+  CublasHandle& operator=(const CublasHandle&) = delete;
+};
+
+// The rate of `gemm`, one size^3 GEMM on `cublas`: two warm-up runs (they
+// pick the kernel and raise the clocks), then the median of kPeakTrials.
+// `call` and `math` name them in the method text.
+GemmPeak gemm_peak(Stopwatch& stopwatch, const CublasHandle& cublas, int size, const std::function<void()>& gemm,
+                   const std::string& call, const std::string& math) {
+  GemmPeak peak;
+  CUBLAS_CHECK(cublasGetVersion(cublas.handle, &peak.cublas_version));
+  const Launch run = [&](cudaStream_t) { gemm(); };
+  stopwatch.time_runs_ms(run, 2, false);
+  const double ms = median(stopwatch.time_runs_ms(run, kPeakTrials, false));
+  peak.tflops = 2.0 * double(size) * size * size / (ms * 1e-3) / 1e12;
+  const std::string n = std::to_string(size);
+  peak.method = call + " " + n + "x" + n + "x" + n + ", " + math + ", median of " + std::to_string(kPeakTrials) +
+                " runs, L2 warm";
+  return peak;
+}
+
+GemmPeak measure_fp32_peak(Stopwatch& stopwatch, const std::string& sgemm_math, int size) {
   const size_t count = size_t(size) * size;
   const DeviceBuffer a = DeviceBuffer::floats(count), b = DeviceBuffer::floats(count),
                      c = DeviceBuffer::floats(count);
   fill_hashed<<<1024, 256, 0, stopwatch.stream()>>>(a.f32(), count, 1u);
   fill_hashed<<<1024, 256, 0, stopwatch.stream()>>>(b.f32(), count, 2u);
   CUDA_CHECK(cudaGetLastError());
-
-  cublasHandle_t handle = nullptr;
-  CUBLAS_CHECK(cublasCreate(&handle));
-  CUBLAS_CHECK(cublasSetStream(handle, stopwatch.stream()));
+  const CublasHandle cublas(stopwatch.stream());
   const bool pedantic = sgemm_math == "pedantic";
   // Neither mode uses TF32: that takes CUBLAS_TF32_TENSOR_OP_MATH.
-  CUBLAS_CHECK(cublasSetMathMode(handle, pedantic ? CUBLAS_PEDANTIC_MATH : CUBLAS_DEFAULT_MATH));
-  GemmPeak peak;
-  CUBLAS_CHECK(cublasGetVersion(handle, &peak.cublas_version));
-
+  CUBLAS_CHECK(cublasSetMathMode(cublas.handle, pedantic ? CUBLAS_PEDANTIC_MATH : CUBLAS_DEFAULT_MATH));
   const float alpha = 1.0f, beta = 0.0f;
-  const Launch sgemm = [&](cudaStream_t) {
-    CUBLAS_CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &alpha, a.f32(), size, b.f32(),
-                             size, &beta, c.f32(), size));
-  };
-  stopwatch.time_runs_ms(sgemm, 2, false);  // warm-up: picks the kernel, raises the clocks
-  const double ms = median(stopwatch.time_runs_ms(sgemm, kPeakTrials, false));
-  CUBLAS_CHECK(cublasDestroy(handle));
-
-  peak.tflops = 2.0 * double(size) * size * size / (ms * 1e-3) / 1e12;
-  const std::string n = std::to_string(size);
-  peak.method = "cublasSgemm " + n + "x" + n + "x" + n + ", " +
-                (pedantic ? "CUBLAS_PEDANTIC_MATH" : "CUBLAS_DEFAULT_MATH") +
-                " (fp32 FMA, no TF32), median of " + std::to_string(kPeakTrials) + " runs, L2 warm";
-  return peak;
-}
-
-// The tensor-core peak: an fp16 GEMM with fp32 sums (what the half-precision
-// rows' kernels run), on the same filled data converted to fp16.
-__global__ void to_half(const float* in, __half* out, size_t count) {
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count; i += size_t{gridDim.x} * blockDim.x) {
-    out[i] = __float2half_rn(in[i]);
-  }
+  return gemm_peak(
+      stopwatch, cublas, size,
+      [&] {
+        CUBLAS_CHECK(cublasSgemm(cublas.handle, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &alpha, a.f32(), size,
+                                 b.f32(), size, &beta, c.f32(), size));
+      },
+      "cublasSgemm", std::string(pedantic ? "CUBLAS_PEDANTIC_MATH" : "CUBLAS_DEFAULT_MATH") + " (fp32 FMA, no TF32)");
 }
 
 GemmPeak measure_tensor_peak(Stopwatch& stopwatch, int size) {
   const size_t count = size_t(size) * size;
-  const DeviceBuffer a32 = DeviceBuffer::floats(count), b32 = DeviceBuffer::floats(count);
   const DeviceBuffer a = DeviceBuffer::elements(count, convgen::DataType::kFloat16),
                      b = DeviceBuffer::elements(count, convgen::DataType::kFloat16),
                      c = DeviceBuffer::elements(count, convgen::DataType::kFloat16);
-  fill_hashed<<<1024, 256, 0, stopwatch.stream()>>>(a32.f32(), count, 3u);
-  fill_hashed<<<1024, 256, 0, stopwatch.stream()>>>(b32.f32(), count, 4u);
-  to_half<<<1024, 256, 0, stopwatch.stream()>>>(a32.f32(), static_cast<__half*>(a.data()), count);
-  to_half<<<1024, 256, 0, stopwatch.stream()>>>(b32.f32(), static_cast<__half*>(b.data()), count);
+  fill_hashed<<<1024, 256, 0, stopwatch.stream()>>>(static_cast<__half*>(a.data()), count, 3u);
+  fill_hashed<<<1024, 256, 0, stopwatch.stream()>>>(static_cast<__half*>(b.data()), count, 4u);
   CUDA_CHECK(cudaGetLastError());
-
-  cublasHandle_t handle = nullptr;
-  CUBLAS_CHECK(cublasCreate(&handle));
-  CUBLAS_CHECK(cublasSetStream(handle, stopwatch.stream()));
-  GemmPeak peak;
-  CUBLAS_CHECK(cublasGetVersion(handle, &peak.cublas_version));
+  const CublasHandle cublas(stopwatch.stream());
   const float alpha = 1.0f, beta = 0.0f;
-  const Launch hgemm = [&](cudaStream_t) {
-    CUBLAS_CHECK(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &alpha, a.data(), CUDA_R_16F, size,
-                              b.data(), CUDA_R_16F, size, &beta, c.data(), CUDA_R_16F, size, CUBLAS_COMPUTE_32F,
-                              CUBLAS_GEMM_DEFAULT));
-  };
-  stopwatch.time_runs_ms(hgemm, 2, false);
-  const double ms = median(stopwatch.time_runs_ms(hgemm, kPeakTrials, false));
-  CUBLAS_CHECK(cublasDestroy(handle));
-  peak.tflops = 2.0 * double(size) * size * size / (ms * 1e-3) / 1e12;
-  const std::string n = std::to_string(size);
-  peak.method = "cublasGemmEx " + n + "x" + n + "x" + n + ", fp16 in and out, CUBLAS_COMPUTE_32F (tensor cores), median of " +
-                std::to_string(kPeakTrials) + " runs, L2 warm";
-  return peak;
+  return gemm_peak(
+      stopwatch, cublas, size,
+      [&] {
+        CUBLAS_CHECK(cublasGemmEx(cublas.handle, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &alpha, a.data(),
+                                  CUDA_R_16F, size, b.data(), CUDA_R_16F, size, &beta, c.data(), CUDA_R_16F, size,
+                                  CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+      },
+      "cublasGemmEx", "fp16 in and out, CUBLAS_COMPUTE_32F (tensor cores)");
 }
 
 // ---------------------------------------------------------------------------

@@ -56,8 +56,6 @@ using CutlassElement = cutlass::half_t;
 // Problem constants (the batch is given at launch).
 constexpr int kH = 7, kW = 7, kC = 512;
 constexpr int kOutH = 7, kOutW = 7, kOutChannels = 256;
-constexpr int kEpilogue = 2;  // 0 none, 1 + bias[co], 2 * scale[co] + shift[co]
-constexpr bool kResidual = true;  // + residual[n, oy, ox, co] after the affine step
 
 // Schedule constants.
 constexpr int kCtaM = 64, kCtaN = 64, kCtaK = 64;
@@ -67,19 +65,7 @@ constexpr int kSplitK = 4;  // blocks of a cluster that share a tile, each summi
 // How the main loop walks K: one filter tap's 512 channels a step.
 constexpr auto kIterator = cutlass::conv::IteratorAlgorithm::kOptimized;
 constexpr int kInVec = 8;    // elements per copy of input and filter
-constexpr int kOutVec = 8;  // output channels per epilogue vector
 constexpr int kPitch = kCtaN + 8;  // floats between rows of the epilogue's tile
-// The epilogue's threads: kThreadsPerRow side by side along a row of the
-// tile (kColSteps vectors each), kRowsPerStep rows at once, kBatch row
-// steps' residual loads in flight.
-constexpr int kVecsPerRow = kCtaN / kOutVec;
-constexpr int kThreadsPerRow = kVecsPerRow < 128 ? kVecsPerRow : 128;
-constexpr int kColSteps = kVecsPerRow / kThreadsPerRow;
-constexpr int kRowsPerStep = 128 / kThreadsPerRow;
-constexpr int kRowsPerBlock = kCtaM / kSplitK;  // rows of the tile each block of a cluster finishes
-constexpr int kRowSteps = (kRowsPerBlock + kRowsPerStep - 1) / kRowsPerStep;  // rows a thread finishes
-constexpr int kBatch = kRowSteps < 4 ? kRowSteps : 4;
-constexpr int kRowBatches = (kRowSteps + kBatch - 1) / kBatch;
 
 // CUTLASS's sm_80 implicit-GEMM convolution, of which this kernel takes
 // the main loop (Mma): its tile iterators and the pipelined loop over K.
@@ -117,6 +103,12 @@ struct Params {
   Element* output;
 };
 
+// The epilogue, where the kernel has a body (the GPUs it runs on; a
+// library's older ones compile an empty one).
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+constexpr int kEpilogue = 2;  // 0 none, 1 + bias[co], 2 * scale[co] + shift[co]
+constexpr bool kResidual = true;  // + residual[n, oy, ox, co] after the affine step
+constexpr int kOutVec = 8;  // output channels per epilogue vector
 // The activation: silu(x) = x * sigmoid(x) = x / (1 + e^-x).
 __device__ __forceinline__ float activate(float x) { return convgen::activate(convgen::Activation::kSilu, x); }
 
@@ -127,6 +119,7 @@ __device__ __forceinline__ float epilogue(float acc, float a, float b, float r) 
   if (kResidual) v += r;
   return activate(v);
 }
+#endif
 
 }  // namespace
 
@@ -176,6 +169,16 @@ conv_f16_nhwc_n1_c512_co256_h7_w7_k3x3_s1_p1_ss_res_silu(const Params params) {
   // before the first store. Every loop has a fixed trip count and is
   // unrolled. The output (and residual) of pixel m starts at m x
   // kOutChannels (NHWC).
+  // Its threads: kThreadsPerRow side by side along a row of the tile
+  // (kColSteps vectors each), kRowsPerStep rows at once.
+  constexpr int kVecsPerRow = kCtaN / kOutVec;
+  constexpr int kThreadsPerRow = kVecsPerRow < kThreads ? kVecsPerRow : kThreads;
+  constexpr int kColSteps = kVecsPerRow / kThreadsPerRow;
+  constexpr int kRowsPerStep = kThreads / kThreadsPerRow;
+  constexpr int kRowsPerBlock = kCtaM / kSplitK;  // rows of the tile each block of a cluster finishes
+  constexpr int kRowSteps = (kRowsPerBlock + kRowsPerStep - 1) / kRowsPerStep;  // rows a thread finishes
+  constexpr int kBatch = kRowSteps < 4 ? kRowSteps : 4;
+  constexpr int kRowBatches = (kRowSteps + kBatch - 1) / kBatch;
   const int col = (tid % kThreadsPerRow) * kOutVec;
   const int row_begin = slice * kRowsPerBlock, row_end = row_begin + kRowsPerBlock;
   const int first_row = row_begin + tid / kThreadsPerRow;

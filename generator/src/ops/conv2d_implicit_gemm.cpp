@@ -58,7 +58,6 @@ struct ImplicitGemmShape {
   int out_vec;  // elements per epilogue load and store of output and residual
   int mainloop_bytes, epilogue_bytes, smem_bytes;
   int k_steps;  // main-loop steps of cta_k along K
-  long long m_tiles_at_batch;  // GEMM M tiles at the cost batch
   int n_tiles;
 };
 
@@ -70,7 +69,7 @@ int vector_elements(int channels) {
   return 1;
 }
 
-ImplicitGemmShape implicit_gemm_shape(const Workload& wl, const ImplicitGemm& s, int batch) {
+ImplicitGemmShape implicit_gemm_shape(const Workload& wl, const ImplicitGemm& s) {
   ImplicitGemmShape g{};
   g.warps = (s.cta_m / s.warp_m) * (s.cta_n / s.warp_n);
   g.threads = 32 * g.warps;
@@ -83,7 +82,6 @@ ImplicitGemmShape implicit_gemm_shape(const Workload& wl, const ImplicitGemm& s,
   g.k_steps = s.iterator == kFewChannels ? ceil_div(wl.kh * wl.kw * wl.c, s.cta_k) : wl.kh * wl.kw * ceil_div(wl.c, s.cta_k);
   g.epilogue_bytes = s.cta_m * (s.cta_n + kEpiloguePad) * 4;
   g.smem_bytes = std::max(g.mainloop_bytes, g.epilogue_bytes);
-  g.m_tiles_at_batch = (1LL * batch * wl.out_h() * wl.out_w() + s.cta_m - 1) / s.cta_m;
   g.n_tiles = ceil_div(wl.c_out, s.cta_n);
   return g;
 }
@@ -117,19 +115,9 @@ struct TileChoice {
   int cta_m, cta_n, cta_k, warp_m, warp_n, stages;
 };
 
-ImplicitGemm default_tiles(const Workload& wl, const PlanOptions& options, int batch);
-
-// The default, made to fit: where the tightest GPU of the library has less
-// shared memory than the H100 the rule was measured on (sm_86 and sm_89:
-// 99 KiB), fewer stages, down to the main loop's least.
-ImplicitGemm default_implicit_gemm(const Workload& wl, const PlanOptions& options, int batch) {
-  ImplicitGemm s = default_tiles(wl, options, batch);
-  // 4-byte copies (c = 2 mod 4): a stage is 4 times the copies of 16-byte
-  // ones, and ptxas spilled at 6 stages (c = 6, 128 x 32 tile); 3 did not.
-  if (vector_elements(wl.c) == 2) s.stages = std::min(s.stages, 3);
-  const int least = s.stages == 2 ? 2 : 3;
-  while (s.stages > least && implicit_gemm_shape(wl, s, batch).smem_bytes > shared_limit(options)) --s.stages;
-  return s;
+// Blocks of cta_m x cta_n tiles over the GEMM's `pixels` x c_out.
+long long tile_count(const Workload& wl, long long pixels, int cta_m, int cta_n) {
+  return (pixels + cta_m - 1) / cta_m * ceil_div(wl.c_out, cta_n);
 }
 
 ImplicitGemm default_tiles(const Workload& wl, const PlanOptions& options, int batch) {
@@ -148,7 +136,7 @@ ImplicitGemm default_tiles(const Workload& wl, const PlanOptions& options, int b
   }
   TileChoice t = list.back();
   for (const TileChoice& c : list) {
-    if ((pixels + c.cta_m - 1) / c.cta_m * ceil_div(wl.c_out, c.cta_n) >= enough_blocks) {
+    if (tile_count(wl, pixels, c.cta_m, c.cta_n) >= enough_blocks) {
       t = c;
       break;
     }
@@ -178,7 +166,7 @@ ImplicitGemm default_tiles(const Workload& wl, const PlanOptions& options, int b
   // while the blocks fit one wave (one per SM), each part keeps at least 8
   // steps of K, and at most 4 parts (8 was never the fastest: the partial
   // tiles' sum through distributed shared memory grows with the parts).
-  const long long tiles = (pixels + s.cta_m - 1) / s.cta_m * ceil_div(wl.c_out, s.cta_n);
+  const long long tiles = tile_count(wl, pixels, s.cta_m, s.cta_n);
   if (tiles < enough_blocks && oldest_arch(options) >= kMinSplitArch) {
     const int chunks = ceil_div(wl.c, s.cta_k);
     const int k_steps = wl.kh * wl.kw * chunks;
@@ -191,13 +179,25 @@ ImplicitGemm default_tiles(const Workload& wl, const PlanOptions& options, int b
   return s;
 }
 
+// The default, made to fit: where the tightest GPU of the library has less
+// shared memory than the H100 the rule was measured on (sm_86 and sm_89:
+// 99 KiB), fewer stages, down to the main loop's least.
+ImplicitGemm default_implicit_gemm(const Workload& wl, const PlanOptions& options, int batch) {
+  ImplicitGemm s = default_tiles(wl, options, batch);
+  // 4-byte copies (c = 2 mod 4): a stage is 4 times the copies of 16-byte
+  // ones, and ptxas spilled at 6 stages (c = 6, 128 x 32 tile); 3 did not.
+  if (vector_elements(wl.c) == 2) s.stages = std::min(s.stages, 3);
+  const int least = s.stages == 2 ? 2 : 3;
+  while (s.stages > least && implicit_gemm_shape(wl, s).smem_bytes > shared_limit(options)) --s.stages;
+  return s;
+}
+
 bool is_one_of(int v, std::initializer_list<int> allowed) {
   return std::find(allowed.begin(), allowed.end(), v) != allowed.end();
 }
 
 void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   const ScheduleRequest& req = wl.schedule;
-  const SourceLocation& blame = req.algorithm ? req.algorithm_where : req.where;
   std::vector<Diagnostic> errors;
   ImplicitGemm s = default_implicit_gemm(wl, options, p.cost_batch);
   s.iterator = req.value("iterator").value_or(s.iterator);
@@ -229,7 +229,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
     throw InputError({{warp_at, "warp_tile " + num(s.warp_m) + "x" + num(s.warp_n) + " does not divide cta_tile " +
                                     num(s.cta_m) + "x" + num(s.cta_n)}});
   }
-  const ImplicitGemmShape g = implicit_gemm_shape(wl, s, p.cost_batch);
+  const ImplicitGemmShape g = implicit_gemm_shape(wl, s);
   if (g.warps > 8) {
     errors.push_back({warp_at, "cta_tile " + num(s.cta_m) + "x" + num(s.cta_n) + " in warp tiles of " +
                                    num(s.warp_m) + "x" + num(s.warp_n) + " makes " + num(g.warps) +
