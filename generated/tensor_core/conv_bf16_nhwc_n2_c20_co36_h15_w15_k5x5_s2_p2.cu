@@ -224,12 +224,11 @@ cudaError_t allow_shared_memory() {
 
 }  // namespace
 
-// Launches the kernel for `batch` images on `stream`; every pointer holds
-// Elements. Unused epilogue and residual pointers are ignored.
-cudaError_t launch_conv_bf16_nhwc_n2_c20_co36_h15_w15_k5x5_s2_p2(const void* input, const void* filter, const void* epilogue_a,
-    const void* epilogue_b, const void* residual, void* output, int batch, cudaStream_t stream) {
-  const cudaError_t e = allow_shared_memory();
-  if (e != cudaSuccess) return e;
+namespace {
+
+// One launch, for `batch` images of at most kImagesPerLaunch.
+cudaError_t launch_images(const void* input, const void* filter, const void* epilogue_a, const void* epilogue_b,
+                          const void* residual, void* output, int batch, cudaStream_t stream) {
   using Layout = cutlass::layout::TensorNHWC;
   Params p;
   p.problem = cutlass::conv::Conv2dProblemSize(batch, kH, kW, kC, kOutChannels, 5, 5, kOutH, kOutW,
@@ -251,6 +250,29 @@ cudaError_t launch_conv_bf16_nhwc_n2_c20_co36_h15_w15_k5x5_s2_p2(const void* inp
   const dim3 grid(static_cast<unsigned>((static_cast<long long>(batch) * 64 + 63) / 64), 1, 1);
   conv_bf16_nhwc_n2_c20_co36_h15_w15_k5x5_s2_p2<<<grid, kThreads, sizeof(SharedStorage), stream>>>(p);
   return cudaGetLastError();
+}
+
+}  // namespace
+
+// Launches the kernel for `batch` images on `stream`; every pointer holds
+// Elements. Unused epilogue and residual pointers are ignored. CUTLASS's
+// iterators offset by 32-bit byte counts: a batch whose input or output
+// reaches 2^31 bytes runs in launches of 65535 images.
+cudaError_t launch_conv_bf16_nhwc_n2_c20_co36_h15_w15_k5x5_s2_p2(const void* input, const void* filter, const void* epilogue_a,
+    const void* epilogue_b, const void* residual, void* output, int batch, cudaStream_t stream) {
+  constexpr int kImagesPerLaunch = 65535;
+  constexpr long long kInputImage = 1LL * kH * kW * kC, kOutputImage = 1LL * kOutH * kOutW * kOutChannels;
+  const cudaError_t e = allow_shared_memory();
+  if (e != cudaSuccess) return e;
+  for (int first = 0; first < batch; first += kImagesPerLaunch) {
+    const int images = batch - first < kImagesPerLaunch ? batch - first : kImagesPerLaunch;
+    const cudaError_t launched = launch_images(
+        static_cast<const Element*>(input) + first * kInputImage, filter, epilogue_a, epilogue_b,
+        residual != nullptr ? static_cast<const Element*>(residual) + first * kOutputImage : nullptr,
+        static_cast<Element*>(output) + first * kOutputImage, images, stream);
+    if (launched != cudaSuccess) return launched;
+  }
+  return cudaSuccess;
 }
 #endif  // __CUDACC_RTC__
 

@@ -244,12 +244,11 @@ cudaError_t allow_shared_memory() {
 
 }  // namespace
 
-// Launches the kernel for `batch` images on `stream`; every pointer holds
-// Elements. Unused epilogue and residual pointers are ignored.
-cudaError_t launch_conv_f16_nhwc_n1_c256_co512_h14_w14_k3x3_s2_p1_ssrelu(const void* input, const void* filter, const void* epilogue_a,
-    const void* epilogue_b, const void* residual, void* output, int batch, cudaStream_t stream) {
-  const cudaError_t e = allow_shared_memory();
-  if (e != cudaSuccess) return e;
+namespace {
+
+// One launch, for `batch` images of at most kImagesPerLaunch.
+cudaError_t launch_images(const void* input, const void* filter, const void* epilogue_a, const void* epilogue_b,
+                          const void* residual, void* output, int batch, cudaStream_t stream) {
   using Layout = cutlass::layout::TensorNHWC;
   Params p;
   p.problem = cutlass::conv::Conv2dProblemSize(batch, kH, kW, kC, kOutChannels, 3, 3, kOutH, kOutW,
@@ -271,6 +270,29 @@ cudaError_t launch_conv_f16_nhwc_n1_c256_co512_h14_w14_k3x3_s2_p1_ssrelu(const v
   const dim3 grid(static_cast<unsigned>((static_cast<long long>(batch) * 49 + 63) / 64), 8, 4);
   conv_f16_nhwc_n1_c256_co512_h14_w14_k3x3_s2_p1_ssrelu<<<grid, kThreads, sizeof(SharedStorage), stream>>>(p);
   return cudaGetLastError();
+}
+
+}  // namespace
+
+// Launches the kernel for `batch` images on `stream`; every pointer holds
+// Elements. Unused epilogue and residual pointers are ignored. CUTLASS's
+// iterators offset by 32-bit byte counts: a batch whose input or output
+// reaches 2^31 bytes runs in launches of 21399 images.
+cudaError_t launch_conv_f16_nhwc_n1_c256_co512_h14_w14_k3x3_s2_p1_ssrelu(const void* input, const void* filter, const void* epilogue_a,
+    const void* epilogue_b, const void* residual, void* output, int batch, cudaStream_t stream) {
+  constexpr int kImagesPerLaunch = 21399;
+  constexpr long long kInputImage = 1LL * kH * kW * kC, kOutputImage = 1LL * kOutH * kOutW * kOutChannels;
+  const cudaError_t e = allow_shared_memory();
+  if (e != cudaSuccess) return e;
+  for (int first = 0; first < batch; first += kImagesPerLaunch) {
+    const int images = batch - first < kImagesPerLaunch ? batch - first : kImagesPerLaunch;
+    const cudaError_t launched = launch_images(
+        static_cast<const Element*>(input) + first * kInputImage, filter, epilogue_a, epilogue_b,
+        residual != nullptr ? static_cast<const Element*>(residual) + first * kOutputImage : nullptr,
+        static_cast<Element*>(output) + first * kOutputImage, images, stream);
+    if (launched != cudaSuccess) return launched;
+  }
+  return cudaSuccess;
 }
 #endif  // __CUDACC_RTC__
 

@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <iostream>
 #include <map>
+#include <sstream>
 
 #include "convgen/gen/arch.hpp"
 #include "convgen/gen/plan.hpp"
@@ -1423,6 +1426,104 @@ TEST(DefaultSchedule, EveryHalfPrecisionNhwcDenseWorkloadGetsOne) {
     }
   }
   EXPECT_EQ(planned, 2 * 11 * 6 * 3 * 3 * 2 * 2 * 2);
+  EXPECT_TRUE(failures.empty()) << failures.size() << " workloads got no schedule, e.g.\n  " << failures.front();
+}
+
+// One row of tests/cpu/torchvision_convs.csv as a workload's fields: the
+// window of one convolution of a torchvision classification model.
+struct ModelConv {
+  std::string where;  // "model module", for messages
+  int c, c_out, h, w, kh, kw, stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_bottom, pad_left, pad_right,
+      groups;
+};
+
+std::vector<ModelConv> torchvision_convs() {
+  std::ifstream in(std::string(CONVGEN_SOURCE_DIR) + "/tests/cpu/torchvision_convs.csv");
+  std::vector<ModelConv> convs;
+  std::string line;
+  bool header = true;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    if (header) {  // the column names
+      header = false;
+      continue;
+    }
+    std::istringstream fields(line);
+    std::string model, module, value;
+    std::getline(fields, model, ',');
+    std::getline(fields, module, ',');
+    std::vector<int> v;
+    while (std::getline(fields, value, ',')) v.push_back(std::stoi(value));
+    if (v.size() != 15) throw std::runtime_error("torchvision_convs.csv: 17 columns expected: " + line);
+    convs.push_back({model + " " + module, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11],
+                     v[12], v[13], v[14]});
+  }
+  return convs;
+}
+
+// Every convolution of torchvision's classification models (the committed
+// list tools/torchvision_convs.py writes) gets a default schedule that fits,
+// at batch 1 and 64, in every dtype and layout an algorithm of its operator
+// serves, with the heaviest epilogue (a folded batch norm, a residual add),
+// for the H100 alone and for the default list of GPUs. Grouped convolutions
+// (neither dense nor depthwise) are convgen's to leave out, and filters or
+// strides past a spec's limits the generic kernel's.
+TEST(DefaultSchedule, EveryTorchvisionConvolutionGetsOne) {
+  const std::vector<ModelConv> convs = torchvision_convs();
+  ASSERT_GT(convs.size(), 1000u);
+  PlanOptions h100;
+  h100.target = parse_arch_list("90");
+  PlanOptions every_gpu;
+  int planned = 0, grouped = 0, beyond_limits = 0;
+  std::vector<std::string> failures;
+  const auto pair = [](int a, int b) { return "[" + std::to_string(a) + ", " + std::to_string(b) + "]"; };
+  for (const ModelConv& k : convs) {
+    const bool dense = k.groups == 1;
+    if (!dense && !(k.groups == k.c && k.c_out % k.c == 0)) {
+      ++grouped;
+      continue;
+    }
+    for (int n : {1, 64}) {
+      for (const char* dtype : {"float32", "float16", "bfloat16"}) {
+        for (const char* layout : {"NCHW", "NHWC"}) {
+          std::string text = std::string("{op: ") + (dense ? "conv2d" : "depthwise_conv2d") +
+                             ", n: " + std::to_string(n) + ", c: " + std::to_string(k.c) +
+                             (dense ? ", c_out: " + std::to_string(k.c_out) : "") + ", h: " + std::to_string(k.h) +
+                             ", w: " + std::to_string(k.w) + ", filter: " + pair(k.kh, k.kw) +
+                             ", stride: " + pair(k.stride_h, k.stride_w) + ", dilation: " +
+                             pair(k.dilation_h, k.dilation_w) + ", padding: [" + std::to_string(k.pad_top) + ", " +
+                             std::to_string(k.pad_bottom) + ", " + std::to_string(k.pad_left) + ", " +
+                             std::to_string(k.pad_right) + "]" +
+                             (dense ? "" : ", multiplier: " + std::to_string(k.c_out / k.c)) +
+                             ", epilogue: scale_shift" + (dense ? ", residual: true" : "") +
+                             ", activation: relu, dtype: " + dtype + ", layout: " + layout + "}";
+          Workload wl;
+          try {
+            wl = workload(text);
+          } catch (const InputError& e) {
+            // Past a spec's limits (ViT's 16x16 stride-16 patches: filters
+            // to 11, strides to 8): the generic kernel serves it at run time.
+            const std::string& m = e.diagnostics().front().message;
+            EXPECT_NE(m.find("must be an integer from 1 to"), std::string::npos) << k.where << ": " << m;
+            ++beyond_limits;
+            continue;
+          }
+          if (serving(*wl.op, wl).empty()) continue;  // no algorithm serves this storage: the generic kernel does
+          for (const PlanOptions* options : {&h100, &every_gpu}) {
+            try {
+              plan_kernel(wl, *options);
+              ++planned;
+            } catch (const InputError& e) {
+              failures.push_back(k.where + ": " + text + ": " + e.diagnostics().front().message);
+            }
+          }
+        }
+      }
+    }
+  }
+  std::cout << "planned " << planned << " workloads of " << convs.size() << " convolutions (" << grouped
+            << " grouped left out; " << beyond_limits << " workloads past a spec's limits)\n";
+  EXPECT_GT(planned, 10000);
   EXPECT_TRUE(failures.empty()) << failures.size() << " workloads got no schedule, e.g.\n  " << failures.front();
 }
 

@@ -287,15 +287,22 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
     throw InputError({{wl.where, "the filter takes " + num(filter_bytes) + " bytes; the implicit_gemm algorithm " +
                                      "(CUTLASS's iterators) takes tensors of less than 2^31 bytes"}});
   }
+  // The launcher runs a larger batch in several launches of this many.
   const long long image_bytes =
       2 * std::max(1LL * wl.h * wl.w * wl.c, 1LL * wl.out_h() * wl.out_w() * std::max(wl.c_out, 1));
-  p.max_batch = static_cast<int>(std::min<long long>(kMaxBatch, (kMaxCutlassTensorBytes - 1) / image_bytes));
+  const long long images_per_launch = std::min<long long>(kMaxBatch, (kMaxCutlassTensorBytes - 1) / image_bytes);
+  if (images_per_launch < 1) {
+    throw InputError({{wl.where, "one image's input or output takes " + num(image_bytes) + " bytes; the " +
+                                     "implicit_gemm algorithm (CUTLASS's iterators) takes tensors of less than 2^31 "
+                                     "bytes"}});
+  }
   // Every tensor is read or written in vectors: the input and filter of
   // in_vec elements, the output, residual and epilogue parameters of out_vec.
   p.alignment = 2 * std::max(g.in_vec, g.out_vec);
   p.min_arch = s.split_k > 1 ? kMinSplitArch : kMinArch;
   auto n = [](long long v) { return TemplateValue(v); };
   p.values = {
+      {"images_per_launch", n(images_per_launch)},
       {"warps", n(g.warps)},
       {"in_vec", n(g.in_vec)},
       {"out_vec", n(g.out_vec)},
