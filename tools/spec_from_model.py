@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes a convgen spec from a trained network: every convolution convgen
-serves, with a following BatchNorm folded into `scale_shift` and a following
-ReLU, ReLU6, SiLU or Hardswish into the activation.
+serves, with a following BatchNorm folded into `scale_shift`, a following
+residual add into `residual` (PyTorch models; dense convolutions), and a
+following ReLU, ReLU6, SiLU or Hardswish into the activation.
 
 From an ONNX file (the `onnx` package and its shape inference):
 
@@ -15,6 +16,11 @@ named as `package.module:callable` and built with random weights:
 
   tools/spec_from_model.py torchvision.models:mobilenet_v2 --input 3 224 224 \\
       --batch 1 64 --library mnv2 --out mnv2.yaml
+
+The workloads get the dtype the model's weights have (float32, float16 or
+bfloat16) and the layout NCHW, unless --dtype and --channels-last say what the
+model runs in (`model.half().to(memory_format=torch.channels_last)`: float16,
+NHWC).
 
 The spec holds one workload per distinct problem at each batch asked, in the
 order the model first uses it (so the output is the same on every run). What
@@ -33,6 +39,7 @@ import tempfile
 from dataclasses import dataclass, field
 
 ACTIVATIONS = ("relu", "relu6", "silu", "hardswish")
+DTYPES = ("float32", "float16", "bfloat16")
 
 
 @dataclass
@@ -52,13 +59,14 @@ class Conv:
     dtype: str = "float32"
     bias: bool = False
     batch_norm: bool = False
+    residual: bool = False  # a tensor shaped like the output is added before the activation
     activation: str = "none"
     folded: list = field(default_factory=list)  # names of the nodes folded in
 
     def workload(self, batch):
         """The spec workload (a flow mapping), or (None, why) if convgen does not serve it."""
-        if self.dtype != "float32":
-            return None, f"dtype {self.dtype} (convgen serves float32)"
+        if self.dtype not in DTYPES:
+            return None, f"dtype {self.dtype} (convgen serves {', '.join(DTYPES)})"
         if self.groups == 1:
             op = {"op": "conv2d", "c_out": self.c_out}
         elif self.groups == self.c and self.c_out % self.c == 0:
@@ -76,6 +84,8 @@ class Conv:
         if "multiplier" in op:
             fields["multiplier"] = op["multiplier"]
         fields["epilogue"] = epilogue
+        if self.residual:
+            fields["residual"] = "true"
         fields["activation"] = self.activation
         return "{" + ", ".join(f"{k}: {v}" for k, v in fields.items()) + "}", None
 
@@ -251,6 +261,9 @@ def torch_conv_padding(conv):
 
 
 def convs_from_torch(target, input_chw):
+    """The convolutions of a PyTorch model (traced in float32 on the CPU:
+    the shapes are the same in any dtype), its other layers, and those
+    convolutions left out with the reason."""
     import torch
     from torch import fx, nn
     from torch.fx.passes.shape_prop import ShapeProp
@@ -276,7 +289,8 @@ def convs_from_torch(target, input_chw):
         kh, kw = m.kernel_size
         conv = Conv(node.target, c, h, w, m.out_channels, kh, kw, tuple(m.stride), tuple(m.dilation),
                     torch_conv_padding(m), m.groups, str(m.weight.dtype).replace("torch.", ""),
-                    bias=m.bias is not None, batch_norm=group.batch_norm is not None, activation=group.activation,
+                    bias=m.bias is not None, batch_norm=group.batch_norm is not None,
+                    residual=group.residual is not None, activation=group.activation,
                     folded=[str(n.target if n.op == "call_module" else n.name) for n in group.nodes[1:]])
         convs.append(conv)
     return convs, skipped, layers
@@ -307,18 +321,22 @@ def torch_layers(traced):
 @dataclass
 class ConvGroup:
     """A Conv2d node of an FX graph with what follows it alone: a BatchNorm2d,
+    then (a dense convolution) the add of a tensor shaped like its output,
     then a ReLU, ReLU6, SiLU or Hardswish (module or function)."""
     nodes: list  # the conv's node, then those folded into it, in graph order
     conv: object
     batch_norm: object  # the BatchNorm2d module, or None
     activation: str  # "none" or one of ACTIVATIONS
+    residual: object = None  # the node whose value is added (ResNet's identity, MobileNetV2's block input), or None
 
 
 def torch_conv_groups(traced):
     """Every Conv2d group of an FX-traced module (tools/spec_from_model.py
     writes them as workloads; integrations/torch swaps them for convgen)."""
+    import operator
+
     import torch
-    from torch import nn
+    from torch import fx, nn
     import torch.nn.functional as F
 
     by_module = {nn.ReLU: "relu", nn.ReLU6: "relu6", nn.SiLU: "silu", nn.Hardswish: "hardswish"}
@@ -330,6 +348,21 @@ def torch_conv_groups(traced):
     def only_user(node):
         users = list(node.users)
         return users[0] if len(users) == 1 else None
+
+    def added_to(node, value):
+        """The other operand where `node` adds a tensor of value's shape and
+        dtype to `value` (the shapes known from shape propagation), else None."""
+        if node.op != "call_function" or node.target not in (operator.add, operator.iadd, torch.add):
+            return None
+        if len(node.args) != 2 or node.kwargs:
+            return None  # torch.add's alpha, or a third operand
+        other = node.args[1] if node.args[0] is value else node.args[0] if node.args[1] is value else None
+        if not isinstance(other, fx.Node) or other is value:
+            return None
+        meta = [getattr(n, "meta", {}).get("tensor_meta") for n in (value, other)]
+        if any(m is None or not hasattr(m, "shape") for m in meta):
+            return None  # shapes unknown: broadcasting cannot be ruled out
+        return other if (meta[0].shape, meta[0].dtype) == (meta[1].shape, meta[1].dtype) else None
 
     def activation_of(node):
         m = module_of(node)
@@ -350,6 +383,10 @@ def torch_conv_groups(traced):
             group.batch_norm = module_of(nxt)
             group.nodes.append(nxt)
             nxt = only_user(nxt)
+        if nxt is not None and conv.groups == 1 and added_to(nxt, group.nodes[-1]) is not None:
+            group.residual = added_to(nxt, group.nodes[-1])
+            group.nodes.append(nxt)
+            nxt = only_user(nxt)
         if nxt is not None and activation_of(nxt) is not None:
             group.activation = activation_of(nxt)
             group.nodes.append(nxt)
@@ -359,13 +396,21 @@ def torch_conv_groups(traced):
 
 # --------------------------------------------------------------------- spec
 
-def write_spec(convs, skipped, batches, library, source):
+def write_spec(convs, skipped, batches, library, source, dtype=None, layout="NCHW"):
     """The spec text, the lines saying what was left out and the number of
-    workloads (0: no layer is served, and the text is no valid spec)."""
+    workloads (0: no layer is served, and the text is no valid spec). The
+    workloads are in `dtype` (None: each in its weights' dtype) and `layout`."""
+    if dtype is not None:
+        for conv in convs:
+            conv.dtype = dtype
+    dtypes = collections.Counter(conv.dtype for conv in convs if conv.dtype in DTYPES)
+    default_dtype = dtypes.most_common(1)[0][0] if dtypes else "float32"
     workloads, seen, left_out = [], set(), []
     for conv in convs:
         for batch in batches:
             text, why = conv.workload(batch)
+            if text is not None and conv.dtype != default_dtype:
+                text = text[:-1] + f", dtype: {conv.dtype}}}"
             if text is None:
                 if batch == batches[0]:
                     left_out.append(f"{conv.name}: {why}")
@@ -379,7 +424,7 @@ def write_spec(convs, skipped, batches, library, source):
              f"# {len(convs) + len(skipped)} convolutions, {served} served, {len(workloads)} distinct workloads.",
              "# Left out:" if left_out else "# Left out: none."]
     lines += [f"#   {line}" for line in left_out]
-    lines += [f"library: {library}", "defaults: {dtype: float32, layout: NCHW}", "workloads:"]
+    lines += [f"library: {library}", f"defaults: {{dtype: {default_dtype}, layout: {layout}}}", "workloads:"]
     lines += [f"  - {w}" for w in workloads]
     return "\n".join(lines) + "\n", left_out, len(workloads)
 
@@ -435,6 +480,10 @@ def main(argv=None):
     parser.add_argument("--batch", type=int, nargs="+", default=[1], help="batch sizes (default: 1)")
     parser.add_argument("--input", type=int, nargs=3, metavar=("C", "H", "W"), default=[3, 224, 224],
                         help="a PyTorch model's input shape (default: 3 224 224)")
+    parser.add_argument("--dtype", choices=DTYPES,
+                        help="the dtype the model runs in (default: its weights', float32 for ONNX)")
+    parser.add_argument("--channels-last", action="store_true",
+                        help="the model runs channels_last: the workloads' layout is NHWC (default: NCHW)")
     parser.add_argument("--external-data", action="store_true",
                         help="an ONNX model's tensors kept in external files: read them (off by default: the "
                              "spec needs only shapes, and those files are paths the model names)")
@@ -451,7 +500,8 @@ def main(argv=None):
     except Exception as e:  # the model's own error, named: never a traceback for a bad model
         print(f"spec_from_model: cannot read {args.model}: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
-    text, left_out, n_workloads = write_spec(convs, skipped, args.batch, args.library, args.model)
+    text, left_out, n_workloads = write_spec(convs, skipped, args.batch, args.library, args.model, args.dtype,
+                                             "NHWC" if args.channels_last else "NCHW")
     if n_workloads == 0:
         print(nothing_served(args.model, convs, skipped, layers, args.batch[0]), file=sys.stderr)
         return 3

@@ -6,13 +6,24 @@
 //                   int[2] stride, int[4] padding, int[2] dilation, str activation) -> Tensor
 //   convgen::fallbacks() -> int
 //   convgen::explain_depthwise_conv2d(<depthwise_conv2d's arguments>) -> str   (which kernel, its schedule)
+//   convgen::explain_conv2d(<conv2d's arguments>) -> str                       (the same, for conv2d)
 //
 // padding is [top, bottom, left, right]; the epilogue is `bias`, or `scale`
 // and `shift` (a folded batch norm), or neither; activation is none, relu,
-// relu6, silu or hardswish. Tensors are CUDA float32, contiguous NCHW;
-// anything else raises with the reason. A problem the library has no kernel
-// for (or whose pointers are too loosely aligned for it) runs on ATen and is
-// counted by fallbacks(). Built by integrations/torch/convgen_torch.py, which
+// relu6, silu or hardswish. Tensors are CUDA float32, float16 or bfloat16,
+// all of one dtype, which is the problem's. The layout is the input's
+// (layout_of): contiguous is NCHW, channels_last is NHWC, and the output
+// comes in the same memory format. The weight lies as the layout needs it:
+//   NCHW: contiguous;
+//   NHWC, conv2d: channels_last (PyTorch's own channels_last weight);
+//   NHWC, depthwise_conv2d: [c*m, 1, kh, kw] viewing memory [kh, kw, c*m]
+//         (w.permute(2, 3, 0, 1).contiguous().permute(2, 3, 0, 1)).
+// Nothing is copied to make a tensor fit: anything else raises with the
+// reason. A problem the library has no kernel for (or whose pointers are
+// too loosely aligned for it) runs on ATen and is counted by fallbacks().
+// Shapes and memory formats of the outputs are also computed, without a
+// GPU, by the fake implementations in convgen_torch.py (torch.compile):
+// the two must agree. Built by integrations/torch/convgen_torch.py, which
 // writes convgen_torch_library.h: the library's header, and the alias
 // convgen_torch_library for its namespace.
 #include <ATen/ATen.h>
@@ -44,18 +55,79 @@ convgen::Activation activation_of(const std::string& name) {
   return convgen::Activation::kNone;  // not reached: TORCH_CHECK throws
 }
 
-void check_tensor(const at::Tensor& t, const char* what, const at::Tensor& input) {
+// The problem's dtype: the input's.
+convgen::DataType dtype_of(const at::Tensor& input) {
+  switch (input.scalar_type()) {
+    case at::kFloat: return convgen::DataType::kFloat32;
+    case at::kHalf: return convgen::DataType::kFloat16;
+    case at::kBFloat16: return convgen::DataType::kBFloat16;
+    default: break;
+  }
+  TORCH_CHECK(false, "convgen: input must be float32, float16 or bfloat16, got ", input.scalar_type());
+  return convgen::DataType::kFloat32;  // not reached: TORCH_CHECK throws
+}
+
+// A depthwise weight [c*m, 1, kh, kw] whose memory is [kh, kw, c*m]: what
+// an NHWC depthwise kernel reads.
+bool depthwise_nhwc_weight(const at::Tensor& weight) {
+  return weight.dim() == 4 && weight.permute({2, 3, 0, 1}).is_contiguous();
+}
+
+// The problem's layout: NHWC where the input is channels_last. A tensor
+// that is both (one channel, or 1x1 pixels: the same bytes either way) is
+// NHWC when its weight can only be: `nhwc_weight` says whether the weight
+// lies as NHWC needs and NCHW cannot read. convgen_torch.py's fake
+// implementations follow the same rule.
+convgen::Layout layout_of(const at::Tensor& input, bool nhwc_weight) {
+  const bool channels_last = input.dim() == 4 && input.is_contiguous(at::MemoryFormat::ChannelsLast);
+  if (channels_last && (!input.is_contiguous() || nhwc_weight)) return convgen::Layout::kNHWC;
+  return convgen::Layout::kNCHW;
+}
+
+// Where input, weight and output hold the same bytes in either layout
+// (one channel or one pixel, 1x1 filters), the layout is a name only: a
+// call there runs whichever layout's kernel the library has, so that a
+// squeeze-excite layer of a channels_last network finds its NHWC kernel
+// (or its NCHW one). The output keeps the memory format layout_of names.
+template <class Problem>
+void prefer_served_layout(Problem& p, bool same_bytes_either_layout) {
+  if (!same_bytes_either_layout || lib::find(p).specialized) return;
+  Problem other = p;
+  other.layout = p.layout == convgen::Layout::kNHWC ? convgen::Layout::kNCHW : convgen::Layout::kNHWC;
+  if (lib::find(other).specialized) p = other;
+}
+
+bool both_layouts(const at::Tensor& t) {
+  return t.is_contiguous() && t.is_contiguous(at::MemoryFormat::ChannelsLast);
+}
+
+at::MemoryFormat memory_format_of(convgen::Layout layout) {
+  return layout == convgen::Layout::kNHWC ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
+}
+
+// A tensor of the call beside `input`: on its device, of its dtype.
+void check_like_input(const at::Tensor& t, const char* what, const at::Tensor& input) {
   TORCH_CHECK(t.is_cuda(), "convgen: ", what, " must be a CUDA tensor, got ", t.device());
   TORCH_CHECK(t.device() == input.device(), "convgen: ", what, " is on ", t.device(), ", input on ", input.device());
-  TORCH_CHECK(t.scalar_type() == at::kFloat, "convgen: ", what, " must be float32, got ", t.scalar_type());
-  TORCH_CHECK(t.is_contiguous(), "convgen: ", what, " must be contiguous (NCHW)");
+  TORCH_CHECK(t.scalar_type() == input.scalar_type(), "convgen: ", what, " must be ", input.scalar_type(),
+              " like the input, got ", t.scalar_type());
+}
+
+// The input: CUDA, a dtype convgen serves, and laid out as `layout` says.
+void check_input(const at::Tensor& input, convgen::Layout layout) {
+  TORCH_CHECK(input.is_cuda(), "convgen: input must be a CUDA tensor, got ", input.device());
+  dtype_of(input);
+  TORCH_CHECK(input.dim() == 4, "convgen: input must have 4 dimensions (N, C, H, W), got shape ", input.sizes());
+  TORCH_CHECK(input.is_contiguous(memory_format_of(layout)),
+              "convgen: input must be contiguous (NCHW) or channels_last (NHWC), got strides ", input.strides());
 }
 
 void check_channels(const std::optional<at::Tensor>& t, const char* what, const at::Tensor& input, int64_t channels) {
   if (!t) return;
-  check_tensor(*t, what, input);
+  check_like_input(*t, what, input);
   TORCH_CHECK(t->dim() == 1 && t->size(0) == channels, "convgen: ", what, " must hold ", channels,
               " values (one per output channel), got shape ", t->sizes());
+  TORCH_CHECK(t->is_contiguous(), "convgen: ", what, " must be contiguous");
 }
 
 // `value`, the size `what` of a tensor or an argument, as the int a problem
@@ -78,7 +150,7 @@ void fill_window(Problem& p, const at::Tensor& input, const at::Tensor& weight, 
                  at::IntArrayRef padding, at::IntArrayRef dilation, const std::optional<at::Tensor>& bias,
                  const std::optional<at::Tensor>& scale, const std::optional<at::Tensor>& shift,
                  const std::string& activation) {
-  TORCH_CHECK(input.dim() == 4, "convgen: input must be NCHW (4 dimensions), got shape ", input.sizes());
+  TORCH_CHECK(input.dim() == 4, "convgen: input must have 4 dimensions (N, C, H, W), got shape ", input.sizes());
   TORCH_CHECK(weight.dim() == 4, "convgen: weight must have 4 dimensions, got shape ", weight.sizes());
   TORCH_CHECK(stride.size() == 2 && dilation.size() == 2 && padding.size() == 4,
               "convgen: stride and dilation take 2 values, padding 4 (top, bottom, left, right)");
@@ -102,11 +174,13 @@ void fill_window(Problem& p, const at::Tensor& input, const at::Tensor& weight, 
   p.activation = activation_of(activation);
 }
 
-// What ATen computes for the same call: the fallback.
+// What ATen computes for the same call, in the memory format convgen's
+// kernel would have written: the fallback.
 at::Tensor aten_conv(const at::Tensor& input, const at::Tensor& weight, int64_t groups, at::IntArrayRef stride,
                      at::IntArrayRef padding, at::IntArrayRef dilation, const std::optional<at::Tensor>& bias,
                      const std::optional<at::Tensor>& scale, const std::optional<at::Tensor>& shift,
-                     const std::optional<at::Tensor>& residual, convgen::Activation activation) {
+                     const std::optional<at::Tensor>& residual, convgen::Activation activation,
+                     at::MemoryFormat memory_format) {
   ++g_fallbacks;
   const at::Tensor padded = at::constant_pad_nd(input, {padding[2], padding[3], padding[0], padding[1]}, 0.0);
   const std::vector<int64_t> no_padding = {0, 0};
@@ -114,13 +188,13 @@ at::Tensor aten_conv(const at::Tensor& input, const at::Tensor& weight, int64_t 
   if (scale) y = y * scale->view({1, -1, 1, 1}) + shift->view({1, -1, 1, 1});
   if (residual) y = y + *residual;
   switch (activation) {
-    case convgen::Activation::kNone: return y;
-    case convgen::Activation::kRelu: return at::relu(y);
-    case convgen::Activation::kRelu6: return at::clamp(y, 0.0, 6.0);
-    case convgen::Activation::kSilu: return at::silu(y);
-    case convgen::Activation::kHardswish: return at::hardswish(y);
+    case convgen::Activation::kNone: break;
+    case convgen::Activation::kRelu: y = at::relu(y); break;
+    case convgen::Activation::kRelu6: y = at::clamp(y, 0.0, 6.0); break;
+    case convgen::Activation::kSilu: y = at::silu(y); break;
+    case convgen::Activation::kHardswish: y = at::hardswish(y); break;
   }
-  return y;
+  return y.contiguous(memory_format);
 }
 
 // The library's answer: run, fall back, or raise.
@@ -134,18 +208,42 @@ bool ran(const convgen::Status& s) {
   return false;  // not reached: TORCH_CHECK throws
 }
 
-at::Tensor depthwise_conv2d(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
-                            const std::optional<at::Tensor>& scale, const std::optional<at::Tensor>& shift,
-                            at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
-                            const std::string& activation) {
-  check_tensor(input, "input", input);
-  check_tensor(weight, "weight", input);
+const void* pointer_or_null(const std::optional<at::Tensor>& t) { return t ? t->data_ptr() : nullptr; }
+
+// A call as the library's problem, checked, and the memory format of its
+// output (layout_of's: the problem's layout may differ where the bytes are
+// the same either way, prefer_served_layout).
+template <class Problem>
+struct Call {
+  Problem problem;
+  at::MemoryFormat output_format;
+};
+
+// A depthwise call as the library's problem; throws with the reason.
+Call<convgen::DepthwiseProblem> depthwise_call(const at::Tensor& input, const at::Tensor& weight,
+                                            const std::optional<at::Tensor>& bias,
+                                            const std::optional<at::Tensor>& scale,
+                                            const std::optional<at::Tensor>& shift, at::IntArrayRef stride,
+                                            at::IntArrayRef padding, at::IntArrayRef dilation,
+                                            const std::string& activation) {
   convgen::DepthwiseProblem p;
+  p.layout = layout_of(input, depthwise_nhwc_weight(weight) && !weight.is_contiguous());
+  check_input(input, p.layout);
+  p.dtype = dtype_of(input);
+  check_like_input(weight, "weight", input);
   fill_window(p, input, weight, stride, padding, dilation, bias, scale, shift, activation);
   TORCH_CHECK(p.c >= 1, "convgen: the input has no channels, shape ", input.sizes());
   TORCH_CHECK(weight.size(1) == 1 && weight.size(0) % p.c == 0,
               "convgen: a depthwise weight is [channels x multiplier, 1, kh, kw]; input has ", p.c,
               " channels, weight shape ", weight.sizes());
+  if (p.layout == convgen::Layout::kNHWC) {
+    TORCH_CHECK(depthwise_nhwc_weight(weight),
+                "convgen: with a channels_last input, a depthwise weight [c*m, 1, kh, kw] must view memory laid "
+                "out [kh, kw, c*m] (w.permute(2, 3, 0, 1).contiguous().permute(2, 3, 0, 1)), got strides ",
+                weight.strides());
+  } else {
+    TORCH_CHECK(weight.is_contiguous(), "convgen: with a contiguous (NCHW) input, the weight must be contiguous");
+  }
   const int out_channels = narrow(weight.size(0), "the output channels (weight dimension 0)", convgen::kOutChannelsLimit);
   p.multiplier = out_channels / p.c;
   check_channels(bias, "bias", input, weight.size(0));
@@ -153,30 +251,32 @@ at::Tensor depthwise_conv2d(const at::Tensor& input, const at::Tensor& weight, c
   check_channels(shift, "shift", input, weight.size(0));
   const convgen::Status valid = convgen::validate(p);
   TORCH_CHECK(valid.ok(), "convgen: ", valid.message);
-  const std::vector<int64_t> out_shape = {p.n, p.out_channels(), p.out_h(), p.out_w()};
-  at::Tensor out = at::empty(out_shape, input.options());
-  convgen::DepthwiseArgs a;
-  a.input = input.data_ptr<float>();
-  a.filter = weight.data_ptr<float>();
-  a.bias = bias ? bias->data_ptr<float>() : nullptr;
-  a.scale = scale ? scale->data_ptr<float>() : nullptr;
-  a.shift = shift ? shift->data_ptr<float>() : nullptr;
-  a.output = out.data_ptr<float>();
-  const cudaStream_t stream = at::cuda::getCurrentCUDAStream(input.device().index()).stream();
-  if (ran(lib::depthwise_conv2d(p, a, stream, convgen::Dispatch::kStrict))) return out;
-  return aten_conv(input, weight, p.c, stride, padding, dilation, bias, scale, shift, std::nullopt, p.activation);
+  const at::MemoryFormat output_format = memory_format_of(p.layout);
+  prefer_served_layout(p, both_layouts(input) && weight.is_contiguous() && depthwise_nhwc_weight(weight) &&
+                              (p.out_channels() == 1 || p.out_h() * p.out_w() == 1));
+  return {p, output_format};
 }
 
-at::Tensor conv2d(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
-                  const std::optional<at::Tensor>& scale, const std::optional<at::Tensor>& shift,
-                  const std::optional<at::Tensor>& residual, at::IntArrayRef stride, at::IntArrayRef padding,
-                  at::IntArrayRef dilation, const std::string& activation) {
-  check_tensor(input, "input", input);
-  check_tensor(weight, "weight", input);
+// A conv2d call as the library's problem; throws with the reason.
+Call<convgen::Conv2dProblem> conv2d_call(const at::Tensor& input, const at::Tensor& weight,
+                                      const std::optional<at::Tensor>& bias, const std::optional<at::Tensor>& scale,
+                                      const std::optional<at::Tensor>& shift,
+                                      const std::optional<at::Tensor>& residual, at::IntArrayRef stride,
+                                      at::IntArrayRef padding, at::IntArrayRef dilation,
+                                      const std::string& activation) {
   convgen::Conv2dProblem p;
+  p.layout = layout_of(input, weight.dim() == 4 && weight.is_contiguous(at::MemoryFormat::ChannelsLast) &&
+                                  !weight.is_contiguous());
+  check_input(input, p.layout);
+  p.dtype = dtype_of(input);
+  check_like_input(weight, "weight", input);
   fill_window(p, input, weight, stride, padding, dilation, bias, scale, shift, activation);
   TORCH_CHECK(weight.size(1) == p.c, "convgen: a dense weight is [c_out, c, kh, kw]; input has ", p.c,
               " channels, weight shape ", weight.sizes());
+  TORCH_CHECK(weight.is_contiguous(memory_format_of(p.layout)), "convgen: with a ",
+              p.layout == convgen::Layout::kNHWC ? "channels_last input, the weight must be channels_last"
+                                                 : "contiguous (NCHW) input, the weight must be contiguous",
+              ", got strides ", weight.strides());
   p.c_out = narrow(weight.size(0), "c_out (weight dimension 0)", convgen::kOutChannelsLimit);
   p.residual = residual.has_value();
   check_channels(bias, "bias", input, p.c_out);
@@ -184,51 +284,99 @@ at::Tensor conv2d(const at::Tensor& input, const at::Tensor& weight, const std::
   check_channels(shift, "shift", input, p.c_out);
   const convgen::Status valid = convgen::validate(p);
   TORCH_CHECK(valid.ok(), "convgen: ", valid.message);
-  const std::vector<int64_t> out_shape = {p.n, p.c_out, p.out_h(), p.out_w()};
   if (residual) {
-    check_tensor(*residual, "residual", input);
+    const std::vector<int64_t> out_shape = {p.n, p.c_out, p.out_h(), p.out_w()};
+    check_like_input(*residual, "residual", input);
     TORCH_CHECK(residual->sizes() == at::IntArrayRef(out_shape), "convgen: residual must be shaped like the output ",
                 at::IntArrayRef(out_shape), ", got ", residual->sizes());
+    TORCH_CHECK(residual->is_contiguous(memory_format_of(p.layout)), "convgen: residual must be laid out like the ",
+                "output (", p.layout == convgen::Layout::kNHWC ? "channels_last" : "contiguous", "), got strides ",
+                residual->strides());
   }
-  at::Tensor out = at::empty(out_shape, input.options());
+  const at::MemoryFormat output_format = memory_format_of(p.layout);
+  prefer_served_layout(p, both_layouts(input) && both_layouts(weight) && (!residual || both_layouts(*residual)) &&
+                              (p.c_out == 1 || p.out_h() * p.out_w() == 1));
+  return {p, output_format};
+}
+
+at::Tensor depthwise_conv2d(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                            const std::optional<at::Tensor>& scale, const std::optional<at::Tensor>& shift,
+                            at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
+                            const std::string& activation) {
+  const auto [p, memory_format] =
+      depthwise_call(input, weight, bias, scale, shift, stride, padding, dilation, activation);
+  const std::vector<int64_t> out_shape = {p.n, p.out_channels(), p.out_h(), p.out_w()};
+  at::Tensor out = at::empty(out_shape, input.options().memory_format(memory_format));
+  convgen::DepthwiseArgs a;
+  a.input = input.data_ptr();
+  a.filter = weight.data_ptr();
+  a.bias = pointer_or_null(bias);
+  a.scale = pointer_or_null(scale);
+  a.shift = pointer_or_null(shift);
+  a.output = out.data_ptr();
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream(input.device().index()).stream();
+  if (ran(lib::depthwise_conv2d(p, a, stream, convgen::Dispatch::kStrict))) return out;
+  // ATen reads the weight by its strides: the NHWC view serves as it is.
+  return aten_conv(input, weight, p.c, stride, padding, dilation, bias, scale, shift, std::nullopt, p.activation,
+                   memory_format);
+}
+
+at::Tensor conv2d(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                  const std::optional<at::Tensor>& scale, const std::optional<at::Tensor>& shift,
+                  const std::optional<at::Tensor>& residual, at::IntArrayRef stride, at::IntArrayRef padding,
+                  at::IntArrayRef dilation, const std::string& activation) {
+  const auto [p, memory_format] =
+      conv2d_call(input, weight, bias, scale, shift, residual, stride, padding, dilation, activation);
+  const std::vector<int64_t> out_shape = {p.n, p.c_out, p.out_h(), p.out_w()};
+  at::Tensor out = at::empty(out_shape, input.options().memory_format(memory_format));
   convgen::Conv2dArgs a;
-  a.input = input.data_ptr<float>();
-  a.filter = weight.data_ptr<float>();
-  a.bias = bias ? bias->data_ptr<float>() : nullptr;
-  a.scale = scale ? scale->data_ptr<float>() : nullptr;
-  a.shift = shift ? shift->data_ptr<float>() : nullptr;
-  a.residual = residual ? residual->data_ptr<float>() : nullptr;
-  a.output = out.data_ptr<float>();
+  a.input = input.data_ptr();
+  a.filter = weight.data_ptr();
+  a.bias = pointer_or_null(bias);
+  a.scale = pointer_or_null(scale);
+  a.shift = pointer_or_null(shift);
+  a.residual = pointer_or_null(residual);
+  a.output = out.data_ptr();
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream(input.device().index()).stream();
   if (ran(lib::conv2d(p, a, stream, convgen::Dispatch::kStrict))) return out;
-  return aten_conv(input, weight, 1, stride, padding, dilation, bias, scale, shift, residual, p.activation);
+  return aten_conv(input, weight, 1, stride, padding, dilation, bias, scale, shift, residual, p.activation,
+                   memory_format);
 }
 
 int64_t fallbacks() { return g_fallbacks.load(); }
 
-// Which kernel serves a depthwise call (the library's KernelChoice), and
-// the schedule its registry holds for it: "<kernel>: <schedule>", or
-// "<generic kernel>: " when none is made for the problem. Launches nothing.
-// What a caller reads to know which build of the library this extension
-// links (integrations/torch/test_torch_rebuild.py).
+// Which kernel serves a call (the library's KernelChoice), and the schedule
+// its registry holds for it: "<kernel>: <schedule>", or "<generic kernel>: "
+// when none is made for the problem. Launches nothing. What a caller reads
+// to know which build of the library this extension links
+// (integrations/torch/test_torch_rebuild.py), and which layers a swap serves.
+template <class Problem, class Infos>
+std::string explain(const Problem& p, const Infos& kernels) {
+  const convgen::KernelChoice choice = lib::find(p);
+  TORCH_CHECK(choice.status.ok(), "convgen: ", choice.status.message);
+  std::string schedule;
+  for (const auto& k : kernels) {
+    if (k.name == choice.kernel) schedule = k.schedule;
+  }
+  return choice.kernel + ": " + schedule;
+}
+
 std::string explain_depthwise_conv2d(const at::Tensor& input, const at::Tensor& weight,
                                      const std::optional<at::Tensor>& bias, const std::optional<at::Tensor>& scale,
                                      const std::optional<at::Tensor>& shift, at::IntArrayRef stride,
                                      at::IntArrayRef padding, at::IntArrayRef dilation,
                                      const std::string& activation) {
-  convgen::DepthwiseProblem p;
-  fill_window(p, input, weight, stride, padding, dilation, bias, scale, shift, activation);
-  TORCH_CHECK(p.c > 0 && weight.size(1) == 1 && weight.size(0) % p.c == 0,
-              "convgen: a depthwise weight is [channels x multiplier, 1, kh, kw]; weight shape ", weight.sizes());
-  p.multiplier =
-      narrow(weight.size(0), "the output channels (weight dimension 0)", convgen::kOutChannelsLimit) / p.c;
-  const convgen::KernelChoice choice = lib::find(p);
-  TORCH_CHECK(choice.status.ok(), "convgen: ", choice.status.message);
-  std::string schedule;
-  for (const convgen::DepthwiseKernelInfo& k : lib::depthwise_kernels()) {
-    if (k.name == choice.kernel) schedule = k.schedule;
-  }
-  return choice.kernel + ": " + schedule;
+  return explain(depthwise_call(input, weight, bias, scale, shift, stride, padding, dilation, activation).problem,
+                 lib::depthwise_kernels());
+}
+
+std::string explain_conv2d(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                           const std::optional<at::Tensor>& scale, const std::optional<at::Tensor>& shift,
+                           const std::optional<at::Tensor>& residual, at::IntArrayRef stride,
+                           at::IntArrayRef padding, at::IntArrayRef dilation, const std::string& activation) {
+  return explain(
+      conv2d_call(input, weight, bias, scale, shift, residual, stride, padding, dilation, activation).problem,
+      lib::conv2d_kernels());
 }
 
 }  // namespace
@@ -245,6 +393,10 @@ TORCH_LIBRARY(convgen, m) {
       "explain_depthwise_conv2d(Tensor input, Tensor weight, Tensor? bias, Tensor? scale, Tensor? shift, "
       "int[2] stride, int[4] padding, int[2] dilation, str activation) -> str",
       &explain_depthwise_conv2d);
+  m.def(
+      "explain_conv2d(Tensor input, Tensor weight, Tensor? bias, Tensor? scale, Tensor? shift, Tensor? residual, "
+      "int[2] stride, int[4] padding, int[2] dilation, str activation) -> str",
+      &explain_conv2d);
 }
 
 TORCH_LIBRARY_IMPL(convgen, CUDA, m) {

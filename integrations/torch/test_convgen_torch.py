@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """The convgen PyTorch operators on a GPU: results against ATen (served and
-fallback problems, every activation), bad calls raising with the reason, and
-swap() on a small network.
+fallback problems, every activation, float32 NCHW and float16/bfloat16
+channels_last), bad calls raising with the reason, swap() on small networks
+(batch norms, residual adds, both policies) and the swapped network under
+torch.compile(fullgraph=True).
 
   test_convgen_torch.py BUILD_DIR LIBRARY      (exits 77, skipped, without torch or a GPU)
 """
+import copy
 import os
 import sys
 import unittest
@@ -75,8 +78,12 @@ class Operators(unittest.TestCase):
         op = torch.ops.convgen.depthwise_conv2d
         args = ([1, 1], [1, 1, 1, 1], [1, 1], "relu")
         cases = [
-            ((x.double(), w.double(), None, None, None, *args), "must be float32"),
-            ((x.transpose(2, 3), w, None, None, None, *args), "must be contiguous"),
+            ((x.double(), w.double(), None, None, None, *args), "must be float32, float16 or bfloat16"),
+            ((x.half(), w, None, None, None, *args), "weight must be Half like the input"),
+            ((x.transpose(2, 3), w, None, None, None, *args), "must be contiguous (NCHW) or channels_last"),
+            # channels_last input, weight as PyTorch holds it (not [kh, kw, c]).
+            ((x.contiguous(memory_format=torch.channels_last), w[:, :, :, :2].contiguous(), None, None, None,
+              *args), "must view memory laid out [kh, kw, c*m]"),
             ((x, self.rand(8, 2, 3, 3), None, None, None, *args), "depthwise weight is"),
             ((x, w, self.rand(5), None, None, *args), "must hold 8 values"),
             ((x, w, None, None, None, [1, 1], [1, 1, 1, 1], [1, 1], "gelu"), "activation must be"),
@@ -86,7 +93,7 @@ class Operators(unittest.TestCase):
              "stride[0] is 4294967297; at most 16777216"),
             ((x, w, None, None, None, [1, 1], [1, 1, 1, 1], [1, 2 ** 31], "none"),
              "dilation[1] is 2147483648; at most 16777216"),
-            ((x[0], w, None, None, None, *args), "must be NCHW"),
+            ((x[0], w, None, None, None, *args), "must have 4 dimensions"),
         ]
         for call, reason in cases:
             with self.assertRaises(RuntimeError) as caught:
@@ -94,6 +101,105 @@ class Operators(unittest.TestCase):
             self.assertIn(reason, str(caught.exception))
         with self.assertRaises((RuntimeError, NotImplementedError)):
             op(x.cpu(), w.cpu(), None, None, None, *args)
+
+    def half_check(self, got, want, bound):
+        """got (in half precision) against want (float32 on the same rounded inputs)."""
+        err = ((got.float() - want).abs().max() / want.abs().max().clamp_min(1e-30)).item()
+        self.assertLess(err, bound)
+
+    def test_half_channels_last_served(self):
+        # MobileNetV2's stem, first depthwise and first projection at batch 1
+        # in float16 channels_last: kernels in the library (implicit_gemm
+        # for the dense ones), outputs channels_last, no fallback. The bound:
+        # fp32 sums, one fp16 rounding of the output (2^-11) and the fp16
+        # rounding of the epilogue's parameters.
+        cl = torch.channels_last
+        x = self.rand(1, 3, 224, 224).half().contiguous(memory_format=cl)
+        w = self.rand(32, 3, 3, 3).half().contiguous(memory_format=cl)
+        scale, shift = self.rand(32).half(), self.rand(32).half()
+        before = torch.ops.convgen.fallbacks()
+        y = torch.ops.convgen.conv2d(x, w, None, scale, shift, None, [2, 2], [1, 1, 1, 1], [1, 1], "relu6")
+        self.assertTrue(y.is_contiguous(memory_format=cl) and not y.is_contiguous())
+        self.half_check(y, aten(x.float(), w.float(), 1, [2, 2], [1, 1, 1, 1], [1, 1], None, scale.float(),
+                                shift.float(), "relu6"), 2e-3)
+        wd = self.rand(32, 1, 3, 3).half()
+        yd = torch.ops.convgen.depthwise_conv2d(y, convgen_torch.depthwise_nhwc_weight(wd), None, scale, shift,
+                                                [1, 1], [1, 1, 1, 1], [1, 1], "relu6")
+        self.assertTrue(yd.is_contiguous(memory_format=cl) and not yd.is_contiguous())
+        self.half_check(yd, aten(y.float(), wd.float(), 32, [1, 1], [1, 1, 1, 1], [1, 1], None, scale.float(),
+                                 shift.float(), "relu6"), 2e-3)
+        wp = (self.rand(16, 32, 1, 1) / 4).half().contiguous(memory_format=cl)
+        s16, t16 = self.rand(16).half(), self.rand(16).half()
+        yp = torch.ops.convgen.conv2d(yd, wp, None, s16, t16, None, [1, 1], [0, 0, 0, 0], [1, 1], "none")
+        self.half_check(yp, aten(yd.float(), wp.float(), 1, [1, 1], [0, 0, 0, 0], [1, 1], None, s16.float(),
+                                 t16.float(), "none"), 2e-3)
+        self.assertEqual(torch.ops.convgen.fallbacks() - before, 0)
+        self.assertIn("implicit_gemm", torch.ops.convgen.explain_conv2d(
+            x, w, None, scale, shift, None, [2, 2], [1, 1, 1, 1], [1, 1], "relu6"))
+
+    def test_half_residual_and_bfloat16_fallback(self):
+        # ResNet-50's first expansion (64 -> 256, 1x1 on 56^2, batch norm,
+        # residual, relu) has a float16 NHWC kernel; in bfloat16 the library
+        # has none: ATen serves it, counted, and the output is channels_last
+        # all the same.
+        cl = torch.channels_last
+        for dtype, served, bound in ((torch.float16, True, 2e-3), (torch.bfloat16, False, 1.6e-2)):
+            x = self.rand(1, 64, 56, 56).to(dtype).contiguous(memory_format=cl)
+            w = (self.rand(256, 64, 1, 1) / 8).to(dtype).contiguous(memory_format=cl)
+            r = self.rand(1, 256, 56, 56).to(dtype).contiguous(memory_format=cl)
+            scale, shift = self.rand(256).to(dtype), self.rand(256).to(dtype)
+            before = torch.ops.convgen.fallbacks()
+            y = torch.ops.convgen.conv2d(x, w, None, scale, shift, r, [1, 1], [0, 0, 0, 0], [1, 1], "relu")
+            self.assertEqual(torch.ops.convgen.fallbacks() - before, 0 if served else 1, dtype)
+            self.assertEqual(y.dtype, dtype)
+            self.assertTrue(y.is_contiguous(memory_format=cl) and not y.is_contiguous())
+            want = F.relu(aten(x.float(), w.float(), 1, [1, 1], [0, 0, 0, 0], [1, 1], None, scale.float(),
+                               shift.float(), "none") + r.float())
+            self.half_check(y, want, bound)
+            with self.assertRaises(RuntimeError) as caught:  # a residual in the other memory format
+                torch.ops.convgen.conv2d(x, w, None, scale, shift, r.contiguous(), [1, 1], [0, 0, 0, 0], [1, 1],
+                                         "relu")
+            self.assertIn("residual must be laid out like the output (channels_last)", str(caught.exception))
+
+    def test_swap_half_resnet_block_compiled(self):
+        # A torchvision ResNet-50 bottleneck in float16 channels_last at
+        # batch 1 (its convolutions are in the library): swap fuses the
+        # residual add and the relu into the last conv; the swapped block
+        # compiles with fullgraph=True, keeps convgen's kernels (no
+        # fallback) and agrees with eager.
+        from torchvision.models.resnet import Bottleneck
+        torch.manual_seed(0)
+        cl = torch.channels_last
+        block = Bottleneck(256, 64).cuda().eval()
+        for m in block.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                m.running_mean.uniform_(-0.5, 0.5)
+                m.running_var.uniform_(0.5, 2)
+        block = block.half().to(memory_format=cl)
+        x = self.rand(1, 256, 56, 56).half().contiguous(memory_format=cl)
+        for policy in ("all", "faster"):
+            fast = convgen_torch.swap(block, x, policy=policy)
+            report = {e["node"]: e for e in fast.convgen_report}
+            self.assertEqual(sorted(report), ["conv1", "conv2", "conv3"])
+            folded = report["conv3"]["folded"]  # bn3, the add of the identity, the relu
+            self.assertEqual((len(folded), folded[0], "add" in folded[1], folded[2][:4]), (3, "bn3", True, "relu"))
+            for e in report.values():
+                self.assertEqual(e["layout"], "NHWC")
+                self.assertNotIn("generic", e["kernel"])
+                if policy == "faster":
+                    self.assertIn("convgen_us", e)
+                    self.assertEqual(e["swapped"], e["convgen_us"] < e["aten_us"])
+            with torch.no_grad():
+                want = copy.deepcopy(block).float()(x.float())
+                before = torch.ops.convgen.fallbacks()
+                got = fast(x)
+                compiled = torch.compile(fast, fullgraph=True, dynamic=False)
+                got_compiled = compiled(x)
+                self.assertEqual(torch.ops.convgen.fallbacks() - before, 0)
+            self.assertTrue(got.is_contiguous(memory_format=cl))
+            self.half_check(got, want, 1e-2)
+            self.half_check(got_compiled, want, 1e-2)
+            print(policy, [(e["node"], e["swapped"], e["why"]) for e in fast.convgen_report])
 
     def test_swap_matches_eager(self):
         torch.manual_seed(0)
@@ -104,13 +210,15 @@ class Operators(unittest.TestCase):
             if isinstance(m, nn.BatchNorm2d):
                 m.running_mean.uniform_(-1, 1)
                 m.running_var.uniform_(0.5, 2)
-        fast = convgen_torch.swap(net)
+        fast = convgen_torch.swap(net, policy="all")
         self.assertEqual(fast.convgen_swapped, 3)
         x = self.rand(4, 3, 224, 224)
         with torch.no_grad():
             self.check(fast(x), net(x))
         with self.assertRaises(ValueError):
-            convgen_torch.swap(net.train())
+            convgen_torch.swap(net)  # policy "faster" times on example inputs
+        with self.assertRaises(ValueError):
+            convgen_torch.swap(net.train(), x, policy="all")
 
 
 if __name__ == "__main__":
