@@ -99,7 +99,7 @@ def measure(name, batch, args, progress):
     x = torch.randn(batch, 3, 224, 224, device=device).to(dtype).contiguous(memory_format=memory_format)
     with torch.no_grad():
         reference = reference_model(x.float()).double()  # float32, TF32 off
-    row = {"model": name, "batch": batch, "max_abs_logit": reference.abs().max().item()}
+    row = {"model": name, "batch": batch, "commit": args.commit, "max_abs_logit": reference.abs().max().item()}
     progress.step(f"{name} batch {batch}: swap (policy faster: timing each layer)")
     swapped = convgen_torch.swap(model, x, policy="faster")
     report = swapped.convgen_report
@@ -249,6 +249,7 @@ def main():
                   "random images",
         "relative_error": "max |logit - reference logit| / max |reference logit|",
     }
+    meta["commit"] = ", ".join(sorted({r.get("commit", "") for r in rows}))  # rows merged from earlier runs
     write_report(args.out, stem, meta, rows)
     return 0
 

@@ -412,14 +412,19 @@ def swap(model, example_inputs=None, policy="faster", depthwise=True, dense=True
         entry.update(swapped=faster, why=f"convgen {entry['convgen_us']:.1f} us, PyTorch {entry['aten_us']:.1f} us")
         if faster:
             chosen.append((group, module))
+    replaced = {}  # the last node of each swapped group -> its fused node
     for count, (group, module) in enumerate(chosen):
         name = f"convgen_{count}"
         traced.add_submodule(name, module)
         last = group.nodes[-1]
-        args = (group.nodes[0].args[0],) + ((group.residual,) if group.residual is not None else ())
+        # A residual computed by a group swapped before (MobileNetV2's block
+        # input) is that group's fused node now.
+        residual = replaced.get(group.residual, group.residual)
+        args = (group.nodes[0].args[0],) + ((residual,) if residual is not None else ())
         with traced.graph.inserting_after(last):
             fused = traced.graph.call_module(name, args=args)
         last.replace_all_uses_with(fused)
+        replaced[last] = fused
         for n in reversed(group.nodes):
             traced.graph.erase_node(n)
         for entry in report:
