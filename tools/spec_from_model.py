@@ -373,6 +373,7 @@ def torch_conv_groups(traced):
         return by_function.get(node.target) if node.op == "call_function" else None
 
     groups = []
+    claimed = set()  # nodes folded into a group already (ResNet's add sums two conv groups: the first takes it)
     for node in list(traced.graph.nodes):
         conv = module_of(node)
         if not isinstance(conv, nn.Conv2d):
@@ -383,13 +384,14 @@ def torch_conv_groups(traced):
             group.batch_norm = module_of(nxt)
             group.nodes.append(nxt)
             nxt = only_user(nxt)
-        if nxt is not None and conv.groups == 1 and added_to(nxt, group.nodes[-1]) is not None:
+        if nxt is not None and nxt not in claimed and conv.groups == 1 and added_to(nxt, group.nodes[-1]) is not None:
             group.residual = added_to(nxt, group.nodes[-1])
             group.nodes.append(nxt)
             nxt = only_user(nxt)
         if nxt is not None and activation_of(nxt) is not None:
             group.activation = activation_of(nxt)
             group.nodes.append(nxt)
+        claimed.update(group.nodes)
         groups.append(group)
     return groups
 
