@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""convgen_torch.load() after a schedule-only rebuild runs the new kernel.
+"""convgen_torch.load() after a schedule-only rebuild runs the new kernel;
+and load() over a library built against an installed convgen.
 
-  test_torch_rebuild.py SOURCE_DIR SCRATCH_DIR CMAKE CUDA_COMPILER CXX_COMPILER CONVGEN
+  test_torch_rebuild.py SOURCE_DIR SCRATCH_DIR CMAKE CUDA_COMPILER CXX_COMPILER CONVGEN [BUILD_DIR]
                                                (exits 77, skipped, without torch or a GPU)
 
 Builds a one-kernel library `rebuilt` (a depthwise layer with a `rows`
@@ -15,8 +16,12 @@ the same, its archive is not. load() in a new process must link the new
 archive: the explanation names the new schedule, and the extension's name
 differs. A loader that keeps the extension it built before (torch's
 cpp_extension tracks its sources and flags, not the archives it links)
-reports the old schedule, and the test fails. SCRATCH_DIR is removed at the
-end (kept when CONVGEN_KEEP_SCRATCH=1).
+reports the old schedule, and the test fails. With BUILD_DIR (convgen's
+build), a third round installs it to a prefix, builds the same library in a
+project that finds convgen with find_package (its build folder holds no
+runtime archive), and loads it with load(..., prefix=PREFIX): the runtime
+and its headers come from the installed convgen. SCRATCH_DIR is removed at
+the end (kept when CONVGEN_KEEP_SCRATCH=1).
 """
 import os
 import shutil
@@ -42,12 +47,18 @@ add_subdirectory("{source}" convgen)
 set(CONVGEN_EXECUTABLE "{convgen}")
 convgen_add_library(convgen_{library} SPECS rebuilt.yaml NAME {library} ARCHS native)
 """
+INSTALLED_PROJECT = """cmake_minimum_required(VERSION 3.22)
+project(convgen_torch_installed LANGUAGES CXX CUDA)
+set(CMAKE_ARCHIVE_OUTPUT_DIRECTORY "${{CMAKE_BINARY_DIR}}")
+find_package(convgen CONFIG REQUIRED)
+convgen_add_library(convgen_{library} SPECS rebuilt.yaml NAME {library} ARCHS native)
+"""
 # Run in a fresh process each time: torch registers the operators once per process.
 PROBE = """
 import sys, torch, torch.nn.functional as F
 sys.path.insert(0, {here!r})
 import convgen_torch
-print("extension", convgen_torch.load({build!r}, {library!r}))
+print("extension", convgen_torch.load({build!r}, {library!r}, prefix={prefix!r}))
 g = torch.Generator(device="cuda").manual_seed(7)
 x = torch.randn(2, 32, 28, 28, device="cuda", generator=g)
 w = torch.randn(32, 1, 3, 3, device="cuda", generator=g)
@@ -77,10 +88,10 @@ def knobs(summary):
     return ", ".join(": ".join(kv.split(" ")) for kv in summary.split(": ", 1)[1].split(", "))
 
 
-def probe(build, scratch, round_):
+def probe(build, scratch, round_, prefix=None):
     script = os.path.join(scratch, f"probe{round_}.py")
     with open(script, "w") as f:
-        f.write(PROBE.format(here=HERE, build=build, library=LIBRARY))
+        f.write(PROBE.format(here=HERE, build=build, library=LIBRARY, prefix=prefix))
     result = subprocess.run([sys.executable, script], capture_output=True, text=True)
     if result.returncode != 0:
         fail(f"loading the library failed:\n{result.stdout}\n{result.stderr[-4000:]}")
@@ -93,8 +104,27 @@ def probe(build, scratch, round_):
     return lines
 
 
+def installed(scratch, cmake, cuda, cxx, convgen_build, spec):
+    """Round 3: the library of a find_package project, loaded with the installed runtime."""
+    prefix, app, build = (os.path.join(scratch, d) for d in ("prefix", "installed_app", "installed_build"))
+    run([cmake, "--install", convgen_build, "--prefix", prefix], os.path.join(scratch, "install.log"))
+    os.makedirs(app)
+    shutil.copy(spec, os.path.join(app, "rebuilt.yaml"))
+    with open(os.path.join(app, "CMakeLists.txt"), "w") as f:
+        f.write(INSTALLED_PROJECT.format(library=LIBRARY))
+    run([cmake, "-S", app, "-B", build, f"-DCMAKE_CUDA_COMPILER={cuda}", f"-DCMAKE_CXX_COMPILER={cxx}",
+         "-DCMAKE_BUILD_TYPE=Release", f"-DCMAKE_PREFIX_PATH={prefix}"], os.path.join(scratch, "configure2.log"))
+    run([cmake, "--build", build, "--target", f"convgen_{LIBRARY}"], os.path.join(scratch, "build2.log"))
+    if os.path.exists(os.path.join(build, "libconvgen_runtime.a")):
+        fail("the find_package project built a runtime archive of its own: the test wants the installed one")
+    lines = probe(build, scratch, 2, prefix=prefix)
+    if not lines["explain"].startswith("dw_"):
+        fail(f"the installed round's call is not served by the library: {lines['explain']}")
+    print("PASS: load() over a find_package project took the installed convgen's runtime")
+
+
 def main():
-    if len(sys.argv) != 7:
+    if len(sys.argv) not in (7, 8):
         print(__doc__)
         sys.exit(2)
     # The probes need torch and a GPU; this process needs neither.
@@ -103,7 +133,8 @@ def main():
     if ready.stdout.strip() != "True":
         print(f"SKIPPED: needs torch and a CUDA device ({(ready.stderr.strip().splitlines() or ['no device'])[-1]})")
         sys.exit(77)
-    source, scratch, cmake, cuda, cxx, convgen = sys.argv[1:]
+    source, scratch, cmake, cuda, cxx, convgen = sys.argv[1:7]
+    convgen_build = sys.argv[7] if len(sys.argv) == 8 else None
     shutil.rmtree(scratch, ignore_errors=True)
     app, build = os.path.join(scratch, "app"), os.path.join(scratch, "build")
     os.makedirs(app)
@@ -135,6 +166,8 @@ def main():
     if first["extension"] == second["extension"]:
         fail("load() gave the rebuilt archive the extension of the first build")
     print("PASS: after a schedule-only rebuild, load() linked the new archive and ran the new kernel")
+    if convgen_build:
+        installed(scratch, cmake, cuda, cxx, convgen_build, spec)
     if os.environ.get("CONVGEN_KEEP_SCRATCH") != "1":
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -146,17 +146,26 @@ class SpecFromOnnx(unittest.TestCase):
             "spec_from_model:   relu: Relu [1, 8] -> [1, 8]"])
 
     def test_no_convolution_served_names_each_reason(self):
-        half, hi = conv_node("half", "x", 8, 8, 3)
+        wide, hi = conv_node("wide", "x", 8, 8, 3)
         for init in hi:
-            init.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(init).astype(np.float16), init.name))
-        relu = helper.make_node("Relu", ["half_y"], ["y"], name="relu")
+            init.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(init).astype(np.float64), init.name))
+        relu = helper.make_node("Relu", ["wide_y"], ["y"], name="relu")
         out = os.path.join(self.tmp.name, "spec.yaml")
-        proc = self.run_tool(model([half, relu], hi, [1, 8, 8, 8], "y", TensorProto.FLOAT16), out)
+        proc = self.run_tool(model([wide, relu], hi, [1, 8, 8, 8], "y", TensorProto.DOUBLE), out)
         self.assert_nothing_written(proc, out)
         self.assertIn("so no spec is written: convgen serves none of its 1 convolution.\n", proc.stderr)
-        self.assertIn("  half: Conv [1, 8, 8, 8] -> [1, 8, 8, 8]: left out: dtype float16 (convgen serves float32)\n",
-                      proc.stderr)
+        self.assertIn("  wide: Conv [1, 8, 8, 8] -> [1, 8, 8, 8]: left out: dtype double (convgen serves float32, "
+                      "float16, bfloat16)\n", proc.stderr)
         self.assertIn("  relu: Relu [1, 8, 8, 8] -> [1, 8, 8, 8]", proc.stderr)
+        # A float16 conv in NCHW, which no dense algorithm serves: convgen check says so.
+        half, fi = conv_node("half", "x", 8, 8, 3)
+        for init in fi:
+            init.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(init).astype(np.float16), init.name))
+        proc = self.run_tool(model([half], fi, [1, 8, 8, 8], "half_y", TensorProto.FLOAT16), out, "--convgen",
+                             CONVGEN)
+        self.assert_nothing_written(proc, out)
+        self.assertIn("  half: Conv [1, 8, 8, 8] -> [1, 8, 8, 8]: left out: no algorithm of conv2d serves float16 "
+                      "NCHW yet", proc.stderr)
 
     def test_a_long_list_of_layers_is_cut_short_with_their_kinds(self):
         nodes = [helper.make_node("Relu", ["x"], ["r0"], name="r0")]
@@ -196,6 +205,31 @@ class SpecFromOnnx(unittest.TestCase):
         proc = subprocess.run([CONVGEN, "check", path], capture_output=True, text=True)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIn("has 2 kernels", proc.stdout + proc.stderr)
+
+    def test_what_convgen_refuses_is_left_out_with_its_message(self):
+        # A ViT patchify conv (16x16, stride 16: past a spec's filter and
+        # stride limits) beside a depthwise and a 1x1 conv; asked for
+        # float32 NHWC, where no dense algorithm serves: convgen check
+        # refuses those two, and the spec keeps the depthwise one only.
+        patch, pi = conv_node("patch", "x", 3, 32, 16, stride=16, pads=[0, 0, 0, 0])
+        dw, di = conv_node("dw", "patch_y", 32, 32, 3, groups=32)
+        pw, wi = conv_node("pw", "dw_y", 32, 16, 1, pads=[0, 0, 0, 0])
+        m = model([patch, dw, pw], pi + di + wi, [1, 3, 224, 224], "pw_y")
+        text, err, path = self.spec(m, "--batch", "1", "8", "--channels-last", "--convgen", CONVGEN)
+        self.assertEqual(len(self.workloads(text)), 2, text)
+        self.assertTrue(all("depthwise_conv2d" in w for w in self.workloads(text)))
+        self.assertIn("defaults: {dtype: float32, layout: NHWC}", text)
+        self.assertIn("#   patch: 'filter' must be an integer from 1 to 11, got 16 (the generic kernel serves it at "
+                      "run time)", text)
+        self.assertIn("#   pw: no algorithm of conv2d serves float32 NHWC yet", text)
+        self.assertIn("# 3 convolutions, 1 served, 2 distinct workloads.", text)
+        self.assertIn("left out patch: 'filter' must be", err)
+        proc = subprocess.run([CONVGEN, "check", path], capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        # In float16 the 1x1 conv is served too (implicit_gemm).
+        text, _, _ = self.spec(m, "--batch", "1", "--channels-last", "--dtype", "float16", "--convgen", CONVGEN)
+        self.assertEqual(len(self.workloads(text)), 2, text)
+        self.assertIn("defaults: {dtype: float16, layout: NHWC}", text)
 
     def test_external_data_is_read_only_when_asked(self):
         # A depthwise conv and a Clip whose bounds (0 and 6) the model keeps
