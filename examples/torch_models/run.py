@@ -97,8 +97,10 @@ def measure(name, batch, args, progress):
     reference_model = calibrate(getattr(torchvision.models, name)().to(device), device)
     model = copy.deepcopy(reference_model).to(dtype=dtype, memory_format=memory_format)
     x = torch.randn(batch, 3, 224, 224, device=device).to(dtype).contiguous(memory_format=memory_format)
+    tf32, torch.backends.cudnn.allow_tf32 = torch.backends.cudnn.allow_tf32, False
     with torch.no_grad():
         reference = reference_model(x.float()).double()  # float32, TF32 off
+    torch.backends.cudnn.allow_tf32 = tf32
     row = {"model": name, "batch": batch, "commit": args.commit, "max_abs_logit": reference.abs().max().item()}
     progress.step(f"{name} batch {batch}: swap (policy faster: timing each layer)")
     swapped = convgen_torch.swap(model, x, policy="faster")
@@ -120,7 +122,7 @@ def measure(name, batch, args, progress):
             "error_vs_float32": relative_error(y, reference),
             "ms": graph_time_ms(fn, x, args.replays),
         }
-    if args.dtype == "float32":  # PyTorch's default: TF32 convolutions
+    if args.dtype == "float32" and not args.tf32:  # PyTorch's default: TF32 convolutions
         torch.backends.cudnn.allow_tf32 = True
         row["eager, TF32"] = {"ms": graph_time_ms(model, x, args.replays)}
         torch.backends.cudnn.allow_tf32 = False
@@ -143,10 +145,10 @@ def write_report(out, stem, meta, rows):
     rows = sorted(rows, key=lambda r: (MODELS.index(r["model"]) if r["model"] in MODELS else 99, r["batch"]))
     with open(os.path.join(out, stem + ".json"), "w") as f:
         json.dump({"meta": meta, "rows": rows}, f, indent=1)
-    tf32 = meta["dtype"] == "float32"
+    tf32 = meta["dtype"] == "float32" and not meta.get("tf32")
     lines = [
         f"# torchvision networks with convgen kernels inside PyTorch: {meta['dtype']}"
-        f"{' channels_last' if meta['channels_last'] else ' NCHW'}",
+        f"{' channels_last' if meta['channels_last'] else ' NCHW'}{', TF32 on' if meta.get('tf32') else ''}",
         "",
         f"{meta['device']}, torch {meta['torch']}, torchvision {meta['torchvision']}, commit {meta['commit']}, "
         f"{meta['date']}. {meta['method']}. Written by `examples/torch_models/run.py`.",
@@ -214,16 +216,19 @@ def main():
                         help="run the models channels_last (the default for float16 and bfloat16)")
     layout.add_argument("--nchw", dest="channels_last", action="store_false",
                         help="run them contiguous (the default for float32)")
+    parser.add_argument("--tf32", action="store_true",
+                        help="float32 with PyTorch's default TF32 convolutions (cudnn.allow_tf32) everywhere: eager, "
+                             "compile and the swap's timing of PyTorch's layers (default: TF32 off)")
     parser.add_argument("--replays", type=int, default=100)
     parser.add_argument("--commit", default=os.environ.get("CONVGEN_COMMIT", ""))
     args = parser.parse_args()
     if args.channels_last is None:
         args.channels_last = args.dtype != "float32"
     stem = "models" if (args.dtype, args.channels_last) == ("float16", True) else \
-        f"models_{args.dtype}{'_channels_last' if args.channels_last else ''}"
+        f"models_{args.dtype}{'_channels_last' if args.channels_last else ''}{'_tf32' if args.tf32 else ''}"
 
     torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = args.tf32
     torch.backends.cudnn.benchmark = True
     convgen_torch.load(args.build_dir, args.library)
     os.makedirs(args.out, exist_ok=True)
@@ -242,9 +247,10 @@ def main():
         "device": torch.cuda.get_device_name(),
         "torch": torch.__version__, "torchvision": torchvision.__version__,
         "commit": args.commit, "date": datetime.date.today().isoformat(),
-        "dtype": args.dtype, "channels_last": args.channels_last,
+        "dtype": args.dtype, "channels_last": args.channels_last, "tf32": args.tf32,
         "method": f"CUDA graph of one forward pass, median of {args.replays} replays; {args.dtype}"
-                  f"{', channels_last' if args.channels_last else ', NCHW'}; TF32 off unless a column says TF32; "
+                  f"{', channels_last' if args.channels_last else ', NCHW'}; "
+                  f"{'TF32 on (PyTorch default) everywhere' if args.tf32 else 'TF32 off unless a column says TF32'}; "
                   "cudnn.benchmark on; random weights (seed 0), batch-norm statistics from random images, "
                   "random images",
         "relative_error": "max |logit - reference logit| / max |reference logit|",
