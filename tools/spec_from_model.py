@@ -359,9 +359,11 @@ def torch_conv_groups(traced):
             return None
         if len(node.args) != 2 or node.kwargs:
             return None  # torch.add's alpha, or a third operand
+        if node.target is operator.iadd and node.args[0] is not value:
+            return None  # `identity += conv(x)` writes into identity: fused, that write would be lost
         other = node.args[1] if node.args[0] is value else node.args[0] if node.args[1] is value else None
-        if not isinstance(other, fx.Node) or other is value:
-            return None
+        if not isinstance(other, fx.Node) or other is value or other.op == "get_attr":
+            return None  # a parameter (a [1, C, H, W] map) broadcasts over the batch: not a residual
         meta = [getattr(n, "meta", {}).get("tensor_meta") for n in (value, other)]
         if any(m is None or not hasattr(m, "shape") for m in meta):
             return None  # shapes unknown: broadcasting cannot be ruled out
@@ -383,7 +385,8 @@ def torch_conv_groups(traced):
             continue
         group = ConvGroup([node], conv, None, "none")
         nxt = only_user(node)
-        if nxt is not None and isinstance(module_of(nxt), nn.BatchNorm2d):
+        bn = module_of(nxt) if nxt is not None else None
+        if isinstance(bn, nn.BatchNorm2d) and bn.track_running_stats and bn.running_var is not None:
             group.batch_norm = module_of(nxt)
             group.nodes.append(nxt)
             nxt = only_user(nxt)
@@ -412,23 +415,23 @@ def write_spec(convs, skipped, batches, library, source, dtype=None, layout="NCH
             conv.dtype = dtype
     dtypes = collections.Counter(conv.dtype for conv in convs if conv.dtype in DTYPES)
     default_dtype = dtypes.most_common(1)[0][0] if dtypes else "float32"
-    texts = {}  # conv name -> its workload at each batch (None: left out, with the reason)
+    texts = []  # per conv, its workload at each batch (None: left out, with the reason)
     for conv in convs:
-        texts[conv.name] = []
+        texts.append([])
         for batch in batches:
             text, why = conv.workload(batch)
             if text is not None and conv.dtype != default_dtype:
                 text = text[:-1] + f", dtype: {conv.dtype}}}"
-            texts[conv.name].append((batch, text, why))
-    candidates = list(dict.fromkeys(t for rows in texts.values() for _, t, _ in rows if t is not None))
+            texts[-1].append((batch, text, why))
+    candidates = list(dict.fromkeys(t for rows in texts for _, t, _ in rows if t is not None))
     refused = refusals(candidates, default_dtype, layout) if refusals and candidates else {}
     workloads, left_out, served, first_reason = [], [], 0, {}
-    for conv in convs:
+    for conv, rows in zip(convs, texts):
         reasons, refused_batches = [], 0
-        for batch, text, why in texts[conv.name]:
+        for batch, text, why in rows:
             if text is None or text in refused:
                 refused_batches += 1
-                reason = why if text is None else f"{refused[text]} (the generic kernel serves it at run time)"
+                reason = why if text is None else f"{refused[text]} (convgen check)"
                 if reason not in [r for _, r in reasons]:
                     reasons.append((batch, reason))
             elif text not in workloads:
@@ -436,7 +439,7 @@ def write_spec(convs, skipped, batches, library, source, dtype=None, layout="NCH
         served += refused_batches < len(batches)
         every_batch_alike = refused_batches == len(batches) and len(reasons) == 1
         if reasons:
-            first_reason[conv.name] = reasons[0][1]
+            first_reason.setdefault(conv.name, reasons[0][1])
         for batch, reason in reasons:
             left_out.append(f"{conv.name}{'' if every_batch_alike else f' (batch {batch})'}: {reason}")
     left_out += [f"{name}: {why}" for name, why in skipped]
@@ -552,8 +555,13 @@ def main(argv=None):
         print(f"spec_from_model: cannot read {args.model}: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
     refusals = convgen_refusals(args.convgen) if args.convgen else None
-    text, left_out, n_workloads, reasons = write_spec(convs, skipped, args.batch, args.library, args.model, args.dtype,
-                                             "NHWC" if args.channels_last else "NCHW", refusals)
+    try:
+        text, left_out, n_workloads, reasons = write_spec(convs, skipped, args.batch, args.library, args.model,
+                                                          args.dtype, "NHWC" if args.channels_last else "NCHW",
+                                                          refusals)
+    except (OSError, RuntimeError) as e:  # convgen missing, or its check failing: named, no traceback
+        print(f"spec_from_model: cannot check the workloads with {args.convgen}: {e}", file=sys.stderr)
+        return 1
     if n_workloads == 0:
         print(nothing_served(args.model, reasons, skipped, layers), file=sys.stderr)
         return 3

@@ -167,7 +167,7 @@ def write_report(out, stem, meta, rows):
         e, c, s, sc = (r[v]["ms"] for v in VARIANTS)
         fallbacks = r["convgen"]["fallbacks"] + r["convgen + compile"]["fallbacks"]
         lines.append(
-            f"| {r['model']} | {r['batch']} | {e:.3f} | " + (f"{r['eager, TF32']['ms']:.3f} | " if tf32 else "") +
+            f"| {r['model']} | {r['batch']} | {e:.3f} | " + (f"{r.get('eager, TF32', {}).get('ms', float('nan')):.3f} | " if tf32 else "") +
             f"{c:.3f} | {s:.3f} | {s / e:.2f} | {sc:.3f} | {sc / c:.2f} | "
             f"{r['swap']['swapped']} / {r['swap']['groups']} | {kept_summary(r['swap']['report'])} | {fallbacks} | "
             f"{max(r['convgen']['error_vs_eager'], r['convgen + compile']['error_vs_eager']):.1e} | "
@@ -222,6 +222,8 @@ def main():
     parser.add_argument("--replays", type=int, default=100)
     parser.add_argument("--commit", default=os.environ.get("CONVGEN_COMMIT", ""))
     args = parser.parse_args()
+    if args.tf32 and args.dtype != "float32":
+        parser.error("--tf32 is for --dtype float32")
     if args.channels_last is None:
         args.channels_last = args.dtype != "float32"
     stem = "models" if (args.dtype, args.channels_last) == ("float16", True) else \

@@ -28,6 +28,7 @@
 // convgen_torch_library for its namespace.
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
 #include <atomic>
@@ -103,6 +104,14 @@ bool both_layouts(const at::Tensor& t) {
 
 at::MemoryFormat memory_format_of(convgen::Layout layout) {
   return layout == convgen::Layout::kNHWC ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
+}
+
+// Makes the input's GPU the current one while the guard lives: the library
+// launches on, and asks the architecture of, the current device, and a
+// custom operator gets no device guard of its own (a model on cuda:1).
+void use_input_device(c10::cuda::OptionalCUDAGuard& guard, const at::Tensor& input) {
+  TORCH_CHECK(input.is_cuda(), "convgen: input must be a CUDA tensor, got ", input.device());
+  guard.set_device(input.device());
 }
 
 // A tensor of the call beside `input`: on its device, of its dtype.
@@ -303,6 +312,8 @@ at::Tensor depthwise_conv2d(const at::Tensor& input, const at::Tensor& weight, c
                             const std::optional<at::Tensor>& scale, const std::optional<at::Tensor>& shift,
                             at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
                             const std::string& activation) {
+  c10::cuda::OptionalCUDAGuard device_guard;
+  use_input_device(device_guard, input);
   const auto [p, memory_format] =
       depthwise_call(input, weight, bias, scale, shift, stride, padding, dilation, activation);
   const std::vector<int64_t> out_shape = {p.n, p.out_channels(), p.out_h(), p.out_w()};
@@ -325,6 +336,8 @@ at::Tensor conv2d(const at::Tensor& input, const at::Tensor& weight, const std::
                   const std::optional<at::Tensor>& scale, const std::optional<at::Tensor>& shift,
                   const std::optional<at::Tensor>& residual, at::IntArrayRef stride, at::IntArrayRef padding,
                   at::IntArrayRef dilation, const std::string& activation) {
+  c10::cuda::OptionalCUDAGuard device_guard;
+  use_input_device(device_guard, input);
   const auto [p, memory_format] =
       conv2d_call(input, weight, bias, scale, shift, residual, stride, padding, dilation, activation);
   const std::vector<int64_t> out_shape = {p.n, p.c_out, p.out_h(), p.out_w()};
@@ -366,6 +379,8 @@ std::string explain_depthwise_conv2d(const at::Tensor& input, const at::Tensor& 
                                      const std::optional<at::Tensor>& shift, at::IntArrayRef stride,
                                      at::IntArrayRef padding, at::IntArrayRef dilation,
                                      const std::string& activation) {
+  c10::cuda::OptionalCUDAGuard device_guard;
+  use_input_device(device_guard, input);
   return explain(depthwise_call(input, weight, bias, scale, shift, stride, padding, dilation, activation).problem,
                  lib::depthwise_kernels());
 }
@@ -374,6 +389,8 @@ std::string explain_conv2d(const at::Tensor& input, const at::Tensor& weight, co
                            const std::optional<at::Tensor>& scale, const std::optional<at::Tensor>& shift,
                            const std::optional<at::Tensor>& residual, at::IntArrayRef stride,
                            at::IntArrayRef padding, at::IntArrayRef dilation, const std::string& activation) {
+  c10::cuda::OptionalCUDAGuard device_guard;
+  use_input_device(device_guard, input);
   return explain(
       conv2d_call(input, weight, bias, scale, shift, residual, stride, padding, dilation, activation).problem,
       lib::conv2d_kernels());

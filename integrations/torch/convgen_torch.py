@@ -182,6 +182,21 @@ def _register_fakes():
 
 # --------------------------------------------------------------------- swap
 
+def folded_batch_norm(bn, bias):
+    """An eval-mode BatchNorm2d after a conv with `bias` (or None) as the
+    epilogue's scale and shift, in float32 (a BN without affine parameters
+    scales by 1 and shifts by 0)."""
+    scale = torch.rsqrt(bn.running_var.detach().float() + bn.eps)
+    if bn.weight is not None:
+        scale = scale * bn.weight.detach().float()
+    shift = -bn.running_mean.detach().float() * scale
+    if bn.bias is not None:
+        shift = shift + bn.bias.detach().float()
+    if bias is not None:
+        shift = shift + bias.detach().float() * scale
+    return scale, shift
+
+
 def depthwise_nhwc_weight(weight):
     """A depthwise weight [c*m, 1, kh, kw] as the NHWC kernels read it: the
     same shape, viewing memory laid out [kh, kw, c*m]."""
@@ -220,10 +235,7 @@ class ConvgenConv2d(nn.Module):
         bias = conv.bias.detach() if conv.bias is not None else None
         if bn is not None:
             # Folded in float32, rounded once to the model's dtype.
-            scale = bn.weight.detach().float() / torch.sqrt(bn.running_var.float() + bn.eps)
-            shift = bn.bias.detach().float() - bn.running_mean.float() * scale
-            if bias is not None:
-                shift = shift + bias.float() * scale
+            scale, shift = folded_batch_norm(bn, bias)
             self.register_buffer("scale", scale.to(dtype).contiguous())
             self.register_buffer("shift", shift.to(dtype).contiguous())
             self.register_buffer("bias", None)
@@ -318,11 +330,7 @@ def _aten_group(traced, group, conv):
                   "hardswish": F.hardswish}[group.activation]
     weight, bias = conv.weight.detach(), conv.bias.detach() if conv.bias is not None else None
     if group.batch_norm is not None:
-        bn = group.batch_norm
-        scale = bn.weight.detach().float() / torch.sqrt(bn.running_var.float() + bn.eps)
-        shift = bn.bias.detach().float() - bn.running_mean.float() * scale
-        if bias is not None:
-            shift = shift + bias.float() * scale
+        scale, shift = folded_batch_norm(group.batch_norm, bias)
         weight = (weight.float() * scale.view(-1, 1, 1, 1)).to(weight.dtype).contiguous(
             memory_format=torch.channels_last if _is_channels_last(weight) else torch.contiguous_format)
         bias = shift.to(weight.dtype)
@@ -413,7 +421,11 @@ def swap(model, example_inputs=None, policy="faster", depthwise=True, dense=True
         if faster:
             chosen.append((group, module))
     replaced = {}  # the last node of each swapped group -> its fused node
-    for count, (group, module) in enumerate(chosen):
+    count = 0
+    for group, module in chosen:
+        # A fresh name: a model swapped before holds convgen_0... already.
+        while hasattr(traced, f"convgen_{count}"):
+            count += 1
         name = f"convgen_{count}"
         traced.add_submodule(name, module)
         last = group.nodes[-1]
@@ -427,9 +439,7 @@ def swap(model, example_inputs=None, policy="faster", depthwise=True, dense=True
         replaced[last] = fused
         for n in reversed(group.nodes):
             traced.graph.erase_node(n)
-        for entry in report:
-            if entry["node"] == str(group.nodes[0].target):
-                entry["module"] = name
+        next(e for g, e in groups if g is group)["module"] = name
     traced.graph.lint()
     traced.recompile()
     traced.convgen_swapped = len(chosen)

@@ -219,8 +219,7 @@ class SpecFromOnnx(unittest.TestCase):
         self.assertEqual(len(self.workloads(text)), 2, text)
         self.assertTrue(all("depthwise_conv2d" in w for w in self.workloads(text)))
         self.assertIn("defaults: {dtype: float32, layout: NHWC}", text)
-        self.assertIn("#   patch: 'filter' must be an integer from 1 to 11, got 16 (the generic kernel serves it at "
-                      "run time)", text)
+        self.assertIn("#   patch: 'filter' must be an integer from 1 to 11, got 16 (convgen check)", text)
         self.assertIn("#   pw: no algorithm of conv2d serves float32 NHWC yet", text)
         self.assertIn("# 3 convolutions, 1 served, 2 distinct workloads.", text)
         self.assertIn("left out patch: 'filter' must be", err)

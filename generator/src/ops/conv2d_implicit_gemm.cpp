@@ -235,6 +235,18 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                                    num(s.warp_m) + "x" + num(s.warp_n) + " makes " + num(g.warps) +
                                    " warps; the main loop takes at most 8"});
   }
+  // The main loop stores each operand's tile into shared memory in 16-byte
+  // copies spread over all its threads (CUTLASS's warp-raked thread maps):
+  // a tile of fewer than 8 elements a thread leaves a thread no copy, and
+  // CUTLASS does not compile (256x32 in 8 warps, for one).
+  const long long copy_elements = 8LL * 32 * g.warps;
+  if (g.warps <= 8 && (1LL * s.cta_m * s.cta_k < copy_elements || 1LL * s.cta_n * s.cta_k < copy_elements)) {
+    errors.push_back({warp_at, "cta_tile " + num(s.cta_m) + "x" + num(s.cta_n) + "x" + num(s.cta_k) + " in " +
+                                   num(g.warps) + " warps gives a thread less than one 16-byte copy of the " +
+                                   (1LL * s.cta_m * s.cta_k < copy_elements ? "input" : "filter") +
+                                   " tile (each tile needs at least 8 elements per thread, " + num(copy_elements) +
+                                   "): use larger warp tiles or a larger cta_tile"});
+  }
   // cp.async copies 4, 8 or 16 bytes: an odd c (2-byte copies) takes the
   // two-stage main loop, which stages through registers.
   if (s.iterator == kOptimized && wl.c % 2 != 0) {
