@@ -390,8 +390,9 @@ def torch_conv_groups(traced):
             group.batch_norm = module_of(nxt)
             group.nodes.append(nxt)
             nxt = only_user(nxt)
-        if nxt is not None and nxt not in claimed and conv.groups == 1 and added_to(nxt, group.nodes[-1]) is not None:
-            group.residual = added_to(nxt, group.nodes[-1])
+        residual = added_to(nxt, group.nodes[-1]) if nxt is not None and nxt not in claimed else None
+        if residual is not None and conv.groups == 1:
+            group.residual = residual
             group.nodes.append(nxt)
             nxt = only_user(nxt)
         if nxt is not None and activation_of(nxt) is not None:

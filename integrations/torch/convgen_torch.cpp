@@ -122,10 +122,8 @@ void check_like_input(const at::Tensor& t, const char* what, const at::Tensor& i
               " like the input, got ", t.scalar_type());
 }
 
-// The input: CUDA, a dtype convgen serves, and laid out as `layout` says.
+// The input (on a GPU: use_input_device checked it) laid out as `layout` says.
 void check_input(const at::Tensor& input, convgen::Layout layout) {
-  TORCH_CHECK(input.is_cuda(), "convgen: input must be a CUDA tensor, got ", input.device());
-  dtype_of(input);
   TORCH_CHECK(input.dim() == 4, "convgen: input must have 4 dimensions (N, C, H, W), got shape ", input.sizes());
   TORCH_CHECK(input.is_contiguous(memory_format_of(layout)),
               "convgen: input must be contiguous (NCHW) or channels_last (NHWC), got strides ", input.strides());

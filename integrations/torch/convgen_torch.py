@@ -221,7 +221,6 @@ class ConvgenConv2d(nn.Module):
         self.stride, self.dilation = list(conv.stride), list(conv.dilation)
         self.padding = list(torch_conv_padding(conv))
         self.activation = activation
-        self.has_residual = residual
         self.memory_format = torch.channels_last if channels_last else torch.contiguous_format
         dtype = conv.weight.dtype
         weight = conv.weight.detach()
@@ -244,28 +243,24 @@ class ConvgenConv2d(nn.Module):
             self.register_buffer("shift", None)
             self.register_buffer("bias", bias.contiguous() if bias is not None else None)
 
-    def forward(self, x, residual=None):
+    def _call(self, depthwise_op, dense_op, x, residual):
+        """One of the two operators (or their explain_ twins) on x, in the
+        memory format of the weights."""
         x = x.contiguous(memory_format=self.memory_format)
+        window = (self.stride, self.padding, self.dilation, self.activation)
         if self.depthwise:
-            return torch.ops.convgen.depthwise_conv2d(x, self.weight, self.bias, self.scale, self.shift, self.stride,
-                                                      self.padding, self.dilation, self.activation)
+            return depthwise_op(x, self.weight, self.bias, self.scale, self.shift, *window)
         if residual is not None:
             residual = residual.contiguous(memory_format=self.memory_format)
-        return torch.ops.convgen.conv2d(x, self.weight, self.bias, self.scale, self.shift, residual, self.stride,
-                                        self.padding, self.dilation, self.activation)
+        return dense_op(x, self.weight, self.bias, self.scale, self.shift, residual, *window)
+
+    def forward(self, x, residual=None):
+        return self._call(torch.ops.convgen.depthwise_conv2d, torch.ops.convgen.conv2d, x, residual)
 
     def explain(self, x, residual=None):
         """The kernel that serves a call on x (a generic one's name where the
         library has none for the problem) and its schedule. Launches nothing."""
-        x = x.contiguous(memory_format=self.memory_format)
-        if self.depthwise:
-            return torch.ops.convgen.explain_depthwise_conv2d(x, self.weight, self.bias, self.scale, self.shift,
-                                                              self.stride, self.padding, self.dilation,
-                                                              self.activation)
-        if residual is not None:
-            residual = residual.contiguous(memory_format=self.memory_format)
-        return torch.ops.convgen.explain_conv2d(x, self.weight, self.bias, self.scale, self.shift, residual,
-                                                self.stride, self.padding, self.dilation, self.activation)
+        return self._call(torch.ops.convgen.explain_depthwise_conv2d, torch.ops.convgen.explain_conv2d, x, residual)
 
 
 def graph_time_us(fn, calls=10, replays=30):
@@ -312,7 +307,7 @@ def _group_values(traced, groups, example_inputs):
             for g in groups]
 
 
-def _aten_group(traced, group, conv):
+def _aten_group(traced, group):
     """What PyTorch runs for the group: the nodes as the model has them, and
     the conv with its batch norm folded into the weights (what a compiler
     may make of it); swap() compares convgen with the faster of the two."""
@@ -326,6 +321,7 @@ def _aten_group(traced, group, conv):
             interpreter.env[node] = interpreter.run_node(node)
         return interpreter.env[group.nodes[-1]]
 
+    conv = group.conv
     activation = {"none": lambda y: y, "relu": F.relu, "relu6": F.relu6, "silu": F.silu,
                   "hardswish": F.hardswish}[group.activation]
     weight, bias = conv.weight.detach(), conv.bias.detach() if conv.bias is not None else None
@@ -399,30 +395,26 @@ def swap(model, example_inputs=None, policy="faster", depthwise=True, dense=True
             nhwc = _is_channels_last(x)
         module = ConvgenConv2d(group.conv, group.batch_norm, group.activation, group.residual is not None, nhwc)
         entry["layout"] = "NHWC" if nhwc else "NCHW"
-        if values is None:
-            entry.update(swapped=True, why='policy "all"')
-            chosen.append((group, module))
-            continue
-        kernel = module.explain(x, residual).split(":")[0]
-        entry["kernel"] = kernel
+        if values is not None:
+            entry["kernel"] = module.explain(x, residual).split(":")[0]
         if policy == "all":
             entry.update(swapped=True, why='policy "all"')
-            chosen.append((group, module))
+            chosen.append((group, entry, module))
             continue
-        if kernel.startswith("generic_"):
+        if entry["kernel"].startswith("generic_"):
             entry.update(swapped=False, why="the library has no kernel for this problem")
             continue
-        as_written, folded = _aten_group(traced, group, group.conv)
+        as_written, folded = _aten_group(traced, group)
         entry["convgen_us"] = graph_time_us(lambda: module(x, residual))
         entry["aten_us"] = min(graph_time_us(lambda: as_written(x, residual)),
                                graph_time_us(lambda: folded(x, residual)))
         faster = entry["convgen_us"] < entry["aten_us"]
         entry.update(swapped=faster, why=f"convgen {entry['convgen_us']:.1f} us, PyTorch {entry['aten_us']:.1f} us")
         if faster:
-            chosen.append((group, module))
+            chosen.append((group, entry, module))
     replaced = {}  # the last node of each swapped group -> its fused node
     count = 0
-    for group, module in chosen:
+    for group, entry, module in chosen:
         # A fresh name: a model swapped before holds convgen_0... already.
         while hasattr(traced, f"convgen_{count}"):
             count += 1
@@ -439,7 +431,7 @@ def swap(model, example_inputs=None, policy="faster", depthwise=True, dense=True
         replaced[last] = fused
         for n in reversed(group.nodes):
             traced.graph.erase_node(n)
-        next(e for g, e in groups if g is group)["module"] = name
+        entry["module"] = name
     traced.graph.lint()
     traced.recompile()
     traced.convgen_swapped = len(chosen)
