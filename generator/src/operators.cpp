@@ -42,6 +42,7 @@ LaunchShape Algorithm::launch(const KernelPlan& plan, int batch) const {
   l.has_count = d.count_per_image != 0;
   l.count = static_cast<long long>(batch) * d.count_per_image;
   l.grid_capped_by_residency = d.grid_capped_by_residency;
+  l.dynamic_shared_bytes = d.dynamic_shared_bytes;
   return l;
 }
 

@@ -74,8 +74,9 @@ std::string join_keys(const std::vector<Knob>& knobs) {
 
 // The algorithm a workload uses: as the spec says; else the first whose
 // knobs include every algorithm knob the spec sets (a key may belong to
-// several, e.g. rows_per_thread), else the first that owns any of them; else
-// the default rule's. A key the chosen algorithm does not own is an error.
+// several, e.g. rows_per_thread or block_tile), else the first that owns any
+// of them, each first among those that serve the workload's storage and
+// shape; else the default rule's. A key the chosen algorithm does not own is an error.
 const Algorithm& choose_algorithm(const Workload& wl, const PlanOptions& options) {
   const Operator& op = *wl.op;
   const ScheduleRequest& req = wl.schedule;
@@ -95,14 +96,14 @@ const Algorithm& choose_algorithm(const Workload& wl, const PlanOptions& options
   for (bool serving_only : {true, false}) {
     for (const Algorithm* a : op.algorithms) {
       if (chosen != nullptr || algorithm_keys.empty()) break;
-      if (serving_only && !a->serves(wl)) continue;
+      if (serving_only && !(a->serves(wl) && a->serves_shape(wl))) continue;
       if (std::all_of(algorithm_keys.begin(), algorithm_keys.end(), [&](const auto* k) { return owns(*a, k->key); })) {
         chosen = a;
       }
     }
     for (const Algorithm* a : op.algorithms) {
       if (chosen != nullptr) break;
-      if (serving_only && !a->serves(wl)) continue;
+      if (serving_only && !(a->serves(wl) && a->serves_shape(wl))) continue;
       if (std::any_of(algorithm_keys.begin(), algorithm_keys.end(), [&](const auto* k) { return owns(*a, k->key); })) {
         chosen = a;
       }

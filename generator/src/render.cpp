@@ -198,6 +198,10 @@ void launch_values(const KernelPlan& p, TemplateValues& v) {
                                            : d.count_per_image == 1 ? ", batch"
                                                                     : ", static_cast<int>(count)");
   v["launch_capped_by_residency"] = d.grid_capped_by_residency;
+  v["launch_dynamic_shared"] = d.dynamic_shared_bytes > 0;
+  v["launch_shared_bytes"] = static_cast<long long>(d.dynamic_shared_bytes);
+  // Both keep a per-device fact the first call finds.
+  v["launch_uses_atomics"] = d.grid_capped_by_residency || d.dynamic_shared_bytes > 0;
   v["takes_residual"] = p.workload.op->takes_residual;
 }
 

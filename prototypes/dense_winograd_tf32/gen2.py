@@ -41,12 +41,10 @@ GEMM_ROWS = [
     row('t7_gemm_c70_150_16x16', 2, 70, 150, 16, 16, 1, 0, 2, 1, True),
 ]
 
-# (BM, BN, BK, VM, VN, MIN_BLOCKS)
-# run 1 also had (16,32,8,1,2,2) and (32,32,16,2,2,1): never best, dropped.
-WINO_SCHED = [(32, 32, 8, 2, 2, 2), (32, 32, 8, 2, 2, 1), (64, 32, 8, 4, 2, 1), (32, 16, 8, 2, 1, 2)]
+# The FMA Winograd (winograd.cu) became convgen's winograd algorithm; its
+# variants are gone from this plan (git show 2510dd3:prototypes/dense_winograd_tf32).
 # 3xTF32 tensor-core Winograd (winograd_tc.cu): (BM, BN, BK, WARPS, MIN_BLOCKS)
 WINO_TC = [(32, 32, 8, 16, 1), (32, 32, 8, 8, 1), (64, 32, 8, 8, 1), (32, 16, 8, 8, 2), (16, 32, 8, 8, 2)]
-WINO_ONCE = [(64, 32, 8, 4, 2, 1), (32, 16, 8, 2, 1, 2)]  # + -DCG_FILTER_ONCE (pre-transformed weights)
 # (BM, BN, BK, VM, VN, MIN_BLOCKS); x SPLITK
 # run 1 also had 128x128 (mb 1, 2), 64x128 and 128x64 (8x8 per thread), split 4: never best, dropped.
 GEMM_TILES = [(64, 64, 16, 2, 1, 3), (32, 128, 16, 1, 2, 3), (128, 128, 8, 2, 2, 2), (64, 128, 16, 2, 2, 2)]
@@ -69,11 +67,6 @@ def plan():
     out = []
     for p in WINO_ROWS:
         vs = []
-        for i, s in enumerate(WINO_SCHED):
-            bm, bn, bk, vm, vn, mb = s
-            fl = '-DCG_BM=%d -DCG_BN=%d -DCG_BK=%d -DCG_VM=%d -DCG_VN=%d -DCG_MIN_BLOCKS=%d' % s
-            desc = 'wino_bm%d_bn%d_bk%d_vm%d_vn%d_mb%d' % s
-            vs.append(('w%s_%d' % (p['name'][:2], i), 'winograd.cu', fl, desc, p['epi'], 0, p['act']))
         for i, s in enumerate(WINO_TC):
             fl = '-DCG_BM=%d -DCG_BN=%d -DCG_BK=%d -DCG_WARPS=%d -DCG_MIN_BLOCKS=%d' % s
             vs.append(('x%s_%d' % (p['name'][:2], i), 'winograd_tc.cu', fl, 'wtc3_bm%d_bn%d_bk%d_w%d_mb%d' % s,
@@ -81,12 +74,6 @@ def plan():
         vs.append(('x%s_f' % p['name'][:2], 'winograd_tc.cu', vs[-5][2] + ' -DCG_FILTER_ONCE', 'once_' + vs[-5][3],
                    p['epi'], 0, p['act']))
         vs.append(('x%s_r' % p['name'][:2], 'winograd_tc.cu', vs[-6][2], vs[-6][3] + '_res', p['epi'], 1, p['act']))
-        for i, s in enumerate(WINO_ONCE):
-            fl = '-DCG_BM=%d -DCG_BN=%d -DCG_BK=%d -DCG_VM=%d -DCG_VN=%d -DCG_MIN_BLOCKS=%d -DCG_FILTER_ONCE' % s
-            vs.append(('w%s_f%d' % (p['name'][:2], i), 'winograd.cu', fl, 'once_wino_bm%d_bn%d_bk%d_vm%d_vn%d_mb%d' % s,
-                       p['epi'], 0, p['act']))
-        # residual path once per row (first schedule)
-        vs.append(('w%s_r' % p['name'][:2], 'winograd.cu', vs[0][2], vs[0][3] + '_res', p['epi'], 1, p['act']))
         out.append((p, vs))
     for p in GEMM_ROWS:
         vs = []

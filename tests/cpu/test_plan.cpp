@@ -977,7 +977,7 @@ TEST(PlanStorage, TheDefaultRuleServesEveryDtypeAndLayoutSomeAlgorithmServes) {
   }
 }
 
-// Dense convolution serves float32 NCHW (direct, gemm) and half precision
+// Dense convolution serves float32 NCHW (direct, gemm, winograd) and half precision
 // in NHWC (implicit_gemm): other storage is refused, the message in full.
 TEST(PlanStorage, Conv2dRefusesOtherStorageByName) {
   const Workload half = workload(
@@ -986,14 +986,14 @@ TEST(PlanStorage, Conv2dRefusesOtherStorageByName) {
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].str(),
             "test.yaml:3:89: error: no algorithm of conv2d serves float16 NCHW yet (direct: float32 in NCHW; gemm: "
-            "float32 in NCHW; implicit_gemm: float16 or bfloat16 in NHWC)");
+            "float32 in NCHW; winograd: float32 in NCHW; implicit_gemm: float16 or bfloat16 in NHWC)");
   const Workload nhwc =
       workload("{op: conv2d, n: 1, c: 32, c_out: 16, h: 16, w: 16, filter: 3, padding: same, layout: NHWC}");
   errors = spec_errors([&] { plan_kernel(nhwc); });
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].str(),
             "test.yaml:3:90: error: no algorithm of conv2d serves float32 NHWC yet (direct: float32 in NCHW; gemm: "
-            "float32 in NCHW; implicit_gemm: float16 or bfloat16 in NHWC)");
+            "float32 in NCHW; winograd: float32 in NCHW; implicit_gemm: float16 or bfloat16 in NHWC)");
   const Workload gemm = workload(
       "{op: conv2d, n: 1, c: 32, c_out: 16, h: 16, w: 16, filter: 1, padding: valid, dtype: bfloat16, layout: NHWC, "
       "schedule: {algorithm: gemm}}");
@@ -1557,11 +1557,13 @@ TEST(Operators, ASchedulesKeyMeansOneThingWithinAnOperator) {
 namespace convgen_test {
 namespace {
 
-// The d2l-tvm chapter's C = 64 layer, worked out by hand from the default
-// rule (batch 1: 4 channels x 1 row x 4 columns a thread, threads 2x8x8)
-// and the formulas of conv2d_direct.cpp.
+// The d2l-tvm chapter's C = 64 layer with the direct algorithm (the default
+// rule gives it winograd), worked out by hand from the direct default
+// (batch 1: 4 channels x 1 row x 4 columns a thread, threads 2x8x8) and the
+// formulas of conv2d_direct.cpp.
 TEST(Conv2dPlan, DirectDefaultOfTheSeedLayer) {
-  const KernelPlan p = plan("{op: conv2d, n: 1, c: 64, c_out: 64, h: 64, w: 64, filter: 3, padding: same}");
+  const KernelPlan p = plan(
+      "{op: conv2d, n: 1, c: 64, c_out: 64, h: 64, w: 64, filter: 3, padding: same, schedule: {algorithm: direct}}");
   EXPECT_EQ(p.name, "conv_f32_nchw_n1_c64_co64_h64_w64_k3x3_s1_p1");
   EXPECT_EQ(p.schedule.summary(), "direct: threads 2x8x8, thread_tile 4x1x4, column_groups 1, ci_step 8");
   EXPECT_EQ(p.number("tile_co"), 8);
@@ -1578,6 +1580,64 @@ TEST(Conv2dPlan, DirectDefaultOfTheSeedLayer) {
   EXPECT_EQ(p.flops, 2LL * 64 * 64 * 64 * 64 * 9);
   EXPECT_EQ(p.bytes_read, 4LL * (64 * 64 * 64 + 64 * 64 * 9));
   EXPECT_EQ(p.bytes_written, 4LL * 64 * 64 * 64);
+}
+
+// The same layer by the default rule: winograd, worked out by hand from
+// conv2d_winograd.cpp. 32 x 32 tiles of 2x2 = 1,024 tiles; the large tile
+// makes 32 blocks, the medium 64, the small 128: each one wave on 132 SMs,
+// so the small one (relative block time 665, against 1250 and 2048).
+TEST(Conv2dPlan, WinogradDefaultOfTheSeedLayer) {
+  const std::string text = "{op: conv2d, n: 1, c: 64, c_out: 64, h: 64, w: 64, filter: 3, padding: same}";
+  PlanOptions h100;
+  h100.target = parse_arch_list("90");
+  const KernelPlan p = plan(text, h100);
+  EXPECT_EQ(p.name, "conv_f32_nchw_n1_c64_co64_h64_w64_k3x3_s1_p1");
+  EXPECT_EQ(p.schedule.summary(),
+            "winograd: block 32x16 (channels x 2x2 tiles), k_step 8, thread_groups 2x1 (4x4 of one element's GEMM each)");
+  EXPECT_EQ(p.number("tiles_per_image"), 32 * 32);
+  EXPECT_EQ(p.block_threads, 16 * (32 / 8) * (16 / 4));  // 16 elements x 4x4 threads
+  EXPECT_EQ(p.number("m_blocks"), 2);
+  EXPECT_EQ(p.number("k_steps"), 8);
+  EXPECT_EQ(p.number("patch_loaders"), 128);  // 16 tiles x 8 channels: one patch each
+  EXPECT_EQ(p.number("patch_passes"), 1);
+  EXPECT_EQ(p.number("k_per_pass"), 8);
+  EXPECT_EQ(p.number("filter_passes"), 1);  // 32 x 8 pairs, 256 threads
+  // Two stages of U and V (16 x 8 x (32 + 16) floats each), two buffers of
+  // raw taps (32 rows of 8 x 9 + 1 floats).
+  EXPECT_EQ(p.smem_bytes, 4 * (2 * 16 * 8 * 48 + 2 * 32 * 73));
+  EXPECT_EQ(p.number("min_blocks"), 2);  // 32 sums + a patch + 80: 128 registers
+  EXPECT_EQ(p.alignment, 8);             // float2 stores
+  EXPECT_EQ(p.flops, 2LL * 64 * 64 * 64 * 64 * 9);  // counted as the direct convolution's
+  // The default list of GPUs holds a T4 (64 KiB a block): 67,840 bytes do
+  // not fit, so the stage halves to 4 input channels.
+  const KernelPlan every_gpu = plan(text);
+  EXPECT_EQ(every_gpu.schedule.at("k_step"), 4);
+  EXPECT_EQ(every_gpu.smem_bytes, 4 * (2 * 16 * 4 * 48 + 2 * 32 * 37));
+}
+
+// Deep layers at small batch take the small tile with 16 input channels a
+// stage; few tiles of many channels at batch 32 the large one; the medium
+// one where its waves are fuller (ResNet's 14x14 layer at batch 32: 1,568
+// tiles make 196 large blocks, 2 waves of 2048, against 392 medium ones,
+// 3 waves of 1250).
+TEST(Conv2dPlan, WinogradDefaultTiles) {
+  PlanOptions h100;
+  h100.target = parse_arch_list("90");
+  const auto tile = [&](const std::string& shape) {
+    const KernelPlan p = plan("{op: conv2d, " + shape + ", filter: 3, padding: same}", h100);
+    return std::to_string(p.schedule.at("block_co")) + "x" + std::to_string(p.schedule.at("block_tiles")) + " k" +
+           std::to_string(p.schedule.at("k_step"));
+  };
+  EXPECT_EQ(tile("n: 1, c: 1024, c_out: 1024, h: 7, w: 7"), "32x16 k16");
+  EXPECT_EQ(tile("n: 32, c: 512, c_out: 512, h: 7, w: 7"), "64x32 k8");
+  EXPECT_EQ(tile("n: 32, c: 256, c_out: 256, h: 14, w: 14"), "32x32 k8");
+  EXPECT_EQ(tile("n: 32, c: 64, c_out: 64, h: 56, w: 56"), "64x32 k8");
+  EXPECT_EQ(tile("n: 1, c: 16, c_out: 16, h: 64, w: 64"), "32x16 k16");
+  EXPECT_EQ(tile("n: 1, c: 5, c_out: 16, h: 64, w: 64, schedule: {algorithm: winograd}"), "32x16 k8");
+  // Under 16 input channels the default rule keeps the direct algorithm.
+  EXPECT_EQ(plan("{op: conv2d, n: 1, c: 8, c_out: 16, h: 64, w: 64, filter: 3, padding: same}")
+                .schedule.algorithm_name(),
+            "direct");
 }
 
 // MobileNetV2's 7x7 project layer with its residual: the gemm algorithm,

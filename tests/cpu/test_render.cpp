@@ -90,7 +90,8 @@ TEST(Render, ShippedSpecsRenderCompletely) {
       EXPECT_EQ(text.find("constexpr int kLanes = ") != std::string::npos, algorithm == "rows");
       EXPECT_EQ(text.find("constexpr int kTileH = ") != std::string::npos,
                 algorithm == "tiles" || algorithm == "direct" || algorithm == "staged");
-      EXPECT_EQ(text.find("constexpr int kBM = ") != std::string::npos, algorithm == "gemm");
+      EXPECT_EQ(text.find("constexpr int kBM = ") != std::string::npos, algorithm == "gemm" || algorithm == "winograd");
+      EXPECT_EQ(text.find("constexpr int kTilesPerImage = ") != std::string::npos, algorithm == "winograd");
       EXPECT_EQ(text.find("constexpr int kInStride = ") != std::string::npos, algorithm == "planes");
       // The header says where the schedule came from: a shipped spec is
       // planned without a tuning database, so the spec or the default rule.

@@ -32,7 +32,8 @@ and every combination of epilogue (none, bias, scale_shift), residual
 (false, true) and activation (none, relu, relu6, silu, hardswish) in turn. The float64
 reference that checks them runs on the CPU, so each problem is shrunk (height
 and width, or the batch) until it needs at most --max-macs multiply-adds
-(default 3e7); a shape that was valid stays valid.
+(default 3e7); a shape that was valid stays valid. --shapes winograd keeps
+to the shapes the winograd algorithm serves (3x3, stride 1, dilation 1).
 """
 import argparse
 import random
@@ -135,9 +136,12 @@ EPILOGUE_COMBOS = [(e, r, a) for e in ("none", "bias", "scale_shift") for r in (
                    for a in ACTIVATIONS]
 
 
-def draw_conv2d_workload(rng, index, max_extent, max_macs):
-    """One dense problem as a flow mapping, and whether the generator should accept it."""
-    if rng.random() < 0.25:
+def draw_conv2d_workload(rng, index, max_extent, max_macs, shapes="all"):
+    """One dense problem as a flow mapping, and whether the generator should accept it.
+    shapes "winograd": 3x3, stride 1, dilation 1 (what that algorithm serves)."""
+    if shapes == "winograd":
+        kh = kw = 3
+    elif rng.random() < 0.25:
         kh = kw = 1
     else:
         kh = rng.randint(1, 7)
@@ -146,6 +150,8 @@ def draw_conv2d_workload(rng, index, max_extent, max_macs):
     stride_text = str(stride) if rng.random() < 0.7 else "[%d, %d]" % (stride, rng.randint(1, 3))
     dilation = 1 if rng.random() < 0.8 else 2
     dilation_text = str(dilation) if rng.random() < 0.8 else "[%d, %d]" % (dilation, rng.randint(1, 2))
+    if shapes == "winograd":
+        stride_text, dilation_text = "1", "1"
     padding = draw_padding(rng, kh, kw)
     n = rng.randint(1, 8)
     c = draw_channels(rng)
@@ -225,6 +231,8 @@ def main():
                         help="the workloads' layouts, taken in turn (default NCHW; conv2d: one)")
     parser.add_argument("--schedules", nargs="+", metavar="SCHEDULE",
                         help="depthwise: the workloads' schedules, taken in turn; `default`: the default rule's")
+    parser.add_argument("--shapes", choices=["all", "winograd"], default="all",
+                        help="conv2d: `winograd` draws only 3x3 filters with stride 1 and dilation 1 (default all)")
     parser.add_argument("--valid", type=int,
                         help="depthwise: draw on (past --count) until this many shapes are valid")
     args = parser.parse_args()
@@ -270,7 +278,7 @@ def draw_conv2d(args, rng):
     if len(args.dtypes) != 1 or len(args.layouts) != 1:
         raise SystemExit("--op conv2d takes one dtype and one layout")
     dtype, layout = args.dtypes[0], args.layouts[0]
-    drawn = [draw_conv2d_workload(rng, i, args.max_extent, args.max_macs) for i in range(count)]
+    drawn = [draw_conv2d_workload(rng, i, args.max_extent, args.max_macs, args.shapes) for i in range(count)]
     lines = [
         "# %d dense conv2d problems drawn by tests/gpu/draw_random_spec.py --op conv2d --seed %d. Do not edit."
         % (count, args.seed),

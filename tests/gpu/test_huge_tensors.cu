@@ -300,6 +300,8 @@ TEST_F(HugeTensors, DepthwiseRowsRuntimeBatch) {
 
 TEST_F(HugeTensors, DenseGemm1x1) { run_conv2d(conv2d(256, 1, Epilogue::kBias, Activation::kNone)); }
 
-TEST_F(HugeTensors, DenseDirect3x3) { run_conv2d(conv2d(16, 3, Epilogue::kNone, Activation::kRelu6)); }
+TEST_F(HugeTensors, DenseWinograd3x3) { run_conv2d(conv2d(16, 3, Epilogue::kNone, Activation::kRelu6)); }
+
+TEST_F(HugeTensors, DenseDirect5x5) { run_conv2d(conv2d(16, 5, Epilogue::kScaleShift, Activation::kNone)); }
 
 }  // namespace

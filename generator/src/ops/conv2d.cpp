@@ -12,14 +12,27 @@ bool is_pointwise(const Workload& wl) {
          wl.pad_bottom == 0 && wl.pad_left == 0 && wl.pad_right == 0;
 }
 
+bool is_winograd_shape(const Workload& wl) {
+  return wl.kh == 3 && wl.kw == 3 && wl.stride_h == 1 && wl.stride_w == 1 && wl.dilation_h == 1 &&
+         wl.dilation_w == 1;
+}
+
 namespace {
+
+// Input channels from which the winograd algorithm beats the direct one on
+// 3x3 stride-1 layers: on the H100 it did on every benchmark layer, from 16
+// channels up (docs/performance.md, "Winograd").
+constexpr int kWinogradMinChannels = 16;
 
 // Half precision in NHWC: the tensor cores (implicit_gemm). float32 NCHW:
 // the GEMM algorithm wherever it applies (a 1x1 convolution is a GEMM whose
-// operands are already laid out for one); the direct one everywhere else.
+// operands are already laid out for one); Winograd on 3x3 stride-1 layers
+// deep enough for it to win; the direct one everywhere else.
 const Algorithm& default_algorithm(const Workload& wl, const PlanOptions&) {
   if (kImplicitGemm.serves(wl)) return kImplicitGemm;
-  return is_pointwise(wl) ? kGemm : kDirect;
+  if (is_pointwise(wl)) return kGemm;
+  if (kWinograd.serves(wl) && is_winograd_shape(wl) && wl.c >= kWinogradMinChannels) return kWinograd;
+  return kDirect;
 }
 
 // conv_f32_nchw_n64_c16_co96_h112_w112_k1x1_s1_p0_ssrelu6; a residual add
@@ -87,7 +100,7 @@ const Operator kOperator{
      {"residual", "epilogue", true, 0, 1, false, "add a tensor shaped like the output",
       [](Workload& wl, int v) { wl.residual = v != 0; }, [](const Workload& wl) { return wl.residual ? 1 : 0; }}},
     {},
-    {&kDirect, &kGemm, &kImplicitGemm},
+    {&kDirect, &kGemm, &kWinograd, &kImplicitGemm},
     &default_algorithm,
     &kernel_name,
     &plan_cost,

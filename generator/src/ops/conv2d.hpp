@@ -14,6 +14,7 @@ extern const Operator kOperator;
 extern const Algorithm kDirect;  // conv2d_direct.cpp
 extern const Algorithm kGemm;    // conv2d_gemm.cpp
 extern const Algorithm kImplicitGemm;  // conv2d_implicit_gemm.cpp
+extern const Algorithm kWinograd;      // conv2d_winograd.cpp
 
 using ops::kMaxThreads;
 // Accumulators a thread may keep: beyond 64 a thread needs about 250
@@ -23,6 +24,8 @@ constexpr int kMaxAccumulators = 64;
 // The GEMM algorithm serves 1x1 convolutions with stride 1 and no padding:
 // per image, out[c_out x HW] = filter[c_out x c] x input[c x HW].
 bool is_pointwise(const Workload& wl);
+// The winograd algorithm serves 3x3 convolutions with stride 1 and dilation 1.
+bool is_winograd_shape(const Workload& wl);
 
 using ops::ceil_div;
 using ops::num;

@@ -191,6 +191,10 @@ const Algorithm kGemm{
     &plan,
     &describe,
     &launch,
+    {DataType::kFloat32},
+    {Layout::kNCHW},
+    true,
+    &is_pointwise,
 };
 
 }  // namespace convgen::gen::conv2d

@@ -115,7 +115,8 @@ struct Loaded {
 
 void launch(const CudaApi& api, Loaded& l, CUstream stream) {
   api.check(api.cuLaunchKernel(l.function, l.shape.grid[0], l.shape.grid[1], l.shape.grid[2], l.shape.block[0],
-                               l.shape.block[1], l.shape.block[2], 0, stream, l.args.data(), nullptr),
+                               l.shape.block[1], l.shape.block[2],
+                               static_cast<unsigned>(l.shape.dynamic_shared_bytes), stream, l.args.data(), nullptr),
             "cuLaunchKernel");
 }
 
@@ -216,6 +217,11 @@ void prepare(const CudaApi& api, Device& d, const KernelPlan& plan, const Compil
   api.check(api.cuModuleLoadData(&l.module, compiled.cubin.data()), "loading the candidate");
   api.check(api.cuModuleGetFunction(&l.function, l.module, compiled.lowered.c_str()), "the candidate");
   l.shape = plan.schedule.algorithm->launch(plan, problem.reference_problem.n);
+  if (l.shape.dynamic_shared_bytes > 0) {
+    api.check(api.cuFuncSetAttribute(l.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                     l.shape.dynamic_shared_bytes),
+              "cuFuncSetAttribute (dynamic shared memory)");
+  }
   if (l.shape.grid_capped_by_residency) {
     int per_sm = 0;
     api.check(api.cuOccupancyMaxActiveBlocksPerMultiprocessor(

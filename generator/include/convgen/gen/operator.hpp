@@ -120,6 +120,9 @@ struct LaunchDescription {
   // grid[0] is at most the blocks resident on the device at once
   // (persistent kernels: the launcher asks the occupancy API).
   bool grid_capped_by_residency = false;
+  // Bytes of dynamic shared memory a block takes (0: its shared memory is
+  // static); the launcher first opts the kernel in to them (needed past 48 KiB).
+  int dynamic_shared_bytes = 0;
 };
 
 // One launch of a kernel for one batch, as its launcher makes it.
@@ -129,6 +132,7 @@ struct LaunchShape {
   bool has_count = false;  // the kernel takes `count` after its pointers
   long long count = 0;
   bool grid_capped_by_residency = false;
+  int dynamic_shared_bytes = 0;
 };
 
 // One algorithm of one operator.
@@ -156,8 +160,13 @@ struct Algorithm {
   // with NVRTC and convgen's own headers, which a kernel built on CUTLASS's
   // headers does not compile with.
   bool tunable = true;
+  // The shapes it runs, where not every shape (gemm: 1x1 at stride 1, no
+  // padding); null: all. Knobs that several algorithms own choose the one
+  // that runs the workload's shape; its plan names the shapes it refuses.
+  bool (*shapes)(const Workload& wl) = nullptr;
 
   bool serves(const Workload& wl) const;
+  bool serves_shape(const Workload& wl) const { return shapes == nullptr || shapes(wl); }
 
   // The launch for `batch` images (at most the plan's max_batch).
   LaunchShape launch(const KernelPlan& plan, int batch) const;
