@@ -56,6 +56,16 @@ void close_device(const CudaApi& api, Device& d) {
   api.cuDevicePrimaryCtxRelease(d.device);
 }
 
+// A copy from pageable host memory returns once the data is staged, before
+// it has all landed, and the kernels run on a stream that does not wait for
+// it (CU_STREAM_NON_BLOCKING): the tail of a poisoning copy once landed
+// after a fast candidate had written its last outputs, and failed it. The
+// copies are waited for before any launch that reads or writes their
+// memory.
+namespace {
+void settle_copies(const CudaApi& api) { api.check(api.cuCtxSynchronize(), "cuCtxSynchronize (copies to the GPU)"); }
+}  // namespace
+
 Problem make_problem(const CudaApi& api, Device& d, const KernelPlan& plan) {
   const Workload& wl = plan.workload;
   Problem p;
@@ -90,6 +100,7 @@ Problem make_problem(const CudaApi& api, Device& d, const KernelPlan& plan) {
   CUdeviceptr in = ref_input.get(), filter = ref_filter.get(), ea = ref_ea.get(), eb = ref_eb.get();
   CUdeviceptr residual = ref_residual.get(), v = value.get(), m = magnitude.get();
   void* args[] = {&p.reference_problem, &in, &filter, &ea, &eb, &residual, &v, &m};
+  settle_copies(api);
   api.check(api.cuLaunchKernel(d.reference, oracle::reference_blocks(rp), 1, 1, oracle::kReferenceBlock, 1, 1, 0, d.stream,
                                args, nullptr),
             "the reference");
@@ -198,6 +209,7 @@ double time_cold(const CudaApi& api, Device& d, Loaded& l) {
 void poison(const CudaApi& api, Problem& p) {
   const std::vector<unsigned char> poisoned = oracle::poisoned_output(p.reference_problem);
   api.check(api.cuMemcpyHtoD(p.output.get(), poisoned.data(), poisoned.size()), "poisoning the output");
+  settle_copies(api);
 }
 
 // Poisons the output, runs the candidate once and has the oracle compare
