@@ -19,18 +19,18 @@ class CudaError : public std::runtime_error {
 // headers it was built with.
 struct CudaApi {
 #define CONVGEN_CUDA_FUNCTIONS(X)                                                                                  \
-  X(cuInit) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetAttribute)                         \
-  X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent) X(cuCtxSynchronize)                 \
-  X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuFuncSetAttribute)       \
-  X(cuLaunchKernel) X(cuOccupancyMaxActiveBlocksPerMultiprocessor) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD)      \
-  X(cuMemcpyDtoH)                                                                                                  \
-  X(cuMemsetD8) X(cuMemsetD8Async) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize)                    \
-  X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphInstantiateWithFlags) X(cuGraphLaunch)                   \
-  X(cuGraphExecDestroy) X(cuGraphDestroy) X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize)                 \
+  X(cuInit) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetAttribute)                          \
+  X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent) X(cuCtxSynchronize)                  \
+  X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuFuncSetAttribute)         \
+  X(cuLaunchKernel) X(cuOccupancyMaxActiveBlocksPerMultiprocessor) X(cuMemAlloc) X(cuMemFree)                      \
+  X(cuMemcpyHtoDAsync) X(cuMemcpyDtoH)                                                                             \
+  X(cuMemsetD8) X(cuMemsetD8Async) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize)                     \
+  X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphInstantiateWithFlags) X(cuGraphLaunch)                    \
+  X(cuGraphExecDestroy) X(cuGraphDestroy) X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize)                  \
   X(cuEventElapsedTime) X(cuEventDestroy) X(cuGetErrorString)
 #define CONVGEN_NVRTC_FUNCTIONS(X)                                                                                 \
   X(nvrtcVersion) X(nvrtcCreateProgram) X(nvrtcAddNameExpression) X(nvrtcCompileProgram)                           \
-  X(nvrtcGetProgramLogSize) X(nvrtcGetProgramLog) X(nvrtcGetCUBINSize) X(nvrtcGetCUBIN) X(nvrtcGetLoweredName)    \
+  X(nvrtcGetProgramLogSize) X(nvrtcGetProgramLog) X(nvrtcGetCUBINSize) X(nvrtcGetCUBIN) X(nvrtcGetLoweredName)     \
   X(nvrtcDestroyProgram) X(nvrtcGetErrorString)
 #define CONVGEN_DECLARE(name) decltype(&::name) name = nullptr;
   CONVGEN_CUDA_FUNCTIONS(CONVGEN_DECLARE)

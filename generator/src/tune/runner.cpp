@@ -56,14 +56,16 @@ void close_device(const CudaApi& api, Device& d) {
   api.cuDevicePrimaryCtxRelease(d.device);
 }
 
-// A copy from pageable host memory returns once the data is staged, before
-// it has all landed, and the kernels run on a stream that does not wait for
-// it (CU_STREAM_NON_BLOCKING): the tail of a poisoning copy once landed
-// after a fast candidate had written its last outputs, and failed it. The
-// copies are waited for before any launch that reads or writes their
-// memory.
+// Copies to the GPU go on the stream the kernels run on, so that a launch
+// waits for them: a plain copy from pageable memory returns before it has
+// all landed, and the stream does not wait for it (CU_STREAM_NON_BLOCKING):
+// the tail of the output's poison once landed after a fast candidate had
+// written its last outputs, and failed it. The host data is staged before
+// the call returns.
 namespace {
-void settle_copies(const CudaApi& api) { api.check(api.cuCtxSynchronize(), "cuCtxSynchronize (copies to the GPU)"); }
+void copy_to_gpu(const CudaApi& api, CUstream stream, CUdeviceptr to, const void* from, size_t bytes) {
+  if (bytes > 0) api.check(api.cuMemcpyHtoDAsync(to, from, bytes, stream), "cuMemcpyHtoDAsync");
+}
 }  // namespace
 
 Problem make_problem(const CudaApi& api, Device& d, const KernelPlan& plan) {
@@ -74,7 +76,7 @@ Problem make_problem(const CudaApi& api, Device& d, const KernelPlan& plan) {
   const oracle::Operands operands = oracle::make_operands(rp, std::random_device{}());
   const auto upload_bytes = [&](const std::vector<unsigned char>& host) {
     DeviceMemory m(api, std::max<size_t>(host.size(), 1));
-    if (!host.empty()) api.check(api.cuMemcpyHtoD(m.get(), host.data(), host.size()), "cuMemcpyHtoD");
+    copy_to_gpu(api, d.stream, m.get(), host.data(), host.size());
     return m;
   };
   // The kernel's operands, in its dtype and layout.
@@ -90,7 +92,7 @@ Problem make_problem(const CudaApi& api, Device& d, const KernelPlan& plan) {
   // The reference reads float NCHW copies of the same values, from scratch buffers.
   const auto upload = [&](const std::vector<float>& host) {
     DeviceMemory m(api, std::max<size_t>(host.size(), 1) * sizeof(float));
-    if (!host.empty()) api.check(api.cuMemcpyHtoD(m.get(), host.data(), host.size() * sizeof(float)), "cuMemcpyHtoD");
+    copy_to_gpu(api, d.stream, m.get(), host.data(), host.size() * sizeof(float));
     return m;
   };
   const DeviceMemory ref_input = upload(operands.input), ref_filter = upload(operands.filter);
@@ -100,7 +102,6 @@ Problem make_problem(const CudaApi& api, Device& d, const KernelPlan& plan) {
   CUdeviceptr in = ref_input.get(), filter = ref_filter.get(), ea = ref_ea.get(), eb = ref_eb.get();
   CUdeviceptr residual = ref_residual.get(), v = value.get(), m = magnitude.get();
   void* args[] = {&p.reference_problem, &in, &filter, &ea, &eb, &residual, &v, &m};
-  settle_copies(api);
   api.check(api.cuLaunchKernel(d.reference, oracle::reference_blocks(rp), 1, 1, oracle::kReferenceBlock, 1, 1, 0, d.stream,
                                args, nullptr),
             "the reference");
@@ -206,17 +207,16 @@ double time_cold(const CudaApi& api, Device& d, Loaded& l) {
 }
 
 // Poisons the output (the oracle's NaN and guard words).
-void poison(const CudaApi& api, Problem& p) {
+void poison(const CudaApi& api, Device& d, Problem& p) {
   const std::vector<unsigned char> poisoned = oracle::poisoned_output(p.reference_problem);
-  api.check(api.cuMemcpyHtoD(p.output.get(), poisoned.data(), poisoned.size()), "poisoning the output");
-  settle_copies(api);
+  copy_to_gpu(api, d.stream, p.output.get(), poisoned.data(), poisoned.size());
 }
 
 // Poisons the output, runs the candidate once and has the oracle compare
 // every element with the reference; "" when all are within the bound, else
 // what is wrong and the first wrong element.
 std::string verify(const CudaApi& api, Device& d, Loaded& l, Problem& p) {
-  poison(api, p);
+  poison(api, d, p);
   launch(api, l, d.stream);
   api.check(api.cuStreamSynchronize(d.stream), "the candidate");
   std::vector<unsigned char> got(p.output.bytes());
@@ -279,7 +279,7 @@ bool measure(const CudaApi& api, Device& d, Problem& problem, const Compiled& co
     std::string wrong;
     if (l.shape.grid[0] * l.shape.grid[1] * l.shape.grid[2] == 0) {
       // Nothing to launch: the output stays poisoned.
-      poison(api, problem);
+      poison(api, d, problem);
       wrong = "no block launched";
     } else {
       wrong = verify(api, d, l, problem);
