@@ -19,6 +19,7 @@
 // transform goes through shared memory.
 // The prototype and its measurements: docs/performance.md, "Winograd".
 #include <algorithm>
+#include <iterator>
 
 #include "conv2d.hpp"
 
@@ -102,8 +103,7 @@ int shared_limit(const PlanOptions& options) {
 // 2048 : 1250 : 665 (two small blocks share an SM). That picks the sweep's
 // fastest of the three on all 15 layers. 8 input channels a stage; the
 // small tile takes 16 on deep reductions (384 channels and up, 10% faster)
-// and all of them at once up to 16; halved until the stages fit the
-// library's GPUs (a T4's 64 KiB).
+// and all of them at once up to 16.
 struct DefaultTile {
   Winograd schedule;
   double block_time;  // relative
@@ -118,17 +118,26 @@ Winograd default_winograd(const Workload& wl, const PlanOptions& options) {
   const WinogradShape any = winograd_shape(wl, Winograd{4, 4, 1, 1, 1});
   const long long tiles = static_cast<long long>(std::max(1, wl.n)) * any.tiles_per_image;
   const int sms = options.target.newest.sm_count > 0 ? options.target.newest.sm_count : 132;
-  const DefaultTile* best = nullptr;
+  size_t best = 0;
   double best_time = 0;
-  for (const DefaultTile& t : kDefaultTiles) {
-    const long long blocks =
-        (tiles + t.schedule.block_tiles - 1) / t.schedule.block_tiles * ceil_div(wl.c_out, t.schedule.block_co);
-    const double time = static_cast<double>((blocks + sms - 1) / sms) * t.block_time;
-    if (best == nullptr || time < best_time) best = &t, best_time = time;
+  for (size_t i = 0; i < std::size(kDefaultTiles); ++i) {
+    const Winograd& t = kDefaultTiles[i].schedule;
+    const long long blocks = (tiles + t.block_tiles - 1) / t.block_tiles * ceil_div(wl.c_out, t.block_co);
+    const double time = static_cast<double>((blocks + sms - 1) / sms) * kDefaultTiles[i].block_time;
+    if (i == 0 || time < best_time) best = i, best_time = time;
   }
-  Winograd s = best->schedule;
-  if (s.block_tiles == 16 && (wl.c >= 384 || wl.c <= 16)) s.k_step = 16;
-  s.k_step = std::min(s.k_step, ops::pow2_at_least(wl.c));
+  // Where the stages do not fit the library's GPUs (a T4's 64 KiB), fewer
+  // input channels a stage down to 4, then the next smaller tile; the
+  // smallest one halves on to 1 in plan().
+  const int limit = shared_limit(options);
+  Winograd s;
+  for (size_t i = best; i < std::size(kDefaultTiles); ++i) {
+    s = kDefaultTiles[i].schedule;
+    if (s.block_tiles == 16 && (wl.c >= 384 || wl.c <= 16)) s.k_step = 16;
+    s.k_step = std::min(s.k_step, ops::pow2_at_least(wl.c));
+    while (winograd_shape(wl, s).smem_bytes > limit && s.k_step > 4) s.k_step /= 2;
+    if (winograd_shape(wl, s).smem_bytes <= limit) break;
+  }
   return s;
 }
 
