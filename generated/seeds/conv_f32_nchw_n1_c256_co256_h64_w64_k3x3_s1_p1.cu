@@ -9,16 +9,16 @@
 //   output  [N, 256, 64, 64]
 //   epilogue: none
 //
-// Schedule (the default rule): winograd: block 64x32 (channels x 2x2 tiles), k_step 2, thread_groups 4x2 (4x4 of one element's GEMM each)
+// Schedule (the default rule): winograd: block 32x32 (channels x 2x2 tiles), k_step 4, thread_groups 2x2 (4x4 of one element's GEMM each)
 //   the output is cut into 32x32 tiles of 2x2 per image, numbered over the batch; a tile reads the 4x4 input patch d around it;
-//   a block computes 64 output channels x 32 tiles: for each of the 16 elements e of the transform, the GEMM
-//   M[e] = U[e] x V[e] over the 256 input channels, in 128 stage(s) of 2, double-buffered, where
+//   a block computes 32 output channels x 32 tiles: for each of the 16 elements e of the transform, the GEMM
+//   M[e] = U[e] x V[e] over the 256 input channels, in 64 stage(s) of 4, double-buffered, where
 //   U = G g G^T (each filter's 3x3 taps, copied two stages ahead and transformed in the block) and V = B^T d B
 //   (each input patch, fetched one stage ahead); then Y = A^T M A;
-//   a thread computes 4x2 groups of 4x4 (channels x tiles) of one element's GEMM
+//   a thread computes 2x2 groups of 4x4 (channels x tiles) of one element's GEMM
 //
-// Launch: grid (ceil(N * 1024 / 32) * 4), block 256 threads
-//   34304 bytes of dynamic shared memory per block; output and residual pointers aligned to 8 bytes
+// Launch: grid (ceil(N * 1024 / 32) * 8), block 256 threads
+//   42240 bytes of dynamic shared memory per block; output and residual pointers aligned to 8 bytes
 //
 // Rounding: with exact operands the transforms are exact; otherwise each
 // output sums about 64/9 times the magnitude of the direct convolution's
@@ -58,10 +58,10 @@ constexpr int kEpilogue = 0;    // 0 none, 1 + bias[co], 2 * scale[co] + shift[c
 constexpr bool kResidual = false;  // + residual[n, co, oy, ox] after the affine step
 
 // Schedule constants.
-constexpr int kBM = 64;  // output channels per block
+constexpr int kBM = 32;  // output channels per block
 constexpr int kBN = 32;  // 2x2 tiles per block (the GEMMs' N)
-constexpr int kBK = 2;  // input channels per shared-memory stage
-constexpr int kVM = 4;  // 4-row groups per thread (kBM / kVM apart)
+constexpr int kBK = 4;  // input channels per shared-memory stage
+constexpr int kVM = 2;  // 4-row groups per thread (kBM / kVM apart)
 constexpr int kVN = 2;  // 4-column groups per thread (kBN / kVN apart)
 
 // Derived by the plan.
@@ -70,11 +70,11 @@ constexpr int kTilesPerImage = 1024;
 constexpr int kThreadsN = 4;  // threads of one element's GEMM along the tiles
 constexpr int kThreadsPerElement = 4 * 4;
 constexpr int kThreads = 256;  // 16 elements x kThreadsPerElement
-constexpr int kMBlocks = 4;
-constexpr int kKSteps = 128;
-constexpr int kPatchLoaders = 64;  // threads that load input patches, one tile each
+constexpr int kMBlocks = 8;
+constexpr int kKSteps = 64;
+constexpr int kPatchLoaders = 128;  // threads that load input patches, one tile each
 constexpr int kPatchPasses = 1;  // patches per loader and stage
-constexpr int kKPerPass = 2;  // channels between a loader's patches
+constexpr int kKPerPass = 4;  // channels between a loader's patches
 constexpr int kFilterPasses = 1;  // (channel, input channel) pairs a thread transforms per stage
 constexpr int kRowTaps = kBK * 9;  // a channel's taps of one stage, side by side in OIHW
 // Copies of taps: kCopyLanes threads along a row (consecutive words),
@@ -85,7 +85,7 @@ constexpr int kCopyRowPasses = (kBM + kCopyRowsPerPass - 1) / kCopyRowsPerPass;
 constexpr int kCopyColumnPasses = (kRowTaps + kCopyLanes - 1) / kCopyLanes;
 constexpr int kRawPitch = kRowTaps + 1;  // floats between the rows of a raw buffer (odd: no bank conflicts)
 constexpr int kRawFloats = kBM * kRawPitch;  // one raw buffer
-constexpr int kStageFloats = 3072;  // U [16][kBK][kBM], then V [16][kBK][kBN]
+constexpr int kStageFloats = 4096;  // U [16][kBK][kBM], then V [16][kBK][kBN]
 constexpr int kRawOffset = 2 * kStageFloats;  // then two buffers of raw taps
 constexpr int kChunkRows = 16;  // rows of M staged at a time for the output transform
 constexpr int kMinBlocksPerSM = 1;  // blocks per SM: the register cap stays above the estimated need
@@ -356,7 +356,7 @@ conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1(const float* __restrict__ input, 
 #ifndef __CUDACC_RTC__
 namespace {
 
-// Opts the kernel in to its 34304 bytes of dynamic shared
+// Opts the kernel in to its 42240 bytes of dynamic shared
 // memory, once per device (thread-safe: racing first calls set the same value).
 cudaError_t allow_shared_memory() {
   constexpr int kMaxDevices = 64;
@@ -365,7 +365,7 @@ cudaError_t allow_shared_memory() {
   cudaError_t e = cudaGetDevice(&device);
   if (e != cudaSuccess) return e;
   if (device < kMaxDevices && done[device].load(std::memory_order_relaxed)) return cudaSuccess;
-  e = cudaFuncSetAttribute(conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1, cudaFuncAttributeMaxDynamicSharedMemorySize, 34304);
+  e = cudaFuncSetAttribute(conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1, cudaFuncAttributeMaxDynamicSharedMemorySize, 42240);
   if (e == cudaSuccess && device < kMaxDevices) done[device].store(true, std::memory_order_relaxed);
   return e;
 }
@@ -377,11 +377,11 @@ cudaError_t allow_shared_memory() {
 cudaError_t launch_conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1(const void* input, const void* filter, const void* epilogue_a,
     const void* epilogue_b, const void* residual, void* output, int batch,
     cudaStream_t stream) {
-  dim3 grid(static_cast<unsigned>((static_cast<long long>(batch) * 1024 + 31) / 32 * 4), 1, 1);
+  dim3 grid(static_cast<unsigned>((static_cast<long long>(batch) * 1024 + 31) / 32 * 8), 1, 1);
   const dim3 block(256, 1, 1);
   const cudaError_t allowed = allow_shared_memory();
   if (allowed != cudaSuccess) return allowed;
-  conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1<<<grid, block, 34304, stream>>>(static_cast<const Element*>(input), static_cast<const Element*>(filter),
+  conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1<<<grid, block, 42240, stream>>>(static_cast<const Element*>(input), static_cast<const Element*>(filter),
       static_cast<const Element*>(epilogue_a), static_cast<const Element*>(epilogue_b),
       static_cast<const Element*>(residual), static_cast<Element*>(output), batch);
   return cudaGetLastError();

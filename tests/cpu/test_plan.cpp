@@ -1634,10 +1634,17 @@ TEST(Conv2dPlan, WinogradDefaultTiles) {
   EXPECT_EQ(tile("n: 32, c: 64, c_out: 64, h: 56, w: 56"), "64x32 k8");
   EXPECT_EQ(tile("n: 1, c: 16, c_out: 16, h: 64, w: 64"), "32x16 k16");
   EXPECT_EQ(tile("n: 1, c: 5, c_out: 16, h: 64, w: 64, schedule: {algorithm: winograd}"), "32x16 k8");
-  // Under 16 input channels the default rule keeps the direct algorithm.
-  EXPECT_EQ(plan("{op: conv2d, n: 1, c: 8, c_out: 16, h: 64, w: 64, filter: 3, padding: same}")
+  // Under 16 input channels the default rule keeps the direct algorithm;
+  // under 32 in a library that also runs on a T4 (the default list).
+  EXPECT_EQ(plan("{op: conv2d, n: 1, c: 8, c_out: 16, h: 64, w: 64, filter: 3, padding: same}", h100)
                 .schedule.algorithm_name(),
             "direct");
+  EXPECT_EQ(plan("{op: conv2d, n: 1, c: 16, c_out: 16, h: 64, w: 64, filter: 3, padding: same}")
+                .schedule.algorithm_name(),
+            "direct");
+  EXPECT_EQ(plan("{op: conv2d, n: 1, c: 32, c_out: 16, h: 64, w: 64, filter: 3, padding: same}")
+                .schedule.algorithm_name(),
+            "winograd");
 }
 
 // MobileNetV2's 7x7 project layer with its residual: the gemm algorithm,

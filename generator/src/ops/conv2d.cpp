@@ -17,21 +17,32 @@ bool is_winograd_shape(const Workload& wl) {
          wl.dilation_w == 1;
 }
 
+int library_shared_limit(const PlanOptions& options) {
+  int limit = 0;
+  for (const ArchFacts& f : options.target.facts) {
+    limit = limit == 0 ? f.shared_per_block : std::min(limit, f.shared_per_block);
+  }
+  return limit == 0 ? kMaxStaticSharedBytes : limit;
+}
+
 namespace {
 
 // Input channels from which the winograd algorithm beats the direct one on
-// 3x3 stride-1 layers: on the H100 it did on every benchmark layer, from 16
-// channels up (docs/performance.md, "Winograd").
-constexpr int kWinogradMinChannels = 16;
+// 3x3 stride-1 layers: on every benchmark layer from 16 channels up, and
+// from 32 in a library that also runs on a T4 (64 KiB a block: its stages
+// take fewer channels; docs/performance.md, "Winograd").
+int winograd_min_channels(const PlanOptions& options) {
+  return library_shared_limit(options) >= 96 * 1024 ? 16 : 32;
+}
 
 // Half precision in NHWC: the tensor cores (implicit_gemm). float32 NCHW:
 // the GEMM algorithm wherever it applies (a 1x1 convolution is a GEMM whose
 // operands are already laid out for one); Winograd on 3x3 stride-1 layers
 // deep enough for it to win; the direct one everywhere else.
-const Algorithm& default_algorithm(const Workload& wl, const PlanOptions&) {
+const Algorithm& default_algorithm(const Workload& wl, const PlanOptions& options) {
   if (kImplicitGemm.serves(wl)) return kImplicitGemm;
   if (is_pointwise(wl)) return kGemm;
-  if (kWinograd.serves(wl) && is_winograd_shape(wl) && wl.c >= kWinogradMinChannels) return kWinograd;
+  if (kWinograd.serves(wl) && is_winograd_shape(wl) && wl.c >= winograd_min_channels(options)) return kWinograd;
   return kDirect;
 }
 

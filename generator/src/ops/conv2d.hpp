@@ -27,6 +27,10 @@ bool is_pointwise(const Workload& wl);
 // The winograd algorithm serves 3x3 convolutions with stride 1 and dilation 1.
 bool is_winograd_shape(const Workload& wl);
 
+// The shared memory a block may have on every GPU of the library (the
+// opt-in maximum of dynamic shared memory).
+int library_shared_limit(const PlanOptions& options);
+
 using ops::ceil_div;
 using ops::num;
 

@@ -83,16 +83,6 @@ WinogradShape winograd_shape(const Workload& wl, const Winograd& s) {
   return g;
 }
 
-// The shared memory a block may have on every GPU of the library (the
-// opt-in maximum of dynamic shared memory).
-int shared_limit(const PlanOptions& options) {
-  int limit = 0;
-  for (const ArchFacts& f : options.target.facts) {
-    limit = limit == 0 ? f.shared_per_block : std::min(limit, f.shared_per_block);
-  }
-  return limit == 0 ? kMaxStaticSharedBytes : limit;
-}
-
 // The default, from a sweep on the H100 of three tiles over the 15 3x3
 // stride-1 layers of the dense benchmark (docs/performance.md, "Winograd"):
 //   large  64 x 32 tiles, 4x2 groups a thread: the fastest GEMM, one block per SM;
@@ -129,7 +119,7 @@ Winograd default_winograd(const Workload& wl, const PlanOptions& options) {
   // Where the stages do not fit the library's GPUs (a T4's 64 KiB), fewer
   // input channels a stage down to 4, then the next smaller tile; the
   // smallest one halves on to 1 in plan().
-  const int limit = shared_limit(options);
+  const int limit = library_shared_limit(options);
   Winograd s;
   for (size_t i = best; i < std::size(kDefaultTiles); ++i) {
     s = kDefaultTiles[i].schedule;
@@ -166,7 +156,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                                     "multiple of 4 x its thread_groups"}});
   }
   // The default halves its stage until it fits the library's GPUs.
-  const int limit = shared_limit(options);
+  const int limit = library_shared_limit(options);
   WinogradShape g = winograd_shape(wl, s);
   while (g.smem_bytes > limit && !req.has("k_step") && s.k_step > 1) {
     s.k_step /= 2;
