@@ -29,8 +29,8 @@ namespace {
 // depthwise_conv2d, 9 kernel(s). Each entry: the problem, set field by
 // field (n is 0 for a runtime batch), then the kernel's name, schedule,
 // origin, launcher, the alignment in bytes its input and output pointers
-// need, the most images one launch covers and the oldest GPU it runs on
-// (0: every GPU of the library).
+// need, the most images one launch covers, the oldest GPU it runs on
+// (0: every GPU of the library) and the dynamic shared memory a block takes.
 constexpr detail::RegistryEntry<DepthwiseProblem> kDepthwiseEntries[] = {
     {[] { DepthwiseProblem p; p.n = 1; p.c = 256; p.h = 21; p.w = 21; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; p.dtype = DataType::kFloat32; p.layout = Layout::kNCHW; return p; }(),
      "dw_f32_nchw_n1_c256_h21_w21_k3x3_s1_p1_m1",
@@ -39,6 +39,7 @@ constexpr detail::RegistryEntry<DepthwiseProblem> kDepthwiseEntries[] = {
      &convgen_seeds::launch_dw_f32_nchw_n1_c256_h21_w21_k3x3_s1_p1_m1,
      4,
      65535,
+     0,
      0},
     {[] { DepthwiseProblem p; p.n = 1; p.c = 256; p.h = 32; p.w = 32; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; p.dtype = DataType::kFloat32; p.layout = Layout::kNCHW; return p; }(),
      "dw_f32_nchw_n1_c256_h32_w32_k3x3_s1_p1_m1",
@@ -47,6 +48,7 @@ constexpr detail::RegistryEntry<DepthwiseProblem> kDepthwiseEntries[] = {
      &convgen_seeds::launch_dw_f32_nchw_n1_c256_h32_w32_k3x3_s1_p1_m1,
      4,
      65535,
+     0,
      0},
     {[] { DepthwiseProblem p; p.n = 1; p.c = 256; p.h = 64; p.w = 64; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; p.dtype = DataType::kFloat32; p.layout = Layout::kNCHW; return p; }(),
      "dw_f32_nchw_n1_c256_h64_w64_k3x3_s1_p1_m1",
@@ -55,6 +57,7 @@ constexpr detail::RegistryEntry<DepthwiseProblem> kDepthwiseEntries[] = {
      &convgen_seeds::launch_dw_f32_nchw_n1_c256_h64_w64_k3x3_s1_p1_m1,
      4,
      65535,
+     0,
      0},
     {[] { DepthwiseProblem p; p.n = 1; p.c = 256; p.h = 96; p.w = 96; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; p.dtype = DataType::kFloat32; p.layout = Layout::kNCHW; return p; }(),
      "dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m1",
@@ -63,6 +66,7 @@ constexpr detail::RegistryEntry<DepthwiseProblem> kDepthwiseEntries[] = {
      &convgen_seeds::launch_dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m1,
      4,
      65535,
+     0,
      0},
     {[] { DepthwiseProblem p; p.n = 1; p.c = 256; p.h = 96; p.w = 96; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu; p.dtype = DataType::kFloat32; p.layout = Layout::kNCHW; return p; }(),
      "dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m1_ssrelu",
@@ -71,6 +75,7 @@ constexpr detail::RegistryEntry<DepthwiseProblem> kDepthwiseEntries[] = {
      &convgen_seeds::launch_dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m1_ssrelu,
      4,
      65535,
+     0,
      0},
     {[] { DepthwiseProblem p; p.n = 1; p.c = 256; p.h = 96; p.w = 96; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 2; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; p.dtype = DataType::kFloat32; p.layout = Layout::kNCHW; return p; }(),
      "dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m2",
@@ -79,6 +84,7 @@ constexpr detail::RegistryEntry<DepthwiseProblem> kDepthwiseEntries[] = {
      &convgen_seeds::launch_dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m2,
      4,
      65535,
+     0,
      0},
     {[] { DepthwiseProblem p; p.n = 1; p.c = 256; p.h = 96; p.w = 96; p.kh = 5; p.kw = 5; p.stride_h = 1; p.stride_w = 1; p.pad_top = 2; p.pad_bottom = 2; p.pad_left = 2; p.pad_right = 2; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; p.dtype = DataType::kFloat32; p.layout = Layout::kNCHW; return p; }(),
      "dw_f32_nchw_n1_c256_h96_w96_k5x5_s1_p2_m1",
@@ -87,6 +93,7 @@ constexpr detail::RegistryEntry<DepthwiseProblem> kDepthwiseEntries[] = {
      &convgen_seeds::launch_dw_f32_nchw_n1_c256_h96_w96_k5x5_s1_p2_m1,
      4,
      65535,
+     0,
      0},
     {[] { DepthwiseProblem p; p.n = 1; p.c = 256; p.h = 96; p.w = 96; p.kh = 5; p.kw = 5; p.stride_h = 1; p.stride_w = 1; p.pad_top = 2; p.pad_bottom = 2; p.pad_left = 2; p.pad_right = 2; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 2; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; p.dtype = DataType::kFloat32; p.layout = Layout::kNCHW; return p; }(),
      "dw_f32_nchw_n1_c256_h96_w96_k5x5_s1_p2_m2",
@@ -95,6 +102,7 @@ constexpr detail::RegistryEntry<DepthwiseProblem> kDepthwiseEntries[] = {
      &convgen_seeds::launch_dw_f32_nchw_n1_c256_h96_w96_k5x5_s1_p2_m2,
      4,
      65535,
+     0,
      0},
     {[] { DepthwiseProblem p; p.n = 3; p.c = 4; p.h = 16; p.w = 32; p.kh = 7; p.kw = 7; p.stride_h = 1; p.stride_w = 1; p.pad_top = 3; p.pad_bottom = 3; p.pad_left = 3; p.pad_right = 3; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; p.dtype = DataType::kFloat32; p.layout = Layout::kNCHW; return p; }(),
      "dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1",
@@ -103,6 +111,7 @@ constexpr detail::RegistryEntry<DepthwiseProblem> kDepthwiseEntries[] = {
      &convgen_seeds::launch_dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1,
      16,
      65535,
+     0,
      0},
 };
 constexpr detail::Registry<DepthwiseProblem> kDepthwiseRegistry{"seeds", "75-real;80-real;86-real;89-real;90", kDepthwiseEntries, 9};
@@ -110,8 +119,8 @@ constexpr detail::Registry<DepthwiseProblem> kDepthwiseRegistry{"seeds", "75-rea
 // conv2d, 5 kernel(s). Each entry: the problem, set field by
 // field (n is 0 for a runtime batch), then the kernel's name, schedule,
 // origin, launcher, the alignment in bytes its input and output pointers
-// need, the most images one launch covers and the oldest GPU it runs on
-// (0: every GPU of the library).
+// need, the most images one launch covers, the oldest GPU it runs on
+// (0: every GPU of the library) and the dynamic shared memory a block takes.
 constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
     {[] { Conv2dProblem p; p.n = 1; p.c = 128; p.h = 64; p.w = 64; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 128; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; p.dtype = DataType::kFloat32; p.layout = Layout::kNCHW; return p; }(),
      "conv_f32_nchw_n1_c128_co128_h64_w64_k3x3_s1_p1",
@@ -120,7 +129,8 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
      &convgen_seeds::launch_conv_f32_nchw_n1_c128_co128_h64_w64_k3x3_s1_p1,
      8,
      65535,
-     0},
+     0,
+     42240},
     {[] { Conv2dProblem p; p.n = 1; p.c = 16; p.h = 64; p.w = 64; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 16; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; p.dtype = DataType::kFloat32; p.layout = Layout::kNCHW; return p; }(),
      "conv_f32_nchw_n1_c16_co16_h64_w64_k3x3_s1_p1",
      "direct: threads 2x8x8, thread_tile 4x1x4, column_groups 1, ci_step 8",
@@ -128,6 +138,7 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
      &convgen_seeds::launch_conv_f32_nchw_n1_c16_co16_h64_w64_k3x3_s1_p1,
      16,
      65535,
+     0,
      0},
     {[] { Conv2dProblem p; p.n = 1; p.c = 256; p.h = 64; p.w = 64; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 256; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; p.dtype = DataType::kFloat32; p.layout = Layout::kNCHW; return p; }(),
      "conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1",
@@ -136,7 +147,8 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
      &convgen_seeds::launch_conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1,
      8,
      65535,
-     0},
+     0,
+     42240},
     {[] { Conv2dProblem p; p.n = 1; p.c = 32; p.h = 64; p.w = 64; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 32; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; p.dtype = DataType::kFloat32; p.layout = Layout::kNCHW; return p; }(),
      "conv_f32_nchw_n1_c32_co32_h64_w64_k3x3_s1_p1",
      "winograd: block 32x16 (channels x 2x2 tiles), k_step 4, thread_groups 2x1 (4x4 of one element's GEMM each)",
@@ -144,7 +156,8 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
      &convgen_seeds::launch_conv_f32_nchw_n1_c32_co32_h64_w64_k3x3_s1_p1,
      8,
      65535,
-     0},
+     0,
+     34048},
     {[] { Conv2dProblem p; p.n = 1; p.c = 64; p.h = 64; p.w = 64; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 64; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; p.dtype = DataType::kFloat32; p.layout = Layout::kNCHW; return p; }(),
      "conv_f32_nchw_n1_c64_co64_h64_w64_k3x3_s1_p1",
      "winograd: block 32x16 (channels x 2x2 tiles), k_step 4, thread_groups 2x1 (4x4 of one element's GEMM each)",
@@ -152,7 +165,8 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
      &convgen_seeds::launch_conv_f32_nchw_n1_c64_co64_h64_w64_k3x3_s1_p1,
      8,
      65535,
-     0},
+     0,
+     34048},
 };
 constexpr detail::Registry<Conv2dProblem> kConv2dRegistry{"seeds", "75-real;80-real;86-real;89-real;90", kConv2dEntries, 5};
 

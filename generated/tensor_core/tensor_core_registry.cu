@@ -25,15 +25,15 @@ namespace {
 // depthwise_conv2d, 0 kernel(s). Each entry: the problem, set field by
 // field (n is 0 for a runtime batch), then the kernel's name, schedule,
 // origin, launcher, the alignment in bytes its input and output pointers
-// need, the most images one launch covers and the oldest GPU it runs on
-// (0: every GPU of the library).
+// need, the most images one launch covers, the oldest GPU it runs on
+// (0: every GPU of the library) and the dynamic shared memory a block takes.
 constexpr detail::Registry<DepthwiseProblem> kDepthwiseRegistry{"tensor_core", "90", nullptr, 0};
 
 // conv2d, 10 kernel(s). Each entry: the problem, set field by
 // field (n is 0 for a runtime batch), then the kernel's name, schedule,
 // origin, launcher, the alignment in bytes its input and output pointers
-// need, the most images one launch covers and the oldest GPU it runs on
-// (0: every GPU of the library).
+// need, the most images one launch covers, the oldest GPU it runs on
+// (0: every GPU of the library) and the dynamic shared memory a block takes.
 constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
     {[] { Conv2dProblem p; p.n = 2; p.c = 20; p.h = 15; p.w = 15; p.kh = 5; p.kw = 5; p.stride_h = 2; p.stride_w = 2; p.pad_top = 2; p.pad_bottom = 2; p.pad_left = 2; p.pad_right = 2; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 36; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; p.dtype = DataType::kBFloat16; p.layout = Layout::kNHWC; return p; }(),
      "conv_bf16_nhwc_n2_c20_co36_h15_w15_k5x5_s2_p2",
@@ -42,7 +42,8 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
      &convgen_tensor_core::launch_conv_bf16_nhwc_n2_c20_co36_h15_w15_k5x5_s2_p2,
      8,
      65535,
-     80},
+     80,
+     65536},
     {[] { Conv2dProblem p; p.n = 2; p.c = 32; p.h = 56; p.w = 56; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 64; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kBias; p.activation = Activation::kRelu6; p.dtype = DataType::kBFloat16; p.layout = Layout::kNHWC; return p; }(),
      "conv_bf16_nhwc_n2_c32_co64_h56_w56_k1x1_s1_p0_biasrelu6",
      "implicit_gemm: cta_tile 64x64x32, warp_tile 32x32, 8 stages",
@@ -50,7 +51,8 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
      &convgen_tensor_core::launch_conv_bf16_nhwc_n2_c32_co64_h56_w56_k1x1_s1_p0_biasrelu6,
      16,
      65535,
-     80},
+     80,
+     65536},
     {[] { Conv2dProblem p; p.n = 2; p.c = 4; p.h = 64; p.w = 64; p.kh = 4; p.kw = 4; p.stride_h = 4; p.stride_w = 4; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 96; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kBias; p.activation = Activation::kNone; p.dtype = DataType::kBFloat16; p.layout = Layout::kNHWC; return p; }(),
      "conv_bf16_nhwc_n2_c4_co96_h64_w64_k4x4_s4_p0_bias",
      "implicit_gemm: cta_tile 64x64x32, warp_tile 32x32, 8 stages, iterator few_channels",
@@ -58,7 +60,8 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
      &convgen_tensor_core::launch_conv_bf16_nhwc_n2_c4_co96_h64_w64_k4x4_s4_p0_bias,
      16,
      65535,
-     80},
+     80,
+     65536},
     {[] { Conv2dProblem p; p.n = 1; p.c = 256; p.h = 14; p.w = 14; p.kh = 3; p.kw = 3; p.stride_h = 2; p.stride_w = 2; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 512; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu; p.dtype = DataType::kFloat16; p.layout = Layout::kNHWC; return p; }(),
      "conv_f16_nhwc_n1_c256_co512_h14_w14_k3x3_s2_p1_ssrelu",
      "implicit_gemm: cta_tile 64x64x64, warp_tile 32x32, 5 stages, split_k 4",
@@ -66,7 +69,8 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
      &convgen_tensor_core::launch_conv_f16_nhwc_n1_c256_co512_h14_w14_k3x3_s2_p1_ssrelu,
      16,
      65535,
-     90},
+     90,
+     81920},
     {[] { Conv2dProblem p; p.n = 1; p.c = 512; p.h = 7; p.w = 7; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 256; p.groups = 1; p.residual = true; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kSilu; p.dtype = DataType::kFloat16; p.layout = Layout::kNHWC; return p; }(),
      "conv_f16_nhwc_n1_c512_co256_h7_w7_k3x3_s1_p1_ss_res_silu",
      "implicit_gemm: cta_tile 64x64x64, warp_tile 32x32, 5 stages, split_k 4",
@@ -74,7 +78,8 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
      &convgen_tensor_core::launch_conv_f16_nhwc_n1_c512_co256_h7_w7_k3x3_s1_p1_ss_res_silu,
      16,
      65535,
-     90},
+     90,
+     81920},
     {[] { Conv2dProblem p; p.n = 2; p.c = 3; p.h = 64; p.w = 64; p.kh = 7; p.kw = 7; p.stride_h = 2; p.stride_w = 2; p.pad_top = 3; p.pad_bottom = 3; p.pad_left = 3; p.pad_right = 3; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 64; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu; p.dtype = DataType::kFloat16; p.layout = Layout::kNHWC; return p; }(),
      "conv_f16_nhwc_n2_c3_co64_h64_w64_k7x7_s2_p3_ssrelu",
      "implicit_gemm: cta_tile 64x64x32, warp_tile 32x32, 2 stages, iterator few_channels",
@@ -82,7 +87,8 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
      &convgen_tensor_core::launch_conv_f16_nhwc_n2_c3_co64_h64_w64_k7x7_s2_p3_ssrelu,
      16,
      65535,
-     80},
+     80,
+     18432},
     {[] { Conv2dProblem p; p.n = 2; p.c = 6; p.h = 17; p.w = 19; p.kh = 3; p.kw = 5; p.stride_h = 2; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 0; p.pad_left = 2; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 2; p.c_out = 13; p.groups = 1; p.residual = true; p.epilogue = Epilogue::kBias; p.activation = Activation::kHardswish; p.dtype = DataType::kFloat16; p.layout = Layout::kNHWC; return p; }(),
      "conv_f16_nhwc_n2_c6_co13_h17_w19_k3x5_s2x1_pt1b0l2r1_d1x2_bias_res_hardswish",
      "implicit_gemm: cta_tile 128x32x32, warp_tile 32x32, 3 stages, iterator few_channels",
@@ -90,7 +96,8 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
      &convgen_tensor_core::launch_conv_f16_nhwc_n2_c6_co13_h17_w19_k3x5_s2x1_pt1b0l2r1_d1x2_bias_res_hardswish,
      4,
      65535,
-     80},
+     80,
+     30720},
     {[] { Conv2dProblem p; p.n = 3; p.c = 96; p.h = 30; p.w = 30; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 24; p.groups = 1; p.residual = true; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kNone; p.dtype = DataType::kFloat16; p.layout = Layout::kNHWC; return p; }(),
      "conv_f16_nhwc_n3_c96_co24_h30_w30_k1x1_s1_p0_ss_res",
      "implicit_gemm: cta_tile 128x32x32, warp_tile 32x32, 6 stages",
@@ -98,7 +105,8 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
      &convgen_tensor_core::launch_conv_f16_nhwc_n3_c96_co24_h30_w30_k1x1_s1_p0_ss_res,
      16,
      65535,
-     80},
+     80,
+     61440},
     {[] { Conv2dProblem p; p.n = 4; p.c = 64; p.h = 28; p.w = 28; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 128; p.groups = 1; p.residual = true; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu; p.dtype = DataType::kFloat16; p.layout = Layout::kNHWC; return p; }(),
      "conv_f16_nhwc_n4_c64_co128_h28_w28_k3x3_s1_p1_ss_res_relu",
      "implicit_gemm: cta_tile 64x64x64, warp_tile 32x32, 5 stages",
@@ -106,7 +114,8 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
      &convgen_tensor_core::launch_conv_f16_nhwc_n4_c64_co128_h28_w28_k3x3_s1_p1_ss_res_relu,
      16,
      65535,
-     80},
+     80,
+     81920},
     {[] { Conv2dProblem p; p.n = 8; p.c = 64; p.h = 32; p.w = 32; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 64; p.groups = 1; p.residual = false; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; p.dtype = DataType::kFloat16; p.layout = Layout::kNHWC; return p; }(),
      "conv_f16_nhwc_n8_c64_co64_h32_w32_k3x3_s1_p1",
      "implicit_gemm: cta_tile 256x64x32, warp_tile 64x64, 4 stages",
@@ -114,7 +123,8 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
      &convgen_tensor_core::launch_conv_f16_nhwc_n8_c64_co64_h32_w32_k3x3_s1_p1,
      16,
      65535,
-     80},
+     80,
+     81920},
 };
 constexpr detail::Registry<Conv2dProblem> kConv2dRegistry{"tensor_core", "90", kConv2dEntries, 10};
 

@@ -570,6 +570,29 @@ int current_device_arch() {
   return arch;
 }
 
+// The shared memory the current device gives a block that opts in, found
+// once per device; 0 when CUDA cannot say. Thread-safe as above.
+int current_device_block_shared() {
+  constexpr int kMaxDevices = 64;
+  static std::atomic<int> known[kMaxDevices];  // 0: not found yet
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return 0;
+  if (device < kMaxDevices) {
+    if (const int bytes = known[device].load(std::memory_order_relaxed); bytes > 0) return bytes;
+  }
+  int bytes = 0;
+  if (cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) return 0;
+  if (device < kMaxDevices) known[device].store(bytes, std::memory_order_relaxed);
+  return bytes;
+}
+
+// Why a kernel does not run on this GPU: it gives a block too little shared memory.
+template <class Entry>
+std::string too_little_shared_memory(const Entry& e, int bytes) {
+  return std::string("kernel ") + e.name + " takes " + std::to_string(e.shared_bytes) +
+         " bytes of shared memory a block; this GPU gives at most " + std::to_string(bytes);
+}
+
 // Why a kernel does not run on this GPU: it needs a newer one.
 template <class Entry>
 std::string too_old_a_gpu(const Entry& e, int arch) {
@@ -641,6 +664,10 @@ KernelChoice Registry<Problem>::find(const Problem& p) const {
   if (e->min_arch > 0) {
     choice.reason += "; GPUs older than sm_" + std::to_string(e->min_arch) + " run the generic kernel";
   }
+  if (e->shared_bytes > kMaxStaticSharedBytes) {
+    choice.reason += "; GPUs that give a block less than " + std::to_string(e->shared_bytes) +
+                     " bytes of shared memory run the generic kernel";
+  }
   return choice;
 }
 
@@ -681,6 +708,15 @@ Status Registry<Problem>::run(const Problem& p, const typename OperatorTraits<Pr
     if (arch > 0 && arch < e->min_arch) {
       if (dispatch == Dispatch::kStrict) {
         return error(StatusCode::kUnsupportedDevice, too_old_a_gpu(*e, arch) + "; nothing was launched");
+      }
+      return Traits::generic(p, a, stream);
+    }
+  }
+  if (e->shared_bytes > kMaxStaticSharedBytes) {
+    const int bytes = current_device_block_shared();
+    if (bytes > 0 && bytes < e->shared_bytes) {
+      if (dispatch == Dispatch::kStrict) {
+        return error(StatusCode::kUnsupportedDevice, too_little_shared_memory(*e, bytes) + "; nothing was launched");
       }
       return Traits::generic(p, a, stream);
     }

@@ -358,6 +358,9 @@ LaunchDescription launch(const KernelPlan& p) {
   l.grid[1].blocks = p.number("n_tiles");
   l.grid[2].blocks = p.schedule.at("split_k");
   l.block[0] = p.block_threads;
+  // Its own launcher opts in to the shared memory; the registry records it,
+  // so that a GPU that gives a block less runs the generic kernel.
+  l.dynamic_shared_bytes = p.smem_bytes;
   return l;
 }
 

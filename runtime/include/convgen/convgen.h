@@ -315,6 +315,11 @@ struct RegistryEntry {
   int alignment;  // bytes every tensor must be aligned to; others run the generic kernel
   int max_batch;  // the most images one launch covers
   int min_arch;   // the oldest GPU it runs on (80: sm_80); 0: every GPU the library is built for
+  // Bytes of dynamic shared memory a block takes (0: its shared memory is
+  // static, within the 48 KiB every GPU gives). A GPU that gives a block
+  // less (one that runs the library's code without being on its list: an
+  // sm_86 running sm_80 code) runs the generic kernel.
+  int shared_bytes;
 };
 
 // A library's table of one operator's kernels, and the calls a generated
