@@ -75,22 +75,27 @@ void read_schedule(yaml::Reader& reader, const YAML::Node& node, const Operator&
     return;
   }
   reader.check_keys(node, keys, "in 'schedule'");
+  // The algorithm first, wherever the mapping puts it: a key several
+  // algorithms own is read with the range of the one the spec names
+  // (rows_per_thread is 1..16 for rows, 1..32 for channels).
+  const Algorithm* named = nullptr;
+  if (const YAML::Node value = node["algorithm"]) {
+    s.algorithm_where = reader.at(value);
+    const std::string name = value.IsScalar() ? value.Scalar() : yaml::text_of(value);
+    if ((named = op.algorithm(name)) != nullptr) {
+      s.algorithm = name;
+    } else {
+      std::vector<std::string> names;
+      for (const Algorithm* a : op.algorithms) names.push_back("'" + a->name + "'");
+      reader.error(value, "'algorithm' must be " + yaml::join_or(names) + ", got " + yaml::quoted(name));
+    }
+  }
   for (const auto& entry : node) {
     const std::string key = entry.first.Scalar();
     const YAML::Node& value = entry.second;
-    if (key == "algorithm") {
-      s.algorithm_where = reader.at(value);
-      const std::string name = value.IsScalar() ? value.Scalar() : yaml::text_of(value);
-      if (op.algorithm(name) != nullptr) {
-        s.algorithm = name;
-      } else {
-        std::vector<std::string> names;
-        for (const Algorithm* a : op.algorithms) names.push_back("'" + a->name + "'");
-        reader.error(value, "'algorithm' must be " + yaml::join_or(names) + ", got " + yaml::quoted(name));
-      }
-      continue;
-    }
-    const Knob* knob = find_knob(op, key);
+    if (key == "algorithm") continue;
+    const Knob* knob = named != nullptr ? op.knob(*named, key) : nullptr;
+    if (knob == nullptr) knob = find_knob(op, key);
     if (knob == nullptr) continue;  // reported by check_keys
     s.keys.push_back({key, reader.at(entry.first), reader.at(value)});
     read_knob(reader, value, *knob, s);

@@ -1535,7 +1535,8 @@ namespace {
 
 // The parser reads a schedule key before it knows the algorithm, so a key
 // must mean one thing within an operator: knobs of the same key in two of
-// its algorithms have the same values and kind.
+// its algorithms have the same values and kind (their ranges may differ:
+// the parser checks the range of the algorithm the spec names).
 TEST(Operators, ASchedulesKeyMeansOneThingWithinAnOperator) {
   for (const Operator* op : operators()) {
     std::map<std::string, const Knob*> seen;
@@ -1546,6 +1547,7 @@ TEST(Operators, ASchedulesKeyMeansOneThingWithinAnOperator) {
         if (inserted) continue;
         EXPECT_EQ(it->second->values, k.values) << op->name << ": " << k.key;
         EXPECT_EQ(it->second->kind, k.kind) << op->name << ": " << k.key;
+
       }
     }
   }
@@ -1556,6 +1558,19 @@ TEST(Operators, ASchedulesKeyMeansOneThingWithinAnOperator) {
 
 namespace convgen_test {
 namespace {
+
+// A key that several algorithms own is checked against the range of the
+// algorithm the spec names, wherever `algorithm` stands in the mapping:
+// rows_per_thread is 1..16 for rows and window, 1..32 for channels.
+TEST(Conv2dParse, ASharedKeyTakesTheNamedAlgorithmsRange) {
+  EXPECT_NO_THROW(workload("{n: 1, c: 32, h: 64, w: 64, filter: 3, padding: same, layout: NHWC, "
+                           "schedule: {rows_per_thread: 20, algorithm: channels}}"));
+  const std::vector<Diagnostic> errors = spec_errors([] {
+    workload("{n: 1, c: 32, h: 64, w: 64, filter: 3, padding: same, schedule: {rows_per_thread: 20, algorithm: rows}}");
+  });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].message.find("16"), std::string::npos) << errors[0].message;
+}
 
 // The d2l-tvm chapter's C = 64 layer with the direct algorithm (the default
 // rule gives it winograd), worked out by hand from the direct default
