@@ -549,41 +549,42 @@ Status launched_generic(cudaError_t e, const char* kernel) {
   return launched(e, kernel, {"the convgen runtime", CONVGEN_RUNTIME_ARCHS, "CONVGEN_RUNTIME_ARCHS of the convgen build"});
 }
 
-// The current device's compute capability as 10 x major + minor (90 for
-// sm_90), found once per device; 0 when CUDA cannot say. Thread-safe: racing
-// first calls store the same number.
-int current_device_arch() {
-  constexpr int kMaxDevices = 64;
-  static std::atomic<int> known[kMaxDevices];  // 0: not found yet
+// A fact of the current device, found by `find(device)` once per device;
+// 0 when CUDA cannot say (asked again next time). Thread-safe: racing first
+// calls store the same number.
+constexpr int kMaxDevices = 64;
+template <class Find>
+int current_device_fact(std::atomic<int> (&known)[kMaxDevices], Find find) {
   int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess) return 0;
   if (device < kMaxDevices) {
-    if (const int arch = known[device].load(std::memory_order_relaxed); arch > 0) return arch;
+    if (const int fact = known[device].load(std::memory_order_relaxed); fact > 0) return fact;
   }
-  int major = 0, minor = 0;
-  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
-    return 0;
-  }
-  const int arch = 10 * major + minor;
-  if (device < kMaxDevices) known[device].store(arch, std::memory_order_relaxed);
-  return arch;
+  const int fact = find(device);
+  if (fact > 0 && device < kMaxDevices) known[device].store(fact, std::memory_order_relaxed);
+  return fact;
 }
 
-// The shared memory the current device gives a block that opts in, found
-// once per device; 0 when CUDA cannot say. Thread-safe as above.
-int current_device_block_shared() {
-  constexpr int kMaxDevices = 64;
+// The current device's compute capability as 10 x major + minor (90 for sm_90).
+int current_device_arch() {
   static std::atomic<int> known[kMaxDevices];  // 0: not found yet
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) return 0;
-  if (device < kMaxDevices) {
-    if (const int bytes = known[device].load(std::memory_order_relaxed); bytes > 0) return bytes;
-  }
-  int bytes = 0;
-  if (cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) return 0;
-  if (device < kMaxDevices) known[device].store(bytes, std::memory_order_relaxed);
-  return bytes;
+  return current_device_fact(known, [](int device) {
+    int major = 0, minor = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+      return 0;
+    }
+    return 10 * major + minor;
+  });
+}
+
+// The shared memory the current device gives a block that opts in.
+int current_device_block_shared() {
+  static std::atomic<int> known[kMaxDevices];  // 0: not found yet
+  return current_device_fact(known, [](int device) {
+    int bytes = 0;
+    return cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) == cudaSuccess ? bytes : 0;
+  });
 }
 
 // Why a kernel does not run on this GPU: it gives a block too little shared memory.
