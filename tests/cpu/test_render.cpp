@@ -89,7 +89,8 @@ TEST(Render, ShippedSpecsRenderCompletely) {
       const std::string algorithm = k.schedule.algorithm_name();
       EXPECT_EQ(text.find("constexpr int kLanes = ") != std::string::npos, algorithm == "rows");
       EXPECT_EQ(text.find("constexpr int kTileH = ") != std::string::npos,
-                algorithm == "tiles" || algorithm == "direct" || algorithm == "staged");
+                algorithm == "tiles" || algorithm == "direct" || algorithm == "staged" || algorithm == "stem");
+      EXPECT_EQ(text.find("constexpr int kRowFloats = ") != std::string::npos, algorithm == "stem");
       EXPECT_EQ(text.find("constexpr int kBM = ") != std::string::npos, algorithm == "gemm" || algorithm == "winograd");
       EXPECT_EQ(text.find("constexpr int kTilesPerImage = ") != std::string::npos, algorithm == "winograd");
       EXPECT_EQ(text.find("constexpr int kInStride = ") != std::string::npos, algorithm == "planes");

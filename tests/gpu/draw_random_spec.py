@@ -33,7 +33,9 @@ and every combination of epilogue (none, bias, scale_shift), residual
 reference that checks them runs on the CPU, so each problem is shrunk (height
 and width, or the batch) until it needs at most --max-macs multiply-adds
 (default 3e7); a shape that was valid stays valid. --shapes winograd keeps
-to the shapes the winograd algorithm serves (3x3, stride 1, dilation 1).
+to the shapes the winograd algorithm serves (3x3, stride 1, dilation 1);
+--shapes stem to the stem algorithm's (1 to 4 input channels), with filters
+up to 11x11, strides up to 4 and batches up to 64.
 """
 import argparse
 import random
@@ -138,23 +140,28 @@ EPILOGUE_COMBOS = [(e, r, a) for e in ("none", "bias", "scale_shift") for r in (
 
 def draw_conv2d_workload(rng, index, max_extent, max_macs, shapes="all"):
     """One dense problem as a flow mapping, and whether the generator should accept it.
-    shapes "winograd": 3x3, stride 1, dilation 1 (what that algorithm serves)."""
+    shapes "winograd": 3x3, stride 1, dilation 1 (what that algorithm serves);
+    "stem": 1 to 4 input channels, filters to 11x11, strides to 4, batch to 64."""
     if shapes == "winograd":
         kh = kw = 3
+    elif shapes == "stem":
+        kh = rng.randint(1, 11)
+        kw = kh if rng.random() < 0.6 else rng.randint(1, 11)
     elif rng.random() < 0.25:
         kh = kw = 1
     else:
         kh = rng.randint(1, 7)
         kw = kh if rng.random() < 0.5 else rng.randint(1, 7)
-    stride = rng.randint(1, 3)
-    stride_text = str(stride) if rng.random() < 0.7 else "[%d, %d]" % (stride, rng.randint(1, 3))
+    max_stride = 4 if shapes == "stem" else 3
+    stride = rng.randint(1, max_stride)
+    stride_text = str(stride) if rng.random() < 0.7 else "[%d, %d]" % (stride, rng.randint(1, max_stride))
     dilation = 1 if rng.random() < 0.8 else 2
     dilation_text = str(dilation) if rng.random() < 0.8 else "[%d, %d]" % (dilation, rng.randint(1, 2))
     if shapes == "winograd":
         stride_text, dilation_text = "1", "1"
     padding = draw_padding(rng, kh, kw)
-    n = rng.randint(1, 8)
-    c = draw_channels(rng)
+    n = rng.randint(1, 64 if shapes == "stem" else 8)
+    c = rng.randint(1, 4) if shapes == "stem" else draw_channels(rng)
     c_out = draw_channels(rng)
     h = rng.randint(1, max_extent)
     w = rng.randint(1, max_extent)
@@ -231,8 +238,9 @@ def main():
                         help="the workloads' layouts, taken in turn (default NCHW; conv2d: one)")
     parser.add_argument("--schedules", nargs="+", metavar="SCHEDULE",
                         help="depthwise: the workloads' schedules, taken in turn; `default`: the default rule's")
-    parser.add_argument("--shapes", choices=["all", "winograd"], default="all",
-                        help="conv2d: `winograd` draws only 3x3 filters with stride 1 and dilation 1 (default all)")
+    parser.add_argument("--shapes", choices=["all", "winograd", "stem"], default="all",
+                        help="conv2d: `winograd` draws only 3x3 filters with stride 1 and dilation 1, `stem` only "
+                             "1 to 4 input channels (default all)")
     parser.add_argument("--valid", type=int,
                         help="depthwise: draw on (past --count) until this many shapes are valid")
     args = parser.parse_args()

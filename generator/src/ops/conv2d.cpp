@@ -1,6 +1,6 @@
 // The conv2d operator (dense convolution, groups = 1, weights OIHW): its
-// spec keys, kernel names, cost, and the default rule that picks between the
-// direct and the GEMM algorithm.
+// spec keys, kernel names, cost, and the default rule that picks among its
+// algorithms.
 #include "conv2d.hpp"
 
 #include "convgen/oracle/oracle.h"
@@ -37,11 +37,13 @@ int winograd_min_channels(const PlanOptions& options) {
 
 // Half precision in NHWC: the tensor cores (implicit_gemm). float32 NCHW:
 // the GEMM algorithm wherever it applies (a 1x1 convolution is a GEMM whose
-// operands are already laid out for one); Winograd on 3x3 stride-1 layers
-// deep enough for it to win; the direct one everywhere else.
+// operands are already laid out for one); the stem algorithm on layers of
+// at most 4 input channels; Winograd on 3x3 stride-1 layers deep enough for
+// it to win; the direct one everywhere else.
 const Algorithm& default_algorithm(const Workload& wl, const PlanOptions& options) {
   if (kImplicitGemm.serves(wl)) return kImplicitGemm;
   if (is_pointwise(wl)) return kGemm;
+  if (kStem.serves(wl) && is_stem_shape(wl)) return kStem;
   if (kWinograd.serves(wl) && is_winograd_shape(wl) && wl.c >= winograd_min_channels(options)) return kWinograd;
   return kDirect;
 }
@@ -111,7 +113,7 @@ const Operator kOperator{
      {"residual", "epilogue", true, 0, 1, false, "add a tensor shaped like the output",
       [](Workload& wl, int v) { wl.residual = v != 0; }, [](const Workload& wl) { return wl.residual ? 1 : 0; }}},
     {},
-    {&kDirect, &kGemm, &kWinograd, &kImplicitGemm},
+    {&kDirect, &kGemm, &kWinograd, &kStem, &kImplicitGemm},
     &default_algorithm,
     &kernel_name,
     &plan_cost,

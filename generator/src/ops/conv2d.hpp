@@ -15,6 +15,7 @@ extern const Algorithm kDirect;  // conv2d_direct.cpp
 extern const Algorithm kGemm;    // conv2d_gemm.cpp
 extern const Algorithm kImplicitGemm;  // conv2d_implicit_gemm.cpp
 extern const Algorithm kWinograd;      // conv2d_winograd.cpp
+extern const Algorithm kStem;          // conv2d_stem.cpp
 
 using ops::kMaxThreads;
 // Accumulators a thread may keep: beyond 64 a thread needs about 250
@@ -26,6 +27,10 @@ constexpr int kMaxAccumulators = 64;
 bool is_pointwise(const Workload& wl);
 // The winograd algorithm serves 3x3 convolutions with stride 1 and dilation 1.
 bool is_winograd_shape(const Workload& wl);
+// The stem algorithm serves layers of at most this many input channels (an
+// image's: RGB, or RGBA).
+constexpr int kMaxStemChannels = 4;
+bool is_stem_shape(const Workload& wl);
 
 // The shared memory a block may have on every GPU of the library (the
 // opt-in maximum of dynamic shared memory).
@@ -34,9 +39,15 @@ int library_shared_limit(const PlanOptions& options);
 using ops::ceil_div;
 using ops::num;
 
+// 32-bit registers of an SM (every GPU from sm_75 to sm_90).
+constexpr int kRegistersPerSM = 65536;
+
 // Blocks per SM that __launch_bounds__ asks for: as many as the register
 // file holds when each thread has the registers it is estimated to need, so
-// that the compiler's cap (65536 / (threads x blocks)) stays above the need.
-inline int min_blocks(int threads, int registers) { return std::max(1, 65536 / (threads * registers)); }
+// that the compiler's cap (65536 / (threads x blocks), threads counted in
+// whole warps) stays above the need.
+inline int min_blocks(int threads, int registers) {
+  return std::max(1, kRegistersPerSM / (ceil_div(threads, 32) * 32 * registers));
+}
 
 }  // namespace convgen::gen::conv2d
