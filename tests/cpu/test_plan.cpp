@@ -1666,6 +1666,48 @@ TEST(Conv2dPlan, WinogradDefaultTiles) {
             "winograd");
 }
 
+// ResNet's stem at batch 8 by the default rule: the stem algorithm, worked
+// out by hand from conv2d_stem.cpp. 16 channels x 4 columns a thread; a
+// 7x7 filter takes tiles 16 threads (64 columns) wide; all 64 channels (4
+// groups); 147 taps a thread: rows for 448 threads, 448 / 64 = 7, which
+// divides the 112 output rows. 256 blocks fill the 132 SMs.
+TEST(Conv2dPlan, StemDefaultOfTheResNetStem) {
+  const std::string text =
+      "{op: conv2d, n: 8, c: 3, c_out: 64, h: 224, w: 224, filter: 7, stride: 2, padding: same, "
+      "epilogue: scale_shift, activation: relu}";
+  PlanOptions h100;
+  h100.target = parse_arch_list("90");
+  const KernelPlan p = plan(text, h100);
+  EXPECT_EQ(p.schedule.summary(),
+            "stem: block_outputs 64x7x64 (channels x rows x columns), thread_outputs 16x4 (channels x columns a "
+            "thread row apart)");
+  EXPECT_EQ(p.block_threads, 16 * 7 * 4);
+  EXPECT_EQ(p.number("grid_x"), 1 * 16 * 2);  // channel blocks x row tiles x column tiles
+  // The window: 6 x 2 + 7 = 19 rows, 63 x 2 + 7 = 133 columns in 2 phases of
+  // 67. A warp is 16 columns of 2 rows, 2 x 2 x pitch words apart: pitch
+  // 68 puts the second row's 16 lanes on the other 16 banks.
+  EXPECT_EQ(p.number("in_tile_h"), 19);
+  EXPECT_EQ(p.number("in_tile_w"), 133);
+  EXPECT_EQ(p.number("phase_w"), 67);
+  EXPECT_EQ(p.number("pitch"), 68);
+  EXPECT_EQ(p.number("conflict"), 1);
+  EXPECT_EQ(p.smem_bytes, 4 * (3 * 19 * 2 * 68 + 3 * 49 * 64));
+  EXPECT_EQ(p.number("min_blocks"), 1);  // 448 threads of 64 + 2 x 20 + 24 registers
+  // The default list of GPUs holds a T4 (64 KiB a block): 68,640 bytes do
+  // not fit, so the block takes 32 channels.
+  const KernelPlan every_gpu = plan(text);
+  EXPECT_EQ(every_gpu.schedule.at("tile_co"), 32);
+  EXPECT_EQ(every_gpu.smem_bytes, 4 * (3 * 19 * 2 * 68 + 3 * 49 * 32));
+  EXPECT_EQ(every_gpu.block_threads, 16 * 7 * 2);
+  // At batch 1 the 32 blocks would fill under half the SMs: 16 channels a
+  // block would leave 112 threads (under 128), so 4 rows instead: 112 blocks.
+  const KernelPlan one = plan(
+      "{op: conv2d, n: 1, c: 3, c_out: 64, h: 224, w: 224, filter: 7, stride: 2, padding: same}", h100);
+  EXPECT_EQ(one.schedule.at("tile_co"), 32);
+  EXPECT_EQ(one.schedule.at("tile_h"), 4);
+  EXPECT_EQ(one.number("grid_x"), 2 * 28 * 2);
+}
+
 // MobileNetV2's 7x7 project layer with its residual: the gemm algorithm,
 // scalar copies (49 pixels), so a block covers 32 channels with one group
 // of 4 along the pixels per thread.
