@@ -35,7 +35,8 @@ and width, or the batch) until it needs at most --max-macs multiply-adds
 (default 3e7); a shape that was valid stays valid. --shapes winograd keeps
 to the shapes the winograd algorithm serves (3x3, stride 1, dilation 1);
 --shapes stem to the stem algorithm's (1 to 4 input channels), with filters
-up to 11x11, strides up to 4 and batches up to 64.
+up to 11x11, strides up to 4 and batches up to 64; --shapes pointwise to the
+gemm algorithm's (1x1, stride 1, no padding).
 """
 import argparse
 import random
@@ -141,9 +142,12 @@ EPILOGUE_COMBOS = [(e, r, a) for e in ("none", "bias", "scale_shift") for r in (
 def draw_conv2d_workload(rng, index, max_extent, max_macs, shapes="all"):
     """One dense problem as a flow mapping, and whether the generator should accept it.
     shapes "winograd": 3x3, stride 1, dilation 1 (what that algorithm serves);
-    "stem": 1 to 4 input channels, filters to 11x11, strides to 4, batch to 64."""
+    "stem": 1 to 4 input channels, filters to 11x11, strides to 4, batch to 64;
+    "pointwise": 1x1, stride 1, no padding (what the gemm algorithm serves)."""
     if shapes == "winograd":
         kh = kw = 3
+    elif shapes == "pointwise":
+        kh = kw = 1
     elif shapes == "stem":
         kh = rng.randint(1, 11)
         kw = kh if rng.random() < 0.6 else rng.randint(1, 11)
@@ -157,9 +161,9 @@ def draw_conv2d_workload(rng, index, max_extent, max_macs, shapes="all"):
     stride_text = str(stride) if rng.random() < 0.7 else "[%d, %d]" % (stride, rng.randint(1, max_stride))
     dilation = 1 if rng.random() < 0.8 else 2
     dilation_text = str(dilation) if rng.random() < 0.8 else "[%d, %d]" % (dilation, rng.randint(1, 2))
-    if shapes == "winograd":
+    if shapes in ("winograd", "pointwise"):
         stride_text, dilation_text = "1", "1"
-    padding = draw_padding(rng, kh, kw)
+    padding = "valid" if shapes == "pointwise" else draw_padding(rng, kh, kw)
     n = rng.randint(1, 64 if shapes == "stem" else 8)
     c = rng.randint(1, 4) if shapes == "stem" else draw_channels(rng)
     c_out = draw_channels(rng)
@@ -238,9 +242,10 @@ def main():
                         help="the workloads' layouts, taken in turn (default NCHW; conv2d: one)")
     parser.add_argument("--schedules", nargs="+", metavar="SCHEDULE",
                         help="depthwise: the workloads' schedules, taken in turn; `default`: the default rule's")
-    parser.add_argument("--shapes", choices=["all", "winograd", "stem"], default="all",
+    parser.add_argument("--shapes", choices=["all", "winograd", "stem", "pointwise"], default="all",
                         help="conv2d: `winograd` draws only 3x3 filters with stride 1 and dilation 1, `stem` only "
-                             "1 to 4 input channels (default all)")
+                             "1 to 4 input channels, `pointwise` only 1x1 filters at stride 1 without padding "
+                             "(default all)")
     parser.add_argument("--valid", type=int,
                         help="depthwise: draw on (past --count) until this many shapes are valid")
     args = parser.parse_args()

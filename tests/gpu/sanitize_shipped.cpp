@@ -17,6 +17,7 @@
 #include "seeds.h"
 #if defined(CONVGEN_SANITIZE_TENSOR_CORE)
 #include "tensor_core.h"  // tests/gpu/tensor_core.yaml: the implicit_gemm kernels (built where CUTLASS is)
+#include "sm90_float32.h"  // tests/gpu/sm90_float32.yaml: float32 kernels on clusters (split K)
 #endif
 
 namespace {
@@ -159,6 +160,11 @@ int main() {
                                return convgen::tensor_core::conv2d(p, a, nullptr, strict);
                              });
   total += convgen::tensor_core::conv2d_kernels().size();
+  failures += run_all_conv2d("sm90_float32", convgen::sm90_float32::conv2d_kernels(),
+                             [&](const Conv2dProblem& p, const Conv2dArgs& a) {
+                               return convgen::sm90_float32::conv2d(p, a, nullptr, strict);
+                             });
+  total += convgen::sm90_float32::conv2d_kernels().size();
 #endif
   for (const auto& [storage, counts] : tally()) {
     std::printf("sanitize_shipped %s: %d kernels run, %d failed\n", storage.c_str(), counts.first, counts.second);

@@ -25,6 +25,19 @@ int library_shared_limit(const PlanOptions& options) {
   return limit == 0 ? kMaxStaticSharedBytes : limit;
 }
 
+int oldest_arch(const PlanOptions& options) {
+  return options.target.facts.empty() ? 0 : options.target.facts.front().sm;
+}
+
+Knob split_k_knob() {
+  Knob k = Knob::integer("split_k", 1, kMaxSplitK,
+                         "blocks of a thread-block cluster that share a tile, each summing every split_k-th chunk of "
+                         "K; they add their partial tiles in a fixed order (sm_90+)");
+  k.allowed = {1, 2, 4, 8};
+  k.rule_note = "(the cluster's blocks share the tile's rows evenly)";
+  return k;
+}
+
 namespace {
 
 // Input channels from which the winograd algorithm beats the direct one on

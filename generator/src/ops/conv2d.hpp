@@ -35,6 +35,17 @@ bool is_stem_shape(const Workload& wl);
 // The shared memory a block may have on every GPU of the library (the
 // opt-in maximum of dynamic shared memory).
 int library_shared_limit(const PlanOptions& options);
+// The oldest GPU of the library (its compute capability x 10, e.g. 75).
+int oldest_arch(const PlanOptions& options);
+
+// Split K over a thread-block cluster (implicit_gemm and gemm): the blocks
+// of a cluster compute one tile, each summing part of the reduction, and
+// add their partial tiles through distributed shared memory in rank order
+// (deterministic, no atomics, no workspace). Clusters need sm_90.
+constexpr int kMinSplitArch = 90;
+constexpr int kMaxSplitK = 8;  // CUDA's portable cluster size
+// The knob: 1, 2, 4 or 8 blocks of a cluster.
+Knob split_k_knob();
 
 using ops::ceil_div;
 using ops::num;

@@ -8,6 +8,10 @@
 // owns vthreads groups of 4x4 outputs, spread a block's fraction apart so
 // that a warp's 16-byte shared-memory reads are conflict-free, and applies
 // the fused epilogue in registers before one 16-byte store per 4 outputs.
+// With split_k (sm_90), a cluster of split_k blocks computes each tile, block
+// z summing the stages z, z + split_k, ...; they add their partial tiles
+// through distributed shared memory in rank order, each block finishing
+// block_co / split_k of the tile's channels.
 #include <algorithm>
 
 #include "conv2d.hpp"
@@ -20,6 +24,7 @@ struct Gemm {
   int block_co = 0, block_pixels = 0;  // output channels and pixels per block
   int k_step = 0;                      // input channels per shared-memory stage
   int vthreads_co = 1, vthreads_pixels = 1;  // 4x4 groups per thread along each
+  int split_k = 1;                     // blocks of a cluster that share a tile
 };
 
 struct GemmShape {
@@ -45,7 +50,9 @@ GemmShape gemm_shape(const Workload& wl, const Gemm& s) {
   // Weights are stored transposed, [k][m]; 4 floats of padding per row put
   // the k-rows one warp's copies touch on different banks.
   g.a_pitch = s.block_co + 4;
-  g.smem_bytes = 2 * (s.k_step * g.a_pitch + s.k_step * s.block_pixels) * 4;
+  // Split K adds the block's partial tile, which its cluster reads.
+  g.smem_bytes = 2 * (s.k_step * g.a_pitch + s.k_step * s.block_pixels) * 4 +
+                 (s.split_k > 1 ? s.block_co * s.block_pixels * 4 : 0);
   g.accumulators = 16 * s.vthreads_co * s.vthreads_pixels;
   g.registers = g.accumulators + 8 * (s.vthreads_co + s.vthreads_pixels) + 64;
   return g;
@@ -59,7 +66,14 @@ GemmShape gemm_shape(const Workload& wl, const Gemm& s) {
 // (c_out <= 24: the input is read once); a wide tile for a single stage
 // (c <= 16); few outputs and a long reduction: 16 a block, for more blocks;
 // otherwise 32 (8x8 outputs a thread, 64 threads).
-Gemm default_gemm(const Workload& wl) {
+// Too few tiles (deep layers on small planes at batch 1: 2048 -> 512
+// channels on 7x7 makes 16 blocks), where every GPU of the library has
+// clusters: 64 pixels a block for planes that fill no more, then split K in
+// 2, 4 or 8 while the blocks stay within one wave and every part keeps
+// kMinStepsPerSplit stages (docs/performance.md, "Split K").
+constexpr int kMinStepsPerSplit = 8;
+
+Gemm default_gemm(const Workload& wl, const PlanOptions& options) {
   Gemm s;
   s.block_pixels = 128;
   s.k_step = wl.c % 16 == 0 && (wl.c >= 128 || wl.c == 16) ? 16 : 8;
@@ -79,6 +93,17 @@ Gemm default_gemm(const Workload& wl) {
   // thread count (block_co / (4 vthreads_co) x 32) must be a multiple of the
   // 128 pixels, so block_co a multiple of 16 x vthreads_co.
   if (s.vthreads_pixels == 1) s.block_co = ceil_div(s.block_co, 16 * s.vthreads_co) * 16 * s.vthreads_co;
+  const long long sms = options.target.newest.sm_count > 0 ? options.target.newest.sm_count : 132;
+  const long long pixels = static_cast<long long>(std::max(1, wl.n)) * wl.h * wl.w;
+  const auto tiles = [&] { return ceil_div(wl.c_out, s.block_co) * ((pixels + s.block_pixels - 1) / s.block_pixels); };
+  if (tiles() < sms && oldest_arch(options) >= kMinSplitArch) {
+    if (pixels <= 64) s.block_pixels = 64;
+    const int k_steps = ceil_div(wl.c, s.k_step);
+    while (s.split_k * 2 <= kMaxSplitK && tiles() * s.split_k * 2 <= sms && k_steps / (s.split_k * 2) >= kMinStepsPerSplit &&
+           s.block_co % (s.split_k * 2) == 0) {
+      s.split_k *= 2;
+    }
+  }
   return s;
 }
 
@@ -91,12 +116,13 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                           num(wl.stride_w) + " and padding " + num(wl.pad_top) + "," + num(wl.pad_bottom) + "," +
                           num(wl.pad_left) + "," + num(wl.pad_right) + ": use algorithm: direct"}});
   }
-  Gemm s = default_gemm(wl);
+  Gemm s = default_gemm(wl, options);
   s.block_co = req.value("block_co").value_or(s.block_co);
   s.block_pixels = req.value("block_pixels").value_or(s.block_pixels);
   s.k_step = req.value("k_step").value_or(s.k_step);
   s.vthreads_co = req.value("vthreads_co").value_or(s.vthreads_co);
   s.vthreads_pixels = req.value("vthreads_pixels").value_or(s.vthreads_pixels);
+  s.split_k = req.value("split_k").value_or(s.split_k);
 
   std::vector<Diagnostic> errors;
   const SourceLocation& tile_at = req.at("block_tile");
@@ -124,6 +150,21 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                                               num(s.vthreads_pixels) + " groups of 4x4); at most " +
                                               num(kMaxAccumulators) + " fit in registers"});
   }
+  if (s.split_k > 1 && oldest_arch(options) < kMinSplitArch) {
+    errors.push_back({req.at("split_k"), "split_k " + num(s.split_k) + " runs the tile's blocks as a thread-block "
+                                         "cluster, which needs sm_90 or newer; this library is built for sm_" +
+                                         num(oldest_arch(options)) + " too: leave split_k at 1"});
+  }
+  if (s.split_k > g.k_steps) {
+    errors.push_back({req.at("split_k"), "split_k " + num(s.split_k) + " splits K into more parts than its " +
+                                         num(g.k_steps) + " stage(s) of " + num(s.k_step) +
+                                         " channels: some blocks would sum nothing"});
+  }
+  if (s.block_co % s.split_k != 0) {
+    errors.push_back({req.at("split_k"), "split_k " + num(s.split_k) + " blocks finish the tile's " +
+                                         num(s.block_co) + " channels evenly: block_tile's channels must be a "
+                                         "multiple of split_k"});
+  }
   const int smem_limit = std::min(options.max_shared_bytes, kMaxStaticSharedBytes);
   if (g.smem_bytes > smem_limit) {
     errors.push_back({req.at("k_step"), "the schedule stages " + num(g.smem_bytes) +
@@ -136,10 +177,12 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                        {"block_pixels", s.block_pixels},
                        {"k_step", s.k_step},
                        {"vthreads_co", s.vthreads_co},
-                       {"vthreads_pixels", s.vthreads_pixels}};
+                       {"vthreads_pixels", s.vthreads_pixels},
+                       {"split_k", s.split_k}};
   p.threads = g.threads;
   p.block_threads = g.threads;
   p.smem_bytes = g.smem_bytes;
+  if (s.split_k > 1) p.min_arch = kMinSplitArch;
   // grid.x is m_blocks blocks for each block_pixels pixels of the batch, at
   // most 2^31 - 1: the batch's pixels may fill that many pixel blocks.
   p.max_batch = std::min<long long>(kMaxBatch, (0x7fffffffLL / g.m_blocks) * s.block_pixels /
@@ -156,21 +199,24 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"pixels", n(wl.h * wl.w)},            {"min_blocks", n(min_blocks(g.threads, g.registers))},
       {"ragged_m", wl.c_out % s.block_co != 0},
       {"ragged_k", wl.c % s.k_step != 0},
+      {"split", s.split_k > 1},
   };
 }
 
 std::string describe(const Schedule& s) {
   return "block_tile " + num(s.at("block_co")) + "x" + num(s.at("block_pixels")) + ", k_step " +
          num(s.at("k_step")) + ", vthreads " + num(s.at("vthreads_co")) + "x" + num(s.at("vthreads_pixels")) +
-         " (4x4 outputs each)";
+         " (4x4 outputs each)" + (s.at("split_k") > 1 ? ", split_k " + num(s.at("split_k")) : "");
 }
 
-// A block per pixel block and channel block; the kernel takes the batch.
+// A block per pixel block and channel block (and split_k blocks of a
+// cluster along z); the kernel takes the batch.
 LaunchDescription launch(const KernelPlan& p) {
   LaunchDescription l;
   l.grid[0].blocks = p.number("m_blocks");
   l.grid[0].per_image = p.number("pixels");
   l.grid[0].per_block = p.schedule.at("block_pixels");
+  l.grid[2].blocks = p.schedule.at("split_k");
   l.block[0] = p.block_threads;
   l.count_per_image = 1;
   l.count_of = "images";
@@ -186,7 +232,8 @@ const Algorithm kGemm{
                  "output channels x pixels per block"),
      Knob::integer("k_step", 1, 64, "input channels per shared-memory stage (the reduction split)"),
      Knob::tuple("vthreads", {"vthreads_co", "vthreads_pixels"}, 1, 4, "[channels, pixels]",
-                 "groups of 4x4 outputs per thread, spread over the block tile (virtual threads)")},
+                 "groups of 4x4 outputs per thread, spread over the block tile (virtual threads)"),
+     split_k_knob()},
     "conv2d_nchw_gemm.cu.mustache",
     &plan,
     &describe,

@@ -39,11 +39,9 @@ struct ImplicitGemm {
   int iterator = kOptimized;            // how the main loop walks K
 };
 
-// The oldest GPU the kernels run on: mma.sync of fp16 and bf16, cp.async;
-// split K needs thread-block clusters and their distributed shared memory.
+// The oldest GPU the kernels run on: mma.sync of fp16 and bf16, cp.async
+// (split K needs kMinSplitArch, conv2d.hpp).
 constexpr int kMinArch = 80;
-constexpr int kMinSplitArch = 90;
-constexpr int kMaxSplitK = 8;  // CUDA's portable cluster size
 constexpr int kMaxDefaultSplitK = 4;  // the default rule's most parts
 constexpr int kMinStepsPerSplit = 8;  // the default rule's fewest K steps a part
 // CUTLASS's convolution takes tensors of fewer bytes than this.
@@ -87,10 +85,6 @@ ImplicitGemmShape implicit_gemm_shape(const Workload& wl, const ImplicitGemm& s)
 }
 
 // The oldest GPU of the library.
-int oldest_arch(const PlanOptions& options) {
-  return options.target.facts.empty() ? 0 : options.target.facts.front().sm;
-}
-
 // Shared memory a block may have on every GPU of the library that runs the
 // kernel (sm_80 and newer; the opt-in maximum of dynamic shared memory).
 int shared_limit(const PlanOptions& options) {
@@ -331,16 +325,6 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"k_steps", n(g.k_steps)},
       {"tensor_peak_tflops", n(static_cast<long long>(options.tensor_peak_tflops))},
   };
-}
-
-// split_k: 1, 2, 4 or 8 blocks of a cluster (the rows of the tile split evenly among them).
-Knob split_k_knob() {
-  Knob k = Knob::integer("split_k", 1, kMaxSplitK,
-                         "blocks of a thread-block cluster that share a tile, each summing every split_k-th chunk of "
-                         "K; they add their partial tiles in a fixed order (sm_90+)");
-  k.allowed = {1, 2, 4, 8};
-  k.rule_note = "(the cluster's blocks share the tile's rows evenly)";
-  return k;
 }
 
 std::string describe(const Schedule& s) {
