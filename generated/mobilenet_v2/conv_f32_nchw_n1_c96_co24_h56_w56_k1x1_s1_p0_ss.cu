@@ -48,7 +48,6 @@ constexpr int kBN = 128;  // pixels per block
 constexpr int kBK = 8;  // input channels per shared-memory stage
 constexpr int kVM = 1;  // 4-row groups per thread (kBM / kVM apart)
 constexpr int kVN = 2;  // 4-column groups per thread (kBN / kVN apart)
-constexpr int kSplitK = 1;  // blocks of a cluster that share a tile, each summing every kSplitK-th stage
 
 // Derived by the plan.
 constexpr int kThreadsN = 16;
@@ -83,7 +82,6 @@ conv_f32_nchw_n1_c96_co24_h56_w56_k1x1_s1_p0_ss(const float* __restrict__ input,
           const float* __restrict__ residual, float* __restrict__ output, int batch) {
   __shared__ __align__(16) float w_s[2][kBK][kAPitch];  // weights, [k][m]
   __shared__ __align__(16) float x_s[2][kBK][kBN];      // pixels,  [k][p]
-  constexpr int slice = 0;
 
   const int tid = threadIdx.x;
   // Output-channel blocks vary fastest, so the blocks that read one X tile run
@@ -138,12 +136,13 @@ conv_f32_nchw_n1_c96_co24_h56_w56_k1x1_s1_p0_ss(const float* __restrict__ input,
 #pragma unroll
     for (int j = 0; j < kVN * 4; ++j) acc[i][j] = 0.0f;
 
-  load_stage(slice, 0);
+  load_stage(0, 0);
 #pragma unroll 1
-  for (int step = slice, buf = 0; step < kKSteps; step += kSplitK, buf ^= 1) {
+  for (int step = 0; step < kKSteps; ++step) {
+    const int buf = step & 1;
     // Fetch the next stage while this one is computed.
-    if (step + kSplitK < kKSteps) {
-      load_stage(step + kSplitK, buf ^ 1);
+    if (step + 1 < kKSteps) {
+      load_stage(step + 1, buf ^ 1);
       convgen::wait_copies<1>();
     } else {
       convgen::wait_copies<0>();

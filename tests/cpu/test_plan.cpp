@@ -1708,6 +1708,38 @@ TEST(Conv2dPlan, StemDefaultOfTheResNetStem) {
   EXPECT_EQ(one.number("grid_x"), 2 * 28 * 2);
 }
 
+// Split K by the default rule, worked by hand from conv2d_gemm.cpp and
+// conv2d_direct.cpp, on the H100 (132 SMs, clusters) and not where the
+// library also runs on older GPUs. ResNet-50's 2048 -> 512 1x1 on 7x7 at
+// batch 1: 49 pixels take 64-pixel blocks, 16 tiles of 32 channels; 128
+// stages of 16 channels split 2, 4, 8 (128 blocks, 16 stages each).
+// ResNet-34's 256 -> 512 stride-2 3x3 at batch 8: 128 blocks of 32
+// channels (64 threads), 64 stages of 4 channels: 2 and 4 keep 512 blocks
+// within 4 per SM, 8 would not.
+TEST(Conv2dPlan, SplitKDefaults) {
+  PlanOptions h100;
+  h100.target = parse_arch_list("90");
+  const std::string deep = "{op: conv2d, n: 1, c: 2048, c_out: 512, h: 7, w: 7, filter: 1, padding: valid}";
+  const KernelPlan gemm = plan(deep, h100);
+  EXPECT_EQ(gemm.schedule.summary(),
+            "gemm: block_tile 32x64, k_step 16, vthreads 2x1 (4x4 outputs each), split_k 8");
+  EXPECT_EQ(gemm.min_arch, 90);
+  // The partial tile (32 x 64 floats) beside the two stages.
+  EXPECT_EQ(gemm.smem_bytes, 4 * (2 * (16 * 36 + 16 * 64) + 32 * 64));
+  EXPECT_EQ(plan(deep).schedule.at("split_k"), 1);  // a T4 and an A100 have no clusters
+  const std::string strided =
+      "{op: conv2d, n: 8, c: 256, c_out: 512, h: 14, w: 14, filter: 3, stride: 2, padding: same}";
+  const KernelPlan direct = plan(strided, h100);
+  EXPECT_EQ(direct.schedule.algorithm_name(), "direct");
+  EXPECT_EQ(direct.schedule.at("split_k"), 4);
+  EXPECT_EQ(direct.block_threads, 64);
+  EXPECT_EQ(plan(strided).schedule.at("split_k"), 1);
+  // Enough tiles: no split (MobileNetV2's 1x1 layers at batch 64).
+  EXPECT_EQ(plan("{op: conv2d, n: 64, c: 96, c_out: 576, h: 14, w: 14, filter: 1, padding: valid}", h100)
+                .schedule.at("split_k"),
+            1);
+}
+
 // MobileNetV2's 7x7 project layer with its residual: the gemm algorithm,
 // scalar copies (49 pixels), so a block covers 32 channels with one group
 // of 4 along the pixels per thread.

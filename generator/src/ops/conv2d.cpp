@@ -38,6 +38,25 @@ Knob split_k_knob() {
   return k;
 }
 
+void check_split_k(const ScheduleRequest& req, int split_k, int stages, int stage_channels, int tile_channels,
+                   const PlanOptions& options, std::vector<Diagnostic>& errors) {
+  if (split_k > 1 && oldest_arch(options) < kMinSplitArch) {
+    errors.push_back({req.at("split_k"), "split_k " + num(split_k) + " runs the tile's blocks as a thread-block "
+                                         "cluster, which needs sm_90 or newer; this library is built for sm_" +
+                                         num(oldest_arch(options)) + " too: leave split_k at 1"});
+  }
+  if (split_k > stages) {
+    errors.push_back({req.at("split_k"), "split_k " + num(split_k) + " splits K into more parts than its " +
+                                         num(stages) + " stage(s) of " + num(stage_channels) +
+                                         " input channels: some blocks would sum nothing"});
+  }
+  if (tile_channels % split_k != 0) {
+    errors.push_back({req.at("split_k"), "split_k " + num(split_k) + " blocks finish the tile's " +
+                                         num(tile_channels) + " output channels in equal shares: the tile's "
+                                         "channels must be a multiple of split_k"});
+  }
+}
+
 namespace {
 
 // Input channels from which the winograd algorithm beats the direct one on

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "convgen/gen/operator.hpp"
 #include "convgen/gen/plan.hpp"
@@ -46,6 +47,11 @@ constexpr int kMinSplitArch = 90;
 constexpr int kMaxSplitK = 8;  // CUDA's portable cluster size
 // The knob: 1, 2, 4 or 8 blocks of a cluster.
 Knob split_k_knob();
+// What is wrong with split_k for a tile of `tile_channels` output channels
+// (each block of the cluster finishes an equal share) over `stages`
+// stages of `stage_channels` input channels, in this library.
+void check_split_k(const ScheduleRequest& req, int split_k, int stages, int stage_channels, int tile_channels,
+                   const PlanOptions& options, std::vector<Diagnostic>& errors);
 
 using ops::ceil_div;
 using ops::num;

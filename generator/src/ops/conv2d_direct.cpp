@@ -6,7 +6,11 @@
 // warp reads consecutive shared-memory words). The reduction runs over the
 // input channels in stages of ci_step: the input tile with its halo and the
 // weight tile are fetched cooperatively into double-buffered shared memory
-// (cp.async), and every tap is unrolled. Serves every shape.
+// (cp.async), and every tap is unrolled. Serves every shape. With split_k
+// (sm_90), a cluster of split_k blocks computes each tile, block z running
+// the stages z, z + split_k, ...; they add their partial tiles through
+// distributed shared memory in rank order, each block finishing
+// tile_co / split_k of the tile's channels.
 #include <algorithm>
 
 #include "conv2d.hpp"
@@ -20,6 +24,7 @@ struct Direct {
   int thread_co = 0, thread_rows = 0, thread_cols = 0;  // register tile per thread and virtual thread
   int column_groups = 1;  // column groups per thread (virtual threads along the columns)
   int ci_step = 0;   // input channels per shared-memory stage
+  int split_k = 1;   // blocks of a cluster that share a tile
 };
 
 // Every number the template prints, derived from the knobs.
@@ -86,7 +91,8 @@ DirectShape direct_shape(const Workload& wl, const Direct& s) {
   d.w_loads = ceil_div(d.w_stage, d.threads);
   d.w_vec = s.thread_co % 4 == 0 ? 4 : s.thread_co % 2 == 0 ? 2 : 1;
   d.store_vec = s.thread_cols % 4 == 0 && out_w % 4 == 0;
-  d.smem_bytes = 2 * (d.in_stage + d.w_stage) * 4;
+  // Split K adds the block's partial tile, which its cluster reads.
+  d.smem_bytes = 2 * (d.in_stage + d.w_stage) * 4 + (s.split_k > 1 ? d.tile_co * d.tile_h * d.tile_w * 4 : 0);
   d.accumulators = s.thread_co * s.thread_rows * s.thread_cols * s.column_groups;
   d.registers = d.accumulators + s.column_groups * d.span_vecs * d.vec + s.thread_co + 3 * d.in_loads + 56;
   return d;
@@ -109,6 +115,26 @@ DirectShape direct_shape(const Workload& wl, const Direct& s) {
 // 7x7) without spills, and spilled at 23 (4 columns at stride 4, 11x11) and
 // 28 (7 at stride 4, 4x4).
 constexpr int kMaxDefaultSpanW = 20;
+
+// Few blocks of few threads (deep layers on 7x7 outputs: 256 -> 512
+// channels at stride 2, batch 8, makes 128 blocks of 64 threads), where
+// every GPU of the library has clusters: split K in 2, 4 or 8 while the
+// blocks stay within 4 per SM, every part keeps 4 stages and the tile's
+// channels divide evenly (docs/performance.md, "Split K").
+constexpr int kMinDirectStepsPerSplit = 4;
+constexpr int kMaxDirectBlocksPerSM = 4;
+
+int default_direct_split(const Workload& wl, const PlanOptions& options, const DirectShape& d) {
+  const long long sms = options.target.newest.sm_count > 0 ? options.target.newest.sm_count : 132;
+  const long long blocks = static_cast<long long>(std::max(1, wl.n)) * d.co_blocks * d.tiles_y * d.tiles_x;
+  int split = 1;
+  if (blocks >= sms || oldest_arch(options) < kMinSplitArch) return split;
+  while (split * 2 <= kMaxSplitK && blocks * split * 2 <= kMaxDirectBlocksPerSM * sms &&
+         d.steps / (split * 2) >= kMinDirectStepsPerSplit && d.tile_co % (split * 2) == 0) {
+    split *= 2;
+  }
+  return split;
+}
 
 Direct default_direct(const Workload& wl) {
   const int out_h = wl.out_h(), out_w = wl.out_w();
@@ -193,7 +219,17 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
     if (!halve(weights ? channels : pixels) && !halve(weights ? pixels : channels)) break;
   }
 
+  // Split K where the tiles leave SMs idle; not where the partial tile
+  // would not fit beside the stages.
+  s.split_k = req.value("split_k").value_or(default_direct_split(wl, options, d));
+  d = direct_shape(wl, s);
+  if (!req.has("split_k") && s.split_k > 1 && d.smem_bytes > smem_limit) {
+    s.split_k = 1;
+    d = direct_shape(wl, s);
+  }
+
   std::vector<Diagnostic> errors;
+  check_split_k(req, s.split_k, d.steps, s.ci_step, d.tile_co, options, errors);
   if (d.threads > kMaxThreads) {
     errors.push_back({req.at("threads"), "threads " + num(s.threads_z) + "x" + num(s.threads_y) + "x" +
                                              num(s.threads_x) + " = " + num(d.threads) +
@@ -218,10 +254,12 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   p.schedule.values = {{"threads_z", s.threads_z},     {"threads_y", s.threads_y},
                        {"threads_x", s.threads_x},     {"thread_co", s.thread_co},
                        {"thread_rows", s.thread_rows}, {"thread_cols", s.thread_cols},
-                       {"column_groups", s.column_groups},  {"ci_step", s.ci_step}};
+                       {"column_groups", s.column_groups},  {"ci_step", s.ci_step},
+                       {"split_k", s.split_k}};
   p.threads = d.threads;
   p.block_threads = d.threads;
   p.smem_bytes = d.smem_bytes;
+  if (s.split_k > 1) p.min_arch = kMinSplitArch;
   // Vector stores of the output (and loads of the residual) need 16 bytes.
   p.alignment = d.store_vec ? 16 : 4;
   auto n = [](int v) { return TemplateValue(static_cast<long long>(v)); };
@@ -241,6 +279,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"ragged_w", wl.out_w() % d.tile_w != 0},
       {"ragged_in_loads", d.in_tile_h * d.in_tile_w % d.threads != 0},
       {"ragged_w_loads", d.w_stage % d.threads != 0},
+      {"split", s.split_k > 1},
   };
 }
 
@@ -248,7 +287,7 @@ std::string describe(const Schedule& s) {
   return "threads " + num(s.at("threads_z")) + "x" + num(s.at("threads_y")) + "x" + num(s.at("threads_x")) +
          ", thread_tile " + num(s.at("thread_co")) + "x" + num(s.at("thread_rows")) + "x" +
          num(s.at("thread_cols")) + ", column_groups " + num(s.at("column_groups")) + ", ci_step " +
-         num(s.at("ci_step"));
+         num(s.at("ci_step")) + (s.at("split_k") > 1 ? ", split_k " + num(s.at("split_k")) : "");
 }
 
 // Grid (output channel blocks x tiles, batch), block (columns, rows, channels).
@@ -256,6 +295,7 @@ LaunchDescription launch(const KernelPlan& p) {
   LaunchDescription l;
   l.grid[0].blocks = p.number("grid_x");
   l.grid[1].per_image = 1;
+  l.grid[2].blocks = p.schedule.at("split_k");
   l.block[0] = p.schedule.at("threads_x");
   l.block[1] = p.schedule.at("threads_y");
   l.block[2] = p.schedule.at("threads_z");
@@ -273,7 +313,8 @@ const Algorithm kDirect{
                  "outputs per thread (and virtual thread): channels x rows x adjacent columns"),
      Knob::integer("column_groups", 1, 8,
                    "column groups per thread, a thread row apart (virtual threads along the columns)"),
-     Knob::integer("ci_step", 1, 64, "input channels per shared-memory stage (the reduction split)")},
+     Knob::integer("ci_step", 1, 64, "input channels per shared-memory stage (the reduction split)"),
+     split_k_knob()},
     "conv2d_nchw_direct.cu.mustache",
     &plan,
     &describe,

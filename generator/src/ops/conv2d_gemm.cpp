@@ -150,21 +150,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                                               num(s.vthreads_pixels) + " groups of 4x4); at most " +
                                               num(kMaxAccumulators) + " fit in registers"});
   }
-  if (s.split_k > 1 && oldest_arch(options) < kMinSplitArch) {
-    errors.push_back({req.at("split_k"), "split_k " + num(s.split_k) + " runs the tile's blocks as a thread-block "
-                                         "cluster, which needs sm_90 or newer; this library is built for sm_" +
-                                         num(oldest_arch(options)) + " too: leave split_k at 1"});
-  }
-  if (s.split_k > g.k_steps) {
-    errors.push_back({req.at("split_k"), "split_k " + num(s.split_k) + " splits K into more parts than its " +
-                                         num(g.k_steps) + " stage(s) of " + num(s.k_step) +
-                                         " channels: some blocks would sum nothing"});
-  }
-  if (s.block_co % s.split_k != 0) {
-    errors.push_back({req.at("split_k"), "split_k " + num(s.split_k) + " blocks finish the tile's " +
-                                         num(s.block_co) + " channels evenly: block_tile's channels must be a "
-                                         "multiple of split_k"});
-  }
+  check_split_k(req, s.split_k, g.k_steps, s.k_step, s.block_co, options, errors);
   const int smem_limit = std::min(options.max_shared_bytes, kMaxStaticSharedBytes);
   if (g.smem_bytes > smem_limit) {
     errors.push_back({req.at("k_step"), "the schedule stages " + num(g.smem_bytes) +
