@@ -1313,31 +1313,37 @@ namespace {
 // a sweep of channels, sizes (H x W a multiple of 4 and not), filters,
 // strides, paddings and dilations, with and without epilogue and residual.
 TEST(DefaultSchedule, EveryValidDenseWorkloadGetsOne) {
+  // For the default list of GPUs, and for the H100 alone (where split K
+  // and the largest tiles come into the defaults).
+  PlanOptions every_gpu, h100;
+  h100.target = parse_arch_list("90");
   int planned = 0;
   std::vector<std::string> failures;
-  for (int c : {1, 3, 16, 24, 150, 512}) {
-    for (int c_out : {1, 7, 24, 64, 96, 1280}) {
-      for (int hw : {1, 5, 7, 14, 17, 56}) {
-        for (int k : {1, 2, 3, 5, 7}) {
-          for (int stride : {1, 2, 3}) {
-            for (const char* padding : {"same", "valid"}) {
-              for (int dilation : {1, 2}) {
-                const std::string text = "{op: conv2d, n: 4, c: " + std::to_string(c) + ", c_out: " +
-                                         std::to_string(c_out) + ", h: " + std::to_string(hw) + ", w: " +
-                                         std::to_string(hw + 1) + ", filter: " + std::to_string(k) + ", stride: " +
-                                         std::to_string(stride) + ", padding: " + padding + ", dilation: " +
-                                         std::to_string(dilation) + ", epilogue: scale_shift, residual: true}";
-                Workload wl;
-                try {
-                  wl = workload(text);
-                } catch (const InputError&) {
-                  continue;  // not a valid workload (the window is larger than the input)
-                }
-                try {
-                  plan_kernel(wl);
-                  ++planned;
-                } catch (const InputError& e) {
-                  failures.push_back(text + ": " + e.diagnostics().front().message);
+  for (const PlanOptions* options : {&every_gpu, &h100}) {
+    for (int c : {1, 3, 16, 24, 150, 512}) {
+      for (int c_out : {1, 7, 24, 64, 96, 1280}) {
+        for (int hw : {1, 5, 7, 14, 17, 56}) {
+          for (int k : {1, 2, 3, 5, 7}) {
+            for (int stride : {1, 2, 3}) {
+              for (const char* padding : {"same", "valid"}) {
+                for (int dilation : {1, 2}) {
+                  const std::string text = "{op: conv2d, n: 4, c: " + std::to_string(c) + ", c_out: " +
+                                           std::to_string(c_out) + ", h: " + std::to_string(hw) + ", w: " +
+                                           std::to_string(hw + 1) + ", filter: " + std::to_string(k) + ", stride: " +
+                                           std::to_string(stride) + ", padding: " + padding + ", dilation: " +
+                                           std::to_string(dilation) + ", epilogue: scale_shift, residual: true}";
+                  Workload wl;
+                  try {
+                    wl = workload(text);
+                  } catch (const InputError&) {
+                    continue;  // not a valid workload (the window is larger than the input)
+                  }
+                  try {
+                    plan_kernel(wl, *options);
+                    ++planned;
+                  } catch (const InputError& e) {
+                    failures.push_back(text + ": " + e.diagnostics().front().message);
+                  }
                 }
               }
             }
@@ -1346,7 +1352,8 @@ TEST(DefaultSchedule, EveryValidDenseWorkloadGetsOne) {
       }
     }
   }
-  EXPECT_GT(planned, 10000);
+  // 11,556 valid workloads of the 12,960 drawn, for each list of GPUs.
+  EXPECT_EQ(planned, 2 * 11556);
   EXPECT_TRUE(failures.empty()) << failures.size() << " valid workloads got no schedule, e.g.\n  " << failures.front();
 }
 
