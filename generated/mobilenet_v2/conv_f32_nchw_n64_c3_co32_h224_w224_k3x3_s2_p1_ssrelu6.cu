@@ -71,7 +71,7 @@ constexpr int kCOBlocks = 1;
 constexpr int kTilesX = 1;
 constexpr int kInTileH = 9;  // input rows and columns of the block's window
 constexpr int kInTileW = 225;
-constexpr int kPitch = 119;  // floats of a column phase (113 used): a warp's reads meet 1-way bank conflicts
+constexpr int kPitch = 119;  // floats of a column phase (113 used): a warp's read takes at most 1 word(s) from a bank
 constexpr int kRowFloats = kStrideW * kPitch;  // a staged row: its kStrideW phases side by side
 constexpr int kInFloats = 6428;  // the staged window, rounded up to 16 bytes
 constexpr int kWFloats = 864;  // the staged filters, [ci][ky][kx][co]
@@ -158,10 +158,10 @@ conv_f32_nchw_n64_c3_co32_h224_w224_k3x3_s2_p1_ssrelu6(const float* __restrict__
     for (int j = 0; j < kRCols; ++j) acc[a][j] = 0.0f;
 
   // One row of taps (an input channel's filter row) an iteration, its taps
-  // unrolled. With every tap unrolled, ptxas
-  // reads taps ahead of the sums as far as the register cap lets it and
-  // spilled at caps of 128 to 255 (5x5 and 7x7 filters, 16x4 outputs a
-  // thread); a row at a time it needs no more than the sums and two taps.
+  // unrolled. With every tap unrolled, ptxas read taps ahead of the sums as
+  // far as the register cap let it and spilled at caps of 128 to 255 (5x5
+  // and 7x7 filters, 16x4 outputs a thread); a row at a time it needs no
+  // more than the sums and two taps.
 #pragma unroll 1
   for (int r = 0; r < kChannels * kKH; ++r) {
     const int ci = r / kKH, ky = r % kKH;
