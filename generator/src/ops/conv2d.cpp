@@ -29,6 +29,12 @@ int oldest_arch(const PlanOptions& options) {
   return options.target.facts.empty() ? 0 : options.target.facts.front().sm;
 }
 
+int library_registers_per_sm(const PlanOptions& options) {
+  int registers = 65536;
+  for (const ArchFacts& f : options.target.facts) registers = std::min(registers, f.registers_per_sm);
+  return registers;
+}
+
 Knob split_k_knob() {
   Knob k = Knob::integer("split_k", 1, kMaxSplitK,
                          "blocks of a thread-block cluster that share a tile, each summing every split_k-th chunk of "
@@ -36,6 +42,18 @@ Knob split_k_knob() {
   k.allowed = {1, 2, 4, 8};
   k.rule_note = "(the cluster's blocks share the tile's rows evenly)";
   return k;
+}
+
+int default_split_k(long long blocks, int stages, int tile_channels, int max_blocks_per_sm, int min_stages,
+                    const PlanOptions& options) {
+  const long long sms = options.target.newest.sm_count;
+  int split = 1;
+  if (blocks >= sms || oldest_arch(options) < kMinSplitArch) return split;
+  while (split * 2 <= kMaxSplitK && blocks * split * 2 <= max_blocks_per_sm * sms && stages / (split * 2) >= min_stages &&
+         tile_channels % (split * 2) == 0) {
+    split *= 2;
+  }
+  return split;
 }
 
 void check_split_k(const ScheduleRequest& req, int split_k, int stages, int stage_channels, int tile_channels,

@@ -38,6 +38,8 @@ bool is_stem_shape(const Workload& wl);
 int library_shared_limit(const PlanOptions& options);
 // The oldest GPU of the library (its compute capability x 10, e.g. 75).
 int oldest_arch(const PlanOptions& options);
+// The registers of an SM on every GPU of the library.
+int library_registers_per_sm(const PlanOptions& options);
 
 // Split K over a thread-block cluster (implicit_gemm and gemm): the blocks
 // of a cluster compute one tile, each summing part of the reduction, and
@@ -47,6 +49,14 @@ constexpr int kMinSplitArch = 90;
 constexpr int kMaxSplitK = 8;  // CUDA's portable cluster size
 // The knob: 1, 2, 4 or 8 blocks of a cluster.
 Knob split_k_knob();
+// The default split K of a kernel of `blocks` blocks over `stages` stages,
+// whose tiles have `tile_channels` output channels: 1 unless every GPU of
+// the library has clusters and the blocks fill less than one wave; then
+// doubled (to kMaxSplitK at most) while the blocks stay within
+// `max_blocks_per_sm` an SM, each part keeps `min_stages` stages and the
+// tile's channels split evenly.
+int default_split_k(long long blocks, int stages, int tile_channels, int max_blocks_per_sm, int min_stages,
+                    const PlanOptions& options);
 // What is wrong with split_k for a tile of `tile_channels` output channels
 // (each block of the cluster finishes an equal share) over `stages`
 // stages of `stage_channels` input channels, in this library.
@@ -56,15 +66,12 @@ void check_split_k(const ScheduleRequest& req, int split_k, int stages, int stag
 using ops::ceil_div;
 using ops::num;
 
-// 32-bit registers of an SM (every GPU from sm_75 to sm_90).
-constexpr int kRegistersPerSM = 65536;
-
 // Blocks per SM that __launch_bounds__ asks for: as many as the register
 // file holds when each thread has the registers it is estimated to need, so
 // that the compiler's cap (65536 / (threads x blocks), threads counted in
 // whole warps) stays above the need.
 inline int min_blocks(int threads, int registers) {
-  return std::max(1, kRegistersPerSM / (ceil_div(threads, 32) * 32 * registers));
+  return std::max(1, 65536 / (ceil_div(threads, 32) * 32 * registers));
 }
 
 }  // namespace convgen::gen::conv2d

@@ -124,17 +124,6 @@ constexpr int kMaxDefaultSpanW = 20;
 constexpr int kMinDirectStepsPerSplit = 4;
 constexpr int kMaxDirectBlocksPerSM = 4;
 
-int default_direct_split(const Workload& wl, const PlanOptions& options, const DirectShape& d) {
-  const long long sms = options.target.newest.sm_count > 0 ? options.target.newest.sm_count : 132;
-  const long long blocks = static_cast<long long>(std::max(1, wl.n)) * d.co_blocks * d.tiles_y * d.tiles_x;
-  int split = 1;
-  if (blocks >= sms || oldest_arch(options) < kMinSplitArch) return split;
-  while (split * 2 <= kMaxSplitK && blocks * split * 2 <= kMaxDirectBlocksPerSM * sms &&
-         d.steps / (split * 2) >= kMinDirectStepsPerSplit && d.tile_co % (split * 2) == 0) {
-    split *= 2;
-  }
-  return split;
-}
 
 Direct default_direct(const Workload& wl) {
   const int out_h = wl.out_h(), out_w = wl.out_w();
@@ -221,7 +210,9 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
 
   // Split K where the tiles leave SMs idle; not where the partial tile
   // would not fit beside the stages.
-  s.split_k = req.value("split_k").value_or(default_direct_split(wl, options, d));
+  const long long blocks = static_cast<long long>(std::max(1, wl.n)) * d.co_blocks * d.tiles_y * d.tiles_x;
+  s.split_k = req.value("split_k").value_or(
+      default_split_k(blocks, d.steps, d.tile_co, kMaxDirectBlocksPerSM, kMinDirectStepsPerSplit, options));
   d = direct_shape(wl, s);
   if (!req.has("split_k") && s.split_k > 1 && d.smem_bytes > smem_limit) {
     s.split_k = 1;

@@ -66,6 +66,13 @@ GemmShape gemm_shape(const Workload& wl, const Gemm& s) {
 // (c_out <= 24: the input is read once); a wide tile for a single stage
 // (c <= 16); few outputs and a long reduction: 16 a block, for more blocks;
 // otherwise 32 (8x8 outputs a thread, 64 threads).
+// The blocks of a launch for the workload's batch (1 where it is left to
+// the call): channel blocks x pixel blocks.
+long long gemm_blocks(const Workload& wl, const Gemm& s) {
+  const long long pixels = static_cast<long long>(std::max(1, wl.n)) * wl.h * wl.w;
+  return ceil_div(wl.c_out, s.block_co) * ((pixels + s.block_pixels - 1) / s.block_pixels);
+}
+
 // Too few tiles (deep layers on small planes at batch 1: 2048 -> 512
 // channels on 7x7 makes 16 blocks), where every GPU of the library has
 // clusters: 64 pixels a block for planes that fill no more, then split K in
@@ -93,16 +100,9 @@ Gemm default_gemm(const Workload& wl, const PlanOptions& options) {
   // thread count (block_co / (4 vthreads_co) x 32) must be a multiple of the
   // 128 pixels, so block_co a multiple of 16 x vthreads_co.
   if (s.vthreads_pixels == 1) s.block_co = ceil_div(s.block_co, 16 * s.vthreads_co) * 16 * s.vthreads_co;
-  const long long sms = options.target.newest.sm_count > 0 ? options.target.newest.sm_count : 132;
-  const long long pixels = static_cast<long long>(std::max(1, wl.n)) * wl.h * wl.w;
-  const auto tiles = [&] { return ceil_div(wl.c_out, s.block_co) * ((pixels + s.block_pixels - 1) / s.block_pixels); };
-  if (tiles() < sms && oldest_arch(options) >= kMinSplitArch) {
-    if (pixels <= 64) s.block_pixels = 64;
-    const int k_steps = ceil_div(wl.c, s.k_step);
-    while (s.split_k * 2 <= kMaxSplitK && tiles() * s.split_k * 2 <= sms && k_steps / (s.split_k * 2) >= kMinStepsPerSplit &&
-           s.block_co % (s.split_k * 2) == 0) {
-      s.split_k *= 2;
-    }
+  if (gemm_blocks(wl, s) < options.target.newest.sm_count && oldest_arch(options) >= kMinSplitArch &&
+      static_cast<long long>(std::max(1, wl.n)) * wl.h * wl.w <= 64) {
+    s.block_pixels = 64;
   }
   return s;
 }
@@ -122,7 +122,6 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   s.k_step = req.value("k_step").value_or(s.k_step);
   s.vthreads_co = req.value("vthreads_co").value_or(s.vthreads_co);
   s.vthreads_pixels = req.value("vthreads_pixels").value_or(s.vthreads_pixels);
-  s.split_k = req.value("split_k").value_or(s.split_k);
 
   std::vector<Diagnostic> errors;
   const SourceLocation& tile_at = req.at("block_tile");
@@ -133,6 +132,12 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                                    "a multiple of 4 x its vthreads"});
     throw InputError(std::move(errors));
   }
+  // Split K where the tiles leave SMs idle; not where the partial tile
+  // would not fit beside the stages.
+  const int smem_limit = std::min(options.max_shared_bytes, kMaxStaticSharedBytes);
+  s.split_k = req.value("split_k").value_or(
+      default_split_k(gemm_blocks(wl, s), ceil_div(wl.c, s.k_step), s.block_co, 1, kMinStepsPerSplit, options));
+  if (!req.has("split_k") && s.split_k > 1 && gemm_shape(wl, s).smem_bytes > smem_limit) s.split_k = 1;
   const GemmShape g = gemm_shape(wl, s);
   if (g.threads > kMaxThreads) {
     errors.push_back({tile_at, "block_tile " + num(s.block_co) + "x" + num(s.block_pixels) + " with vthreads " +
@@ -151,7 +156,6 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                                               num(kMaxAccumulators) + " fit in registers"});
   }
   check_split_k(req, s.split_k, g.k_steps, s.k_step, s.block_co, options, errors);
-  const int smem_limit = std::min(options.max_shared_bytes, kMaxStaticSharedBytes);
   if (g.smem_bytes > smem_limit) {
     errors.push_back({req.at("k_step"), "the schedule stages " + num(g.smem_bytes) +
                                             " bytes of shared memory per block; the limit is " + num(smem_limit) +

@@ -117,10 +117,10 @@ Stem default_stem(const Workload& wl, const PlanOptions& options) {
   int rows = max_rows;
   while (wl.out_h() % rows != 0) --rows;
   s.tile_h = req.value("tile_h").value_or(2 * rows >= max_rows ? rows : max_rows);
-  const long long sms = options.target.newest.sm_count > 0 ? options.target.newest.sm_count : 132;
+  const long long sms = options.target.newest.sm_count;
   const auto blocks = [&] {
-    return static_cast<long long>(std::max(1, wl.n)) * ceil_div(wl.c_out, s.tile_co) *
-           ceil_div(wl.out_h(), s.tile_h) * ceil_div(wl.out_w(), s.tile_w);
+    const StemShape g = stem_shape(wl, s);
+    return static_cast<long long>(std::max(1, wl.n)) * g.co_blocks * g.tiles_y * g.tiles_x;
   };
   // Fewer channels, else rows, else columns: until the tile fits the
   // library's GPUs, then while the blocks fill less than half the SMs, as
@@ -176,11 +176,12 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   }
   // Each thread needs at least its sums and about 32 more registers.
   const int warp_threads = ceil_div(g.threads, 32) * 32;
-  if (g.threads <= kMaxThreads && warp_threads * (g.accumulators + 32) > kRegistersPerSM) {
+  const int registers_per_sm = library_registers_per_sm(options);
+  if (g.threads <= kMaxThreads && warp_threads * (g.accumulators + 32) > registers_per_sm) {
     errors.push_back({tile_at, "block_outputs " + num(s.tile_co) + "x" + num(s.tile_h) + "x" + num(s.tile_w) +
                                    " with thread_outputs " + num(s.thread_co) + "x" + num(s.thread_cols) + " needs " +
                                    num(g.threads) + " threads of at least " + num(g.accumulators + 32) +
-                                   " registers each; an SM has " + num(kRegistersPerSM) +
+                                   " registers each; an SM has " + num(registers_per_sm) +
                                    ": use fewer threads or fewer outputs a thread"});
   }
   if (g.accumulators > kMaxAccumulators) {
@@ -213,7 +214,6 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"in_tile_h", n(g.in_tile_h)},   {"in_tile_w", n(g.in_tile_w)},   {"phase_w", n(g.phase_w)},
       {"pitch", n(g.pitch)},           {"in_floats", n(g.in_floats)},   {"w_floats", n(g.w_floats)},
       {"conflict", n(g.conflict)},     {"min_blocks", n(min_blocks(g.threads, g.registers))},
-      {"ragged_co", wl.c_out % s.tile_co != 0},
   };
 }
 

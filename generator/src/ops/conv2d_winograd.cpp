@@ -108,7 +108,7 @@ constexpr DefaultTile kDefaultTiles[] = {
 Winograd default_winograd(const Workload& wl, const PlanOptions& options) {
   const WinogradShape any = winograd_shape(wl, Winograd{4, 4, 1, 1, 1});
   const long long tiles = static_cast<long long>(std::max(1, wl.n)) * any.tiles_per_image;
-  const int sms = options.target.newest.sm_count > 0 ? options.target.newest.sm_count : 132;
+  const int sms = options.target.newest.sm_count;
   size_t best = 0;
   double best_time = 0;
   for (size_t i = 0; i < std::size(kDefaultTiles); ++i) {
