@@ -1734,6 +1734,13 @@ TEST(Conv2dPlan, SplitKDefaults) {
   // The partial tile (32 x 64 floats) beside the two stages.
   EXPECT_EQ(gemm.smem_bytes, 4 * (2 * (16 * 36 + 16 * 64) + 32 * 64));
   EXPECT_EQ(plan(deep).schedule.at("split_k"), 1);  // a T4 and an A100 have no clusters
+  // A tile the spec sets gets the split that fits it: 1024 -> 256 on 14x14
+  // in 20 x 64 tiles makes 13 x 4 = 52 blocks, split in 2 (4 would pass one
+  // wave); the split sized for the default tile (8) would not divide 20.
+  const KernelPlan narrow = plan("{op: conv2d, n: 1, c: 1024, c_out: 256, h: 14, w: 14, filter: 1, padding: valid, "
+                                 "schedule: {block_tile: [20, 64], vthreads: [1, 1]}}",
+                                 h100);
+  EXPECT_EQ(narrow.schedule.at("split_k"), 2);
   const std::string strided =
       "{op: conv2d, n: 8, c: 256, c_out: 512, h: 14, w: 14, filter: 3, stride: 2, padding: same}";
   const KernelPlan direct = plan(strided, h100);
