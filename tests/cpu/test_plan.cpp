@@ -1748,6 +1748,33 @@ TEST(Conv2dPlan, SplitKDefaults) {
   EXPECT_EQ(direct.schedule.at("split_k"), 4);
   EXPECT_EQ(direct.block_threads, 64);
   EXPECT_EQ(plan(strided).schedule.at("split_k"), 1);
+  // Winograd on 1024 channels of 7x7 at batch 1: 16 tiles of 2x2 make one
+  // block of 16 tiles for each of 32 channel blocks, 32 blocks; two of its
+  // 256 threads fit an SM (an estimated 128 registers a thread: 32 sums, a
+  // patch, 80 others), so the split doubles while 32 x split <= 2 x 132 and
+  // each part keeps 4 of the 64 stages of 16 channels: 8. Its chunks of 16
+  // rows split evenly in 8.
+  const std::string deep3x3 = "{op: conv2d, n: 1, c: 1024, c_out: 1024, h: 7, w: 7, filter: 3, padding: same}";
+  const KernelPlan winograd = plan(deep3x3, h100);
+  EXPECT_EQ(winograd.schedule.summary(),
+            "winograd: block 32x16 (channels x 2x2 tiles), k_step 16, thread_groups 2x1 (4x4 of one element's GEMM "
+            "each), split_k 8");
+  EXPECT_EQ(winograd.min_arch, 90);
+  EXPECT_EQ(plan(deep3x3).schedule.at("split_k"), 1);
+  // 384 channels of 13x13 at batch 1: 4 tile blocks x 12 channel blocks =
+  // 48 blocks, split in 4 (8 would pass 2 an SM).
+  EXPECT_EQ(plan("{op: conv2d, n: 1, c: 384, c_out: 384, h: 13, w: 13, filter: 3, padding: same}", h100)
+                .schedule.at("split_k"),
+            4);
+  // ResNet-34's 512 channels of 7x7 at batch 8: 8 tile blocks x 16 channel
+  // blocks = 128 blocks, more than half of the 132 SMs: no split (2 was
+  // slower). Nor at batch 32, whose large tile makes 128 blocks too.
+  EXPECT_EQ(plan("{op: conv2d, n: 8, c: 512, c_out: 512, h: 7, w: 7, filter: 3, padding: same}", h100)
+                .schedule.at("split_k"),
+            1);
+  EXPECT_EQ(plan("{op: conv2d, n: 32, c: 512, c_out: 512, h: 7, w: 7, filter: 3, padding: same}", h100)
+                .schedule.at("split_k"),
+            1);
   // Enough tiles: no split (MobileNetV2's 1x1 layers at batch 64).
   EXPECT_EQ(plan("{op: conv2d, n: 64, c: 96, c_out: 576, h: 14, w: 14, filter: 1, padding: valid}", h100)
                 .schedule.at("split_k"),

@@ -16,7 +16,11 @@
 // filter transform is done in every block (no workspace, nothing shared
 // between launches): about 2% more arithmetic than a separate pass. Each
 // thread owns thread_groups of 4x4 of one element's GEMM; the output
-// transform goes through shared memory.
+// transform goes through shared memory. With split_k (sm_90), a cluster of
+// split_k blocks computes each block tile, block z summing the stages z,
+// z + split_k, ...; before the output transform they add their partial M
+// through distributed shared memory in rank order (deterministic, no
+// workspace), each block finishing an equal share of each chunk's channels.
 // The prototype and its measurements: docs/performance.md, "Winograd".
 #include <algorithm>
 #include <iterator>
@@ -31,6 +35,7 @@ struct Winograd {
   int block_co = 0, block_tiles = 0;  // output channels and 2x2 tiles per block
   int k_step = 0;                     // input channels per shared-memory stage
   int groups_co = 1, groups_tiles = 1;  // 4x4 groups of one element's GEMM per thread
+  int split_k = 1;                      // blocks of a cluster that share a block tile
 };
 
 // The transform has 16 elements; a thread keeps at most this many sums (the
@@ -42,6 +47,8 @@ constexpr int kMaxWinogradAccumulators = 128;
 // registers past the first two on five schedules.
 constexpr int kOtherRegisters = 80;
 constexpr int kMaxRegisters = 255;
+// Split K's default: the fewest stages a block of a cluster keeps.
+constexpr int kMinWinogradStepsPerSplit = 4;
 
 struct WinogradShape {
   int tiles_h, tiles_w, tiles_per_image;
@@ -100,9 +107,9 @@ struct DefaultTile {
   double block_time;  // relative
 };
 constexpr DefaultTile kDefaultTiles[] = {
-    {{64, 32, 8, 4, 2}, 2048},
-    {{32, 32, 8, 2, 2}, 1250},
-    {{32, 16, 8, 2, 1}, 665},
+    {{64, 32, 8, 4, 2, 1}, 2048},
+    {{32, 32, 8, 2, 2, 1}, 1250},
+    {{32, 16, 8, 2, 1, 1}, 665},
 };
 
 Winograd default_winograd(const Workload& wl, const PlanOptions& options) {
@@ -147,6 +154,21 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   s.k_step = req.value("k_step").value_or(s.k_step);
   s.groups_co = req.value("groups_co").value_or(s.groups_co);
   s.groups_tiles = req.value("groups_tiles").value_or(s.groups_tiles);
+  // The stages of the block tile's computation, in a cluster of blocks
+  // where the block tiles leave at least half of the SMs idle (deep layers
+  // on small planes at small batches), up to as many blocks an SM as the
+  // register cap allows. With fewer idle SMs it did not pay: ResNet-34's
+  // 512-channel 7x7 layer at batch 8 (128 blocks on 132 SMs) ran 13% slower
+  // split in 2 (56.3 -> 63.8 us, H100), where 48 and 32 blocks of the deep
+  // batch-1 layers ran 1.5 and 1.9 times faster split in 4 and 8
+  // (docs/performance.md, "Split K in winograd").
+  const auto split_default = [&](const WinogradShape& g) {
+    const long long tiles = static_cast<long long>(std::max(1, wl.n)) * g.tiles_per_image;
+    const long long blocks = (tiles + s.block_tiles - 1) / s.block_tiles * g.m_blocks;
+    if (2 * blocks > options.target.newest.sm_count) return 1;
+    return default_split_k(blocks, g.k_steps, g.chunk_rows, min_blocks(g.threads, g.registers),
+                           kMinWinogradStepsPerSplit, options);
+  };
 
   std::vector<Diagnostic> errors;
   const SourceLocation& tile_at = req.at("block");
@@ -163,6 +185,10 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
     s.k_step /= 2;
     g = winograd_shape(wl, s);
   }
+  if (s.block_co > 0 && s.block_tiles > 0 && g.threads > 0) {
+    s.split_k = req.value("split_k").value_or(split_default(g));
+  }
+  check_split_k(req, s.split_k, g.k_steps, s.k_step, g.chunk_rows, options, errors);
   if (g.threads > kMaxThreads) {
     errors.push_back({tile_at, "block " + num(s.block_co) + "x" + num(s.block_tiles) + " with thread_groups " +
                                    num(s.groups_co) + "x" + num(s.groups_tiles) + " needs 16 x " +
@@ -201,7 +227,8 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                        {"block_tiles", s.block_tiles},
                        {"k_step", s.k_step},
                        {"groups_co", s.groups_co},
-                       {"groups_tiles", s.groups_tiles}};
+                       {"groups_tiles", s.groups_tiles},
+                       {"split_k", s.split_k}};
   p.threads = g.threads;
   p.block_threads = g.threads;
   p.smem_bytes = g.smem_bytes;
@@ -211,6 +238,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   // Pairs of outputs (and of the residual) move as float2 where rows have
   // an even width.
   p.alignment = wl.out_w() % 2 == 0 ? 8 : 4;
+  if (s.split_k > 1) p.min_arch = kMinSplitArch;
   auto n = [](int v) { return TemplateValue(static_cast<long long>(v)); };
   p.values = {
       {"tiles_h", n(g.tiles_h)},
@@ -229,21 +257,25 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"min_blocks", n(min_blocks(g.threads, g.registers))},
       {"ragged_m", wl.c_out % s.block_co != 0},
       {"ragged_k", wl.c % s.k_step != 0},
+      {"split", s.split_k > 1},
+      {"split_k", n(s.split_k)},
   };
 }
 
 std::string describe(const Schedule& s) {
   return "block " + num(s.at("block_co")) + "x" + num(s.at("block_tiles")) + " (channels x 2x2 tiles), k_step " +
          num(s.at("k_step")) + ", thread_groups " + num(s.at("groups_co")) + "x" + num(s.at("groups_tiles")) +
-         " (4x4 of one element's GEMM each)";
+         " (4x4 of one element's GEMM each)" + (s.at("split_k") > 1 ? ", split_k " + num(s.at("split_k")) : "");
 }
 
-// A block per tile block and channel block; the kernel takes the batch.
+// A block per tile block and channel block (and split_k blocks of a
+// cluster); the kernel takes the batch.
 LaunchDescription launch(const KernelPlan& p) {
   LaunchDescription l;
   l.grid[0].blocks = p.number("m_blocks");
   l.grid[0].per_image = p.number("tiles_per_image");
   l.grid[0].per_block = p.schedule.at("block_tiles");
+  l.grid[2].blocks = p.schedule.at("split_k");
   l.block[0] = p.block_threads;
   l.count_per_image = 1;
   l.count_of = "images";
@@ -260,7 +292,8 @@ const Algorithm kWinograd{
                  "output channels x 2x2 output tiles per block"),
      Knob::integer("k_step", 1, 64, "input channels per shared-memory stage (the reduction split)"),
      Knob::tuple("thread_groups", {"groups_co", "groups_tiles"}, 1, 4, "[channels, tiles]",
-                 "groups of 4x4 (channels x tiles) of one transform element's GEMM per thread (virtual threads)")},
+                 "groups of 4x4 (channels x tiles) of one transform element's GEMM per thread (virtual threads)"),
+     split_k_knob()},
     "conv2d_nchw_winograd.cu.mustache",
     &plan,
     &describe,
