@@ -36,16 +36,17 @@ namespace {
 using Element = float;
 
 // Problem constants.
-constexpr int kChannels = 384;  // input channels (GEMM K)
+constexpr int kChannels = 384;  // input channels
+constexpr int kGemmK = kChannels;  // the GEMM's K: the input channels
 constexpr int kOutChannels = 64;  // output channels (GEMM M)
-constexpr int kPixels = 196;  // pixels of one image (H x W)
+constexpr int kPixels = 196;  // output pixels of one image (H x W, as many as its input's)
 constexpr int kEpilogue = 2;    // 0 none, 1 + bias[co], 2 * scale[co] + shift[co]
 constexpr bool kResidual = true;  // + residual[n, co, oy, ox] after the affine step
 
 // Schedule constants.
 constexpr int kBM = 16;  // output channels per block
 constexpr int kBN = 128;  // pixels per block
-constexpr int kBK = 16;  // input channels per shared-memory stage
+constexpr int kBK = 16;  // rows of K per shared-memory stage
 constexpr int kVM = 1;  // 4-row groups per thread (kBM / kVM apart)
 constexpr int kVN = 2;  // 4-column groups per thread (kBN / kVN apart)
 
@@ -108,7 +109,7 @@ conv_f32_nchw_n1_c384_co64_h14_w14_k1x1_s1_p0_ss_res(const float* __restrict__ i
     for (int q = 0; q < kXPasses; ++q) {
       const int k = x_row + q * kXRowsPerPass;
       if (kBK % kXRowsPerPass != 0 && k >= kBK) break;
-      const bool valid = x_valid && (kChannels % kBK == 0 || k0 + k < kChannels);
+      const bool valid = x_valid && (kGemmK % kBK == 0 || k0 + k < kGemmK);
       const float* src = valid ? x_src + static_cast<long long>(k0 + k) * kPixels : input;
       // src-size 0 writes zeros: the padding of ragged M/N/K costs no branch.
       if (kXVec == 4) convgen::copy_to_shared_16(&x_s[buf][k][x_col], src, valid);
@@ -122,8 +123,8 @@ conv_f32_nchw_n1_c384_co64_h14_w14_k1x1_s1_p0_ss_res(const float* __restrict__ i
       if ((kBM * kBK) % kThreads != 0 && i >= kBM * kBK) break;
       const int k = i % kBK, m = i / kBK;
       const bool valid = (kOutChannels % kBM == 0 || m0 + m < kOutChannels) &&
-                         (kChannels % kBK == 0 || k0 + k < kChannels);
-      convgen::copy_to_shared_4(&w_s[buf][k][m], valid ? filter + (m0 + m) * kChannels + k0 + k : filter, valid);
+                         (kGemmK % kBK == 0 || k0 + k < kGemmK);
+      convgen::copy_to_shared_4(&w_s[buf][k][m], valid ? filter + (m0 + m) * kGemmK + k0 + k : filter, valid);
     }
     convgen::commit_copies();
   };

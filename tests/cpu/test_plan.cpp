@@ -1608,6 +1608,34 @@ TEST(Conv2dPlan, DirectDefaultOfTheSeedLayer) {
   EXPECT_EQ(p.bytes_written, 4LL * 64 * 64 * 64);
 }
 
+// ResNet-50's stride-2 3x3 layer (128 -> 128 on 56x56 at batch 32) by the
+// default rule: the GEMM over im2col, worked out by hand. K = 128 x 9 =
+// 1152 rows in 72 stages of 16; a 64 x 64 tile with 2x1 groups of 4x4 a
+// thread: (64 / 8) x (64 / 4) = 128 threads, one gathered pixel column
+// each; 28 x 28 x 32 / 64 = 392 pixel blocks x 2 channel blocks (plenty:
+// no split). A strided 5x5 keeps direct, a 3x3 with
+// 4 input channels the stem algorithm.
+TEST(Conv2dPlan, GemmOverIm2colForStrided3x3) {
+  const KernelPlan p = plan(
+      "{op: conv2d, n: 32, c: 128, c_out: 128, h: 56, w: 56, filter: 3, stride: 2, padding: same, "
+      "epilogue: scale_shift, activation: relu}");
+  EXPECT_EQ(p.schedule.summary(), "gemm: block_tile 64x64, k_step 16, vthreads 2x1 (4x4 outputs each)");
+  EXPECT_EQ(p.number("gemm_k"), 1152);
+  EXPECT_EQ(p.number("k_steps"), 72);
+  EXPECT_EQ(p.number("pixels"), 28 * 28);
+  EXPECT_EQ(p.number("x_vec"), 1);
+  EXPECT_EQ(p.block_threads, 128);
+  EXPECT_EQ(p.number("m_blocks"), 2);
+  EXPECT_EQ(p.alignment, 4);
+  EXPECT_EQ(p.smem_bytes, 2 * (16 * (64 + 4) + 16 * 64) * 4);
+  EXPECT_EQ(plan("{op: conv2d, n: 8, c: 64, c_out: 64, h: 56, w: 56, filter: 5, stride: 2, padding: same}")
+                .schedule.algorithm_name(),
+            "direct");
+  EXPECT_EQ(plan("{op: conv2d, n: 8, c: 4, c_out: 64, h: 56, w: 56, filter: 3, stride: 2, padding: same}")
+                .schedule.algorithm_name(),
+            "stem");
+}
+
 // The same layer by the default rule: winograd, worked out by hand from
 // conv2d_winograd.cpp. 32 x 32 tiles of 2x2 = 1,024 tiles; the large tile
 // makes 32 blocks, the medium 64, the small 128: each one wave on 132 SMs,
@@ -1741,13 +1769,26 @@ TEST(Conv2dPlan, SplitKDefaults) {
                                  "schedule: {block_tile: [20, 64], vthreads: [1, 1]}}",
                                  h100);
   EXPECT_EQ(narrow.schedule.at("split_k"), 2);
+  // ResNet-34's stride-2 layer at batch 8 takes the GEMM over im2col: K =
+  // 256 x 9 = 2304, 64 x 64 tiles over 512 channels x 392 pixels make 8 x 7
+  // = 56 blocks, split in 2 (4 would pass one wave).
   const std::string strided =
       "{op: conv2d, n: 8, c: 256, c_out: 512, h: 14, w: 14, filter: 3, stride: 2, padding: same}";
-  const KernelPlan direct = plan(strided, h100);
-  EXPECT_EQ(direct.schedule.algorithm_name(), "direct");
+  const KernelPlan im2col = plan(strided, h100);
+  EXPECT_EQ(im2col.schedule.summary(),
+            "gemm: block_tile 64x64, k_step 16, vthreads 2x1 (4x4 outputs each), split_k 2");
+  EXPECT_EQ(im2col.number("gemm_k"), 2304);
+  EXPECT_EQ(im2col.number("k_steps"), 144);
+  EXPECT_EQ(im2col.block_threads, 128);
+  EXPECT_EQ(plan(strided).schedule.at("split_k"), 1);
+  // The same forced to direct: its 128 blocks of 64 threads split in 4.
+  const std::string strided_direct =
+      "{op: conv2d, n: 8, c: 256, c_out: 512, h: 14, w: 14, filter: 3, stride: 2, padding: same, "
+      "schedule: {algorithm: direct}}";
+  const KernelPlan direct = plan(strided_direct, h100);
   EXPECT_EQ(direct.schedule.at("split_k"), 4);
   EXPECT_EQ(direct.block_threads, 64);
-  EXPECT_EQ(plan(strided).schedule.at("split_k"), 1);
+  EXPECT_EQ(plan(strided_direct).schedule.at("split_k"), 1);
   // Winograd on 1024 channels of 7x7 at batch 1: 16 tiles of 2x2 make one
   // block of 16 tiles for each of 32 channel blocks, 32 blocks; two of its
   // 256 threads fit an SM (an estimated 128 registers a thread: 32 sums, a

@@ -12,6 +12,11 @@ bool is_pointwise(const Workload& wl) {
          wl.pad_bottom == 0 && wl.pad_left == 0 && wl.pad_right == 0;
 }
 
+bool is_strided_3x3(const Workload& wl) {
+  return wl.kh == 3 && wl.kw == 3 && (wl.stride_h > 1 || wl.stride_w > 1) && wl.dilation_h == 1 &&
+         wl.dilation_w == 1;
+}
+
 bool is_winograd_shape(const Workload& wl) {
   return wl.kh == 3 && wl.kw == 3 && wl.stride_h == 1 && wl.stride_w == 1 && wl.dilation_h == 1 &&
          wl.dilation_w == 1;
@@ -88,12 +93,17 @@ int winograd_min_channels(const PlanOptions& options) {
 // Half precision in NHWC: the tensor cores (implicit_gemm). float32 NCHW:
 // the GEMM algorithm wherever it applies (a 1x1 convolution is a GEMM whose
 // operands are already laid out for one); the stem algorithm on layers of
-// at most 4 input channels; Winograd on 3x3 stride-1 layers deep enough for
-// it to win; the direct one everywhere else.
+// at most 4 input channels; the GEMM over im2col on strided 3x3 layers (1.5
+// to 2.9 times faster than direct on four such layers, docs/performance.md,
+// "gemm for any filter"); Winograd on 3x3 stride-1 layers deep enough for
+// it to win; the direct one everywhere else. The GEMM's filter offsets are
+// 32-bit: a filter past 2^31 elements stays with direct.
 const Algorithm& default_algorithm(const Workload& wl, const PlanOptions& options) {
   if (kImplicitGemm.serves(wl)) return kImplicitGemm;
-  if (is_pointwise(wl)) return kGemm;
+  const bool gemm_filter_fits = 1LL * wl.c_out * wl.c * wl.kh * wl.kw <= 0x7fffffffLL;
+  if (is_pointwise(wl) && gemm_filter_fits) return kGemm;
   if (kStem.serves(wl) && is_stem_shape(wl)) return kStem;
+  if (kGemm.serves(wl) && is_strided_3x3(wl) && gemm_filter_fits) return kGemm;
   if (kWinograd.serves(wl) && is_winograd_shape(wl) && wl.c >= winograd_min_channels(options)) return kWinograd;
   return kDirect;
 }

@@ -23,9 +23,13 @@ using ops::kMaxThreads;
 // registers, and such schedules never won in the sweep.
 constexpr int kMaxAccumulators = 64;
 
-// The GEMM algorithm serves 1x1 convolutions with stride 1 and no padding:
-// per image, out[c_out x HW] = filter[c_out x c] x input[c x HW].
+// 1x1 convolutions with stride 1 and no padding: per image, out[c_out x
+// HW] = filter[c_out x c] x input[c x HW], the GEMM algorithm's own shape
+// (it runs any other as the GEMM over im2col(input)).
 bool is_pointwise(const Workload& wl);
+// Strided 3x3 convolutions (stride above 1 along either side, dilation 1),
+// which the default rule gives the GEMM algorithm (im2col).
+bool is_strided_3x3(const Workload& wl);
 // The winograd algorithm serves 3x3 convolutions with stride 1 and dilation 1.
 bool is_winograd_shape(const Workload& wl);
 // The stem algorithm serves layers of at most this many input channels (an

@@ -1,10 +1,15 @@
-// conv2d, algorithm `gemm`: 1x1 convolutions with stride 1 and no padding,
-// which in NCHW are, per image, the GEMM out[c_out x HW] = filter[c_out x c]
-// x input[c x HW]. The pixels of all images of the batch sit side by side
-// along N, so small planes still fill whole tiles. A block computes a
-// block_tile of output channels x pixels; the reduction runs over the input
-// channels in stages of k_step through double-buffered shared memory
-// (cp.async, 16-byte copies of the input where HW % 4 == 0). Each thread
+// conv2d, algorithm `gemm`: a convolution as, per image, the GEMM
+// out[c_out x OH*OW] = filter[c_out x K] x im2col(input)[K x OH*OW], with
+// K = c x kh x kw (OIHW holds the filter as that matrix already). For 1x1
+// convolutions with stride 1 and no padding im2col(input) is the input
+// itself, [c x HW], read in rows; for any other filter, stride, dilation or
+// padding ("im2col") a stage gathers its rows of K, (input channel, filter
+// tap) pairs, from the input as it copies them, padding read as zero: no
+// im2col matrix is materialized. The pixels of all images of the batch sit
+// side by side along N, so small planes still fill whole tiles. A block
+// computes a block_tile of output channels x pixels; the reduction runs over
+// K in stages of k_step through double-buffered shared memory (cp.async,
+// 16-byte copies of a 1x1 input where HW % 4 == 0). Each thread
 // owns vthreads groups of 4x4 outputs, spread a block's fraction apart so
 // that a warp's 16-byte shared-memory reads are conflict-free, and applies
 // the fused epilogue in registers before one 16-byte store per 4 outputs.
@@ -22,7 +27,7 @@ namespace {
 
 struct Gemm {
   int block_co = 0, block_pixels = 0;  // output channels and pixels per block
-  int k_step = 0;                      // input channels per shared-memory stage
+  int k_step = 0;                      // rows of K per shared-memory stage
   int vthreads_co = 1, vthreads_pixels = 1;  // 4x4 groups per thread along each
   int split_k = 1;                     // blocks of a cluster that share a tile
 };
@@ -33,16 +38,20 @@ struct GemmShape {
   int registers;  // a thread's estimated need: accumulators, two fragments, copy addresses and the epilogue
 };
 
+// The GEMM's K: input channels x filter taps.
+int gemm_k(const Workload& wl) { return wl.c * wl.kh * wl.kw; }
+
 GemmShape gemm_shape(const Workload& wl, const Gemm& s) {
   GemmShape g{};
   g.threads_n = s.block_pixels / (4 * s.vthreads_pixels);
   g.threads_m = s.block_co / (4 * s.vthreads_co);
   g.threads = g.threads_m * g.threads_n;
   g.m_blocks = ceil_div(wl.c_out, s.block_co);
-  g.k_steps = ceil_div(wl.c, s.k_step);
-  // Input columns are copied 4 at a time when every group of 4 pixels lies
-  // inside one image and is 16-byte aligned: HW % 4 == 0.
-  g.x_vec = (wl.h * wl.w) % 4 == 0 ? 4 : 1;
+  g.k_steps = ceil_div(gemm_k(wl), s.k_step);
+  // Input columns of a 1x1 convolution are copied 4 at a time when every
+  // group of 4 pixels lies inside one image and is 16-byte aligned: HW % 4
+  // == 0. Gathered im2col columns are copied one at a time.
+  g.x_vec = is_pointwise(wl) && (wl.h * wl.w) % 4 == 0 ? 4 : 1;
   g.x_cols = s.block_pixels / g.x_vec;
   g.x_rows_per_pass = g.threads > 0 ? g.threads / g.x_cols : 0;
   g.x_passes = g.x_rows_per_pass > 0 ? ceil_div(s.k_step, g.x_rows_per_pass) : 0;
@@ -69,7 +78,7 @@ GemmShape gemm_shape(const Workload& wl, const Gemm& s) {
 // The blocks of a launch for the workload's batch (1 where it is left to
 // the call): channel blocks x pixel blocks.
 long long gemm_blocks(const Workload& wl, const Gemm& s) {
-  const long long pixels = static_cast<long long>(std::max(1, wl.n)) * wl.h * wl.w;
+  const long long pixels = static_cast<long long>(std::max(1, wl.n)) * wl.out_h() * wl.out_w();
   return ceil_div(wl.c_out, s.block_co) * ((pixels + s.block_pixels - 1) / s.block_pixels);
 }
 
@@ -80,18 +89,30 @@ long long gemm_blocks(const Workload& wl, const Gemm& s) {
 // kMinStepsPerSplit stages (docs/performance.md, "Split K").
 constexpr int kMinStepsPerSplit = 8;
 
+// im2col (any other shape): 64 x 64 with 16 rows of K a stage, 2x1 groups
+// a thread (128 threads, a pixel column each), with the split K rule below.
+// From two sweeps on the H100 (docs/performance.md, "gemm for any
+// filter"): of 7 tiles over four strided 3x3 layers and a 5x5 one, the
+// fastest on four; of 4 tiles over ResNet's six stride-2 3x3 layers at
+// batches 1, 8 and 32, the fastest on 8 of 18 and on average 6% (at most
+// 20%) off the fastest of the four.
 Gemm default_gemm(const Workload& wl, const PlanOptions& options) {
   Gemm s;
+  if (!is_pointwise(wl)) {
+    s.block_co = 64, s.block_pixels = 64, s.k_step = 16, s.vthreads_co = 2, s.vthreads_pixels = 1;
+    return s;
+  }
+  const int k = gemm_k(wl);
   s.block_pixels = 128;
-  s.k_step = wl.c % 16 == 0 && (wl.c >= 128 || wl.c == 16) ? 16 : 8;
-  // Scalar copies of the input (H x W % 4 != 0) need a thread per pixel
-  // column of the tile.
-  s.vthreads_pixels = (wl.h * wl.w) % 4 == 0 ? 2 : 1;
+  s.k_step = k % 16 == 0 && (k >= 128 || k == 16) ? 16 : 8;
+  // Scalar copies of the input (H x W % 4 != 0, or im2col) need a thread
+  // per pixel column of the tile.
+  s.vthreads_pixels = is_pointwise(wl) && (wl.h * wl.w) % 4 == 0 ? 2 : 1;
   if (wl.c_out <= 24) {
     s.block_co = ceil_div(wl.c_out, 8) * 8, s.vthreads_co = 1;
-  } else if (wl.c <= 16) {
+  } else if (k <= 16) {
     s.block_co = 64, s.vthreads_co = 2;
-  } else if (wl.c_out <= 64 && wl.c >= 128) {
+  } else if (wl.c_out <= 64 && k >= 128) {
     s.block_co = 16, s.vthreads_co = 1;
   } else {
     s.block_co = 32, s.vthreads_co = 2;
@@ -101,7 +122,7 @@ Gemm default_gemm(const Workload& wl, const PlanOptions& options) {
   // 128 pixels, so block_co a multiple of 16 x vthreads_co.
   if (s.vthreads_pixels == 1) s.block_co = ceil_div(s.block_co, 16 * s.vthreads_co) * 16 * s.vthreads_co;
   if (gemm_blocks(wl, s) < options.target.newest.sm_count && oldest_arch(options) >= kMinSplitArch &&
-      static_cast<long long>(std::max(1, wl.n)) * wl.h * wl.w <= 64) {
+      static_cast<long long>(std::max(1, wl.n)) * wl.out_h() * wl.out_w() <= 64) {
     s.block_pixels = 64;
   }
   return s;
@@ -109,12 +130,13 @@ Gemm default_gemm(const Workload& wl, const PlanOptions& options) {
 
 void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   const ScheduleRequest& req = wl.schedule;
-  if (!is_pointwise(wl)) {
+  // The kernel offsets the filter, [c_out x K], with 32-bit ints.
+  const long long filter_elements = static_cast<long long>(wl.c_out) * gemm_k(wl);
+  if (filter_elements > 0x7fffffffLL) {
     throw InputError({{req.algorithm ? req.algorithm_where : req.where,
-                      "the gemm algorithm runs 1x1 convolutions with stride 1 and no padding; this one is " +
-                          num(wl.kh) + "x" + num(wl.kw) + " with stride " + num(wl.stride_h) + "x" +
-                          num(wl.stride_w) + " and padding " + num(wl.pad_top) + "," + num(wl.pad_bottom) + "," +
-                          num(wl.pad_left) + "," + num(wl.pad_right) + ": use algorithm: direct"}});
+                       "the filter holds " + num(filter_elements) +
+                           " elements; the gemm algorithm indexes it with 32-bit offsets (at most 2^31 - 1): use "
+                           "algorithm: direct"}});
   }
   Gemm s = default_gemm(wl, options);
   s.block_co = req.value("block_co").value_or(s.block_co);
@@ -136,7 +158,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   // would not fit beside the stages.
   const int smem_limit = std::min(options.max_shared_bytes, kMaxStaticSharedBytes);
   s.split_k = req.value("split_k").value_or(
-      default_split_k(gemm_blocks(wl, s), ceil_div(wl.c, s.k_step), s.block_co, 1, kMinStepsPerSplit, options));
+      default_split_k(gemm_blocks(wl, s), ceil_div(gemm_k(wl), s.k_step), s.block_co, 1, kMinStepsPerSplit, options));
   if (!req.has("split_k") && s.split_k > 1 && gemm_shape(wl, s).smem_bytes > smem_limit) s.split_k = 1;
   const GemmShape g = gemm_shape(wl, s);
   if (g.threads > kMaxThreads) {
@@ -186,10 +208,12 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"x_vec", n(g.x_vec)},                 {"x_cols", n(g.x_cols)},
       {"x_rows_per_pass", n(g.x_rows_per_pass)}, {"x_passes", n(g.x_passes)},
       {"w_loads", n(g.w_loads)},             {"a_pitch", n(g.a_pitch)},
-      {"pixels", n(wl.h * wl.w)},            {"min_blocks", n(min_blocks(g.threads, g.registers))},
+      {"pixels", n(wl.out_h() * wl.out_w())}, {"min_blocks", n(min_blocks(g.threads, g.registers))},
       {"ragged_m", wl.c_out % s.block_co != 0},
-      {"ragged_k", wl.c % s.k_step != 0},
+      {"ragged_k", gemm_k(wl) % s.k_step != 0},
       {"split", s.split_k > 1},
+      {"im2col", !is_pointwise(wl)},
+      {"gemm_k", n(gemm_k(wl))},
   };
 }
 
@@ -220,7 +244,7 @@ const Algorithm kGemm{
     &kOperator,
     {Knob::tuple("block_tile", {"block_co", "block_pixels"}, 4, 512, "[channels, pixels]",
                  "output channels x pixels per block"),
-     Knob::integer("k_step", 1, 64, "input channels per shared-memory stage (the reduction split)"),
+     Knob::integer("k_step", 1, 64, "rows of K (input channels x filter taps) per shared-memory stage (the reduction split)"),
      Knob::tuple("vthreads", {"vthreads_co", "vthreads_pixels"}, 1, 4, "[channels, pixels]",
                  "groups of 4x4 outputs per thread, spread over the block tile (virtual threads)"),
      split_k_knob()},

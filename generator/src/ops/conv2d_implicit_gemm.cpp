@@ -119,15 +119,14 @@ ImplicitGemm default_tiles(const Workload& wl, const PlanOptions& options, int b
   const long long enough_blocks = std::max(1, options.target.newest.sm_count) * 2LL / 3;
   const bool thin = wl.c <= 32;
   const bool pointwise = wl.kh == 1 && wl.kw == 1;
-  std::vector<TileChoice> list;
-  if (wl.c_out <= 32) {
-    list = {{128, 32, 32, 32, 32, 6}};
-  } else if (wl.c_out <= 64) {
-    list = {{256, 64, 32, 64, 64, 5}, {128, 64, 64, 64, 32, 4}, {64, 64, 64, 32, 32, 5}};
-  } else {
+  // (Built, not assigned: g++ 12 at -O2 warned of a null argument in
+  // vector's assignment from a list.)
+  const std::vector<TileChoice> list = [&]() -> std::vector<TileChoice> {
+    if (wl.c_out <= 32) return {{128, 32, 32, 32, 32, 6}};
+    if (wl.c_out <= 64) return {{256, 64, 32, 64, 64, 5}, {128, 64, 64, 64, 32, 4}, {64, 64, 64, 32, 32, 5}};
     const TileChoice wide = thin || pointwise ? TileChoice{128, 128, 32, 64, 64, 5} : TileChoice{128, 128, 64, 64, 64, 3};
-    list = {wide, {64, 128, 64, 32, 64, 4}, {64, 64, 64, 32, 32, 5}};
-  }
+    return {wide, {64, 128, 64, 32, 64, 4}, {64, 64, 64, 32, 32, 5}};
+  }();
   TileChoice t = list.back();
   for (const TileChoice& c : list) {
     if (tile_count(wl, pixels, c.cta_m, c.cta_n) >= enough_blocks) {

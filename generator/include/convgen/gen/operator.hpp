@@ -160,9 +160,10 @@ struct Algorithm {
   // with NVRTC and convgen's own headers, which a kernel built on CUTLASS's
   // headers does not compile with.
   bool tunable = true;
-  // The shapes it runs, where not every shape (gemm: 1x1 at stride 1, no
-  // padding); null: all. Knobs that several algorithms own choose the one
-  // that runs the workload's shape; its plan names the shapes it refuses.
+  // The shapes its knobs claim, where not all (gemm's: 1x1 at stride 1, no
+  // padding, though it runs any shape it is named for); null: all. Knobs
+  // that several algorithms own choose the one that claims the workload's
+  // shape; an algorithm's plan names the shapes it refuses.
   bool (*shapes)(const Workload& wl) = nullptr;
 
   bool serves(const Workload& wl) const;
