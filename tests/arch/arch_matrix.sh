@@ -7,7 +7,8 @@
 # Generates tests/arch/arch_matrix.yaml (one kernel per algorithm and per
 # branch of convgen/shared_copy.h) for the whole list, so its schedules fit
 # the tightest GPU of it; checks that the kernels take every copy branch;
-# then compiles each kernel with one nvcc call: the front end once for the
+# then compiles the kernels, a few to a translation unit, one nvcc call
+# each (a unit with a diagnostic again a kernel at a time): the front end once for the
 # archs below sm_80 and once for sm_80 and up (the sources branch on the
 # arch in one place, convgen/shared_copy.h's cp.async guard; the test fails
 # if another guard appears), and ptxas for every arch. Any error or warning
@@ -70,7 +71,7 @@ for side in below at_or_above; do
   gencode+=(-gencode "arch=compute_$first,code=[$codes]")
   front_ends=$((front_ends + 1))
 done
-compile() {  # compile KERNEL: one fat binary for every arch; any diagnostic fails
+compile() {  # compile SOURCE: one fat binary for every arch; any diagnostic fails
   local k=$1 log=$scratch/$(basename "$1" .cu).log
   if ! "$nvcc" -fatbin -std=c++17 -I"$runtime_include" "${gencode[@]}" -o "${k%.cu}.fatbin" "$k" >"$log" 2>&1 ||
      [[ -s $log ]]; then
@@ -85,10 +86,35 @@ export nvcc runtime_include scratch
 export gencode_text="${gencode[*]}"
 start=$SECONDS
 jobs=$(nproc 2>/dev/null || echo 2)
+# The kernels compile in `jobs` batches, one translation unit each (as in
+# tests/cpu/ptxas_no_local_memory.sh): the front end parses the CUDA headers
+# once a batch instead of once a kernel. Each kernel sits in a namespace of
+# its own (two kernels' constants do not collide), after the headers they
+# include. A batch with a diagnostic compiles again a kernel at a time, so
+# that the failure names the kernel.
+batches=$(( ${#kernels[@]} < jobs ? ${#kernels[@]} : jobs ))
+batch_files=()
+for ((b = 0; b < batches; b++)); do
+  f=$scratch/batch_$b.cu
+  {
+    grep -h '^#include <' "${kernels[@]}" | sort -u
+    for ((i = b; i < ${#kernels[@]}; i += batches)); do
+      printf 'namespace kernel_%d_ {\n#include "%s"\n}  // namespace kernel_%d_\n' "$i" "$(realpath "${kernels[$i]}")" "$i"
+    done
+  } >"$f"
+  batch_files+=("$f")
+done
 failed=0
-results=$(printf '%s\n' "${kernels[@]}" | xargs -P "$jobs" -I{} bash -c 'set -f; gencode=($gencode_text); compile "$@"' _ {}) ||
-  failed=1
-echo "$results"
+results=$(printf '%s\n' "${batch_files[@]}" | xargs -P "$jobs" -I{} bash -c 'set -f; gencode=($gencode_text); compile "$@"' _ {})
+for ((b = 0; b < batches; b++)); do
+  if grep -q "^ok   batch_$b.cu$" <<<"$results"; then
+    for ((i = b; i < ${#kernels[@]}; i += batches)); do echo "ok   $(basename "${kernels[$i]}")"; done
+  else
+    for ((i = b; i < ${#kernels[@]}; i += batches)); do
+      (set -f; gencode=($gencode_text); compile "${kernels[$i]}") || failed=1
+    done
+  fi
+done
 echo "arch matrix: ${#kernels[@]} kernels x ${#archs[@]} archs (${list//,/ }; ${front_ends} front ends) in $((SECONDS - start)) s"
 (( failed == 0 )) || fail "some kernels do not build for every arch (above)"
 rm -rf "$scratch"
