@@ -91,8 +91,7 @@ conv_f32_nchw_n64_c144_co32_h28_w28_k1x1_s1_p0_ss(const float* __restrict__ inpu
   const long long p0 = static_cast<long long>(blockIdx.x / kMBlocks) * kBN;
   const long long num_pixels = static_cast<long long>(batch) * kPixels;
 
-  // This thread's X column is the same in every stage: find its image and
-  // offset once.
+  // This thread's X column is the same in every stage: find its image and offset once.
   const int x_col = (tid % kXCols) * kXVec;
   const int x_row = tid / kXCols;
   const long long x_p = p0 + x_col;

@@ -39,7 +39,7 @@ mkdir -p "$scratch"
 "$convgen" generate "$here/arch_matrix.yaml" --archs "$list" --templates "$templates" --out "$scratch" -q ||
   fail "convgen generate failed"
 kernels=("$scratch"/dw_*.cu "$scratch"/conv_*.cu)
-(( ${#kernels[@]} >= 19 )) || fail "expected 19 kernels in $scratch, found ${#kernels[@]}"
+(( ${#kernels[@]} >= 22 )) || fail "expected 22 kernels in $scratch, found ${#kernels[@]}"
 
 # The spec must keep reaching every copy branch the arch guard touches.
 for call in 'copy_to_shared_16(dst, src, inside, policy)' 'copy_to_shared_16(dst, src, inside)' \
@@ -86,24 +86,12 @@ export nvcc runtime_include scratch
 export gencode_text="${gencode[*]}"
 start=$SECONDS
 jobs=$(nproc 2>/dev/null || echo 2)
-# The kernels compile in `jobs` batches, one translation unit each (as in
-# tests/cpu/ptxas_no_local_memory.sh): the front end parses the CUDA headers
-# once a batch instead of once a kernel. Each kernel sits in a namespace of
-# its own (two kernels' constants do not collide), after the headers they
-# include. A batch with a diagnostic compiles again a kernel at a time, so
-# that the failure names the kernel.
-batches=$(( ${#kernels[@]} < jobs ? ${#kernels[@]} : jobs ))
-batch_files=()
-for ((b = 0; b < batches; b++)); do
-  f=$scratch/batch_$b.cu
-  {
-    grep -h '^#include <' "${kernels[@]}" | sort -u
-    for ((i = b; i < ${#kernels[@]}; i += batches)); do
-      printf 'namespace kernel_%d_ {\n#include "%s"\n}  // namespace kernel_%d_\n' "$i" "$(realpath "${kernels[$i]}")" "$i"
-    done
-  } >"$f"
-  batch_files+=("$f")
-done
+# The kernels compile in `jobs` batches, one translation unit each
+# (tests/kernel_batches.sh). A batch with a diagnostic compiles again a
+# kernel at a time, so that the failure names the kernel.
+source "$here/../kernel_batches.sh"
+mapfile -t batch_files < <(write_kernel_batches "$scratch" "$jobs" "${kernels[@]}")
+batches=${#batch_files[@]}
 failed=0
 results=$(printf '%s\n' "${batch_files[@]}" | xargs -P "$jobs" -I{} bash -c 'set -f; gencode=($gencode_text); compile "$@"' _ {})
 for ((b = 0; b < batches; b++)); do

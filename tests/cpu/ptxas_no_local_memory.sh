@@ -38,26 +38,16 @@ trap 'rm -rf "$work"' EXIT
 # Device code only (-cubin): ptxas's report is all this check reads, and the
 # host side of each file would add about 70% to its compile time.
 #
-# The kernels compile in a few batches, one translation unit each: nvcc's
-# front end spends most of a lone kernel's time on the CUDA headers, which a
-# batch parses once (about half the time on 2 cores). Each kernel sits in a
-# namespace of its own, kernel_<i>_, so that the constants of two kernels of
-# one library do not collide, and ptxas's report names it in every function
-# it compiled for the kernel. The headers the kernels include come first, at
-# file scope, so that a kernel's own #include lines add nothing inside its
-# namespace. ptxas compiles every function on its own: the registers and
-# local memory it reports are those of a lone compile. A batch that does not
-# compile is compiled again a kernel at a time, to say which one fails.
+# The kernels compile in a few batches, one translation unit each
+# (tests/kernel_batches.sh); ptxas's report names a kernel's namespace,
+# kernel_<i>_, in every function it compiled for it. ptxas compiles every
+# function on its own: the registers and local memory it reports are those
+# of a lone compile. A batch that does not compile is compiled again a
+# kernel at a time, to say which one fails.
+source "$(dirname "$0")/../kernel_batches.sh"
 jobs_max=$(nproc 2>/dev/null || echo 2)
-batches=$(( ${#kernels[@]} < jobs_max ? ${#kernels[@]} : jobs_max ))
-for ((b = 0; b < batches; b++)); do
-  {
-    grep -h '^#include <' "${kernels[@]}" | sort -u
-    for ((i = b; i < ${#kernels[@]}; i += batches)); do
-      printf 'namespace kernel_%d_ {\n#include "%s"\n}  // namespace kernel_%d_\n' "$i" "$(cd "$(dirname "${kernels[$i]}")" && pwd)/$(basename "${kernels[$i]}")" "$i"
-    done
-  } >"$work/batch_$b.cu"
-done
+mapfile -t batch_files < <(write_kernel_batches "$work" "$jobs_max" "${kernels[@]}")
+batches=${#batch_files[@]}
 
 compile() {  # SOURCE OUTPUT_STEM: the cubin, ptxas's report and nvcc's status
   "$nvcc" -arch=sm_90 -I"$runtime_include" -Xptxas -v -cubin "$1" -o "$2.cubin" >"$2.log" 2>&1

@@ -12,6 +12,10 @@ bool is_pointwise(const Workload& wl) {
          wl.pad_bottom == 0 && wl.pad_left == 0 && wl.pad_right == 0;
 }
 
+bool gemm_filter_fits(const Workload& wl) {
+  return 1LL * wl.c_out * wl.c * wl.kh * wl.kw <= 0x7fffffffLL;
+}
+
 bool is_strided_3x3(const Workload& wl) {
   return wl.kh == 3 && wl.kw == 3 && (wl.stride_h > 1 || wl.stride_w > 1) && wl.dilation_h == 1 &&
          wl.dilation_w == 1;
@@ -100,10 +104,9 @@ int winograd_min_channels(const PlanOptions& options) {
 // 32-bit: a filter past 2^31 elements stays with direct.
 const Algorithm& default_algorithm(const Workload& wl, const PlanOptions& options) {
   if (kImplicitGemm.serves(wl)) return kImplicitGemm;
-  const bool gemm_filter_fits = 1LL * wl.c_out * wl.c * wl.kh * wl.kw <= 0x7fffffffLL;
-  if (is_pointwise(wl) && gemm_filter_fits) return kGemm;
+  if (is_pointwise(wl) && gemm_filter_fits(wl)) return kGemm;
   if (kStem.serves(wl) && is_stem_shape(wl)) return kStem;
-  if (kGemm.serves(wl) && is_strided_3x3(wl) && gemm_filter_fits) return kGemm;
+  if (kGemm.serves(wl) && is_strided_3x3(wl) && gemm_filter_fits(wl)) return kGemm;
   if (kWinograd.serves(wl) && is_winograd_shape(wl) && wl.c >= winograd_min_channels(options)) return kWinograd;
   return kDirect;
 }

@@ -27,6 +27,10 @@ constexpr int kMaxAccumulators = 64;
 // HW] = filter[c_out x c] x input[c x HW], the GEMM algorithm's own shape
 // (it runs any other as the GEMM over im2col(input)).
 bool is_pointwise(const Workload& wl);
+// Whether the GEMM algorithm's 32-bit filter offsets reach the whole
+// filter, [c_out x c*kh*kw]: at most 2^31 - 1 elements (the direct
+// algorithm offsets it with 64 bits).
+bool gemm_filter_fits(const Workload& wl);
 // Strided 3x3 convolutions (stride above 1 along either side, dilation 1),
 // which the default rule gives the GEMM algorithm (im2col).
 bool is_strided_3x3(const Workload& wl);

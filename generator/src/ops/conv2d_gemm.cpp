@@ -90,7 +90,7 @@ long long gemm_blocks(const Workload& wl, const Gemm& s) {
 constexpr int kMinStepsPerSplit = 8;
 
 // im2col (any other shape): 64 x 64 with 16 rows of K a stage, 2x1 groups
-// a thread (128 threads, a pixel column each), with the split K rule below.
+// a thread (128 threads, a pixel column each); plan() splits K as above.
 // From two sweeps on the H100 (docs/performance.md, "gemm for any
 // filter"): of 7 tiles over four strided 3x3 layers and a 5x5 one, the
 // fastest on four; of 4 tiles over ResNet's six stride-2 3x3 layers at
@@ -102,17 +102,16 @@ Gemm default_gemm(const Workload& wl, const PlanOptions& options) {
     s.block_co = 64, s.block_pixels = 64, s.k_step = 16, s.vthreads_co = 2, s.vthreads_pixels = 1;
     return s;
   }
-  const int k = gemm_k(wl);
   s.block_pixels = 128;
-  s.k_step = k % 16 == 0 && (k >= 128 || k == 16) ? 16 : 8;
-  // Scalar copies of the input (H x W % 4 != 0, or im2col) need a thread
-  // per pixel column of the tile.
-  s.vthreads_pixels = is_pointwise(wl) && (wl.h * wl.w) % 4 == 0 ? 2 : 1;
+  s.k_step = wl.c % 16 == 0 && (wl.c >= 128 || wl.c == 16) ? 16 : 8;
+  // Scalar copies of the input (H x W % 4 != 0) need a thread per pixel
+  // column of the tile.
+  s.vthreads_pixels = (wl.h * wl.w) % 4 == 0 ? 2 : 1;
   if (wl.c_out <= 24) {
     s.block_co = ceil_div(wl.c_out, 8) * 8, s.vthreads_co = 1;
-  } else if (k <= 16) {
+  } else if (wl.c <= 16) {
     s.block_co = 64, s.vthreads_co = 2;
-  } else if (wl.c_out <= 64 && k >= 128) {
+  } else if (wl.c_out <= 64 && wl.c >= 128) {
     s.block_co = 16, s.vthreads_co = 1;
   } else {
     s.block_co = 32, s.vthreads_co = 2;
@@ -122,7 +121,7 @@ Gemm default_gemm(const Workload& wl, const PlanOptions& options) {
   // 128 pixels, so block_co a multiple of 16 x vthreads_co.
   if (s.vthreads_pixels == 1) s.block_co = ceil_div(s.block_co, 16 * s.vthreads_co) * 16 * s.vthreads_co;
   if (gemm_blocks(wl, s) < options.target.newest.sm_count && oldest_arch(options) >= kMinSplitArch &&
-      static_cast<long long>(std::max(1, wl.n)) * wl.out_h() * wl.out_w() <= 64) {
+      static_cast<long long>(std::max(1, wl.n)) * wl.h * wl.w <= 64) {
     s.block_pixels = 64;
   }
   return s;
@@ -130,11 +129,9 @@ Gemm default_gemm(const Workload& wl, const PlanOptions& options) {
 
 void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   const ScheduleRequest& req = wl.schedule;
-  // The kernel offsets the filter, [c_out x K], with 32-bit ints.
-  const long long filter_elements = static_cast<long long>(wl.c_out) * gemm_k(wl);
-  if (filter_elements > 0x7fffffffLL) {
+  if (!gemm_filter_fits(wl)) {
     throw InputError({{req.algorithm ? req.algorithm_where : req.where,
-                       "the filter holds " + num(filter_elements) +
+                       "the filter holds " + num(static_cast<long long>(wl.c_out) * gemm_k(wl)) +
                            " elements; the gemm algorithm indexes it with 32-bit offsets (at most 2^31 - 1): use "
                            "algorithm: direct"}});
   }

@@ -185,9 +185,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
     s.k_step /= 2;
     g = winograd_shape(wl, s);
   }
-  if (s.block_co > 0 && s.block_tiles > 0 && g.threads > 0) {
-    s.split_k = req.value("split_k").value_or(split_default(g));
-  }
+  s.split_k = req.value("split_k").value_or(split_default(g));
   check_split_k(req, s.split_k, g.k_steps, s.k_step, g.chunk_rows, options, errors);
   if (g.threads > kMaxThreads) {
     errors.push_back({tile_at, "block " + num(s.block_co) + "x" + num(s.block_tiles) + " with thread_groups " +
