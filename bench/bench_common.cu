@@ -100,6 +100,13 @@ std::optional<convgen::DataType> parse_dtype_word(const std::string& word) {
   return std::nullopt;
 }
 
+std::optional<convgen::Math> parse_math_word(const std::string& word) {
+  for (const auto& m : convgen::kMathTable) {
+    if (word == m.word) return m.value;
+  }
+  return std::nullopt;
+}
+
 std::optional<convgen::Layout> parse_layout_word(const std::string& word) {
   for (const auto& l : convgen::kLayoutTable) {
     if (word == l.word) return l.value;
@@ -439,7 +446,11 @@ cudnnDataType_t cudnn_data_type(convgen::DataType dtype) {
 
 CudnnConvolution::CudnnConvolution(cudnnHandle_t handle, cudaStream_t stream, const CudnnConvShape& s,
                                    const void* x, const void* w, void* y)
-    : handle_(handle), tensor_cores_allowed_(s.dtype != convgen::DataType::kFloat32), x_(x), w_(w), y_(y) {
+    : handle_(handle),
+      tensor_cores_allowed_(s.dtype != convgen::DataType::kFloat32 || s.math == convgen::Math::kTF32),
+      x_(x),
+      w_(w),
+      y_(y) {
   CUDNN_CHECK(cudnnSetStream(handle_, stream));  // the algorithm search runs on it
   CUDNN_CHECK(cudnnCreateTensorDescriptor(&x_desc_));
   CUDNN_CHECK(cudnnCreateTensorDescriptor(&y_desc_));
@@ -459,8 +470,10 @@ CudnnConvolution::CudnnConvolution(cudnnHandle_t handle, cudaStream_t stream, co
                                               CUDNN_DATA_FLOAT));
   if (s.groups != 1) CUDNN_CHECK(cudnnSetConvolutionGroupCount(conv_desc_, s.groups));
   // float32: FMA only, since with the default math type cuDNN may run fp32 on
-  // TF32 tensor cores. float16 and bfloat16 are what tensor cores take as
-  // they are: the fastest algorithm may use them.
+  // TF32 tensor cores; with math tf32, tensor-op math (TF32 for float32, as
+  // PyTorch's allow_tf32 gives it). 3xtf32 has no cuDNN twin: it is
+  // compared with fp32 FMA, the accuracy it keeps. float16 and bfloat16 are
+  // what tensor cores take as they are: the fastest algorithm may use them.
   CUDNN_CHECK(cudnnSetConvolutionMathType(conv_desc_, tensor_cores_allowed_ ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
 
   int out_n = 0, out_c = 0, out_h = 0, out_w = 0;

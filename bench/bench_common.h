@@ -86,6 +86,7 @@ std::optional<EpilogueWord> parse_epilogue_word(const std::string& word);
 // The CSV's dtype and layout words are the spec's, from convgen/dtype.h's tables.
 std::optional<convgen::DataType> parse_dtype_word(const std::string& word);
 std::optional<convgen::Layout> parse_layout_word(const std::string& word);
+std::optional<convgen::Math> parse_math_word(const std::string& word);
 
 // Reports a problem with the CSV itself; line 0 means the file as a whole.
 [[noreturn]] void fail_csv(const std::string& path, int line, const std::string& what);
@@ -219,6 +220,7 @@ struct CudnnConvShape {
   int out_h = 1, out_w = 1;  // what the caller expects; checked against cuDNN's
   convgen::DataType dtype = convgen::DataType::kFloat32;  // of every tensor
   convgen::Layout layout = convgen::Layout::kNCHW;        // of every tensor, the filter's too (KRSC for NHWC)
+  convgen::Math math = convgen::Math::kFloat32;           // tf32: cuDNN may use TF32 tensor cores
   std::string description;   // named in the error when cuDNN disagrees on the output shape
 };
 

@@ -81,7 +81,10 @@ GemmPeak gemm_peak(Stopwatch& stopwatch, const CublasHandle& cublas, int size, c
   return peak;
 }
 
-GemmPeak measure_fp32_peak(Stopwatch& stopwatch, const std::string& sgemm_math, int size) {
+// A float32 SGEMM's rate in a cuBLAS math mode: CUBLAS_DEFAULT_MATH or
+// CUBLAS_PEDANTIC_MATH (fp32 FMA, no TF32: the roofline of float32 rows), or
+// CUBLAS_TF32_TENSOR_OP_MATH (TF32 tensor cores: that of math tf32 rows).
+GemmPeak measure_sgemm_peak(Stopwatch& stopwatch, cublasMath_t math, const std::string& math_text, int size) {
   const size_t count = size_t(size) * size;
   const DeviceBuffer a = DeviceBuffer::floats(count), b = DeviceBuffer::floats(count),
                      c = DeviceBuffer::floats(count);
@@ -89,9 +92,7 @@ GemmPeak measure_fp32_peak(Stopwatch& stopwatch, const std::string& sgemm_math, 
   fill_hashed<<<1024, 256, 0, stopwatch.stream()>>>(b.f32(), count, 2u);
   CUDA_CHECK(cudaGetLastError());
   const CublasHandle cublas(stopwatch.stream());
-  const bool pedantic = sgemm_math == "pedantic";
-  // Neither mode uses TF32: that takes CUBLAS_TF32_TENSOR_OP_MATH.
-  CUBLAS_CHECK(cublasSetMathMode(cublas.handle, pedantic ? CUBLAS_PEDANTIC_MATH : CUBLAS_DEFAULT_MATH));
+  CUBLAS_CHECK(cublasSetMathMode(cublas.handle, math));
   const float alpha = 1.0f, beta = 0.0f;
   return gemm_peak(
       stopwatch, cublas, size,
@@ -99,7 +100,15 @@ GemmPeak measure_fp32_peak(Stopwatch& stopwatch, const std::string& sgemm_math, 
         CUBLAS_CHECK(cublasSgemm(cublas.handle, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &alpha, a.f32(), size,
                                  b.f32(), size, &beta, c.f32(), size));
       },
-      "cublasSgemm", std::string(pedantic ? "CUBLAS_PEDANTIC_MATH" : "CUBLAS_DEFAULT_MATH") + " (fp32 FMA, no TF32)");
+      "cublasSgemm", math_text);
+}
+
+GemmPeak measure_fp32_peak(Stopwatch& stopwatch, const std::string& sgemm_math, int size) {
+  const bool pedantic = sgemm_math == "pedantic";
+  return measure_sgemm_peak(stopwatch, pedantic ? CUBLAS_PEDANTIC_MATH : CUBLAS_DEFAULT_MATH,
+                            std::string(pedantic ? "CUBLAS_PEDANTIC_MATH" : "CUBLAS_DEFAULT_MATH") +
+                                " (fp32 FMA, no TF32)",
+                            size);
 }
 
 GemmPeak measure_tensor_peak(Stopwatch& stopwatch, int size) {
@@ -147,12 +156,15 @@ struct DenseBench {
       "fp32 peak = cublasSgemm of --sgemm-size^3 without TF32 (--sgemm-math), measured in the same run.\n"
       "flops = 2 * N * C_out * OH * OW * C_in * KH * KW; tflops = flops / convgen hot time.\n"
       "tensor-core peak = cublasGemmEx of --sgemm-size^3 in fp16 with fp32 sums, measured in the same run.\n"
+      "TF32 peak = cublasSgemm of --sgemm-size^3 with CUBLAS_TF32_TENSOR_OP_MATH, measured in the same run.\n"
       "roofline_us = max(floor_us, flops / peak), the fp32 peak for float32 rows, the tensor-core peak for\n"
-      "float16 and bfloat16 rows; *_frac_roofline = roofline_us / cold time;\n"
+      "float16 and bfloat16 rows, the TF32 peak for math tf32 rows (a third of it for 3xtf32: three products\n"
+      "a term); *_frac_roofline = roofline_us / cold time;\n"
       "*_frac_ceiling = floor_us / cold time. The cuDNN columns time the convolution alone (legacy API,\n"
-      "fastest algorithm of cudnnFindConvolutionForwardAlgorithmEx under CUDNN_FMA_MATH); the check accepts a\n"
+      "fastest algorithm of cudnnFindConvolutionForwardAlgorithmEx under CUDNN_FMA_MATH; CUDNN_TENSOR_OP_MATH,\n"
+      "TF32, for math tf32 rows; 3xtf32 rows against FMA, the accuracy they keep); the check accepts a\n"
       "max relative error (to the largest output) of 1e-4, 1e-3 where cuDNN chose a Winograd or FFT algorithm,\n"
-      "grown after the activation by its largest slope.\n"
+      "3.9e-3 for math tf32 (as float16), grown after the activation by its largest slope.\n"
       "copy_cold_us: cudaMemcpyAsync of half the row's bytes (reads + writes = the row's), cold.\n"
       "Tuned (when built with CONVGEN_BENCH_DENSE_TUNING): the row's kernel from the same spec built with the\n"
       "tuning database applied, timed the same way on the same buffers; tuned_speedup_hot = convgen hot / tuned\n"
@@ -171,7 +183,7 @@ struct DenseBench {
                                                               "kh",    "kw", "stride", "pad",   "epilogue"};
   static inline const std::vector<const char*> kJsonColumns = {
       "suite", "name", "specialized", "n", "c", "c_out", "h", "w", "kh", "kw", "stride", "pad", "epilogue",
-      "dtype", "layout", "out_h", "out_w", "flops", "floor_us", "roofline_us", "convgen_hot_us", "convgen_cold_us",
+      "dtype", "layout", "math", "out_h", "out_w", "flops", "floor_us", "roofline_us", "convgen_hot_us", "convgen_cold_us",
       "convgen_noepilogue_hot_us", "noepilogue_name", "noepilogue_specialized", "convgen_residual_hot_us",
       "residual_name", "residual_specialized", "cudnn_hot_us", "cudnn_cold_us", "cudnn_algo", "tflops",
       "cudnn_tflops", "convgen_frac_ceiling", "cudnn_frac_ceiling", "convgen_frac_roofline", "cudnn_frac_roofline",
@@ -186,7 +198,8 @@ struct DenseBench {
       {"s", "stride"},
       {"epilogue", "epilogue"},
       {"dtype", "dtype"},
-      {"layout", "layout"}};
+      {"layout", "layout"},
+      {"math", "math"}};
   static inline const std::vector<TableColumn> kTableColumns = {
       {"served by", "served_by"},
       {"roofline us", "roofline_us"},
@@ -211,6 +224,7 @@ struct DenseBench {
     p.c = row.number("c_in");
     p.c_out = row.number("c_out");
     p.residual = false;
+    p.math = row.math;
     return p;
   }
 
@@ -229,6 +243,7 @@ struct DenseBench {
     CudnnConvShape s = common_cudnn_shape(p);
     s.k = p.c_out;
     s.groups = p.groups;
+    s.math = p.math;
     return s;
   }
 
@@ -259,6 +274,10 @@ struct DenseBench {
   }
   static GemmPeak measure_tensor_peak(Stopwatch& stopwatch, const Options& options) {
     return ::measure_tensor_peak(stopwatch, options.sgemm_size);
+  }
+  static GemmPeak measure_tf32_peak(Stopwatch& stopwatch, const Options& options) {
+    return measure_sgemm_peak(stopwatch, CUBLAS_TF32_TENSOR_OP_MATH,
+                              "CUBLAS_TF32_TENSOR_OP_MATH (float32 on TF32 tensor cores)", options.sgemm_size);
   }
 
   using Lib = Library<Problem, Args, convgen::Conv2dKernelInfo>;

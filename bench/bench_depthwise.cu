@@ -132,6 +132,7 @@ struct DepthwiseBench {
   static void add_options(CLI::App&, Options&) {}
   static GemmPeak measure_peak(Stopwatch&, const Options&) { return {}; }
   static GemmPeak measure_tensor_peak(Stopwatch&, const Options&) { return {}; }
+  static GemmPeak measure_tf32_peak(Stopwatch&, const Options&) { return {}; }
 
   using Lib = Library<Problem, Args, convgen::DepthwiseKernelInfo>;
   static inline const Lib kLibrary = {convgen::bench::find, convgen::bench::depthwise_conv2d, convgen::bench::depthwise_kernels};

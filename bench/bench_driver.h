@@ -73,7 +73,7 @@ struct Outputs {
 template <class Op>
 void check_against_cudnn(RowResult<Op>& row, const Operands& ops, const Outputs& out,
                          const std::vector<float>& fused_reference) {
-  row.check_limit = relative_error_limit(row.cudnn_algo, row.problem.dtype);
+  row.check_limit = relative_error_limit(row.cudnn_algo, row.problem.dtype, row.bench.math);
   const double fused_limit = fused_error_limit(row.check_limit, row.problem.activation);
   row.max_rel_err = max_relative_error(out.plain, out.cudnn);
   row.fused_max_rel_err = max_relative_error(out.fused, fused_reference);
@@ -128,9 +128,14 @@ RowResult<Op> measure_row(const Selected<Op>& selected, const Machine& machine, 
   const Problem plain_problem = without_epilogue<Op>(row.problem);
   row.floor_us = double(bytes_moved<Op>(row.problem)) / (machine.ceiling_tbps * 1e6);  // tbps * 1e6: bytes per us
   row.flops = Op::flop_count(row.problem);
-  // Half precision runs on tensor cores: its roofline is their peak.
-  const GemmPeak& peak = row.problem.dtype == convgen::DataType::kFloat32 ? machine.peak : machine.tensor_peak;
-  if (std::isfinite(row.flops)) row.roofline_us = std::max(row.floor_us, row.flops / (peak.tflops * 1e6));
+  // Half precision runs on tensor cores: its roofline is their peak. Math
+  // tf32 runs on TF32 tensor cores; 3xtf32 makes three products of each.
+  const bool float32 = row.problem.dtype == convgen::DataType::kFloat32;
+  const GemmPeak& peak = !float32 ? machine.tensor_peak
+                         : row.bench.math == convgen::Math::kFloat32 ? machine.peak
+                                                                     : machine.tf32_peak;
+  const double rate = peak.tflops / convgen::row(row.bench.math).products;
+  if (std::isfinite(row.flops)) row.roofline_us = std::max(row.floor_us, row.flops / (rate * 1e6));
 
   const Operands ops = make_operands<Op>(row.problem, seed);
   const size_t outputs = Op::output_count(row.problem);
@@ -286,6 +291,7 @@ int run(int argc, char** argv) {
   machine.ceiling_tbps = measure_copy_ceiling_tbps(stopwatch);
   machine.peak = Op::measure_peak(stopwatch, options);
   machine.tensor_peak = Op::measure_tensor_peak(stopwatch, options);
+  machine.tf32_peak = Op::measure_tf32_peak(stopwatch, options);
   std::string peak_text;
   if (std::isfinite(machine.peak.tflops)) {
     peak_text = "; fp32 peak " + fixed(machine.peak.tflops, 2) + " TFLOP/s (" + machine.peak.method + ")";
@@ -293,6 +299,9 @@ int run(int argc, char** argv) {
   if (std::isfinite(machine.tensor_peak.tflops)) {
     peak_text += "; tensor-core peak " + fixed(machine.tensor_peak.tflops, 2) + " TFLOP/s (" +
                  machine.tensor_peak.method + ")";
+  }
+  if (std::isfinite(machine.tf32_peak.tflops)) {
+    peak_text += "; TF32 peak " + fixed(machine.tf32_peak.tflops, 2) + " TFLOP/s (" + machine.tf32_peak.method + ")";
   }
   std::fprintf(stderr, "%s: copy ceiling %.2f TB/s%s\n", machine.gpu.c_str(), machine.ceiling_tbps, peak_text.c_str());
 

@@ -28,6 +28,7 @@ Json json_value(const RowResult<Op>& r, const std::string& key) {
       {"epilogue", [](const R& r) { return Json(r.bench.epilogue); }},
       {"dtype", [](const R& r) { return Json(convgen::to_string(r.problem.dtype)); }},
       {"layout", [](const R& r) { return Json(convgen::to_string(r.problem.layout)); }},
+      {"math", [](const R& r) { return Json(convgen::to_string(r.bench.math)); }},
       {"flops", [](const R& r) { return Json(r.flops); }},
       {"floor_us", [](const R& r) { return number(r.floor_us, 3); }},
       {"roofline_us", [](const R& r) { return number(r.roofline_us, 3); }},
@@ -138,6 +139,7 @@ std::pair<std::string, bool> table_cell(const RowResult<Op>& r, const std::strin
       {"epilogue", [](const R& r) { return Cell{r.bench.epilogue, true}; }},
       {"dtype", [](const R& r) { return Cell{convgen::to_string(r.problem.dtype), true}; }},
       {"layout", [](const R& r) { return Cell{convgen::to_string(r.problem.layout), true}; }},
+      {"math", [](const R& r) { return Cell{convgen::to_string(r.bench.math), true}; }},
       {"name", [](const R& r) { return Cell{r.choice.kernel, true}; }},
       {"served_by", [](const R& r) { return Cell{served_by(r), true}; }},
       {"cudnn_algo", [](const R& r) { return Cell{r.cudnn_ran() ? r.cudnn_algo : "-", true}; }},
@@ -203,6 +205,10 @@ void print_results(const std::vector<RowResult<Op>>& rows, const Machine& machin
   if (std::isfinite(machine.tensor_peak.tflops)) {
     std::cout << "; tensor-core peak " << fixed(machine.tensor_peak.tflops, 2) << " TFLOP/s ("
               << machine.tensor_peak.method << ")";
+  }
+  if (std::isfinite(machine.tf32_peak.tflops)) {
+    std::cout << "; TF32 peak " << fixed(machine.tf32_peak.tflops, 2) << " TFLOP/s (" << machine.tf32_peak.method
+              << ")";
   }
   std::cout << "\n" << Op::kTableLegend << "\n\n";
   print_rows(rows, concat(Op::kRowColumns, Op::kTableColumns));
@@ -270,6 +276,10 @@ Json results_document(const Machine& machine, const typename Op::Options& option
   if (std::isfinite(machine.tensor_peak.tflops)) {
     document["tensor_peak_tflops"] = number(machine.tensor_peak.tflops, 3);
     document["tensor_peak_method"] = machine.tensor_peak.method;
+  }
+  if (std::isfinite(machine.tf32_peak.tflops)) {
+    document["tf32_peak_tflops"] = number(machine.tf32_peak.tflops, 3);
+    document["tf32_peak_method"] = machine.tf32_peak.method;
   }
   if (Op::kTuned.linked()) document["tuning_db"] = Op::kTuned.tuning_db;
   finish_document(document, options, rows);

@@ -48,6 +48,8 @@ struct BenchCase {
   // Columns "dtype" and "layout" (spec words); float32 NCHW where the CSV has neither.
   convgen::DataType dtype = convgen::DataType::kFloat32;
   convgen::Layout layout = convgen::Layout::kNCHW;
+  // Column "math" (dense float32 rows: fp32, tf32, 3xtf32); fp32 where the CSV has none.
+  convgen::Math math = convgen::Math::kFloat32;
   std::map<std::string, int> numbers;
 
   int number(const std::string& column) const { return numbers.at(column); }
@@ -59,11 +61,13 @@ inline std::vector<std::string> concat_columns(std::vector<std::string> first, c
 }
 
 inline bool is_text_column(const std::string& column) {
-  return column == "suite" || column == "pad" || column == "epilogue" || column == "dtype" || column == "layout";
+  return column == "suite" || column == "pad" || column == "epilogue" || column == "dtype" || column == "layout" ||
+         column == "math";
 }
 
-// Columns every benchmark CSV may have: a row without them is float32 NCHW.
-inline const std::vector<std::string> kStorageColumns = {"dtype", "layout"};
+// Columns every benchmark CSV may have: a row without them is float32 NCHW
+// (math fp32).
+inline const std::vector<std::string> kStorageColumns = {"dtype", "layout", "math"};
 
 // Reads the benchmark CSV; columns (`columns`, then kStorageColumns where
 // present) are found by their header names.
@@ -92,12 +96,20 @@ inline std::vector<BenchCase> read_cases(const std::string& path, const std::vec
             if (!layout) fail_csv(path, line_number, "layout must be NCHW or NHWC, not '" + fields[i] + "'");
             row.layout = *layout;
           }
+          if (column == "math" && !fields[i].empty()) {
+            const auto math = parse_math_word(fields[i]);
+            if (!math) fail_csv(path, line_number, "math must be fp32, tf32 or 3xtf32, not '" + fields[i] + "'");
+            row.math = *math;
+          }
           if (!is_text_column(column)) {
             row.numbers[column] = parse_positive(fields[i], column.c_str(), path, line_number);
           }
         }
         if (row.pad != "same" && row.pad != "valid") {
           fail_csv(path, line_number, "pad must be 'same' or 'valid', not '" + row.pad + "'");
+        }
+        if (row.math != convgen::Math::kFloat32 && row.dtype != convgen::DataType::kFloat32) {
+          fail_csv(path, line_number, "math " + std::string(convgen::to_string(row.math)) + " is for float32 rows");
         }
         const auto parsed = parse_epilogue_word(row.epilogue);
         if (!parsed) fail_csv(path, line_number, "unknown epilogue '" + row.epilogue + "'");
@@ -283,9 +295,14 @@ void set_common_args(Args& args, convgen::Epilogue epilogue, const Operands& ops
 // and the reference epilogue runs on cuDNN's rounded output: a few units of
 // roundoff u of the largest output apart (8u: 3.9e-3 in float16, 3.1e-2 in
 // bfloat16; a missed tap of a 3x3 filter moves an output by far more).
-inline double relative_error_limit(const std::string& cudnn_algo, convgen::DataType dtype) {
+// Math tf32 rounds each operand to 10 bits after the point, as cuDNN's TF32
+// does (perhaps by another rounding): the limit of float16, whose operands
+// keep as many bits.
+inline double relative_error_limit(const std::string& cudnn_algo, convgen::DataType dtype,
+                                   convgen::Math math = convgen::Math::kFloat32) {
   const bool transformed = cudnn_algo.rfind("WINOGRAD", 0) == 0 || cudnn_algo.rfind("FFT", 0) == 0;
   const double limit = transformed ? 10 * kMaxRelativeError : kMaxRelativeError;
+  if (math == convgen::Math::kTF32) return std::max(limit, 8 * unit_roundoff(convgen::DataType::kFloat16));
   return dtype == convgen::DataType::kFloat32 ? limit : std::max(limit, 8 * unit_roundoff(dtype));
 }
 
@@ -392,6 +409,7 @@ struct Machine {
   double ceiling_tbps = kNaN;
   GemmPeak peak;         // fp32 FMA (no TF32): the roofline of float32 rows
   GemmPeak tensor_peak;  // fp16 on tensor cores, fp32 sums: the roofline of float16 and bfloat16 rows
+  GemmPeak tf32_peak;    // float32 on TF32 tensor cores: the roofline of math tf32 rows (3xtf32: a third)
 };
 
 }  // namespace bench_driver

@@ -5,11 +5,12 @@ Depthwise (bench/depthwise.csv -> bench/depthwise_bench.yaml, library `bench`):
 every CSV row becomes one workload. A row with an epilogue also gets the same
 convolution with `epilogue: none` and `activation: none`, because the
 benchmark times both (the plain variant is what cuDNN is compared against).
-Both CSVs may have `dtype` and `layout` columns (words of
-runtime/include/convgen/dtype.h, read by bench/storage_words.py; without them
-a row is float32 NCHW). They become the workload's `dtype:` and `layout:`
-keys where they differ from the spec's defaults (float32, NCHW), so a float32
-NCHW row's workload reads as it did before those columns existed.
+Both CSVs may have `dtype` and `layout` columns, the dense one a `math`
+column (words of runtime/include/convgen/dtype.h, read by
+bench/storage_words.py; without them a row is float32 NCHW, math fp32).
+They become the workload's `dtype:`, `layout:` and `math:` keys where they
+differ from the spec's defaults (float32, NCHW, fp32), so a float32 NCHW
+row's workload reads as it did before those columns existed.
 
 Dense (bench/dense.csv -> bench/dense_bench.yaml, library `bench_dense`):
 every row becomes an `op: conv2d` workload with `residual: false`, plus its
@@ -38,7 +39,7 @@ import storage_words
 
 HERE = Path(__file__).resolve().parent
 PADDINGS = ("same", "valid")
-TEXT_COLUMNS = ("suite", "pad", "epilogue", "dtype", "layout")
+TEXT_COLUMNS = ("suite", "pad", "epilogue", "dtype", "layout", "math")
 
 # What differs between the operators: the CSV's columns, the spec's fields
 # (spec key, CSV column) before the filter and after the stride, the library,
@@ -73,6 +74,7 @@ def read_rows(csv_path, columns):
     """Returns [(line_number, row_dict)] with integer fields converted and the epilogue split."""
     rows = []
     dtypes, layouts = storage_words.words()
+    maths = storage_words.math_words()
     with open(csv_path, newline="") as f:
         reader = csv.reader(f)
         header = None
@@ -105,6 +107,9 @@ def read_rows(csv_path, columns):
                 fail(where, f"dtype must be one of {', '.join(dtypes)}, not '{row['dtype']}'")
             if row["layout"] not in layouts:
                 fail(where, f"layout must be one of {', '.join(layouts)}, not '{row['layout']}'")
+            row["math"] = row.get("math") or storage_words.DEFAULT_MATH
+            if row["math"] not in maths:
+                fail(where, f"math must be one of {', '.join(maths)}, not '{row['math']}'")
             row["split"] = epilogue_words.split(row["epilogue"])
             if row["split"] is None:
                 fail(where, f"unknown epilogue '{row['epilogue']}' (an epilogue, an activation, or both "
@@ -123,7 +128,8 @@ def render_workload(operator, row, epilogue, activation, residual):
     flag = f", residual: {'true' if residual else 'false'}" if operator["residual"] else ""
     # The defaults (float32, NCHW) are not written either.
     storage = "".join(f", {key}: {row[key]}" for key, default in
-                      (("dtype", storage_words.DEFAULT_DTYPE), ("layout", storage_words.DEFAULT_LAYOUT))
+                      (("dtype", storage_words.DEFAULT_DTYPE), ("layout", storage_words.DEFAULT_LAYOUT),
+                       ("math", storage_words.DEFAULT_MATH))
                       if row[key] != default)
     return (f"  - {{{operator['op']}{fields(operator['shape'])[2:]}, filter: [{row['kh']}, {row['kw']}], "
             f"stride: {row['stride']}{padding}{fields(operator['after_stride'])}, epilogue: {epilogue}, "
@@ -138,6 +144,8 @@ def build_workloads(operator, rows):
         note = f"{row['suite']}, csv line {line_number}"
         if (row["dtype"], row["layout"]) != (storage_words.DEFAULT_DTYPE, storage_words.DEFAULT_LAYOUT):
             note = f"{row['suite']} {row['dtype']} {row['layout']}, csv line {line_number}"
+        if row["math"] != storage_words.DEFAULT_MATH:
+            note = f"{row['suite']} {row['dtype']} {row['layout']} math {row['math']}, csv line {line_number}"
         workloads.setdefault(render_workload(operator, row, epilogue, activation, False), note)
         workloads.setdefault(render_workload(operator, row, "none", "none", False), note + ", without epilogue")
         if operator["residual"]:

@@ -48,8 +48,11 @@ def all_rows(data):
 
 
 def storage(row):
-    """(dtype, layout) of a row: ("float16", "NHWC"); float32 NCHW where it does not say."""
-    return storage_words.of_row(row)
+    """(dtype, layout) of a row: ("float16", "NHWC"); float32 NCHW where it does not say. A math other
+    than fp32 joins the dtype: ("float32 tf32", "NCHW"), a table of its own."""
+    dtype, layout = storage_words.of_row(row)
+    math = storage_words.math_of(row)
+    return (dtype if math == storage_words.DEFAULT_MATH else f"{dtype} {math}", layout)
 
 
 DEFAULT_STORAGE = (storage_words.DEFAULT_DTYPE, storage_words.DEFAULT_LAYOUT)

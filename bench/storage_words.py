@@ -1,9 +1,10 @@
-"""The benchmark CSVs' dtype and layout words, read from runtime/include/convgen/dtype.h.
+"""The benchmark CSVs' dtype, layout and math words, read from runtime/include/convgen/dtype.h.
 
-A CSV's `dtype` and `layout` columns hold the spec's words ("float16",
-"NHWC"), taken from dtype.h's two tables (CONVGEN_DTYPE_TABLE and
-CONVGEN_LAYOUT_TABLE), so that no list of them is kept here. A CSV without
-these columns is float32 NCHW, the spec's defaults.
+A CSV's `dtype`, `layout` and `math` columns hold the spec's words
+("float16", "NHWC", "tf32"), taken from dtype.h's tables
+(CONVGEN_DTYPE_TABLE, CONVGEN_LAYOUT_TABLE and CONVGEN_MATH_TABLE), so that
+no list of them is kept here. A CSV without these columns is float32 NCHW
+with math fp32, the spec's defaults.
 """
 
 from pathlib import Path
@@ -12,13 +13,23 @@ from epilogue_words import table_words
 
 HEADER = Path(__file__).resolve().parent.parent / "runtime" / "include" / "convgen" / "dtype.h"
 
-DEFAULT_DTYPE, DEFAULT_LAYOUT = "float32", "NCHW"
+DEFAULT_DTYPE, DEFAULT_LAYOUT, DEFAULT_MATH = "float32", "NCHW", "fp32"
 
 
 def words(header=HEADER):
     """(dtype words, layout words), in table order."""
     text = Path(header).read_text()
     return table_words("CONVGEN_DTYPE_TABLE", text, header), table_words("CONVGEN_LAYOUT_TABLE", text, header)
+
+
+def math_words(header=HEADER):
+    """The math words (fp32, tf32, 3xtf32), in table order."""
+    return table_words("CONVGEN_MATH_TABLE", Path(header).read_text(), header)
+
+
+def math_of(row):
+    """The math of a CSV or result row; fp32 where it does not say."""
+    return str(row.get("math") or DEFAULT_MATH)
 
 
 def of_row(row):

@@ -88,7 +88,7 @@ def workload_key(d):
     """Fields that identify a workload, identical for a JSON row and a CSV line."""
     return (str(d["suite"]).strip(), int(d["n"]), int(d["c"]), int(d["h"]), int(d["w"]),
             int(d["kh"]), int(d["kw"]), int(d["stride"]), int(d["mult"]),
-            str(d["epilogue"]).strip(), *storage_words.of_row(d))
+            str(d["epilogue"]).strip(), *storage_words.of_row(d), storage_words.math_of(d))
 
 
 def load_csv_pads(path):
@@ -274,9 +274,10 @@ def setup_torch():
 
     if not torch.cuda.is_available():
         raise SystemExit("torch_compare: no CUDA device visible to PyTorch")
-    # float32 rows without TF32: convgen's float32 kernels round no input to
-    # TF32, so it would not compare. float16 and bfloat16 rows take whatever
-    # cuDNN picks (tensor cores), as AMP users get.
+    # float32 rows without TF32: convgen's float32 kernels of math fp32 round
+    # no input to TF32, so it would not compare (rows of math tf32 allow it:
+    # time_row). float16 and bfloat16 rows take whatever cuDNN picks (tensor
+    # cores), as AMP users get.
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
     # Let cuDNN pick its fastest algorithm per shape, as a tuned PyTorch user would.
@@ -294,6 +295,9 @@ def time_row(row, args, csv_pads, gen):
     if dense:
         out.update({"torch_residual_hot_us": None, "torch_plain_tflops": None,
                     "torch_frac_roofline": None})
+    # A row of math tf32 against PyTorch's default (allow_tf32 on for cuDNN's
+    # convolutions); fp32 and 3xtf32 rows against fp32 without TF32.
+    torch.backends.cudnn.allow_tf32 = storage_words.math_of(row) == "tf32"
     try:
         kh, kw = int(row["kh"]), int(row["kw"])
         padding = padding_tuple(pad_spec(row, csv_pads), kh, kw)
@@ -360,7 +364,8 @@ def main(argv=None):
         "hot": f"{args.launches} launches in one CUDA graph, median of {args.replays} replays / "
                f"{args.launches}",
         "cold": "triton.testing.do_bench(return_mode='median'), L2 flushed before each run",
-        "storage": "each row's dtype; layout NHWC: torch.channels_last input, weights and residual",
+        "storage": "each row's dtype; layout NHWC: torch.channels_last input, weights and residual; math tf32: "
+                   "torch.backends.cudnn.allow_tf32 = True (PyTorch's default), other rows False",
     }
     log(f"torch {torch.__version__}, cuDNN {data['torch_cudnn_version']}, GPU {gpu}, "
         f"{len(rows)} rows")

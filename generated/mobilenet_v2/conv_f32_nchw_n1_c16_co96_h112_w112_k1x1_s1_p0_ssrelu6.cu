@@ -61,6 +61,7 @@ constexpr int kXRowsPerPass = 4;
 constexpr int kXPasses = 4;
 constexpr int kWLoads = 8;  // staged weights per thread
 constexpr int kAPitch = 68;  // floats between staged weight rows (4 of padding)
+constexpr int kXPitch = 128;  // floats between staged input rows
 constexpr int kMinBlocksPerSM = 2;  // blocks per SM: the register cap stays above the estimated need
 
 
@@ -82,7 +83,7 @@ conv_f32_nchw_n1_c16_co96_h112_w112_k1x1_s1_p0_ssrelu6(const float* __restrict__
           const float* __restrict__ epilogue_a, const float* __restrict__ epilogue_b,
           const float* __restrict__ residual, float* __restrict__ output, int batch) {
   __shared__ __align__(16) float w_s[2][kBK][kAPitch];  // weights, [k][m]
-  __shared__ __align__(16) float x_s[2][kBK][kBN];      // pixels,  [k][p]
+  __shared__ __align__(16) float x_s[2][kBK][kXPitch];  // pixels,  [k][p]
 
   const int tid = threadIdx.x;
   // Output-channel blocks vary fastest, so the blocks that read one X tile run

@@ -61,6 +61,7 @@ constexpr int kXRowsPerPass = 1;
 constexpr int kXPasses = 16;
 constexpr int kWLoads = 4;  // staged weights per thread
 constexpr int kAPitch = 36;  // floats between staged weight rows (4 of padding)
+constexpr int kXPitch = 128;  // floats between staged input rows
 constexpr int kMinBlocksPerSM = 3;  // blocks per SM: the register cap stays above the estimated need
 
 
@@ -82,7 +83,7 @@ conv_f32_nchw_n1_c960_co160_h7_w7_k1x1_s1_p0_ss_res(const float* __restrict__ in
           const float* __restrict__ epilogue_a, const float* __restrict__ epilogue_b,
           const float* __restrict__ residual, float* __restrict__ output, int batch) {
   __shared__ __align__(16) float w_s[2][kBK][kAPitch];  // weights, [k][m]
-  __shared__ __align__(16) float x_s[2][kBK][kBN];      // pixels,  [k][p]
+  __shared__ __align__(16) float x_s[2][kBK][kXPitch];  // pixels,  [k][p]
 
   const int tid = threadIdx.x;
   // Output-channel blocks vary fastest, so the blocks that read one X tile run

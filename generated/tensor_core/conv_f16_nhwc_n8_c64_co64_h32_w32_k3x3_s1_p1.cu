@@ -48,6 +48,7 @@ namespace {
 using Element = __half;
 // The same bits as CUTLASS names them.
 using CutlassElement = cutlass::half_t;
+using MathOperator = cutlass::arch::OpMultiplyAdd;  // half products are exact in fp32
 
 // Problem constants (the batch is given at launch).
 constexpr int kH = 32, kW = 32, kC = 64;
@@ -70,7 +71,7 @@ using Conv = cutlass::conv::kernel::DefaultConv2dFprop<
     cutlass::layout::TensorNHWC, float, cutlass::arch::OpClassTensorOp, cutlass::arch::Sm80,
     cutlass::gemm::GemmShape<kCtaM, kCtaN, kCtaK>, cutlass::gemm::GemmShape<kWarpM, kWarpN, kCtaK>,
     cutlass::gemm::GemmShape<16, 8, 16>, cutlass::epilogue::thread::LinearCombination<CutlassElement, kInVec, float, float>,
-    cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<1>, kStages, cutlass::arch::OpMultiplyAdd,
+    cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<1>, kStages, MathOperator,
     kIterator, cutlass::conv::StrideSupport::kStrided, kInVec, kInVec>::Kernel;
 using Mma = Conv::Mma;
 constexpr int kThreads = Conv::kThreadCount;

@@ -28,8 +28,11 @@ unsigned GridExtent::at(int batch) const {
 }
 
 bool Algorithm::serves(const Workload& wl) const {
+  const bool math = wl.dtype != DataType::kFloat32
+                        ? wl.math == Math::kFloat32
+                        : std::find(float32_maths.begin(), float32_maths.end(), wl.math) != float32_maths.end();
   return std::find(dtypes.begin(), dtypes.end(), wl.dtype) != dtypes.end() &&
-         std::find(layouts.begin(), layouts.end(), wl.layout) != layouts.end();
+         std::find(layouts.begin(), layouts.end(), wl.layout) != layouts.end() && math;
 }
 
 LaunchShape Algorithm::launch(const KernelPlan& plan, int batch) const {

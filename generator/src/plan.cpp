@@ -55,11 +55,24 @@ Schedule default_schedule(const Workload& wl, const PlanOptions& options) {
 
 namespace {
 
-// "float32, float16 or bfloat16 in NCHW": what an algorithm serves.
+// "float32 in NCHW", "float16, bfloat16 or float32 (math tf32 or 3xtf32)
+// in NHWC": what an algorithm serves.
 std::string served_text(const Algorithm& a) {
   std::string text;
   for (size_t i = 0; i < a.dtypes.size(); ++i) {
     text += (i == 0 ? "" : i + 1 == a.dtypes.size() ? " or " : ", ") + std::string(to_string(a.dtypes[i]));
+    // Which maths, where the algorithm has no fp32 kernels (those serve
+    // every math the algorithm lists).
+    const auto& maths = a.float32_maths;
+    if (a.dtypes[i] != DataType::kFloat32 || std::find(maths.begin(), maths.end(), Math::kFloat32) != maths.end()) {
+      continue;
+    }
+    text += " (math ";
+    for (size_t m = 0; m < a.float32_maths.size(); ++m) {
+      text += (m == 0 ? "" : m + 1 == a.float32_maths.size() ? " or " : ", ") +
+              std::string(to_string(a.float32_maths[m]));
+    }
+    text += ")";
   }
   text += " in ";
   for (size_t i = 0; i < a.layouts.size(); ++i) text += (i == 0 ? "" : " or ") + std::string(to_string(a.layouts[i]));
@@ -122,9 +135,12 @@ const Algorithm& choose_algorithm(const Workload& wl, const PlanOptions& options
     for (const Algorithm* a : op.algorithms) {
       if (a->serves(wl)) serving += std::string(serving.empty() ? "" : ", ") + a->name;
     }
-    const std::string storage = std::string(to_string(wl.dtype)) + " " + to_string(wl.layout);
+    const std::string storage = std::string(to_string(wl.dtype)) +
+                                (wl.math != Math::kFloat32 ? std::string(" math ") + to_string(wl.math) : "") + " " +
+                                to_string(wl.layout);
     const SourceLocation& blame = req.algorithm                      ? req.algorithm_where
                                   : wl.dtype != DataType::kFloat32  ? wl.dtype_where
+                                  : wl.math != Math::kFloat32       ? wl.math_where
                                   : wl.layout != Layout::kNCHW      ? wl.layout_where
                                                                     : wl.where;
     if (req.algorithm) {

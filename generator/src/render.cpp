@@ -227,6 +227,11 @@ ms::data kernel_data(const LibraryPlan& lib, const KernelPlan& p, const RenderOp
   }
   v["epilogue_description"] = epilogue_description(wl);
   v["dtype"] = std::string(to_string(wl.dtype));
+  // The math the workload allows, where it is not fp32: what the kernel may
+  // do (the schedule says what it does: tensor cores, or fp32 FMA).
+  v["math_note"] = std::string(wl.math == Math::kTF32     ? ", math tf32 (operands may be rounded to TF32)"
+                               : wl.math == Math::k3xTF32 ? ", math 3xtf32 (fp32 accuracy, tensor cores allowed)"
+                                                          : "");
   v["layout"] = std::string(to_string(wl.layout));
   v["element_type"] = std::string(row(wl.dtype).cuda_type);
   v["element_header"] = std::string(row(wl.dtype).header);
@@ -267,6 +272,7 @@ ms::data kernel_data(const LibraryPlan& lib, const KernelPlan& p, const RenderOp
   v["flops"] = p.flops;
   v["counts_flops"] = p.flops > 0;
   v["compute_floor_us"] = fixed(p.compute_floor_us, 2);
+  v["compute_peak"] = p.compute_peak;
   v["copy_bandwidth_tbps"] = fixed(options.copy_bandwidth_tbps, 2);
 
   ms::data d;

@@ -94,6 +94,11 @@ const std::vector<std::string> kLayouts = [] {
   for (const LayoutRow& r : kLayoutTable) words.push_back(r.word);
   return words;
 }();
+const std::vector<std::string> kMaths = [] {
+  std::vector<std::string> words;
+  for (const MathRow& r : kMathTable) words.push_back(r.word);
+  return words;
+}();
 const std::vector<std::string> kEpilogues = [] {
   std::vector<std::string> words;
   for (const EpilogueRow& r : kEpilogueTable) words.push_back(r.word);
@@ -331,6 +336,11 @@ class SpecReader {
     if (r_.error_count() != errors_before || inherits_invalid_default) return std::nullopt;
 
     check_output_size(item, wl);
+    if (wl.math != Math::kFloat32 && wl.dtype != DataType::kFloat32) {
+      r_.error(wl.math_where, "math " + std::string(to_string(wl.math)) + " rounds float32 operands for tensor "
+               "cores; this workload is " + to_string(wl.dtype) + ", whose products are exact in fp32: leave math "
+               "at fp32 (or drop it)");
+    }
     if (r_.error_count() != errors_before) return std::nullopt;
     return wl;
   }
@@ -358,6 +368,11 @@ class SpecReader {
       if (auto v = r_.word(node, "layout", kLayouts)) {
         wl.layout = kLayoutTable[std::find(kLayouts.begin(), kLayouts.end(), *v) - kLayouts.begin()].value;
         wl.layout_where = r_.at(node);
+      }
+    } else if (key == "math") {
+      if (auto v = r_.word(node, "math", kMaths)) {
+        wl.math = kMathTable[std::find(kMaths.begin(), kMaths.end(), *v) - kMaths.begin()].value;
+        wl.math_where = r_.at(node);
       }
     } else if (key == "n") {
       if (node.IsScalar() && node.Scalar() == kRuntimeBatch) {
@@ -574,6 +589,10 @@ const std::vector<SpecKey>& shared_workload_keys() {
         {"dtype", "word", one_of(kDtypes), kDtypes.front(), false,
          "every tensor's element type (input, filter, epilogue parameters, residual, output); sums and the "
          "epilogue are fp32, rounded once at the store"},
+        {"math", "word", one_of(kMaths), kMaths.front(), false,
+         "how float32 products are computed: fp32, FMA in fp32; tf32, on tensor cores with the operands rounded "
+         "to TF32 (10 bits after the point, as PyTorch's allow_tf32); 3xtf32, on tensor cores with each operand "
+         "split into two TF32 parts, three products each (fp32 accuracy). Float16 and bfloat16 take fp32"},
         {"layout", "word", one_of(kLayouts), kLayouts.front(), false,
          "the activations' memory order; the weights follow as PyTorch holds them: NCHW: OIHW; NHWC: "
          "channels_last O x kh x kw x I (dense), kh x kw x (c x multiplier) (depthwise)"},
@@ -606,7 +625,7 @@ SpecVocabulary spec_vocabulary() {
       if (std::find(v.numbers.begin(), v.numbers.end(), n) == v.numbers.end()) v.numbers.push_back(n);
     }
   };
-  for (const auto* words : {&kTopKeys, &kDtypes, &kLayouts, &kEpilogues, &kActivations, &kPaddingWords}) {
+  for (const auto* words : {&kTopKeys, &kDtypes, &kMaths, &kLayouts, &kEpilogues, &kActivations, &kPaddingWords}) {
     for (const std::string& w : *words) word(w);
   }
   word(kRuntimeBatch);

@@ -152,12 +152,14 @@ std::vector<Diagnostic>& Reader::diagnostics() {
   return diagnostics_;
 }
 
-void Reader::error(const YAML::Node& node, std::string message) {
+void Reader::error(const YAML::Node& node, std::string message) { error(at(node), std::move(message)); }
+
+void Reader::error(const SourceLocation& where, std::string message) {
   if (bounded_ && diagnostics_.size() >= kMaxErrors) {
     stopped_ = true;
     return;
   }
-  diagnostics_.push_back({at(node), std::move(message)});
+  diagnostics_.push_back({where, std::move(message)});
 }
 
 SourceLocation Reader::at(const YAML::Node& node) const {

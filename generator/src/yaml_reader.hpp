@@ -67,6 +67,8 @@ class Reader {
   std::vector<Diagnostic>& diagnostics();
 
   void error(const YAML::Node& node, std::string message);
+  // An error at a place recorded earlier (a value read from `defaults`, say).
+  void error(const SourceLocation& where, std::string message);
   SourceLocation at(const YAML::Node& node) const;
 
   // Whether the document's root is a mapping (else reported); if so, its

@@ -22,7 +22,7 @@ long long output_count(const ReferenceProblem& p) {
 }
 
 double bound_terms(const ReferenceProblem& p) {
-  const double products = static_cast<double>(p.c / p.groups) * p.kh * p.kw;
+  const double products = static_cast<double>(p.c / p.groups) * p.kh * p.kw * row(p.math).products;
   return p.exact_sums ? std::sqrt(products) + 2 : products;
 }
 
@@ -160,7 +160,11 @@ Comparison compare(const ReferenceProblem& p, const std::vector<unsigned char>& 
       c.guard_word = static_cast<long long>(g);
     }
   }
-  const double unit = (bound_terms(p) + 2) * std::ldexp(1.0, -23);
+  // Products of operands rounded by the math (tf32, 3xtf32), where the
+  // operands are not already exact in it (multiples of 1/16 are).
+  const int product_bits = row(p.math).product_bits;
+  const double product_error = p.exact_sums || product_bits == 0 ? 0.0 : std::ldexp(1.0, -product_bits);
+  const double unit = (bound_terms(p) + 2) * std::ldexp(1.0, -23) + product_error;
   // The output's one rounding to its dtype (none past the fp32 sum's for
   // float32), and half the smallest subnormal step where that is not tiny.
   const int fraction_bits = row(p.dtype).fraction_bits;

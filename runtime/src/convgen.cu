@@ -49,6 +49,13 @@ std::string storage_text(const Problem& p) {
   return (known_dtype ? std::string(row(p.dtype).name_part) : "dtype " + num(dtype)) + " " +
          (known_layout ? std::string(row(p.layout).word) : "layout " + num(layout));
 }
+
+// " math tf32" where the products may be other than fp32 ("" for fp32).
+std::string math_text(Math m) {
+  const int math = static_cast<int>(m);
+  if (math < 0 || math >= static_cast<int>(sizeof kMathTable / sizeof kMathTable[0])) return " math " + num(math);
+  return m == Math::kFloat32 ? "" : std::string(" math ") + to_string(m);
+}
 }  // namespace
 
 std::string describe(const DepthwiseProblem& p) {
@@ -60,7 +67,7 @@ std::string describe(const DepthwiseProblem& p) {
 std::string describe(const Conv2dProblem& p) {
   return "conv2d " + storage_text(p) + " n" + num(p.n) + " c" + num(p.c) + " c_out " + num(p.c_out) + " h" + num(p.h) + " w" +
          num(p.w) + window_text(p) + " groups " + num(p.groups) + " epilogue " + to_string(p.epilogue) +
-         (p.residual ? " + residual" : "") + " activation " + to_string(p.activation);
+         (p.residual ? " + residual" : "") + " activation " + to_string(p.activation) + math_text(p.math);
 }
 
 std::string generic_kernel_name(const DepthwiseProblem& p) {
@@ -233,6 +240,14 @@ Status validate(const Conv2dProblem& p) {
   };
   if (p.c_out < 1) return bad("c_out must be at least 1");
   if (p.groups != 1) return bad("only groups = 1 (dense convolution) is supported; use depthwise_conv2d for groups = c");
+  const int math = static_cast<int>(p.math);
+  if (math < 0 || math >= static_cast<int>(sizeof kMathTable / sizeof kMathTable[0])) {
+    return bad("math must be one of Math's enumerators (fp32, tf32, 3xtf32)");
+  }
+  if (p.math != Math::kFloat32 && p.dtype != DataType::kFloat32) {
+    return bad("math " + std::string(to_string(p.math)) + " rounds float32 operands for tensor cores; " +
+               "float16 and bfloat16 products are exact in fp32: use Math::kFloat32");
+  }
   return validate_geometry(p, "c_out");
 }
 

@@ -22,6 +22,7 @@ namespace {
 using convgen::DataType;
 using convgen::Epilogue;
 using convgen::Layout;
+using convgen::Math;
 using convgen::oracle::Comparison;
 using convgen::oracle::kGuardWords;
 using convgen::oracle::Reference;
@@ -233,6 +234,62 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, HalfBound,
 // stored as is, in any layout).
 std::vector<unsigned char> encoded(const ReferenceProblem& p, float v) {
   return convgen::oracle::stored(p, Tensor::kPerChannel, {v});
+}
+
+// A float rounded to the nearest TF32 (10 bits after the point, ties away
+// from zero), as cvt.rna.tf32.f32 rounds it.
+float to_tf32(float x) {
+  std::uint32_t bits = 0;
+  std::memcpy(&bits, &x, 4);
+  bits = (bits + 0x1000u) & ~0x1fffu;
+  std::memcpy(&x, &bits, 4);
+  return x;
+}
+
+// What a tensor-core kernel of `math` would write: each product of
+// operands as the math rounds them (3xtf32: the small products first),
+// summed in fp32, then the scale and shift in fp32.
+std::vector<double> tensor_core_outputs(const ReferenceProblem& p, const convgen::oracle::Operands& o, Math math) {
+  std::vector<double> out;
+  const long long count = convgen::oracle::output_count(p);
+  for (long long i = 0; i < count; ++i) {
+    const int co = static_cast<int>(i / (static_cast<long long>(p.out_h) * p.out_w) % p.c_out);
+    float sum = 0;
+    for (const Tap& t : taps_of(p, o, i)) {
+      const float x = static_cast<float>(t.x), w = static_cast<float>(t.w);
+      const float x_big = to_tf32(x), w_big = to_tf32(w);
+      if (math == Math::k3xTF32) {
+        sum += to_tf32(x - x_big) * w_big;
+        sum += x_big * to_tf32(w - w_big);
+      }
+      sum += x_big * w_big;
+    }
+    out.push_back(sum * o.epilogue_a[co] + o.epilogue_b[co]);
+  }
+  return out;
+}
+
+// The bound of math tf32 and 3xtf32 on uniform operands (which TF32
+// rounds): a kernel of that math passes it; a tf32 kernel fails fp32's and
+// 3xtf32's, so a kernel that rounds to TF32 without saying so is caught.
+TEST(MathBound, EachMathPassesItsOwnBoundAndTf32FailsTheTighterOnes) {
+  ReferenceProblem p = depthwise(DataType::kFloat32, Layout::kNCHW);
+  const convgen::oracle::Operands o = convgen::oracle::make_operands(p, 21);
+  const Reference reference = host_reference(p, o);
+  auto check = [&](Math bound_math, Math kernel_math) {
+    ReferenceProblem q = p;
+    q.math = bound_math;
+    return convgen::oracle::compare(q, kernel_output(q, tensor_core_outputs(q, o, kernel_math)), reference);
+  };
+  for (Math m : {Math::kTF32, Math::k3xTF32}) {
+    const Comparison c = check(m, m);
+    EXPECT_TRUE(c.passed()) << convgen::to_string(m) << ": " << convgen::oracle::describe(c, p, 5);
+  }
+  EXPECT_FALSE(check(Math::kFloat32, Math::kTF32).passed());
+  EXPECT_FALSE(check(Math::k3xTF32, Math::kTF32).passed());
+  // 3xtf32 is fp32's accuracy: it passes fp32's bound, widened only by its
+  // three products a term.
+  EXPECT_TRUE(check(Math::k3xTF32, Math::k3xTF32).max_rel_error < std::ldexp(1.0, -20));
 }
 
 // Element `at` (in elements) of stored bytes.

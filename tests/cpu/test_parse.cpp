@@ -534,5 +534,33 @@ TEST(Parse, DtypeAndLayoutRefuseOtherWords) {
   }
 }
 
+// `math` (conv2d, float32): each word of the table, from a workload or
+// from `defaults`, fp32 when unset; other words and half dtypes refused at
+// the value.
+TEST(Parse, MathWords) {
+  const std::string dense = "{op: conv2d, n: 1, c: 8, c_out: 4, h: 8, w: 8, filter: 3, padding: same";
+  EXPECT_EQ(workload(dense + "}").math, Math::kFloat32);
+  EXPECT_EQ(workload(dense + ", math: fp32}").math, Math::kFloat32);
+  EXPECT_EQ(workload(dense + ", math: tf32}").math, Math::kTF32);
+  EXPECT_EQ(workload(dense + ", math: 3xtf32}").math, Math::k3xTF32);
+  const Spec spec = parse("library: t\ndefaults: {math: 3xtf32}\nworkloads:\n  - " + dense + "}\n  - " + dense +
+                          ", math: tf32}\n");
+  ASSERT_EQ(spec.workloads.size(), 2u);
+  EXPECT_EQ(spec.workloads[0].math, Math::k3xTF32);
+  EXPECT_EQ(spec.workloads[1].math, Math::kTF32);
+  for (const char* word : {"TF32", "tf-32", "bf16x3", "fp16", "true"}) {
+    SCOPED_TRACE(word);
+    const std::vector<Diagnostic> errors = spec_errors([&] { workload(dense + ", math: " + word + "}"); });
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_EQ(errors[0].message, std::string("'math' must be one of fp32, tf32, 3xtf32, got '") + word + "'");
+  }
+  const std::vector<Diagnostic> half =
+      spec_errors([&] { workload(dense + ", dtype: bfloat16, layout: NHWC, math: tf32}"); });
+  ASSERT_EQ(half.size(), 1u);
+  EXPECT_EQ(half[0].message,
+            "math tf32 rounds float32 operands for tensor cores; this workload is bfloat16, whose products are "
+            "exact in fp32: leave math at fp32 (or drop it)");
+}
+
 }  // namespace
 }  // namespace convgen_test

@@ -977,23 +977,23 @@ TEST(PlanStorage, TheDefaultRuleServesEveryDtypeAndLayoutSomeAlgorithmServes) {
   }
 }
 
-// Dense convolution serves float32 NCHW (direct, gemm, winograd) and half precision
-// in NHWC (implicit_gemm): other storage is refused, the message in full.
+// Dense convolution serves float32 NCHW in every math (direct, gemm,
+// winograd, stem), half precision in NHWC and float32 NHWC with math tf32
+// or 3xtf32 (implicit_gemm): other storage is refused, the message in full.
 TEST(PlanStorage, Conv2dRefusesOtherStorageByName) {
+  const std::string served =
+      "(direct: float32 in NCHW; gemm: float32 in NCHW; winograd: float32 in NCHW; stem: float32 in NCHW; "
+      "implicit_gemm: float16, bfloat16 or float32 (math tf32 or 3xtf32) in NHWC)";
   const Workload half = workload(
       "{op: conv2d, n: 1, c: 32, c_out: 16, h: 16, w: 16, filter: 3, padding: same, dtype: float16, layout: NCHW}");
   std::vector<Diagnostic> errors = spec_errors([&] { plan_kernel(half); });
   ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0].str(),
-            "test.yaml:3:89: error: no algorithm of conv2d serves float16 NCHW yet (direct: float32 in NCHW; gemm: "
-            "float32 in NCHW; winograd: float32 in NCHW; stem: float32 in NCHW; implicit_gemm: float16 or bfloat16 in NHWC)");
+  EXPECT_EQ(errors[0].str(), "test.yaml:3:89: error: no algorithm of conv2d serves float16 NCHW yet " + served);
   const Workload nhwc =
       workload("{op: conv2d, n: 1, c: 32, c_out: 16, h: 16, w: 16, filter: 3, padding: same, layout: NHWC}");
   errors = spec_errors([&] { plan_kernel(nhwc); });
   ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0].str(),
-            "test.yaml:3:90: error: no algorithm of conv2d serves float32 NHWC yet (direct: float32 in NCHW; gemm: "
-            "float32 in NCHW; winograd: float32 in NCHW; stem: float32 in NCHW; implicit_gemm: float16 or bfloat16 in NHWC)");
+  EXPECT_EQ(errors[0].str(), "test.yaml:3:90: error: no algorithm of conv2d serves float32 NHWC yet " + served);
   const Workload gemm = workload(
       "{op: conv2d, n: 1, c: 32, c_out: 16, h: 16, w: 16, filter: 1, padding: valid, dtype: bfloat16, layout: NHWC, "
       "schedule: {algorithm: gemm}}");
@@ -1634,6 +1634,87 @@ TEST(Conv2dPlan, GemmOverIm2colForStrided3x3) {
   EXPECT_EQ(plan("{op: conv2d, n: 8, c: 4, c_out: 64, h: 56, w: 56, filter: 3, stride: 2, padding: same}")
                 .schedule.algorithm_name(),
             "stem");
+}
+
+// Math tf32 and 3xtf32 (float32 on tensor cores allowed), worked out by
+// hand from conv2d.cpp, conv2d_gemm.cpp and conv2d_implicit_gemm.cpp. NCHW:
+// the fp32 algorithms, except the gemm algorithm's TF32 tensor cores where
+// they measured faster (tf32 on strided 3x3 and 1x1 layers of 128 channels
+// or more); NHWC: implicit_gemm with float steps of K (32 floats: the 64
+// halves' bytes). The math is in the name either way.
+TEST(Conv2dPlan, MathTf32AndTensorCores) {
+  PlanOptions h100;
+  h100.target = parse_arch_list("90");
+  const KernelPlan strided = plan(
+      "{op: conv2d, n: 32, c: 64, c_out: 128, h: 56, w: 56, filter: 3, stride: 2, padding: same, math: tf32}", h100);
+  EXPECT_EQ(strided.name, "conv_f32_tf32_nchw_n32_c64_co128_h56_w56_k3x3_s2_p1");
+  EXPECT_EQ(strided.schedule.summary(),
+            "gemm: block_tile 64x64, k_step 16, vthreads 2x1 (4x4 outputs each), products tensor_cores");
+  EXPECT_TRUE(strided.flag("tensor_cores"));
+  EXPECT_FALSE(strided.flag("three_products"));
+  EXPECT_EQ(strided.min_arch, 80);
+  // Rows 8 floats apart (mod 32) in both operands' stages and the tile of
+  // sums, which reuses the stages' bytes once the main loop is done.
+  EXPECT_EQ(strided.number("a_pitch"), 72);
+  EXPECT_EQ(strided.number("x_pitch"), 72);
+  EXPECT_EQ(strided.number("tile_pitch"), 72);
+  EXPECT_EQ(strided.smem_bytes, std::max(2 * (16 * 72 + 16 * 72) * 4, 64 * 72 * 4));
+  EXPECT_EQ(strided.number("warp_co"), 32);
+  EXPECT_EQ(strided.number("warp_pixels"), 32);
+  // The compute floor at the TF32 rate: half the fp16 peak of 762, 381 TFLOP/s.
+  EXPECT_NEAR(strided.compute_floor_us, static_cast<double>(strided.flops) / 381e6, 1e-9);
+
+  // A stride-1 3x3 layer keeps Winograd's fp32 kernel (faster than the
+  // tensor cores' GEMM), the math in its name; so does 3xtf32 on a strided one.
+  const KernelPlan winograd =
+      plan("{op: conv2d, n: 32, c: 64, c_out: 64, h: 56, w: 56, filter: 3, padding: same, math: tf32}", h100);
+  EXPECT_EQ(winograd.name, "conv_f32_tf32_nchw_n32_c64_co64_h56_w56_k3x3_s1_p1");
+  EXPECT_EQ(winograd.schedule.algorithm_name(), "winograd");
+  EXPECT_NEAR(winograd.compute_floor_us, static_cast<double>(winograd.flops) / 51.6e6, 1e-9);
+  EXPECT_FALSE(plan("{op: conv2d, n: 32, c: 64, c_out: 128, h: 56, w: 56, filter: 3, stride: 2, padding: same, "
+                    "math: 3xtf32}",
+                    h100)
+                   .flag("tensor_cores"));
+
+  // 1x1: tensor cores from 128 input channels; a thinner one stays on FMA.
+  EXPECT_TRUE(plan("{op: conv2d, n: 64, c: 960, c_out: 160, h: 7, w: 7, filter: 1, padding: valid, math: tf32}", h100)
+                  .flag("tensor_cores"));
+  const KernelPlan thin =
+      plan("{op: conv2d, n: 64, c: 96, c_out: 24, h: 28, w: 28, filter: 1, padding: valid, math: tf32}", h100);
+  EXPECT_EQ(thin.schedule.summary(), "gemm: block_tile 24x128, k_step 8, vthreads 1x2 (4x4 outputs each)");
+  // Forced: a tensor-core warp takes 16 x vthreads_co channels, so the block 32.
+  const KernelPlan forced = plan(
+      "{op: conv2d, n: 64, c: 96, c_out: 24, h: 28, w: 28, filter: 1, padding: valid, math: 3xtf32, "
+      "schedule: {products: tensor_cores}}",
+      h100);
+  EXPECT_EQ(forced.name, "conv_f32_3xtf32_nchw_n64_c96_co24_h28_w28_k1x1_s1_p0");
+  EXPECT_EQ(forced.schedule.summary(),
+            "gemm: block_tile 32x128, k_step 8, vthreads 1x2 (4x4 outputs each), products tensor_cores");
+  EXPECT_TRUE(forced.flag("three_products"));
+  EXPECT_NEAR(forced.compute_floor_us, static_cast<double>(forced.flops) / 127e6, 1e-9);
+  // Tensor cores need a math that allows them.
+  const std::vector<Diagnostic> errors = spec_errors([&] {
+    plan("{op: conv2d, n: 1, c: 96, c_out: 24, h: 28, w: 28, filter: 1, padding: valid, "
+         "schedule: {algorithm: gemm, products: tensor_cores}}",
+         h100);
+  });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].message,
+            "products tensor_cores rounds the operands to TF32, which math fp32 does not allow: set math: tf32 or "
+            "3xtf32, or products: fma");
+
+  const KernelPlan nhwc = plan(
+      "{op: conv2d, n: 32, c: 64, c_out: 64, h: 56, w: 56, filter: 3, padding: same, layout: NHWC, math: 3xtf32}",
+      h100);
+  EXPECT_EQ(nhwc.name, "conv_f32_3xtf32_nhwc_n32_c64_co64_h56_w56_k3x3_s1_p1");
+  EXPECT_EQ(nhwc.schedule.summary(), "implicit_gemm: cta_tile 256x64x16, warp_tile 64x64, 5 stages");
+  EXPECT_TRUE(nhwc.flag("float32"));
+  EXPECT_TRUE(nhwc.flag("fast_f32"));
+  EXPECT_EQ(nhwc.number("mma_k"), 8);
+  EXPECT_EQ(nhwc.number("in_vec"), 4);  // 16 bytes of floats
+  EXPECT_EQ(nhwc.alignment, 16);
+  EXPECT_EQ(nhwc.smem_bytes, 5 * (256 + 64) * 16 * 4);
+  EXPECT_NEAR(nhwc.compute_floor_us, static_cast<double>(nhwc.flops) / 127e6, 1e-9);
 }
 
 // The same layer by the default rule: winograd, worked out by hand from

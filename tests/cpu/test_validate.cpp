@@ -72,6 +72,26 @@ TEST(Validate, DenseReductionPastTheLimitIsRejected) {
   expect_rejected(p, "the reduction length is 1358954496; at most 1073741824");
 }
 
+// A dense problem's math: a Math enumerator, and fp32 for half dtypes
+// (their products are exact in fp32); tf32 and 3xtf32 for float32.
+TEST(Validate, DenseMathIsAnEnumeratorAndFloat32Only) {
+  Conv2dProblem p;
+  p.c = 8, p.c_out = 8, p.h = p.w = 8;
+  p.pad_top = p.pad_bottom = p.pad_left = p.pad_right = 1;
+  for (convgen::Math m : {convgen::Math::kFloat32, convgen::Math::kTF32, convgen::Math::k3xTF32}) {
+    p.math = m;
+    EXPECT_TRUE(convgen::validate(p).ok()) << convgen::describe(p);
+  }
+  p.math = static_cast<convgen::Math>(7);
+  expect_rejected(p, "math must be one of Math's enumerators (fp32, tf32, 3xtf32)");
+  EXPECT_NE(convgen::describe(p).find(" math 7"), std::string::npos) << convgen::describe(p);
+  p.math = convgen::Math::kTF32;
+  p.dtype = convgen::DataType::kFloat16;
+  expect_rejected(p, "math tf32 rounds float32 operands for tensor cores; float16 and bfloat16 products are exact "
+                     "in fp32: use Math::kFloat32");
+  EXPECT_NE(convgen::describe(p).find(" math tf32"), std::string::npos) << convgen::describe(p);
+}
+
 TEST(Validate, LargestSizesWithinTheLimitsAreAccepted) {
   DepthwiseProblem p = depthwise_3x3(2, 17, 17);
   p.multiplier = 1 << 23;  // 2^24 output channels, 4,848,615,424 output elements

@@ -36,7 +36,8 @@ and width, or the batch) until it needs at most --max-macs multiply-adds
 to the shapes the winograd algorithm serves (3x3, stride 1, dilation 1);
 --shapes stem to the stem algorithm's (1 to 4 input channels), with filters
 up to 11x11, strides up to 4 and batches up to 64; --shapes pointwise to the
-gemm algorithm's (1x1, stride 1, no padding).
+gemm algorithm's (1x1, stride 1, no padding). --maths lists the float32
+workloads' math (fp32, tf32, 3xtf32), taken in turn.
 """
 import argparse
 import random
@@ -240,6 +241,8 @@ def main():
                         help="the workloads' dtypes, taken in turn (default float32; conv2d: one)")
     parser.add_argument("--layouts", nargs="+", default=["NCHW"], metavar="LAYOUT",
                         help="the workloads' layouts, taken in turn (default NCHW; conv2d: one)")
+    parser.add_argument("--maths", nargs="+", default=["fp32"], choices=["fp32", "tf32", "3xtf32"], metavar="MATH",
+                        help="conv2d: the float32 workloads' math, taken in turn (default fp32)")
     parser.add_argument("--schedules", nargs="+", metavar="SCHEDULE",
                         help="depthwise: the workloads' schedules, taken in turn; `default`: the default rule's")
     parser.add_argument("--shapes", choices=["all", "winograd", "stem", "pointwise"], default="all",
@@ -292,12 +295,20 @@ def draw_conv2d(args, rng):
         raise SystemExit("--op conv2d takes one dtype and one layout")
     dtype, layout = args.dtypes[0], args.layouts[0]
     drawn = [draw_conv2d_workload(rng, i, args.max_extent, args.max_macs, args.shapes) for i in range(count)]
+    if len(args.maths) > 1:
+        # The math in turn by rounds of the epilogue combinations, so that
+        # each math meets every combination: "  - {...}" becomes
+        # "  - {..., math: tf32}".
+        def math_of(i):
+            return args.maths[i // len(EPILOGUE_COMBOS) % len(args.maths)]
+        drawn = [(text[:-1] + ", math: %s}" % math_of(i), ok, m) for i, (text, ok, m) in enumerate(drawn)]
+    math = ", math: " + args.maths[0] if len(args.maths) == 1 and args.maths[0] != "fp32" else ""
     lines = [
         "# %d dense conv2d problems drawn by tests/gpu/draw_random_spec.py --op conv2d --seed %d. Do not edit."
         % (count, args.seed),
         "library: %s" % args.library,
-        "defaults: {op: conv2d, dtype: %s, layout: %s%s}"
-        % (dtype, layout, ", schedule: " + args.schedule if args.schedule else ""),
+        "defaults: {op: conv2d, dtype: %s, layout: %s%s%s}"
+        % (dtype, layout, math, ", schedule: " + args.schedule if args.schedule else ""),
         "workloads:",
     ]
     lines += [text for text, _, _ in drawn]

@@ -38,6 +38,7 @@ oracle::ReferenceProblem reference_problem(const DepthwiseProblem& p) {
 oracle::ReferenceProblem reference_problem(const Conv2dProblem& p) {
   oracle::ReferenceProblem r = oracle::convolution_geometry(p, p.n, p.c_out);
   r.residual = p.residual;
+  r.math = p.math;
   r.exact_sums = true;
   return r;
 }
@@ -206,13 +207,16 @@ CheckResult check_problem(const DepthwiseProblem& p, const Runner& run, std::uin
   });
 }
 
-CheckResult check_problem(const Conv2dProblem& p, const Conv2dRunner& run, std::uint64_t seed) {
+CheckResult check_problem(const Conv2dProblem& p, const Conv2dRunner& run, std::uint64_t seed,
+                          DenseOperands operands) {
   if (p.groups != 1 || p.n < 1 || p.c < 1 || p.c_out < 1 || p.h < 1 || p.w < 1 || p.out_h() < 1 || p.out_w() < 1) {
     CheckResult result;
     result.message = "the harness checks valid dense (groups = 1) problems only: " + describe(p);
     return result;
   }
-  return launch_and_compare(reference_problem(p), seed, [&](const KernelOperands& o, void* output) {
+  oracle::ReferenceProblem r = reference_problem(p);
+  r.exact_sums = operands == DenseOperands::kSixteenths;
+  return launch_and_compare(r, seed, [&](const KernelOperands& o, void* output) {
     Conv2dArgs args;
     args.input = o.input;
     args.filter = o.filter;

@@ -75,7 +75,14 @@ CheckResult check_problem(const DepthwiseProblem& problem, const Runner& run, st
 // multiples of 1/16, so that the convolution's fp32 sums are exact in any
 // order, and the bound is (sqrt(c*kh*kw) + 4) * 2^-23 * S + 1e-30: one
 // missed product exceeds it even in a sum of thousands.
-CheckResult check_problem(const Conv2dProblem& problem, const Conv2dRunner& run, std::uint64_t seed);
+// With kUniform the input and filter are uniform in [-1, 1] instead (as the
+// depthwise check draws them) and the bound is the oracle's for such sums:
+// what tells the products' math apart (tf32 rounds each operand to 10 bits
+// after the point; 3xtf32 keeps fp32's accuracy), where sixteenths are
+// exact in every math.
+enum class DenseOperands { kSixteenths, kUniform };
+CheckResult check_problem(const Conv2dProblem& problem, const Conv2dRunner& run, std::uint64_t seed,
+                          DenseOperands operands = DenseOperands::kSixteenths);
 
 // Every dtype x layout that none of `kernels` (a library's
 // depthwise_kernels() or conv2d_kernels()) is made for.

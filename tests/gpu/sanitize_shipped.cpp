@@ -120,6 +120,7 @@ int run_all_conv2d(const char* library, const std::vector<convgen::Conv2dKernelI
     p.n = p.n == 0 || p.n > 2 ? 2 : p.n;
     ReferenceProblem r = convgen::oracle::convolution_geometry(p, p.n, p.c_out);
     r.residual = p.residual;
+    r.math = p.math;
     const DeviceOperands d(r, seed++);
     Conv2dArgs a;
     a.input = d.input;

@@ -1,8 +1,10 @@
 // The dense randomized draw (tests/gpu/draw_random_spec.py --op conv2d):
 // every dense kernel the generator made from it, under strict dispatch, and
 // the generic dense kernel on the same problem, against the float64
-// reference. Built once per drawn library: DRAW_LIBRARY names it (default
-// random_conv2d).
+// reference. A kernel of math tf32 or 3xtf32 is checked a second time on
+// uniform operands, which its math rounds (sixteenths are exact in TF32),
+// against the bound of that math. Built once per drawn library:
+// DRAW_LIBRARY names it (default random_conv2d).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -51,6 +53,13 @@ TEST(RandomConv2dDraw, EveryKernelAndTheGenericKernelMatchFloat64Reference) {
     ++checked;
     worst = std::max(worst, kernel.max_rel_error);
     worst_generic = std::max(worst_generic, fallback.max_rel_error);
+    if (k.problem.math != convgen::Math::kFloat32) {
+      const auto rounded = convgen::testing::check_problem(k.problem, specialized, seed + checked,
+                                                           convgen::testing::DenseOperands::kUniform);
+      EXPECT_TRUE(rounded.passed) << k.name << " on uniform operands (math " << convgen::to_string(k.problem.math)
+                                  << "): " << rounded.message;
+      if (!rounded.passed && kernel.passed) ++kernel_failed;
+    }
     if (!kernel.passed) ++kernel_failed;
     if (!fallback.passed) ++generic_failed;
     EXPECT_TRUE(kernel.passed) << k.name << " (" << k.spec_location << ", " << convgen::describe(k.problem)

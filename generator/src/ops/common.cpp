@@ -40,7 +40,8 @@ std::string problem_fields(const Workload& wl, const ProblemFields& own) {
 }
 
 std::string storage_name(const Workload& wl) {
-  return std::string(row(wl.dtype).name_part) + "_" + row(wl.layout).name_part;
+  const std::string math = row(wl.math).name_part;
+  return std::string(row(wl.dtype).name_part) + (math.empty() ? "" : "_" + math) + "_" + row(wl.layout).name_part;
 }
 
 int element_bytes(const Workload& wl) { return convgen::element_bytes(wl.dtype); }

@@ -40,7 +40,8 @@ std::string padding_name(const Workload& wl);
 // epilogue, activation) and the operator's own.
 using ProblemFields = std::vector<std::pair<std::string, std::string>>;
 std::string problem_fields(const Workload& wl, const ProblemFields& own);
-// The data type's and layout's part of a kernel name: "f16_nhwc".
+// The data type's, math's (where not fp32) and layout's part of a kernel
+// name: "f16_nhwc", "f32_tf32_nhwc".
 std::string storage_name(const Workload& wl);
 // The bytes of one element of the workload's dtype.
 int element_bytes(const Workload& wl);

@@ -94,7 +94,10 @@ int winograd_min_channels(const PlanOptions& options) {
   return library_shared_limit(options) >= 96 * 1024 ? 16 : 32;
 }
 
-// Half precision in NHWC: the tensor cores (implicit_gemm). float32 NCHW:
+// Half precision in NHWC, and float32 NHWC with math tf32 or 3xtf32: the
+// tensor cores (implicit_gemm). Float32 NCHW, whatever its math (tf32 and
+// 3xtf32 allow tensor cores; the fp32 kernels meet their bounds, and the
+// gemm algorithm's `products` knob takes the tensor cores where they pay):
 // the GEMM algorithm wherever it applies (a 1x1 convolution is a GEMM whose
 // operands are already laid out for one); the stem algorithm on layers of
 // at most 4 input channels; the GEMM over im2col on strided 3x3 layers (1.5
@@ -111,7 +114,8 @@ const Algorithm& default_algorithm(const Workload& wl, const PlanOptions& option
   return kDirect;
 }
 
-// conv_f32_nchw_n64_c16_co96_h112_w112_k1x1_s1_p0_ssrelu6; a residual add
+// conv_f32_nchw_n64_c16_co96_h112_w112_k1x1_s1_p0_ssrelu6 (conv_f32_tf32_nhwc_...
+// with math tf32); a residual add
 // shows as _res between the affine part and the activation.
 std::string kernel_name(const Workload& wl) {
   using ops::pair_name;
@@ -135,8 +139,25 @@ void plan_cost(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   p.bytes_written = ops::element_bytes(wl) * outputs;
   p.flops = 2LL * outputs * wl.c * wl.kh * wl.kw;
   p.floor_us = static_cast<double>(p.bytes_read + p.bytes_written) / (options.copy_bandwidth_tbps * 1e6);
-  // Half precision runs on tensor cores (implicit_gemm), float32 on FMA.
-  const double peak = wl.dtype == DataType::kFloat32 ? options.fp32_peak_tflops : options.tensor_peak_tflops;
+  // Half precision runs on tensor cores, float32 on FMA, or with math tf32
+  // or 3xtf32 on tensor cores where the kernel's schedule takes them
+  // (implicit_gemm always; gemm with products tensor_cores), at half the
+  // fp16 rate (the H100's and A100's TF32 rate), and for 3xtf32 a third of
+  // that (three products for one).
+  const bool tf32_tensor_cores = wl.dtype == DataType::kFloat32 && wl.math != Math::kFloat32 &&
+                                 (p.schedule.algorithm == &kImplicitGemm || (p.values.count("tensor_cores") && p.flag("tensor_cores")));
+  double peak = options.tensor_peak_tflops;
+  if (tf32_tensor_cores) {
+    peak = options.tensor_peak_tflops / 2 / row(wl.math).products;
+    p.compute_peak = "the " + std::string(to_string(wl.math)) + " tensor-core rate of " +
+                     num(static_cast<long long>(peak)) + " TFLOP/s (half the fp16 peak" +
+                     (row(wl.math).products > 1 ? ", three products for one" : "") + ")";
+  } else if (wl.dtype == DataType::kFloat32) {
+    peak = options.fp32_peak_tflops;
+    p.compute_peak = "the fp32 peak";
+  } else {
+    p.compute_peak = "the tensor-core peak of " + num(static_cast<long long>(peak)) + " TFLOP/s";
+  }
   p.compute_floor_us = static_cast<double>(p.flops) / (peak * 1e6);
 }
 
@@ -145,7 +166,10 @@ void template_values(const KernelPlan& p, TemplateValues& v) {
   v["c_out"] = static_cast<long long>(wl.c_out);
   v["residual"] = wl.residual;
   v["problem_fields"] = ops::problem_fields(
-      wl, {{"c_out", num(wl.c_out)}, {"groups", "1"}, {"residual", wl.residual ? "true" : "false"}});
+      wl, {{"c_out", num(wl.c_out)},
+           {"groups", "1"},
+           {"residual", wl.residual ? "true" : "false"},
+           {"math", std::string("Math::") + row(wl.math).enumerator}});
   v["epilogue_kind"] = static_cast<long long>(ops::epilogue_params(wl));
   v["residual_note"] = std::string(wl.residual ? " + residual[n, co, oy, ox]" : "");
 }
@@ -155,6 +179,7 @@ void template_values(const KernelPlan& p, TemplateValues& v) {
 oracle::ReferenceProblem reference_problem(const Workload& wl, int n) {
   oracle::ReferenceProblem p = oracle::convolution_geometry(wl, n, wl.c_out);
   p.residual = wl.residual;
+  p.math = wl.math;
   p.exact_sums = true;
   return p;
 }

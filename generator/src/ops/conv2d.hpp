@@ -55,6 +55,13 @@ int library_registers_per_sm(const PlanOptions& options);
 // (deterministic, no atomics, no workspace). Clusters need sm_90.
 constexpr int kMinSplitArch = 90;
 constexpr int kMaxSplitK = 8;  // CUDA's portable cluster size
+// Tensor cores with TF32 operands (mma.sync m16n8k8, cvt.rna.tf32): the
+// gemm algorithm's math tf32 and 3xtf32.
+constexpr int kMinTensorCoreArch = 80;
+// The maths an fp32 FMA kernel serves: all of them, since it computes each
+// product in fp32, within the bounds of tf32 and 3xtf32 too (their
+// permission to round, which it does not take).
+inline const std::vector<Math> kEveryMath = {Math::kFloat32, Math::kTF32, Math::k3xTF32};
 // The knob: 1, 2, 4 or 8 blocks of a cluster.
 Knob split_k_knob();
 // The default split K of a kernel of `blocks` blocks over `stages` stages,

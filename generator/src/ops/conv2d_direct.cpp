@@ -310,6 +310,11 @@ const Algorithm kDirect{
     &plan,
     &describe,
     &launch,
+    {DataType::kFloat32},
+    {Layout::kNCHW},
+    true,
+    nullptr,
+    kEveryMath,
 };
 
 }  // namespace convgen::gen::conv2d

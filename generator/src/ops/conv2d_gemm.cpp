@@ -17,6 +17,11 @@
 // z summing the stages z, z + split_k, ...; they add their partial tiles
 // through distributed shared memory in rank order, each block finishing
 // block_co / split_k of the tile's channels.
+// With math tf32 or 3xtf32 the products may run on tensor cores (knob
+// `products: tensor_cores`; mma.sync m16n8k8, sm_80 and newer): the same
+// stages, tiles and knobs, each warp computing (16 vthreads_co) x
+// (32 vthreads_pixels) of the tile, its sums passing through shared memory
+// (the stages' buffers) to the epilogue.
 #include <algorithm>
 
 #include "conv2d.hpp"
@@ -25,15 +30,20 @@ namespace convgen::gen::conv2d {
 
 namespace {
 
+// How the products are computed (the `products` knob's words, in order).
+enum Products { kFma = 0, kTensorCores = 1 };
+
 struct Gemm {
   int block_co = 0, block_pixels = 0;  // output channels and pixels per block
   int k_step = 0;                      // rows of K per shared-memory stage
   int vthreads_co = 1, vthreads_pixels = 1;  // 4x4 groups per thread along each
   int split_k = 1;                     // blocks of a cluster that share a tile
+  int products = kFma;                 // fp32 FMA, or TF32 tensor cores (math tf32, 3xtf32)
 };
 
 struct GemmShape {
   int threads_m, threads_n, threads, m_blocks, k_steps, x_vec, x_cols, x_rows_per_pass, x_passes, w_loads, a_pitch;
+  int x_pitch, tile_pitch;  // floats between staged input rows, and between rows of the tile of sums
   int smem_bytes, accumulators;
   int registers;  // a thread's estimated need: accumulators, two fragments, copy addresses and the epilogue
 };
@@ -41,7 +51,21 @@ struct GemmShape {
 // The GEMM's K: input channels x filter taps.
 int gemm_k(const Workload& wl) { return wl.c * wl.kh * wl.kw; }
 
+// Where math tf32 lets the products run on TF32 tensor cores, the default
+// does so where they measured faster than this algorithm's and the others'
+// fp32 kernels on the H100 (docs/performance.md, "Math tf32 and 3xtf32"):
+// strided 3x3 layers (1.3 to 1.5 times faster) and 1x1 layers of at least
+// 128 input channels (1.1 to 1.5 times); on thinner 1x1 layers the FMA
+// kernel was up to 2.7 times faster. 3xtf32's three products a term never
+// paid (0.95 to 1.8 times the fp32 kernels' time): FMA, which keeps its
+// accuracy.
+int default_products(const Workload& wl) {
+  const bool pays = is_strided_3x3(wl) || (is_pointwise(wl) && wl.c >= 128);
+  return wl.math == Math::kTF32 && pays ? kTensorCores : kFma;
+}
+
 GemmShape gemm_shape(const Workload& wl, const Gemm& s) {
+  const bool tensor = s.products == kTensorCores;
   GemmShape g{};
   g.threads_n = s.block_pixels / (4 * s.vthreads_pixels);
   g.threads_m = s.block_co / (4 * s.vthreads_co);
@@ -57,11 +81,18 @@ GemmShape gemm_shape(const Workload& wl, const Gemm& s) {
   g.x_passes = g.x_rows_per_pass > 0 ? ceil_div(s.k_step, g.x_rows_per_pass) : 0;
   g.w_loads = g.threads > 0 ? ceil_div(s.block_co * s.k_step, g.threads) : 0;
   // Weights are stored transposed, [k][m]; 4 floats of padding per row put
-  // the k-rows one warp's copies touch on different banks.
-  g.a_pitch = s.block_co + 4;
-  // Split K adds the block's partial tile, which its cluster reads.
-  g.smem_bytes = 2 * (s.k_step * g.a_pitch + s.k_step * s.block_pixels) * 4 +
-                 (s.split_k > 1 ? s.block_co * s.block_pixels * 4 : 0);
+  // the k-rows one warp's copies touch on different banks. The tensor
+  // cores' fragments read 4 rows x 8 columns a load (and their sums are
+  // stored 2 columns a lane): rows 8 floats apart (mod 32) put those on
+  // distinct banks, in the weights, the input and the tile of sums.
+  g.a_pitch = s.block_co + (tensor ? 8 : 4);
+  g.x_pitch = s.block_pixels + (tensor ? 8 : 0);
+  g.tile_pitch = s.block_pixels + (tensor ? 8 : 0);
+  const int stage_bytes = 2 * (s.k_step * g.a_pitch + s.k_step * g.x_pitch) * 4;
+  const int tile_bytes = s.block_co * g.tile_pitch * 4;
+  // The block's tile of sums: with tensor cores in the stages' buffers once
+  // the main loop is done; with split K on FMA beside them.
+  g.smem_bytes = tensor ? std::max(stage_bytes, tile_bytes) : stage_bytes + (s.split_k > 1 ? tile_bytes : 0);
   g.accumulators = 16 * s.vthreads_co * s.vthreads_pixels;
   g.registers = g.accumulators + 8 * (s.vthreads_co + s.vthreads_pixels) + 64;
   return g;
@@ -96,12 +127,14 @@ constexpr int kMinStepsPerSplit = 8;
 // fastest on four; of 4 tiles over ResNet's six stride-2 3x3 layers at
 // batches 1, 8 and 32, the fastest on 8 of 18 and on average 6% (at most
 // 20%) off the fastest of the four.
-Gemm default_gemm(const Workload& wl, const PlanOptions& options) {
+Gemm default_gemm(const Workload& wl, const PlanOptions& options, int products) {
   Gemm s;
+  s.products = products;
   if (!is_pointwise(wl)) {
     s.block_co = 64, s.block_pixels = 64, s.k_step = 16, s.vthreads_co = 2, s.vthreads_pixels = 1;
     return s;
   }
+  // (On tensor cores, the same tiles: not yet swept.)
   s.block_pixels = 128;
   s.k_step = wl.c % 16 == 0 && (wl.c >= 128 || wl.c == 16) ? 16 : 8;
   // Scalar copies of the input (H x W % 4 != 0) need a thread per pixel
@@ -119,7 +152,10 @@ Gemm default_gemm(const Workload& wl, const PlanOptions& options) {
   // Scalar copies give each of a tile row's pixels its own thread: the
   // thread count (block_co / (4 vthreads_co) x 32) must be a multiple of the
   // 128 pixels, so block_co a multiple of 16 x vthreads_co.
-  if (s.vthreads_pixels == 1) s.block_co = ceil_div(s.block_co, 16 * s.vthreads_co) * 16 * s.vthreads_co;
+  // A warp of tensor cores computes 16 x vthreads_co channels: the same.
+  if (s.vthreads_pixels == 1 || s.products == kTensorCores) {
+    s.block_co = ceil_div(s.block_co, 16 * s.vthreads_co) * 16 * s.vthreads_co;
+  }
   if (gemm_blocks(wl, s) < options.target.newest.sm_count && oldest_arch(options) >= kMinSplitArch &&
       static_cast<long long>(std::max(1, wl.n)) * wl.h * wl.w <= 64) {
     s.block_pixels = 64;
@@ -135,7 +171,8 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                            " elements; the gemm algorithm indexes it with 32-bit offsets (at most 2^31 - 1): use "
                            "algorithm: direct"}});
   }
-  Gemm s = default_gemm(wl, options);
+  // The products first: the default tile fits them.
+  Gemm s = default_gemm(wl, options, req.value("products").value_or(default_products(wl)));
   s.block_co = req.value("block_co").value_or(s.block_co);
   s.block_pixels = req.value("block_pixels").value_or(s.block_pixels);
   s.k_step = req.value("k_step").value_or(s.k_step);
@@ -150,6 +187,26 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                                    num(s.vthreads_pixels) + " groups of 4x4 outputs per thread; each side must be "
                                    "a multiple of 4 x its vthreads"});
     throw InputError(std::move(errors));
+  }
+  if (s.products == kTensorCores && wl.math == Math::kFloat32) {
+    throw InputError({{req.at("products"), "products tensor_cores rounds the operands to TF32, which math fp32 "
+                                           "does not allow: set math: tf32 or 3xtf32, or products: fma"}});
+  }
+  if (s.products == kTensorCores) {
+    // Tensor cores: a warp computes (16 vthreads_co) x (32 vthreads_pixels)
+    // in mma tiles of 16 x 8, over 8 rows of K at a time.
+    if (s.block_co % (16 * s.vthreads_co) != 0 || s.block_pixels % (32 * s.vthreads_pixels) != 0) {
+      errors.push_back({tile_at, "block_tile " + num(s.block_co) + "x" + num(s.block_pixels) + " does not split " +
+                                     "into warp tiles of " + num(16 * s.vthreads_co) + "x" +
+                                     num(32 * s.vthreads_pixels) + " (math " + to_string(wl.math) + ": vthreads " +
+                                     num(s.vthreads_co) + "x" + num(s.vthreads_pixels) + " per warp of tensor "
+                                     "cores, 16 channels x 32 pixels each)"});
+    }
+    if (s.k_step % 8 != 0) {
+      errors.push_back({req.at("k_step"), "k_step " + num(s.k_step) + " is not a multiple of 8, the rows of K of one "
+                                          "tensor-core product (math " + to_string(wl.math) + ")"});
+    }
+    if (!errors.empty()) throw InputError(std::move(errors));
   }
   // Split K where the tiles leave SMs idle; not where the partial tile
   // would not fit beside the stages.
@@ -187,10 +244,13 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                        {"k_step", s.k_step},
                        {"vthreads_co", s.vthreads_co},
                        {"vthreads_pixels", s.vthreads_pixels},
-                       {"split_k", s.split_k}};
+                       {"split_k", s.split_k},
+                       {"products", s.products}};
   p.threads = g.threads;
   p.block_threads = g.threads;
   p.smem_bytes = g.smem_bytes;
+  // TF32 tensor cores (mma.sync, cvt.rna.tf32): sm_80; clusters: sm_90.
+  if (s.products == kTensorCores) p.min_arch = kMinTensorCoreArch;
   if (s.split_k > 1) p.min_arch = kMinSplitArch;
   // grid.x is m_blocks blocks for each block_pixels pixels of the batch, at
   // most 2^31 - 1: the batch's pixels may fill that many pixel blocks.
@@ -205,19 +265,29 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"x_vec", n(g.x_vec)},                 {"x_cols", n(g.x_cols)},
       {"x_rows_per_pass", n(g.x_rows_per_pass)}, {"x_passes", n(g.x_passes)},
       {"w_loads", n(g.w_loads)},             {"a_pitch", n(g.a_pitch)},
+      {"a_pad", n(g.a_pitch - s.block_co)},   {"x_pitch", n(g.x_pitch)},
+      {"tile_pitch", n(g.tile_pitch)},
       {"pixels", n(wl.out_h() * wl.out_w())}, {"min_blocks", n(min_blocks(g.threads, g.registers))},
       {"ragged_m", wl.c_out % s.block_co != 0},
       {"ragged_k", gemm_k(wl) % s.k_step != 0},
       {"split", s.split_k > 1},
       {"im2col", !is_pointwise(wl)},
       {"gemm_k", n(gemm_k(wl))},
+      {"tensor_cores", s.products == kTensorCores},
+      {"three_products", s.products == kTensorCores && wl.math == Math::k3xTF32},
+      {"math", std::string(to_string(wl.math))},
+      {"finish_from_tile", s.products == kTensorCores || s.split_k > 1},
+      {"warp_co", n(16 * s.vthreads_co)},
+      {"warp_pixels", n(32 * s.vthreads_pixels)},
+      {"vthreads_pixels_x4", n(4 * s.vthreads_pixels)},
   };
 }
 
 std::string describe(const Schedule& s) {
   return "block_tile " + num(s.at("block_co")) + "x" + num(s.at("block_pixels")) + ", k_step " +
          num(s.at("k_step")) + ", vthreads " + num(s.at("vthreads_co")) + "x" + num(s.at("vthreads_pixels")) +
-         " (4x4 outputs each)" + (s.at("split_k") > 1 ? ", split_k " + num(s.at("split_k")) : "");
+         " (4x4 outputs each)" + (s.at("split_k") > 1 ? ", split_k " + num(s.at("split_k")) : "") +
+         (s.at("products") == kTensorCores ? ", products tensor_cores" : "");
 }
 
 // A block per pixel block and channel block (and split_k blocks of a
@@ -244,7 +314,10 @@ const Algorithm kGemm{
      Knob::integer("k_step", 1, 64, "rows of K (input channels x filter taps) per shared-memory stage (the reduction split)"),
      Knob::tuple("vthreads", {"vthreads_co", "vthreads_pixels"}, 1, 4, "[channels, pixels]",
                  "groups of 4x4 outputs per thread, spread over the block tile (virtual threads)"),
-     split_k_knob()},
+     split_k_knob(),
+     Knob::choice("products", {"fma", "tensor_cores"},
+                  "how the products are computed: fma, in fp32; tensor_cores, mma.sync of TF32 operands (sm_80+), "
+                  "where the workload's math allows it (tf32: one product, 3xtf32: three)")},
     "conv2d_nchw_gemm.cu.mustache",
     &plan,
     &describe,
@@ -253,6 +326,7 @@ const Algorithm kGemm{
     {Layout::kNCHW},
     true,
     &is_pointwise,
+    kEveryMath,
 };
 
 }  // namespace convgen::gen::conv2d

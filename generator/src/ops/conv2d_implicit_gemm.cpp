@@ -1,10 +1,12 @@
 // conv2d, algorithm `implicit_gemm`: float16/bfloat16 NHWC convolutions on
-// tensor cores. The convolution is the GEMM
+// tensor cores, and float32 ones with math tf32 or 3xtf32. The convolution
+// is the GEMM
 //   out[M = N*OH*OW pixels, N = c_out] = im2col(input)[M, K = kh*kw*c] x filter[K, c_out]
 // (the filter is [c_out, kh, kw, c], PyTorch's channels_last weight), summed
 // in fp32. The main loop is CUTLASS's (the nvidia-cutlass headers, version
 // pinned in scripts/install_deps.sh): a block computes a cta_m x cta_n tile
-// of the GEMM, its warps warp_m x warp_n each with mma.sync 16x8x16, over K
+// of the GEMM, its warps warp_m x warp_n each with mma.sync (16x8x16 for
+// half operands, 16x8x8 for tf32; 3xtf32 is CUTLASS's three products), over K
 // in steps of cta_k staged through `stages` buffers of shared memory by
 // cp.async; padding and strides are predicates of the copies. The epilogue
 // is convgen's: the accumulators go through shared memory to rows of
@@ -52,31 +54,38 @@ constexpr int kEpiloguePad = 8;
 
 struct ImplicitGemmShape {
   int warps, threads;
-  int in_vec;   // elements per copy of input and filter: 8, 4 or 2 (16, 8 or 4 bytes)
+  int element_bytes;  // 2 (half) or 4 (float32)
+  int in_vec;   // elements per copy of input and filter: 16, 8, 4 or 2 bytes' worth
   int out_vec;  // elements per epilogue load and store of output and residual
   int mainloop_bytes, epilogue_bytes, smem_bytes;
   int k_steps;  // main-loop steps of cta_k along K
   int n_tiles;
 };
 
-// The widest copy (in elements of 2 bytes) that divides `channels`, at most 16 bytes.
-int vector_elements(int channels) {
-  for (int v : {8, 4, 2}) {
+// The widest copy (in elements of `element_bytes`) that divides
+// `channels`, at most 16 bytes.
+int vector_elements(int channels, int element_bytes) {
+  for (int v = 16 / element_bytes; v > 1; v /= 2) {
     if (channels % v == 0) return v;
   }
   return 1;
 }
 
+// The reduction steps the main loop takes: 64 or 128 bytes of a row (32 or
+// 64 half elements, 16 or 32 floats).
+bool is_cta_k(int cta_k, int element_bytes) { return cta_k * element_bytes == 64 || cta_k * element_bytes == 128; }
+
 ImplicitGemmShape implicit_gemm_shape(const Workload& wl, const ImplicitGemm& s) {
   ImplicitGemmShape g{};
   g.warps = (s.cta_m / s.warp_m) * (s.cta_n / s.warp_n);
   g.threads = 32 * g.warps;
-  g.in_vec = vector_elements(wl.c);
-  g.out_vec = vector_elements(wl.c_out);
+  g.element_bytes = ops::element_bytes(wl);
+  g.in_vec = vector_elements(wl.c, g.element_bytes);
+  g.out_vec = vector_elements(wl.c_out, g.element_bytes);
   // CUTLASS's multistage storage: each stage holds the A tile (cta_m x
-  // cta_k) and the B tile (cta_k x cta_n) of 2-byte elements, unpadded
-  // (swizzled); the template checks this against sizeof.
-  g.mainloop_bytes = s.stages * (s.cta_m + s.cta_n) * s.cta_k * 2;
+  // cta_k) and the B tile (cta_k x cta_n), unpadded (swizzled); the
+  // template checks this against sizeof.
+  g.mainloop_bytes = s.stages * (s.cta_m + s.cta_n) * s.cta_k * g.element_bytes;
   g.k_steps = s.iterator == kFewChannels ? ceil_div(wl.kh * wl.kw * wl.c, s.cta_k) : wl.kh * wl.kw * ceil_div(wl.c, s.cta_k);
   g.epilogue_bytes = s.cta_m * (s.cta_n + kEpiloguePad) * 4;
   g.smem_bytes = std::max(g.mainloop_bytes, g.epilogue_bytes);
@@ -104,7 +113,8 @@ int shared_limit(const PlanOptions& options) {
 // 64 x 64; otherwise 128 x 128, 64 x 128, 64 x 64. The reduction step is 32
 // where c <= 32 (a step covers one filter tap's channels) and for the
 // 128 x 128 tile of a 1x1 convolution, else 64; stages as the tile's
-// shared memory allows (3 to 6).
+// shared memory allows (3 to 6). Float32 (tf32, 3xtf32) takes the same
+// tiles with the same bytes a step: half the reduction step in elements.
 struct TileChoice {
   int cta_m, cta_n, cta_k, warp_m, warp_n, stages;
 };
@@ -117,7 +127,8 @@ long long tile_count(const Workload& wl, long long pixels, int cta_m, int cta_n)
 ImplicitGemm default_tiles(const Workload& wl, const PlanOptions& options, int batch) {
   const long long pixels = 1LL * batch * wl.out_h() * wl.out_w();
   const long long enough_blocks = std::max(1, options.target.newest.sm_count) * 2LL / 3;
-  const bool thin = wl.c <= 32;
+  const int element_bytes = ops::element_bytes(wl);
+  const bool thin = wl.c * element_bytes <= 64;  // a 64-byte step covers one tap's channels
   const bool pointwise = wl.kh == 1 && wl.kw == 1;
   // (Built, not assigned: g++ 12 at -O2 warned of a null argument in
   // vector's assignment from a list.)
@@ -136,14 +147,17 @@ ImplicitGemm default_tiles(const Workload& wl, const PlanOptions& options, int b
   }
   // A 32-deep step for thin inputs, with twice the stages (the same bytes).
   if (thin && t.cta_k == 64) t.cta_k = 32, t.stages = std::min(2 * t.stages, 8);
-  ImplicitGemm s{t.cta_m, t.cta_n, t.cta_k, t.warp_m, t.warp_n, t.stages, 1, kOptimized};
-  // Up to 8 channels (the stems) or an odd count: K as one run. An odd c
-  // copies single elements (2 bytes), which cp.async cannot: CUTLASS's
-  // two-stage main loop that stages through registers.
-  if (wl.c <= 8 || wl.c % 2 != 0) {
+  // The list's steps are of 2-byte elements.
+  ImplicitGemm s{t.cta_m, t.cta_n, t.cta_k * 2 / element_bytes, t.warp_m, t.warp_n, t.stages, 1, kOptimized};
+  // Up to 8 channels (the stems) or an odd count of half elements: K as one
+  // run. An odd c of half elements copies single elements (2 bytes), which
+  // cp.async cannot: CUTLASS's two-stage main loop that stages through
+  // registers.
+  const bool odd_halves = element_bytes == 2 && wl.c % 2 != 0;
+  if (wl.c <= 8 || odd_halves) {
     s.iterator = kFewChannels;
-    s.cta_k = 32;
-    if (wl.c % 2 != 0) {
+    s.cta_k = 64 / element_bytes;
+    if (odd_halves) {
       // Registers hold a step's copies too: a 64 x 32 warp tile at most
       // (ptxas spilled 688 bytes at 256 x 64 with 64 x 64 warps).
       s.stages = 2;
@@ -177,9 +191,10 @@ ImplicitGemm default_tiles(const Workload& wl, const PlanOptions& options, int b
 // 99 KiB), fewer stages, down to the main loop's least.
 ImplicitGemm default_implicit_gemm(const Workload& wl, const PlanOptions& options, int batch) {
   ImplicitGemm s = default_tiles(wl, options, batch);
-  // 4-byte copies (c = 2 mod 4): a stage is 4 times the copies of 16-byte
-  // ones, and ptxas spilled at 6 stages (c = 6, 128 x 32 tile); 3 did not.
-  if (vector_elements(wl.c) == 2) s.stages = std::min(s.stages, 3);
+  // 4-byte copies (c = 2 mod 4 halves, an odd c of floats): a stage is 4
+  // times the copies of 16-byte ones, and ptxas spilled at 6 stages (c = 6
+  // halves, 128 x 32 tile); 3 did not.
+  if (implicit_gemm_shape(wl, s).in_vec * ops::element_bytes(wl) == 4) s.stages = std::min(s.stages, 3);
   const int least = s.stages == 2 ? 2 : 3;
   while (s.stages > least && implicit_gemm_shape(wl, s).smem_bytes > shared_limit(options)) --s.stages;
   return s;
@@ -204,14 +219,16 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
 
   // The tiles CUTLASS's sm_80 tensor-op main loop is instantiated with
   // (those of its own kernel list): block sides of 32 to 256, a reduction
-  // step of 32 or 64, warp tiles of 32 or 64 a side, 1 to 8 warps.
+  // step of 64 or 128 bytes, warp tiles of 32 or 64 a side, 1 to 8 warps.
   const SourceLocation& cta_at = req.at("cta_tile");
   const SourceLocation& warp_at = req.at("warp_tile");
+  const int element_bytes = ops::element_bytes(wl);
   if (!is_one_of(s.cta_m, {32, 64, 128, 256}) || !is_one_of(s.cta_n, {32, 64, 128, 256}) ||
-      !is_one_of(s.cta_k, {32, 64})) {
+      !is_cta_k(s.cta_k, element_bytes)) {
     errors.push_back({cta_at, "cta_tile " + num(s.cta_m) + "x" + num(s.cta_n) + "x" + num(s.cta_k) +
                                   " is not a tile the tensor-core main loop takes: pixels and channels must be 32, "
-                                  "64, 128 or 256, the reduction step 32 or 64"});
+                                  "64, 128 or 256, the reduction step " + num(64 / element_bytes) + " or " +
+                                  num(128 / element_bytes) + " (64 or 128 bytes of " + to_string(wl.dtype) + ")"});
   }
   if (!is_one_of(s.warp_m, {32, 64}) || !is_one_of(s.warp_n, {32, 64})) {
     errors.push_back({warp_at, "warp_tile " + num(s.warp_m) + "x" + num(s.warp_n) +
@@ -230,29 +247,33 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   }
   // The main loop stores each operand's tile into shared memory in 16-byte
   // copies spread over all its threads (CUTLASS's warp-raked thread maps):
-  // a tile of fewer than 8 elements a thread leaves a thread no copy, and
+  // a tile of fewer than 16 bytes a thread leaves a thread no copy, and
   // CUTLASS does not compile (256x32 in 8 warps, for one).
-  const long long copy_elements = 8LL * 32 * g.warps;
+  const long long copy_elements = 16LL / element_bytes * 32 * g.warps;
   if (g.warps <= 8 && (1LL * s.cta_m * s.cta_k < copy_elements || 1LL * s.cta_n * s.cta_k < copy_elements)) {
     errors.push_back({warp_at, "cta_tile " + num(s.cta_m) + "x" + num(s.cta_n) + "x" + num(s.cta_k) + " in " +
                                    num(g.warps) + " warps gives a thread less than one 16-byte copy of the " +
                                    (1LL * s.cta_m * s.cta_k < copy_elements ? "input" : "filter") +
-                                   " tile (each tile needs at least 8 elements per thread, " + num(copy_elements) +
+                                   " tile (each tile needs at least " + num(16 / element_bytes) +
+                                   " elements per thread, " + num(copy_elements) +
                                    "): use larger warp tiles or a larger cta_tile"});
   }
-  // cp.async copies 4, 8 or 16 bytes: an odd c (2-byte copies) takes the
-  // two-stage main loop, which stages through registers.
-  if (s.iterator == kOptimized && wl.c % 2 != 0) {
+  // cp.async copies 4, 8 or 16 bytes: an odd c of half elements (2-byte
+  // copies) takes the two-stage main loop, which stages through registers.
+  const bool odd_halves = element_bytes == 2 && wl.c % 2 != 0;
+  if (s.iterator == kOptimized && odd_halves) {
     errors.push_back({req.at("iterator"), "iterator optimized copies at least 2 channels (4 bytes) at a time; c = " +
                                               num(wl.c) + " is odd: use iterator few_channels"});
   }
-  if (wl.c % 2 != 0 && s.stages != 2) {
+  if (odd_halves && s.stages != 2) {
     errors.push_back({req.at("stages"), "c = " + num(wl.c) + " is odd: its 2-byte copies cannot go through "
                                         "cp.async, and the main loop that stages through registers has 2 stages, "
                                         "not " + num(s.stages)});
-  } else if (wl.c % 2 == 0 && s.stages < 3) {
-    errors.push_back({req.at("stages"), "the cp.async main loop (c even) takes 3 to 8 stages, not " +
-                                        num(s.stages) + "; 2 stages are for an odd c"});
+  } else if (!odd_halves && s.stages < 3) {
+    errors.push_back({req.at("stages"), "the cp.async main loop takes 3 to 8 stages, not " + num(s.stages) +
+                                        "; 2 stages are for an odd c of " + to_string(wl.dtype == DataType::kFloat32
+                                                                                          ? DataType::kFloat16
+                                                                                          : wl.dtype)});
   }
   if (s.iterator == kFewChannels && s.split_k > 1) {
     errors.push_back({req.at("split_k"), "split_k runs with iterator optimized only (few_channels walks K as one "
@@ -287,14 +308,14 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   // CUTLASS's iterators offset pointers by 32-bit byte counts: its
   // convolution takes tensors of less than 2^31 bytes. The filter's size is
   // the workload's; the input's and output's grow with the batch.
-  const long long filter_bytes = 2LL * wl.c_out * wl.kh * wl.kw * wl.c;
+  const long long filter_bytes = 1LL * element_bytes * wl.c_out * wl.kh * wl.kw * wl.c;
   if (filter_bytes >= kMaxCutlassTensorBytes) {
     throw InputError({{wl.where, "the filter takes " + num(filter_bytes) + " bytes; the implicit_gemm algorithm " +
                                      "(CUTLASS's iterators) takes tensors of less than 2^31 bytes"}});
   }
   // The launcher runs a larger batch in several launches of this many.
   const long long image_bytes =
-      2 * std::max(1LL * wl.h * wl.w * wl.c, 1LL * wl.out_h() * wl.out_w() * std::max(wl.c_out, 1));
+      element_bytes * std::max(1LL * wl.h * wl.w * wl.c, 1LL * wl.out_h() * wl.out_w() * std::max(wl.c_out, 1));
   const long long images_per_launch = std::min<long long>(kMaxBatch, (kMaxCutlassTensorBytes - 1) / image_bytes);
   if (images_per_launch < 1) {
     throw InputError({{wl.where, "one image's input or output takes " + num(image_bytes) + " bytes; the " +
@@ -303,7 +324,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   }
   // Every tensor is read or written in vectors: the input and filter of
   // in_vec elements, the output, residual and epilogue parameters of out_vec.
-  p.alignment = 2 * std::max(g.in_vec, g.out_vec);
+  p.alignment = element_bytes * std::max(g.in_vec, g.out_vec);
   p.min_arch = s.split_k > 1 ? kMinSplitArch : kMinArch;
   auto n = [](long long v) { return TemplateValue(v); };
   p.values = {
@@ -318,11 +339,13 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"pixels", n(1LL * wl.out_h() * wl.out_w())},
       {"gemm_k", n(1LL * wl.kh * wl.kw * wl.c)},
       {"bfloat16", wl.dtype == DataType::kBFloat16},
+      {"float32", wl.dtype == DataType::kFloat32},
+      {"fast_f32", wl.math == Math::k3xTF32},
+      {"mma_k", n(32 / element_bytes)},
       {"split", s.split_k > 1},
       {"few_channels", s.iterator == kFewChannels},
       {"cp_async", s.stages > 2},
       {"k_steps", n(g.k_steps)},
-      {"tensor_peak_tflops", n(static_cast<long long>(options.tensor_peak_tflops))},
   };
 }
 
@@ -352,10 +375,10 @@ LaunchDescription launch(const KernelPlan& p) {
 const Algorithm kImplicitGemm{
     "implicit_gemm",
     &kOperator,
-    {Knob::tuple("cta_tile", {"cta_m", "cta_n", "cta_k"}, 32, 256, "[pixels, channels, reduction]",
+    {Knob::tuple("cta_tile", {"cta_m", "cta_n", "cta_k"}, 16, 256, "[pixels, channels, reduction]",
                  "the block's tile of the GEMM: output pixels x output channels, and the reduction step"),
      Knob::tuple("warp_tile", {"warp_m", "warp_n"}, 32, 64, "[pixels, channels]",
-                 "one warp's part of the block tile (mma.sync 16x8x16 tiles)"),
+                 "one warp's part of the block tile (mma.sync tiles: 16x8x16 of half operands, 16x8x8 of tf32)"),
      Knob::integer("stages", 2, 8,
                    "shared-memory buffers of the main loop's pipeline (cp.async; 2: staged through registers, odd c)"),
      split_k_knob(),
@@ -366,9 +389,11 @@ const Algorithm kImplicitGemm{
     &plan,
     &describe,
     &launch,
-    {DataType::kFloat16, DataType::kBFloat16},
+    {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32},
     {Layout::kNHWC},
     false,  // not yet tuned: NVRTC does not build CUTLASS's main loop
+    nullptr,
+    {Math::kTF32, Math::k3xTF32},
 };
 
 }  // namespace convgen::gen::conv2d

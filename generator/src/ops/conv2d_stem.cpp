@@ -251,6 +251,7 @@ const Algorithm kStem{
     {Layout::kNCHW},
     true,
     &is_stem_shape,
+    kEveryMath,
 };
 
 }  // namespace convgen::gen::conv2d

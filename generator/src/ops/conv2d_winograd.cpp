@@ -300,6 +300,7 @@ const Algorithm kWinograd{
     {Layout::kNCHW},
     true,
     &is_winograd_shape,
+    kEveryMath,
 };
 
 }  // namespace convgen::gen::conv2d

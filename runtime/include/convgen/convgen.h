@@ -155,6 +155,11 @@ struct Conv2dProblem {
   Activation activation = Activation::kNone;
   DataType dtype = DataType::kFloat32;
   Layout layout = Layout::kNCHW;
+  // How float32 products may be computed (convgen/dtype.h): kFloat32, FMA
+  // in fp32; kTF32 or k3xTF32, on tensor cores. A kernel is made for one
+  // mode, and only a problem of that mode runs it; the generic kernel
+  // computes every mode in fp32. Float16 and bfloat16 problems take kFloat32.
+  Math math = Math::kFloat32;
 
   // As DepthwiseProblem's: 64-bit, exact, within the limits once validated.
   CONVGEN_HOST_DEVICE long long out_h() const {
@@ -298,7 +303,7 @@ struct OperatorTraits<Conv2dProblem> {
   static auto shape(const Conv2dProblem& p) {
     return std::tie(p.c, p.c_out, p.h, p.w, p.kh, p.kw, p.stride_h, p.stride_w, p.pad_top, p.pad_bottom, p.pad_left,
                     p.pad_right, p.dilation_h, p.dilation_w, p.groups, p.epilogue, p.residual, p.activation, p.dtype,
-                    p.layout);
+                    p.layout, p.math);
   }
 };
 

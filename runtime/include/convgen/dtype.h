@@ -22,6 +22,21 @@
   X(kFloat16, "float16", "f16", 2, "__half", "convgen/element_f16.h", 10)           \
   X(kBFloat16, "bfloat16", "bf16", 2, "__nv_bfloat16", "convgen/element_bf16.h", 7)
 
+// How a dense convolution multiplies float32 operands (the caller's
+// permission, as PyTorch's allow_tf32 is: a kernel is made for one mode and
+// the generic kernel, in fp32, serves them all). Float16 and bfloat16
+// products are exact in fp32: their problems take kFloat32. Columns:
+// enumerator, spec word, the kernel name's part (none for fp32), b such
+// that each product is within 2^-b of the exact one, relatively (0: an fp32
+// FMA, whose rounding is the sum's; tf32 rounds both operands to 10 bits after the point, 2^-11
+// each; 3xtf32 splits each operand into a tf32 part and a tf32 remainder,
+// 2^-22 each, and drops the product of the remainders, 2^-22), and how many
+// products the kernel adds for one (3 for 3xtf32).
+#define CONVGEN_MATH_TABLE(X)                                 \
+  X(kFloat32, "fp32", "", 0, 1)                               \
+  X(kTF32, "tf32", "tf32", 10, 1)                             \
+  X(k3xTF32, "3xtf32", "3xtf32", 20, 3)
+
 // The memory layouts of the activations (input, residual, output). Columns:
 // enumerator, spec word, the kernel name's part, and how the weights lie in
 // memory with it (as PyTorch holds them: contiguous, or channels_last).
@@ -34,6 +49,7 @@ namespace convgen {
 #define CONVGEN_ENUMERATOR(enumerator, ...) enumerator,
 enum class DataType { CONVGEN_DTYPE_TABLE(CONVGEN_ENUMERATOR) };
 enum class Layout { CONVGEN_LAYOUT_TABLE(CONVGEN_ENUMERATOR) };
+enum class Math { CONVGEN_MATH_TABLE(CONVGEN_ENUMERATOR) };
 #undef CONVGEN_ENUMERATOR
 
 #if !defined(__CUDACC_RTC__)
@@ -56,12 +72,25 @@ struct LayoutRow {
   const char* weights;     // how the filter lies in memory with this layout
 };
 
+struct MathRow {
+  Math value;
+  const char* enumerator;  // "kTF32"
+  const char* word;        // the spec's word, "tf32"
+  const char* name_part;   // in kernel names, "tf32" ("" for fp32)
+  int product_bits;        // each product within 2^-product_bits of the exact one; 0: exact
+  int products;            // tensor-core products added for one product of the sum
+};
+
 #define CONVGEN_DTYPE_ROW(enumerator, word, name_part, bytes, cuda_type, header, fraction_bits) \
   DataTypeRow{DataType::enumerator, #enumerator, word, name_part, bytes, cuda_type, header, fraction_bits},
 #define CONVGEN_LAYOUT_ROW(enumerator, word, name_part, weights) \
   LayoutRow{Layout::enumerator, #enumerator, word, name_part, weights},
 inline constexpr DataTypeRow kDataTypeTable[] = {CONVGEN_DTYPE_TABLE(CONVGEN_DTYPE_ROW)};
 inline constexpr LayoutRow kLayoutTable[] = {CONVGEN_LAYOUT_TABLE(CONVGEN_LAYOUT_ROW)};
+#define CONVGEN_MATH_ROW(enumerator, word, name_part, product_bits, products) \
+  MathRow{Math::enumerator, #enumerator, word, name_part, product_bits, products},
+inline constexpr MathRow kMathTable[] = {CONVGEN_MATH_TABLE(CONVGEN_MATH_ROW)};
+#undef CONVGEN_MATH_ROW
 #undef CONVGEN_DTYPE_ROW
 #undef CONVGEN_LAYOUT_ROW
 
@@ -70,6 +99,8 @@ inline constexpr const DataTypeRow& row(DataType t) { return kDataTypeTable[stat
 inline constexpr const LayoutRow& row(Layout l) { return kLayoutTable[static_cast<int>(l)]; }
 inline const char* to_string(DataType t) { return row(t).word; }
 inline const char* to_string(Layout l) { return row(l).word; }
+inline constexpr const MathRow& row(Math m) { return kMathTable[static_cast<int>(m)]; }
+inline const char* to_string(Math m) { return row(m).word; }
 inline constexpr int element_bytes(DataType t) { return row(t).bytes; }
 #endif
 

@@ -165,6 +165,9 @@ struct Algorithm {
   // that several algorithms own choose the one that claims the workload's
   // shape; an algorithm's plan names the shapes it refuses.
   bool (*shapes)(const Workload& wl) = nullptr;
+  // How it multiplies float32 operands (a float32 workload's `math`, which
+  // it must serve too); float16 and bfloat16 workloads take math fp32.
+  std::vector<Math> float32_maths = {Math::kFloat32};
 
   bool serves(const Workload& wl) const;
   bool serves_shape(const Workload& wl) const { return shapes == nullptr || shapes(wl); }

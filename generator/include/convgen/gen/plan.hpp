@@ -52,7 +52,8 @@ struct KernelPlan {
   long long bytes_read = 0, bytes_written = 0;
   double floor_us = 0;  // (bytes_read + bytes_written) / copy bandwidth
   long long flops = 0;          // multiply-adds x 2, where the operator counts them (conv2d)
-  double compute_floor_us = 0;  // flops / fp32 peak
+  double compute_floor_us = 0;  // flops / the peak of the kernel's arithmetic
+  std::string compute_peak = "the fp32 peak";  // that peak, as the kernel's header names it
   // The algorithm's own derived numbers, by the names its template uses.
   TemplateValues values;
 

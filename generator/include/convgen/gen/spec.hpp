@@ -59,6 +59,7 @@ using convgen::Epilogue;
 using convgen::Activation;
 using convgen::DataType;
 using convgen::Layout;
+using convgen::Math;
 using convgen::to_string;
 
 // The most channels (c, c_out) a spec states: the limits table's
@@ -121,7 +122,8 @@ struct Workload {
   Activation activation = Activation::kNone;
   DataType dtype = DataType::kFloat32;  // every tensor's elements; sums are fp32 whatever it is
   Layout layout = Layout::kNCHW;        // the activations' memory order (and so the weights')
-  SourceLocation dtype_where, layout_where;  // where the spec (or its defaults) sets them
+  Math math = Math::kFloat32;           // how float32 products are computed (conv2d)
+  SourceLocation dtype_where, layout_where, math_where;  // where the spec (or its defaults) sets them
   ScheduleRequest schedule;
 
   int out_channels() const { return c_out != 0 ? c_out : c * multiplier; }

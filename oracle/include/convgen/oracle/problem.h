@@ -29,6 +29,7 @@ struct ReferenceProblem {
   Activation activation = Activation::kNone;
   DataType dtype = DataType::kFloat32;  // every tensor's elements
   Layout layout = Layout::kNCHW;        // activations' (and weights') memory order
+  Math math = Math::kFloat32;           // how the kernel multiplies float32 operands
   // With NHWC, the filter is [kh, kw, c_out] (a depthwise filter: taps
   // first, the channels side by side), else [c_out, kh, kw, c / groups]
   // (channels_last).
