@@ -4,6 +4,8 @@
 # it), then checks their machine code (no local memory, no loop left over
 # filter taps). Exits non-zero on any error.
 #   scripts/sanitize.sh BUILD_DIR OUT_DIR
+# CONVGEN_SANITIZE_ONLY=TEXT runs only the kernels whose names hold TEXT under
+# the sanitizers (the machine-code check still reads every kernel).
 set -u
 build=${1:?usage: scripts/sanitize.sh BUILD_DIR OUT_DIR}
 out=${2:?usage: scripts/sanitize.sh BUILD_DIR OUT_DIR}
