@@ -94,7 +94,14 @@ GemmShape gemm_shape(const Workload& wl, const Gemm& s) {
   // the main loop is done; with split K on FMA beside them.
   g.smem_bytes = tensor ? std::max(stage_bytes, tile_bytes) : stage_bytes + (s.split_k > 1 ? tile_bytes : 0);
   g.accumulators = 16 * s.vthreads_co * s.vthreads_pixels;
-  g.registers = g.accumulators + 8 * (s.vthreads_co + s.vthreads_pixels) + 64;
+  // The fragments a k-row: 4 weights and 4 inputs a 4x4 group on FMA; on
+  // tensor cores 4 a 16-channel tile and 2 a tile of 8 pixels, as floats
+  // and as TF32, and twice that with 3xtf32's remainders (ptxas needed 184
+  // registers for a 3xtf32 1x1 kernel of 2x2 groups split in 2, and spilled
+  // under the FMA estimate's cap).
+  const int fragments = tensor ? (4 * s.vthreads_co + 8 * s.vthreads_pixels) * 2 * (wl.math == Math::k3xTF32 ? 2 : 1)
+                               : 8 * (s.vthreads_co + s.vthreads_pixels);
+  g.registers = g.accumulators + fragments + 64;
   return g;
 }
 
