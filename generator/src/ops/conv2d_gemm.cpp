@@ -56,8 +56,8 @@ int gemm_k(const Workload& wl) { return wl.c * wl.kh * wl.kw; }
 // fp32 kernels on the H100 (docs/performance.md, "Math tf32 and 3xtf32"):
 // strided 3x3 layers (1.3 to 1.5 times faster) and 1x1 layers of at least
 // 128 input channels (1.1 to 1.5 times); on thinner 1x1 layers the FMA
-// kernel was up to 2.7 times faster. 3xtf32's three products a term never
-// paid (0.95 to 1.8 times the fp32 kernels' time): FMA, which keeps its
+// kernel was up to 2.4 times faster. 3xtf32's three products a term never
+// paid (0.95 to 2.4 times the fp32 kernels' time): FMA, which keeps its
 // accuracy.
 int default_products(const Workload& wl) {
   const bool pays = is_strided_3x3(wl) || (is_pointwise(wl) && wl.c >= 128);
