@@ -1648,19 +1648,26 @@ TEST(Conv2dPlan, MathTf32AndTensorCores) {
   const KernelPlan strided = plan(
       "{op: conv2d, n: 32, c: 64, c_out: 128, h: 56, w: 56, filter: 3, stride: 2, padding: same, math: tf32}", h100);
   EXPECT_EQ(strided.name, "conv_f32_tf32_nchw_n32_c64_co128_h56_w56_k3x3_s2_p1");
+  // 64 x 128 tiles: 2 x 196 = 392 blocks, two waves of 132 SMs.
   EXPECT_EQ(strided.schedule.summary(),
-            "gemm: block_tile 64x64, k_step 16, vthreads 2x1 (4x4 outputs each), products tensor_cores");
+            "gemm: block_tile 64x128, k_step 16, vthreads 2x2 (4x4 outputs each), products tensor_cores");
   EXPECT_TRUE(strided.flag("tensor_cores"));
   EXPECT_FALSE(strided.flag("three_products"));
   EXPECT_EQ(strided.min_arch, 80);
   // Rows 8 floats apart (mod 32) in both operands' stages and the tile of
   // sums, which reuses the stages' bytes once the main loop is done.
   EXPECT_EQ(strided.number("a_pitch"), 72);
-  EXPECT_EQ(strided.number("x_pitch"), 72);
-  EXPECT_EQ(strided.number("tile_pitch"), 72);
-  EXPECT_EQ(strided.smem_bytes, std::max(2 * (16 * 72 + 16 * 72) * 4, 64 * 72 * 4));
+  EXPECT_EQ(strided.number("x_pitch"), 136);
+  EXPECT_EQ(strided.number("tile_pitch"), 136);
+  EXPECT_EQ(strided.smem_bytes, std::max(2 * (16 * 72 + 16 * 136) * 4, 64 * 136 * 4));
   EXPECT_EQ(strided.number("warp_co"), 32);
-  EXPECT_EQ(strided.number("warp_pixels"), 32);
+  EXPECT_EQ(strided.number("warp_pixels"), 64);
+  // At batch 8 the wide tiles would make 98 blocks: 64 x 64.
+  EXPECT_EQ(plan("{op: conv2d, n: 8, c: 64, c_out: 128, h: 56, w: 56, filter: 3, stride: 2, padding: same, "
+                 "math: tf32}",
+                 h100)
+                .schedule.summary(),
+            "gemm: block_tile 64x64, k_step 16, vthreads 2x1 (4x4 outputs each), products tensor_cores");
   // The compute floor at the TF32 rate: half the fp16 peak of 762, 381 TFLOP/s.
   EXPECT_NEAR(strided.compute_floor_us, static_cast<double>(strided.flops) / 381e6, 1e-9);
 

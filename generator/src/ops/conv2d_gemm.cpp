@@ -133,12 +133,19 @@ constexpr int kMinStepsPerSplit = 8;
 // filter"): of 7 tiles over four strided 3x3 layers and a 5x5 one, the
 // fastest on four; of 4 tiles over ResNet's six stride-2 3x3 layers at
 // batches 1, 8 and 32, the fastest on 8 of 18 and on average 6% (at most
-// 20%) off the fastest of the four.
+// 20%) off the fastest of the four. On tensor cores, 64 x 128 with 2x2
+// groups a thread (warps of 32 x 64) where those tiles still make two
+// waves: of 5 tiles on two 3x3 layers at batch 32 (stride 1 and 2), the
+// fastest, 15-17% ahead of 64 x 64; on fewer tiles (batch 8, 14^2) 64 x 64
+// was as fast or faster (docs/performance.md, "Math tf32 and 3xtf32").
 Gemm default_gemm(const Workload& wl, const PlanOptions& options, int products) {
   Gemm s;
   s.products = products;
   if (!is_pointwise(wl)) {
     s.block_co = 64, s.block_pixels = 64, s.k_step = 16, s.vthreads_co = 2, s.vthreads_pixels = 1;
+    Gemm wide = s;
+    wide.block_pixels = 128, wide.vthreads_pixels = 2;
+    if (products == kTensorCores && gemm_blocks(wl, wide) >= 2LL * options.target.newest.sm_count) s = wide;
     return s;
   }
   // (On tensor cores, the same tiles: not yet swept.)
