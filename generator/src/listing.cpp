@@ -123,6 +123,7 @@ nlohmann::json kernel_json(const KernelPlan& p) {
       {"epilogue", to_string(wl.epilogue)},
       {"activation", to_string(wl.activation)},
       {"dtype", to_string(wl.dtype)},
+      {"math", to_string(wl.math)},
       {"layout", to_string(wl.layout)},
       {"out_h", p.out_h}, {"out_w", p.out_w},
       {"schedule", schedule_json(p)},
@@ -169,6 +170,7 @@ const std::vector<WorkloadColumns>& workload_columns() {
       {"epilogue", "epilogue", [](const Workload& wl) { return std::string(to_string(wl.epilogue)); }},
       {"activation", "activation", [](const Workload& wl) { return std::string(to_string(wl.activation)); }},
       {"dtype", "dtype", [](const Workload& wl) { return std::string(to_string(wl.dtype)); }},
+      {"math", "math", [](const Workload& wl) { return std::string(to_string(wl.math)); }},
       {"layout", "layout", [](const Workload& wl) { return std::string(to_string(wl.layout)); }},
   };
   return columns;

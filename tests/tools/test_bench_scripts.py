@@ -65,6 +65,26 @@ def test_spec(tmp):
     expect(f"{bad}:2: error: dtype must be one of float32, float16, bfloat16, not 'half'" in result.stderr,
            f"bad dtype message: {result.stderr}")
 
+    # The dense CSV's math column: tf32 and 3xtf32 written out, fp32 (or none) left as the default.
+    dense = tmp / "dense.csv"
+    dense.write_text("suite,n,c_in,c_out,h,w,kh,kw,stride,pad,epilogue,dtype,layout,math\n"
+                     "s,1,8,16,4,4,3,3,1,same,none,float32,NCHW,fp32\n"
+                     "s,1,8,16,4,4,3,3,1,same,none,float32,NCHW,tf32\n"
+                     "s,1,8,16,4,4,3,3,1,same,none,float32,NHWC,3xtf32\n")
+    dense_out = tmp / "dense.yaml"
+    run(BENCH / "make_bench_spec.py", "--csv", csv, "--out", out, "--dense-csv", dense, "--dense-out", dense_out)
+    workloads = [line for line in dense_out.read_text().splitlines() if line.startswith("  - ")]
+    expect(len(workloads) == 6, f"three rows and their residual twins: {workloads}")
+    expect("math" not in workloads[0], f"math fp32 keeps the default: {workloads[0]}")
+    expect(", math: tf32}" in workloads[2], f"math tf32 written out: {workloads[2]}")
+    expect("layout: NHWC, math: 3xtf32}" in workloads[4], f"math 3xtf32 written out: {workloads[4]}")
+    dense.write_text("suite,n,c_in,c_out,h,w,kh,kw,stride,pad,epilogue,dtype,layout,math\n"
+                     "s,1,8,16,4,4,3,3,1,same,none,float32,NCHW,TF32\n")
+    result = run(BENCH / "make_bench_spec.py", "--csv", csv, "--out", out, "--dense-csv", dense, "--dense-out",
+                 dense_out, ok=False)
+    expect(f"{dense}:2: error: math must be one of fp32, tf32, 3xtf32, not 'TF32'" in result.stderr,
+           f"bad math message: {result.stderr}")
+
 
 def row(suite, dtype, layout, c, epilogue, hot, cold, copy, plain_hot, torch_hot, torch_plain):
     """A depthwise result row as convgen_bench_depthwise + torch_compare.py write it (times in µs)."""
