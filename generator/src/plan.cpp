@@ -56,21 +56,19 @@ Schedule default_schedule(const Workload& wl, const PlanOptions& options) {
 namespace {
 
 // "float32 in NCHW", "float16, bfloat16 or float32 (math tf32 or 3xtf32)
-// in NHWC": what an algorithm serves.
-std::string served_text(const Algorithm& a) {
+// in NHWC": what an algorithm serves. Its float32 maths are named where
+// they matter: where it has no fp32 kernels (those serve every math it
+// lists), or where the workload's math is not among them.
+std::string served_text(const Algorithm& a, const Workload& wl) {
   std::string text;
+  const auto& maths = a.float32_maths;
+  const auto serves = [&](Math m) { return std::find(maths.begin(), maths.end(), m) != maths.end(); };
   for (size_t i = 0; i < a.dtypes.size(); ++i) {
     text += (i == 0 ? "" : i + 1 == a.dtypes.size() ? " or " : ", ") + std::string(to_string(a.dtypes[i]));
-    // Which maths, where the algorithm has no fp32 kernels (those serve
-    // every math the algorithm lists).
-    const auto& maths = a.float32_maths;
-    if (a.dtypes[i] != DataType::kFloat32 || std::find(maths.begin(), maths.end(), Math::kFloat32) != maths.end()) {
-      continue;
-    }
+    if (a.dtypes[i] != DataType::kFloat32 || (serves(Math::kFloat32) && serves(wl.math))) continue;
     text += " (math ";
-    for (size_t m = 0; m < a.float32_maths.size(); ++m) {
-      text += (m == 0 ? "" : m + 1 == a.float32_maths.size() ? " or " : ", ") +
-              std::string(to_string(a.float32_maths[m]));
+    for (size_t m = 0; m < maths.size(); ++m) {
+      text += (m == 0 ? "" : m + 1 == maths.size() ? " or " : ", ") + std::string(to_string(maths[m]));
     }
     text += ")";
   }
@@ -144,13 +142,13 @@ const Algorithm& choose_algorithm(const Workload& wl, const PlanOptions& options
                                   : wl.layout != Layout::kNCHW      ? wl.layout_where
                                                                     : wl.where;
     if (req.algorithm) {
-      throw InputError({{blame, "algorithm '" + chosen->name + "' serves " + served_text(*chosen) +
+      throw InputError({{blame, "algorithm '" + chosen->name + "' serves " + served_text(*chosen, wl) +
                                     "; this workload is " + storage +
                                     (serving.empty() ? "; no algorithm of " + op.name + " serves it yet"
                                                      : "; the algorithms of " + op.name + " that serve it: " + serving)}});
     }
     std::string each;
-    for (const Algorithm* a : op.algorithms) each += (each.empty() ? "" : "; ") + a->name + ": " + served_text(*a);
+    for (const Algorithm* a : op.algorithms) each += (each.empty() ? "" : "; ") + a->name + ": " + served_text(*a, wl);
     throw InputError({{blame, "no algorithm of " + op.name + " serves " + storage + " yet (" + each + ")"}});
   }
   // For each other algorithm in order, the first key it owns that the
