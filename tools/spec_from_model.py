@@ -20,7 +20,9 @@ named as `package.module:callable` and built with random weights:
 The workloads get the dtype the model's weights have (float32, float16 or
 bfloat16) and the layout NCHW, unless --dtype and --channels-last say what the
 model runs in (`model.half().to(memory_format=torch.channels_last)`: float16,
-NHWC).
+NHWC). --math tf32 (or 3xtf32) lets the float32 dense convolutions run on
+TF32 tensor cores, as PyTorch's default `allow_tf32` does: their workloads
+get `math: tf32` (depthwise convolutions keep fp32).
 
 The spec holds one workload per distinct problem at each batch asked, in the
 order the model first uses it (so the output is the same on every run). What
@@ -43,6 +45,7 @@ from dataclasses import dataclass, field
 
 ACTIVATIONS = ("relu", "relu6", "silu", "hardswish")
 DTYPES = ("float32", "float16", "bfloat16")
+MATHS = ("fp32", "tf32", "3xtf32")
 
 
 @dataclass
@@ -64,6 +67,7 @@ class Conv:
     batch_norm: bool = False
     residual: bool = False  # a tensor shaped like the output is added before the activation
     activation: str = "none"
+    math: str = "fp32"  # a dense float32 convolution's: what its products may be rounded to
     folded: list = field(default_factory=list)  # names of the nodes folded in
 
     def workload(self, batch):
@@ -90,6 +94,8 @@ class Conv:
         if self.residual:
             fields["residual"] = "true"
         fields["activation"] = self.activation
+        if self.math != "fp32" and op["op"] == "conv2d" and self.dtype == "float32":
+            fields["math"] = self.math
         return "{" + ", ".join(f"{k}: {v}" for k, v in fields.items()) + "}", None
 
 
@@ -405,14 +411,16 @@ def torch_conv_groups(traced):
 
 # --------------------------------------------------------------------- spec
 
-def write_spec(convs, skipped, batches, library, source, dtype=None, layout="NCHW", refusals=None):
+def write_spec(convs, skipped, batches, library, source, dtype=None, layout="NCHW", refusals=None, math="fp32"):
     """The spec text, the lines saying what was left out and the number of
     workloads (0: no layer is served, and the text is no valid spec). The
-    workloads are in `dtype` (None: each in its weights' dtype) and `layout`.
+    workloads are in `dtype` (None: each in its weights' dtype) and `layout`;
+    the float32 dense ones in `math`.
     refusals(texts, dtype, layout), where given, returns {text: reason} for
     the workloads convgen refuses (convgen_refusals): those are left out."""
-    if dtype is not None:
-        for conv in convs:
+    for conv in convs:
+        conv.math = math
+        if dtype is not None:
             conv.dtype = dtype
     dtypes = collections.Counter(conv.dtype for conv in convs if conv.dtype in DTYPES)
     default_dtype = dtypes.most_common(1)[0][0] if dtypes else "float32"
@@ -535,6 +543,10 @@ def main(argv=None):
                         help="the dtype the model runs in (default: its weights', float32 for ONNX)")
     parser.add_argument("--channels-last", action="store_true",
                         help="the model runs channels_last: the workloads' layout is NHWC (default: NCHW)")
+    parser.add_argument("--math", choices=MATHS, default="fp32",
+                        help="what the float32 dense convolutions' products may be: tf32 lets them run on TF32 "
+                             "tensor cores (PyTorch's allow_tf32), 3xtf32 on tensor cores at fp32's accuracy "
+                             "(default: fp32)")
     parser.add_argument("--convgen", default=shutil.which("convgen"),
                         help="the convgen executable that checks each workload (its size limits, the dtypes and "
                              "layouts its algorithms serve); what it refuses is left out with its message "
@@ -559,7 +571,7 @@ def main(argv=None):
     try:
         text, left_out, n_workloads, reasons = write_spec(convs, skipped, args.batch, args.library, args.model,
                                                           args.dtype, "NHWC" if args.channels_last else "NCHW",
-                                                          refusals)
+                                                          refusals, args.math)
     except (OSError, RuntimeError) as e:  # convgen missing, or its check failing: named, no traceback
         print(f"spec_from_model: cannot check the workloads with {args.convgen}: {e}", file=sys.stderr)
         return 1

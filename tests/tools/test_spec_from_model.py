@@ -116,6 +116,25 @@ class SpecFromOnnx(unittest.TestCase):
             "{op: conv2d, n: 1, c: 24, c_out: 8, h: 10, w: 10, filter: 5, stride: 1, dilation: 1, "
             "padding: [2, 2, 2, 2], epilogue: bias, activation: hardswish}"])
 
+    def test_math_tf32_on_the_dense_float32_convolutions_only(self):
+        dense, di = conv_node("dense", "x", 16, 32, 3)
+        dw, wi = conv_node("dw", "dense_y", 32, 32, 3, groups=32)
+        text, _, path = self.spec(model([dense, dw], di + wi, [1, 16, 20, 20], "dw_y"), "--math", "tf32")
+        workloads = self.workloads(text)
+        self.assertTrue(workloads[0].startswith("{op: conv2d,") and workloads[0].endswith(", math: tf32}"), workloads)
+        self.assertNotIn("math", workloads[1])
+        if CONVGEN:
+            proc = subprocess.run([CONVGEN, "check", path], capture_output=True, text=True)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+        # Half-precision workloads keep fp32 (their products are exact in fp32).
+        text, _, _ = self.spec(model([dense], di, [1, 16, 20, 20], "dense_y"), "--math", "tf32", "--dtype", "float16",
+                               "--channels-last")
+        self.assertNotIn("math", text.split("workloads:")[1])
+        proc = self.run_tool(model([dense], di, [1, 16, 20, 20], "dense_y"), os.path.join(self.tmp.name, "x.yaml"),
+                             "--math", "TF32")
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("invalid choice: 'TF32'", proc.stderr)
+
     def test_left_out_with_reasons(self):
         served, si = conv_node("served", "x", 8, 8, 3)
         grouped, gi = conv_node("grouped", "served_y", 8, 8, 3, groups=2)
