@@ -148,7 +148,8 @@ Gemm default_gemm(const Workload& wl, const PlanOptions& options, int products) 
     if (products == kTensorCores && gemm_blocks(wl, wide) >= 2LL * options.target.newest.sm_count) s = wide;
     return s;
   }
-  // (On tensor cores, the same tiles: not yet swept.)
+  // (On tensor cores, the same tiles: of 5 swept on 1x1 layers, none won on
+  // all of them; docs/performance.md, "Math tf32 and 3xtf32".)
   s.block_pixels = 128;
   s.k_step = wl.c % 16 == 0 && (wl.c >= 128 || wl.c == 16) ? 16 : 8;
   // Scalar copies of the input (H x W % 4 != 0) need a thread per pixel
