@@ -139,24 +139,23 @@ void plan_cost(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   p.bytes_written = ops::element_bytes(wl) * outputs;
   p.flops = 2LL * outputs * wl.c * wl.kh * wl.kw;
   p.floor_us = static_cast<double>(p.bytes_read + p.bytes_written) / (options.copy_bandwidth_tbps * 1e6);
-  // Half precision runs on tensor cores, float32 on FMA, or with math tf32
-  // or 3xtf32 on tensor cores where the kernel's schedule takes them
-  // (implicit_gemm always; gemm with products tensor_cores), at half the
-  // fp16 rate (the H100's and A100's TF32 rate), and for 3xtf32 a third of
-  // that (three products for one).
-  const bool tf32_tensor_cores = wl.dtype == DataType::kFloat32 && wl.math != Math::kFloat32 &&
-                                 (p.schedule.algorithm == &kImplicitGemm || (p.values.count("tensor_cores") && p.flag("tensor_cores")));
+  // The rate of the kernel's products: FMA's fp32 peak, or the tensor
+  // cores' where its plan says it runs on them (flag "tensor_cores"):
+  // half-precision operands at the fp16 peak, float32 ones (math tf32,
+  // 3xtf32) at half of it (the H100's and A100's TF32 rate), and for 3xtf32
+  // a third of that (three products for one).
+  const bool tensor_cores = p.values.count("tensor_cores") != 0 && p.flag("tensor_cores");
   double peak = options.tensor_peak_tflops;
-  if (tf32_tensor_cores) {
+  if (tensor_cores && wl.dtype == DataType::kFloat32) {
     peak = options.tensor_peak_tflops / 2 / row(wl.math).products;
     p.compute_peak = "the " + std::string(to_string(wl.math)) + " tensor-core rate of " +
                      num(static_cast<long long>(peak)) + " TFLOP/s (half the fp16 peak" +
                      (row(wl.math).products > 1 ? ", three products for one" : "") + ")";
-  } else if (wl.dtype == DataType::kFloat32) {
+  } else if (tensor_cores) {
+    p.compute_peak = "the tensor-core peak of " + num(static_cast<long long>(peak)) + " TFLOP/s";
+  } else {
     peak = options.fp32_peak_tflops;
     p.compute_peak = "the fp32 peak";
-  } else {
-    p.compute_peak = "the tensor-core peak of " + num(static_cast<long long>(peak)) + " TFLOP/s";
   }
   p.compute_floor_us = static_cast<double>(p.flops) / (peak * 1e6);
 }

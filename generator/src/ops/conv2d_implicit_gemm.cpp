@@ -338,6 +338,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"n_tiles", n(g.n_tiles)},
       {"pixels", n(1LL * wl.out_h() * wl.out_w())},
       {"gemm_k", n(1LL * wl.kh * wl.kw * wl.c)},
+      {"tensor_cores", true},  // every kernel: mma.sync (the compute floor's rate)
       {"bfloat16", wl.dtype == DataType::kBFloat16},
       {"float32", wl.dtype == DataType::kFloat32},
       {"fast_f32", wl.math == Math::k3xTF32},

@@ -28,10 +28,11 @@
 // products are exact in fp32: their problems take kFloat32. Columns:
 // enumerator, spec word, the kernel name's part (none for fp32), b such
 // that each product is within 2^-b of the exact one, relatively (0: an fp32
-// FMA, whose rounding is the sum's; tf32 rounds both operands to 10 bits after the point, 2^-11
-// each; 3xtf32 splits each operand into a tf32 part and a tf32 remainder,
-// 2^-22 each, and drops the product of the remainders, 2^-22), and how many
-// products the kernel adds for one (3 for 3xtf32).
+// FMA, whose rounding the sum's bound covers; tf32 rounds both operands to
+// 10 bits after the point, 2^-11 each; 3xtf32 splits each operand into a
+// tf32 part and a tf32 remainder, 2^-22 each, and drops the product of the
+// remainders, 2^-22), and how many products the kernel adds for one (3 for
+// 3xtf32).
 #define CONVGEN_MATH_TABLE(X)                                 \
   X(kFloat32, "fp32", "", 0, 1)                               \
   X(kTF32, "tf32", "tf32", 10, 1)                             \
@@ -77,7 +78,7 @@ struct MathRow {
   const char* enumerator;  // "kTF32"
   const char* word;        // the spec's word, "tf32"
   const char* name_part;   // in kernel names, "tf32" ("" for fp32)
-  int product_bits;        // each product within 2^-product_bits of the exact one; 0: exact
+  int product_bits;        // each product within 2^-product_bits of the exact one; 0: fp32's FMA
   int products;            // tensor-core products added for one product of the sum
 };
 
