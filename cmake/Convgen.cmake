@@ -111,6 +111,23 @@ function(_convgen_check_archs context archs)
   endif()
 endfunction()
 
+# The architecture list `archs` with sm_90's real image made sm_90a: 90
+# becomes 90a-real;90-virtual, 90-real becomes 90a-real (CUDA 12.0 and
+# later; an explicit 90a stays).
+function(_convgen_sm90a_archs archs out)
+  set(mapped "")
+  foreach(arch IN LISTS archs)
+    if(CMAKE_CUDA_COMPILER_VERSION VERSION_GREATER_EQUAL 12.0 AND arch STREQUAL "90")
+      list(APPEND mapped "90a-real" "90-virtual")
+    elseif(CMAKE_CUDA_COMPILER_VERSION VERSION_GREATER_EQUAL 12.0 AND arch STREQUAL "90-real")
+      list(APPEND mapped "90a-real")
+    else()
+      list(APPEND mapped "${arch}")
+    endif()
+  endforeach()
+  set(${out} "${mapped}" PARENT_SCOPE)
+endfunction()
+
 # Whether the project chose CMAKE_CUDA_ARCHITECTURES (-D, CUDAARCHS, set()
 # before project()) rather than left it to CMake, which fills in the
 # compiler's default and caches it with the help string "CUDA architectures".
@@ -247,6 +264,11 @@ function(convgen_add_library target)
   if(NOT archs_ORIGIN STREQUAL "ARCHS")
     message(STATUS "convgen_add_library(${target}): CUDA architectures ${archs} (from ${archs_ORIGIN})")
   endif()
+  # sm_90's machine code is built as sm_90a, the arch-specific code that
+  # holds wgmma and TMA (implicit_gemm_sm90); it runs on every sm_90 GPU,
+  # and its PTX (90's -virtual part) stays plain sm_90 for newer GPUs.
+  _convgen_sm90a_archs("${archs}" cuda_archs)
+  string(REPLACE ";" "," archs_option "${cuda_archs}")
   list(APPEND gen_args --archs "${archs_option}")
   set(out_dir "${CMAKE_CURRENT_BINARY_DIR}/${target}.convgen")
 
@@ -318,13 +340,18 @@ function(convgen_add_library target)
   target_include_directories(${target} PUBLIC "$<BUILD_INTERFACE:${out_dir}>")
   target_link_libraries(${target} PUBLIC convgen::runtime)
   set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
-  set_target_properties(${target} PROPERTIES CUDA_ARCHITECTURES "${archs}")
+  set_target_properties(${target} PROPERTIES CUDA_ARCHITECTURES "${cuda_archs}")
   # Kernels need only fast host code; -lineinfo keeps profiles readable.
   target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
   get_property(cutlass GLOBAL PROPERTY CONVGEN_CUTLASS_INCLUDE_DIR)
   if(cutlass)
     # CUTLASS's host-and-device code calls constexpr host functions (as its own build allows).
     target_include_directories(${target} SYSTEM PRIVATE "${cutlass}")
+    # The sm_90 main loop also includes CUTLASS's utilities (packed strides),
+    # which its source tree and the wheel keep beside include/.
+    if(EXISTS "${cutlass}/../tools/util/include/cutlass/util/packed_stride.hpp")
+      target_include_directories(${target} SYSTEM PRIVATE "${cutlass}/../tools/util/include")
+    endif()
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr>)
   endif()
   if(ARG_NO_LOCAL_MEMORY)

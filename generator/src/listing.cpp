@@ -93,6 +93,7 @@ nlohmann::json schedule_json(const KernelPlan& p) {
   j["alignment"] = p.alignment;
   j["max_batch"] = p.max_batch;
   j["min_arch"] = p.min_arch;
+  j["max_arch"] = p.max_arch;
   for (const Knob& k : s.algorithm->op->common_knobs) j[k.key] = knob_json(k, s);
   // The numbers the algorithm derives (group_lanes, tiles_y, ...).
   for (const auto& [name, value] : p.values) {

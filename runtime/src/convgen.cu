@@ -609,11 +609,27 @@ std::string too_little_shared_memory(const Entry& e, int bytes) {
          " bytes of shared memory a block; this GPU gives at most " + std::to_string(bytes);
 }
 
-// Why a kernel does not run on this GPU: it needs a newer one.
+// The GPUs a kernel runs on, in words: "sm_80 and newer", "sm_90 only".
 template <class Entry>
-std::string too_old_a_gpu(const Entry& e, int arch) {
-  return std::string("kernel ") + e.name + " runs on sm_" + std::to_string(e.min_arch) +
-         " and newer (tensor-core instructions); this GPU is sm_" + std::to_string(arch);
+std::string arch_range(const Entry& e) {
+  if (e.max_arch > 0 && e.max_arch == e.min_arch) return "sm_" + std::to_string(e.min_arch) + " only";
+  std::string s = "sm_" + std::to_string(e.min_arch) + " and newer";
+  if (e.max_arch > 0) s = "sm_" + std::to_string(e.min_arch) + " to sm_" + std::to_string(e.max_arch);
+  return s;
+}
+
+// Whether a kernel runs on a GPU of compute capability `arch` (0: unknown,
+// taken as one it runs on).
+template <class Entry>
+bool runs_on(const Entry& e, int arch) {
+  return arch <= 0 || ((e.min_arch == 0 || arch >= e.min_arch) && (e.max_arch == 0 || arch <= e.max_arch));
+}
+
+// Why a kernel does not run on this GPU: its instructions are another GPU's.
+template <class Entry>
+std::string other_gpu(const Entry& e, int arch) {
+  return std::string("kernel ") + e.name + " runs on " + arch_range(e) +
+         " (tensor-core instructions); this GPU is sm_" + std::to_string(arch);
 }
 
 // Two levels, as in CUTLASS's operation table: kernels made for the same
@@ -677,7 +693,9 @@ KernelChoice Registry<Problem>::find(const Problem& p) const {
                                             std::to_string(e->problem.n) + "; runs any batch (" + e->spec_location +
                                             ")";
   choice.reason += alignment;
-  if (e->min_arch > 0) {
+  if (e->max_arch > 0) {
+    choice.reason += "; GPUs other than " + arch_range(*e) + " run the generic kernel";
+  } else if (e->min_arch > 0) {
     choice.reason += "; GPUs older than sm_" + std::to_string(e->min_arch) + " run the generic kernel";
   }
   if (e->shared_bytes > kMaxStaticSharedBytes) {
@@ -719,11 +737,11 @@ Status Registry<Problem>::run(const Problem& p, const typename OperatorTraits<Pr
     }
     return Traits::generic(p, a, stream);
   }
-  if (e->min_arch > 0) {
+  if (e->min_arch > 0 || e->max_arch > 0) {
     const int arch = current_device_arch();
-    if (arch > 0 && arch < e->min_arch) {
+    if (!runs_on(*e, arch)) {
       if (dispatch == Dispatch::kStrict) {
-        return error(StatusCode::kUnsupportedDevice, too_old_a_gpu(*e, arch) + "; nothing was launched");
+        return error(StatusCode::kUnsupportedDevice, other_gpu(*e, arch) + "; nothing was launched");
       }
       return Traits::generic(p, a, stream);
     }
@@ -747,7 +765,7 @@ std::vector<KernelInfoFor<Problem>> Registry<Problem>::list() const {
   std::vector<KernelInfoFor<Problem>> infos;
   for (int i = 0; i < count; ++i) {
     const RegistryEntry<Problem>& e = entries[i];
-    infos.push_back({e.name, e.problem, e.schedule, e.spec_location, e.alignment, e.max_batch, e.min_arch});
+    infos.push_back({e.name, e.problem, e.schedule, e.spec_location, e.alignment, e.max_batch, e.min_arch, e.max_arch});
   }
   return infos;
 }

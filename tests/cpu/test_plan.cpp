@@ -983,7 +983,7 @@ TEST(PlanStorage, TheDefaultRuleServesEveryDtypeAndLayoutSomeAlgorithmServes) {
 TEST(PlanStorage, Conv2dRefusesOtherStorageByName) {
   const std::string served =
       "(direct: float32 in NCHW; gemm: float32 in NCHW; winograd: float32 in NCHW; stem: float32 in NCHW; "
-      "implicit_gemm: float16, bfloat16 or float32 (math tf32 or 3xtf32) in NHWC)";
+      "implicit_gemm: float16, bfloat16 or float32 (math tf32 or 3xtf32) in NHWC; implicit_gemm_sm90: float16, bfloat16 or float32 (math tf32) in NHWC)";
   const Workload half = workload(
       "{op: conv2d, n: 1, c: 32, c_out: 16, h: 16, w: 16, filter: 3, padding: same, dtype: float16, layout: NCHW}");
   std::vector<Diagnostic> errors = spec_errors([&] { plan_kernel(half); });
@@ -1001,7 +1001,7 @@ TEST(PlanStorage, Conv2dRefusesOtherStorageByName) {
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].str(),
             "test.yaml:3:136: error: algorithm 'gemm' serves float32 in NCHW; this workload is bfloat16 NHWC; the "
-            "algorithms of conv2d that serve it: implicit_gemm");
+            "algorithms of conv2d that serve it: implicit_gemm, implicit_gemm_sm90");
 }
 
 // Half precision NHWC dense convolution takes the tensor-core algorithm by
@@ -1642,6 +1642,84 @@ TEST(Conv2dPlan, GemmOverIm2colForStrided3x3) {
 // they measured faster (tf32 on strided 3x3 and 1x1 layers of 128 channels
 // or more); NHWC: implicit_gemm with float steps of K (32 floats: the 64
 // halves' bytes). The math is in the name either way.
+// Hopper's implicit GEMM (TMA and wgmma): only a library with an sm_90a
+// image takes it; its default rule worked by hand on the H100 (132 SMs).
+TEST(PlanImplicitGemmSm90, DefaultRuleAndLimitsWorkedByHand) {
+  PlanOptions h100a;
+  h100a.target = parse_arch_list("90a-real;90-virtual");
+  // ResNet 3x3 at batch 32, 28x28, 128 -> 128: M = 25088. 256 x 128 tiles
+  // make 98 blocks (one wave: 1 x 32768 / 1.18 = 27769), 128 x 128 make 196
+  // (two waves: 32768), 128 x 64 392 (three: 44680): 256 x 128 in two
+  // warpgroups, steps of 64 channels (128 bytes), 4 stages of 48 KiB.
+  KernelPlan p = plan_kernel(workload("{op: conv2d, n: 32, c: 128, c_out: 128, h: 28, w: 28, filter: 3, "
+                                      "padding: same, dtype: float16, layout: NHWC}"),
+                             h100a);
+  EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 256x128x64, 2 warpgroup(s), 4 stages");
+  EXPECT_EQ(p.min_arch, 90);
+  EXPECT_EQ(p.max_arch, 90);
+  EXPECT_EQ(p.block_threads, 384);
+  // The ring (4 x (256 + 128) x 64 halves) outweighs the epilogue's tile
+  // (256 x 136 floats); then 4 x 16 bytes of barriers, rounded to 128.
+  EXPECT_EQ(p.smem_bytes, 4 * (256 + 128) * 64 * 2 + 128);
+  // 256 -> 256 on 14x14: 50 blocks of 256 x 128 or 98 of 128 x 128 both
+  // make one wave; 128 x 128's is the least work: one warpgroup, 6 stages.
+  p = plan_kernel(workload("{op: conv2d, n: 32, c: 256, c_out: 256, h: 14, w: 14, filter: 3, padding: same, "
+                           "dtype: bfloat16, layout: NHWC}"),
+                  h100a);
+  EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 128x128x64, 1 warpgroup(s), 6 stages");
+  // Deep layers at batch 1 stay with implicit_gemm's split K (16 blocks of
+  // 128 x 64 fill less than a quarter of the SMs, 144 steps of K), and so do
+  // thin ones (32 input channels: a step of mostly zeros).
+  p = plan_kernel(workload("{op: conv2d, n: 1, c: 1024, c_out: 1024, h: 7, w: 7, filter: 3, padding: same, "
+                           "dtype: float16, layout: NHWC}"),
+                  h100a);
+  EXPECT_EQ(p.schedule.algorithm_name(), "implicit_gemm");
+  p = plan_kernel(workload("{op: conv2d, n: 64, c: 32, c_out: 192, h: 28, w: 28, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC}"),
+                  h100a);
+  EXPECT_EQ(p.schedule.algorithm_name(), "implicit_gemm");
+  // Float32 (tf32) was not swept: implicit_gemm, unless a spec asks.
+  p = plan_kernel(workload("{op: conv2d, n: 32, c: 128, c_out: 128, h: 28, w: 28, filter: 3, padding: same, "
+                           "dtype: float32, math: tf32, layout: NHWC}"),
+                  h100a);
+  EXPECT_EQ(p.schedule.algorithm_name(), "implicit_gemm");
+  p = plan_kernel(workload("{op: conv2d, n: 32, c: 128, c_out: 128, h: 28, w: 28, filter: 3, padding: same, "
+                           "dtype: float32, math: tf32, layout: NHWC, schedule: {algorithm: implicit_gemm_sm90}}"),
+                  h100a);
+  EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 256x128x32, 2 warpgroup(s), 4 stages");
+  // A library whose sm_90 code is plain sm_90 (no 90a image) never takes it,
+  // and a spec that asks for it is told why.
+  PlanOptions h100;
+  h100.target = parse_arch_list("90");
+  p = plan_kernel(workload("{op: conv2d, n: 32, c: 128, c_out: 128, h: 28, w: 28, filter: 3, padding: same, "
+                           "dtype: float16, layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.schedule.algorithm_name(), "implicit_gemm");
+  std::vector<Diagnostic> errors = spec_errors([&] {
+    plan_kernel(workload("{op: conv2d, n: 1, c: 64, c_out: 64, h: 8, w: 8, filter: 3, padding: same, "
+                         "dtype: float16, layout: NHWC, schedule: {algorithm: implicit_gemm_sm90}}"),
+                h100);
+  });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].str().find("only an sm_90a image holds; this library is built for 90"), std::string::npos);
+  // Input channels that do not fill 16-byte rows; tiles wgmma does not take.
+  errors = spec_errors([&] {
+    plan_kernel(workload("{op: conv2d, n: 1, c: 12, c_out: 64, h: 8, w: 8, filter: 3, padding: same, "
+                         "dtype: float16, layout: NHWC, schedule: {algorithm: implicit_gemm_sm90}}"),
+                h100a);
+  });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].str().find("c must be a multiple of 8"), std::string::npos);
+  errors = spec_errors([&] {
+    plan_kernel(workload("{op: conv2d, n: 1, c: 64, c_out: 64, h: 8, w: 8, filter: 3, padding: same, "
+                         "dtype: float16, layout: NHWC, schedule: {algorithm: implicit_gemm_sm90, "
+                         "cta_tile: [128, 256, 64], warpgroups: 1, stages: 3}}"),
+                h100a);
+  });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].str().find("256 accumulators; at most 128"), std::string::npos);
+}
+
 TEST(Conv2dPlan, MathTf32AndTensorCores) {
   PlanOptions h100;
   h100.target = parse_arch_list("90");

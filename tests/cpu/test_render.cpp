@@ -99,12 +99,13 @@ TEST(Render, ShippedSpecsRenderCompletely) {
       EXPECT_NE(k.origin, ScheduleOrigin::kTuned);
       EXPECT_NE(text.find("// Schedule (" + origin_text(k) + "): " + k.schedule.summary() + "\n"), std::string::npos);
       // The registry declares and lists every kernel, with its schedule, alignment, batch limit,
-      // oldest GPU and dynamic shared memory.
+      // oldest and newest GPU and dynamic shared memory.
       EXPECT_NE(files[1].text.find("\"" + k.schedule.summary() + "\",\n"), std::string::npos);
       const int shared = k.schedule.algorithm->launch_description(k).dynamic_shared_bytes;
       EXPECT_NE(files[1].text.find("&convgen_" + lib.name + "::launch_" + k.name + ",\n     " +
                                    std::to_string(k.alignment) + ",\n     " + std::to_string(k.max_batch) +
-                                   ",\n     " + std::to_string(k.min_arch) + ",\n     " + std::to_string(shared) +
+                                   ",\n     " + std::to_string(k.min_arch) + ",\n     " + std::to_string(k.max_arch) +
+                                   ",\n     " + std::to_string(shared) +
                                    "}"),
                 std::string::npos);
     }

@@ -21,6 +21,9 @@
 #include "tensor_core.h"  // tests/gpu/tensor_core.yaml: the implicit_gemm kernels (built where CUTLASS is)
 #include "sm90_float32.h"  // tests/gpu/sm90_float32.yaml: float32 kernels on clusters (split K)
 #endif
+#if defined(CONVGEN_SANITIZE_SM90)
+#include "tensor_core_sm90.h"  // tests/gpu/tensor_core_sm90.yaml: implicit_gemm_sm90 (TMA, wgmma)
+#endif
 
 namespace {
 
@@ -171,6 +174,12 @@ int main() {
   failures += run_all_conv2d("sm90_float32", convgen::sm90_float32::conv2d_kernels(),
                              [&](const Conv2dProblem& p, const Conv2dArgs& a) {
                                return convgen::sm90_float32::conv2d(p, a, nullptr, strict);
+                             });
+#endif
+#if defined(CONVGEN_SANITIZE_SM90)
+  failures += run_all_conv2d("tensor_core_sm90", convgen::tensor_core_sm90::conv2d_kernels(),
+                             [&](const Conv2dProblem& p, const Conv2dArgs& a) {
+                               return convgen::tensor_core_sm90::conv2d(p, a, nullptr, strict);
                              });
 #endif
   int total = 0;

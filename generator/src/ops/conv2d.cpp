@@ -95,7 +95,8 @@ int winograd_min_channels(const PlanOptions& options) {
 }
 
 // Half precision in NHWC, and float32 NHWC with math tf32 or 3xtf32: the
-// tensor cores (implicit_gemm). Float32 NCHW, whatever its math (tf32 and
+// tensor cores (implicit_gemm; implicit_gemm_sm90 where a library holds an
+// sm_90a image and it measured faster). Float32 NCHW, whatever its math (tf32 and
 // 3xtf32 allow tensor cores; the fp32 kernels meet their bounds, and the
 // gemm algorithm's `products` knob takes the tensor cores where they pay):
 // the GEMM algorithm wherever it applies (a 1x1 convolution is a GEMM whose
@@ -106,7 +107,9 @@ int winograd_min_channels(const PlanOptions& options) {
 // it to win; the direct one everywhere else. The GEMM's filter offsets are
 // 32-bit: a filter past 2^31 elements stays with direct.
 const Algorithm& default_algorithm(const Workload& wl, const PlanOptions& options) {
-  if (kImplicitGemm.serves(wl)) return kImplicitGemm;
+  if (kImplicitGemm.serves(wl)) {
+    return implicit_gemm_sm90_by_default(wl, options) ? kImplicitGemmSm90 : kImplicitGemm;
+  }
   if (is_pointwise(wl) && gemm_filter_fits(wl)) return kGemm;
   if (kStem.serves(wl) && is_stem_shape(wl)) return kStem;
   if (kGemm.serves(wl) && is_strided_3x3(wl) && gemm_filter_fits(wl)) return kGemm;
@@ -200,7 +203,7 @@ const Operator kOperator{
      {"residual", "epilogue", true, 0, 1, false, "add a tensor shaped like the output",
       [](Workload& wl, int v) { wl.residual = v != 0; }, [](const Workload& wl) { return wl.residual ? 1 : 0; }}},
     {},
-    {&kDirect, &kGemm, &kWinograd, &kStem, &kImplicitGemm},
+    {&kDirect, &kGemm, &kWinograd, &kStem, &kImplicitGemm, &kImplicitGemmSm90},
     &default_algorithm,
     &kernel_name,
     &plan_cost,

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -15,10 +16,19 @@ extern const Operator kOperator;
 extern const Algorithm kDirect;  // conv2d_direct.cpp
 extern const Algorithm kGemm;    // conv2d_gemm.cpp
 extern const Algorithm kImplicitGemm;  // conv2d_implicit_gemm.cpp
+extern const Algorithm kImplicitGemmSm90;  // conv2d_implicit_gemm_sm90.cpp
+// Whether the default rule gives a workload that implicit_gemm serves to
+// implicit_gemm_sm90 (a library with an sm_90a image; the layers where it
+// measured faster).
+bool implicit_gemm_sm90_by_default(const Workload& wl, const PlanOptions& options);
 extern const Algorithm kWinograd;      // conv2d_winograd.cpp
 extern const Algorithm kStem;          // conv2d_stem.cpp
 
 using ops::kMaxThreads;
+// Whether v is one of the values a knob takes.
+inline bool is_one_of(int v, std::initializer_list<int> allowed) {
+  return std::find(allowed.begin(), allowed.end(), v) != allowed.end();
+}
 // Accumulators a thread may keep: beyond 64 a thread needs about 250
 // registers, and such schedules never won in the sweep.
 constexpr int kMaxAccumulators = 64;

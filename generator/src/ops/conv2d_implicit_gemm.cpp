@@ -200,10 +200,6 @@ ImplicitGemm default_implicit_gemm(const Workload& wl, const PlanOptions& option
   return s;
 }
 
-bool is_one_of(int v, std::initializer_list<int> allowed) {
-  return std::find(allowed.begin(), allowed.end(), v) != allowed.end();
-}
-
 void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   const ScheduleRequest& req = wl.schedule;
   std::vector<Diagnostic> errors;

@@ -208,6 +208,9 @@ struct KernelInfoFor {
   // The oldest GPU it runs on (80: sm_80; 0: every GPU the library is built
   // for); an older one runs the generic kernel (an error under Dispatch::kStrict).
   int min_arch = 0;
+  // The newest GPU it runs on (90: sm_90 only, the arch-specific wgmma and
+  // TMA); 0: every GPU from min_arch. Another one runs the generic kernel.
+  int max_arch = 0;
 };
 using DepthwiseKernelInfo = KernelInfoFor<DepthwiseProblem>;
 using Conv2dKernelInfo = KernelInfoFor<Conv2dProblem>;
@@ -320,6 +323,7 @@ struct RegistryEntry {
   int alignment;  // bytes every tensor must be aligned to; others run the generic kernel
   int max_batch;  // the most images one launch covers
   int min_arch;   // the oldest GPU it runs on (80: sm_80); 0: every GPU the library is built for
+  int max_arch;   // the newest GPU it runs on (90: sm_90 only, the sm_90a instructions); 0: no limit
   // Bytes of dynamic shared memory a block takes (0: its shared memory is
   // static, within the 48 KiB every GPU gives). A GPU that gives a block
   // less (one that runs the library's code without being on its list: an

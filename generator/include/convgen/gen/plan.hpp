@@ -42,6 +42,10 @@ struct KernelPlan {
   // The oldest GPU the kernel runs on (sm_80 is 80); 0: every GPU of the
   // library. On an older one the runtime runs the generic kernel.
   int min_arch = 0;
+  // The newest GPU it runs on (90: sm_90 only, for the arch-specific
+  // sm_90a instructions); 0: every GPU from min_arch. On another one the
+  // runtime runs the generic kernel.
+  int max_arch = 0;
   // The most images one launch covers: each algorithm lowers it where its
   // grid or a 32-bit launch index would overflow first (CUDA's grid.z, and
   // the runtime's batch limit, is 65535). A larger declared batch is a spec

@@ -1,0 +1,310 @@
+// conv2d, algorithm `implicit_gemm_sm90`: the implicit GEMM of
+// `implicit_gemm` (float16/bfloat16 NHWC, float32 NHWC with math tf32) on
+// Hopper's own instructions. The main loop is CUTLASS's sm_90 collective
+// (the nvidia-cutlass headers, version pinned in scripts/install_deps.sh):
+// one warp copies each step's tiles into a ring of `stages` shared-memory
+// buffers with the tensor memory accelerator (TMA; its im2col mode reads
+// the input's window with padding and strides, and rounds float operands
+// to TF32), and `warpgroups` warpgroups of 128 threads multiply them with
+// wgmma, both operands read from shared memory. The epilogue is convgen's,
+// the same as implicit_gemm's: the accumulators go through shared memory
+// to rows of output channels, where every thread of the block applies bias
+// or scale/shift, the residual and the activation in fp32 and stores one
+// vector of the dtype.
+//
+// wgmma and TMA are arch-specific: the kernel runs on sm_90 only, from an
+// sm_90a image (convgen_add_library builds sm_90 as sm_90a). Other GPUs of
+// the library compile an empty body and run the generic kernel.
+#include <algorithm>
+#include <vector>
+
+#include "conv2d.hpp"
+#include "convgen/gen/arch.hpp"
+
+namespace convgen::gen::conv2d {
+
+namespace {
+
+constexpr int kArch = 90;  // the only GPU: wgmma and TMA are sm_90a's
+// Accumulators a multiplying thread may keep: its warpgroup's rows x cta_n
+// / 128. 128 leaves room for the rest at 168 registers a thread (3
+// warpgroups a block, one block an SM).
+constexpr int kMaxAccumulators = 128;
+// Floats of padding per row of the epilogue's tile (as implicit_gemm's).
+constexpr int kEpiloguePad = 8;
+// The TMA's im2col limits for two spatial dimensions (CUTLASS's
+// can_implement): corners of the window in [-128, 127], filter offsets
+// below 255, traversal strides of at most 8.
+constexpr int kCornerLimit = 128;
+constexpr int kMaxFilterOffset = 254;
+constexpr int kMaxStride = 8;
+// Tensors of fewer bytes than this (as implicit_gemm: 32-bit extents).
+constexpr long long kMaxTensorBytes = 1LL << 31;
+
+struct Sm90Gemm {
+  int cta_m = 0, cta_n = 0, cta_k = 0;  // the block's tile of the GEMM: pixels, output channels, reduction
+  int warpgroups = 0;                   // warpgroups that multiply, each cta_m / warpgroups rows
+  int stages = 0;                       // shared-memory buffers of the main loop's ring
+};
+
+struct Sm90Shape {
+  int threads;
+  int element_bytes;
+  int out_vec;  // elements per epilogue load and store of output and residual
+  int mainloop_bytes, epilogue_bytes, barrier_bytes, smem_bytes;
+  int k_steps;
+  int n_tiles;
+  int accumulators;  // per multiplying thread
+};
+
+int round_up(int v, int to) { return (v + to - 1) / to * to; }
+long long ceil_div_ll(long long a, long long b) { return (a + b - 1) / b; }
+
+// The shared memory a block may have on the one GPU the kernel runs on.
+int sm90_shared_limit() { return find_arch(kArch)->shared_per_block; }
+
+Sm90Shape sm90_shape(const Workload& wl, const Sm90Gemm& s) {
+  Sm90Shape g{};
+  g.threads = 128 * (1 + s.warpgroups);
+  g.element_bytes = ops::element_bytes(wl);
+  g.out_vec = 1;
+  for (int v = 16 / g.element_bytes; v > 1; v /= 2) {
+    if (wl.c_out % v == 0) {
+      g.out_vec = v;
+      break;
+    }
+  }
+  // CUTLASS's ring: each stage holds the input tile (cta_m x cta_k) and the
+  // filter tile (cta_n x cta_k), swizzled, unpadded; the epilogue's tile of
+  // floats shares those bytes; the ring's barriers (two 8-byte ones a
+  // stage) follow, the whole rounded to 128 bytes. The template checks
+  // this against sizeof.
+  g.mainloop_bytes = s.stages * (s.cta_m + s.cta_n) * s.cta_k * g.element_bytes;
+  g.epilogue_bytes = s.cta_m * (s.cta_n + kEpiloguePad) * 4;
+  g.barrier_bytes = 16 * s.stages;
+  g.smem_bytes = round_up(round_up(std::max(g.mainloop_bytes, g.epilogue_bytes), 128) + g.barrier_bytes, 128);
+  g.k_steps = wl.kh * wl.kw * ceil_div(wl.c, s.cta_k);
+  g.n_tiles = ceil_div(wl.c_out, s.cta_n);
+  g.accumulators = s.cta_m / s.warpgroups * s.cta_n / 128;
+  return g;
+}
+
+// Whether the library holds an sm_90a image (an arch-specific 90a entry
+// that is not PTX only): the only code with wgmma and TMA.
+bool has_sm90a_image(const PlanOptions& options) {
+  for (const ArchEntry& e : options.target.entries) {
+    if (e.sm == kArch && e.text.rfind("90a", 0) == 0 && e.text.find("-virtual") == std::string::npos) return true;
+  }
+  return false;
+}
+
+// The default, from a sweep of five tiles over 16 float16 layers of the
+// benchmark on the H100 (docs/performance.md, "implicit_gemm_sm90"): of
+// 256 x 128 (two warpgroups), 128 x 128 and 128 x 64 (one), the tile that
+// makes the fewest waves of blocks times a block's work, a block's work
+// weighed by how fast its tile ran (the larger tiles reuse each operand
+// more: 256 x 128 ran 1.18 times the rate of 128 x 128 a block, 128 x 64
+// 0.55 times). Where c_out <= 64, 128 x 64 alone (a 128-wide tile would be
+// half zeros). Steps of 128 bytes of K where a tap's channels fill one
+// (64 otherwise), and as many stages as fit, at most 6.
+struct TileRate {
+  int cta_m, cta_n, warpgroups;
+  double rate;  // a block's work per unit of time, relative to 128 x 128
+};
+
+Sm90Gemm default_sm90(const Workload& wl, const PlanOptions& options, int batch) {
+  const std::vector<TileRate> tiles = wl.c_out <= 64
+                                          ? std::vector<TileRate>{{128, 64, 1, 0.55}}
+                                          : std::vector<TileRate>{{256, 128, 2, 1.18}, {128, 128, 1, 1.0},
+                                                                  {128, 64, 1, 0.55}};
+  const long long pixels = 1LL * std::max(batch, 1) * wl.out_h() * wl.out_w();
+  const long long sms = std::max(1, options.target.newest.sm_count);
+  const TileRate* best = nullptr;
+  double best_time = 0;
+  for (const TileRate& t : tiles) {
+    const long long blocks = ceil_div_ll(pixels, t.cta_m) * ceil_div(wl.c_out, t.cta_n);
+    const double time = static_cast<double>(ceil_div_ll(blocks, sms)) * t.cta_m * t.cta_n / t.rate;
+    if (best == nullptr || time < best_time) best = &t, best_time = time;
+  }
+  Sm90Gemm s;
+  s.cta_m = best->cta_m;
+  s.cta_n = best->cta_n;
+  s.warpgroups = best->warpgroups;
+  const int element_bytes = ops::element_bytes(wl);
+  s.cta_k = (wl.c * element_bytes >= 128 ? 128 : 64) / element_bytes;
+  s.stages = 6;
+  while (s.stages > 2 && sm90_shape(wl, s).smem_bytes > sm90_shared_limit()) --s.stages;
+  return s;
+}
+
+// What the TMA's im2col takes (CUTLASS's can_implement, two spatial
+// dimensions): input channels in 16-byte rows, strides of at most 8, a
+// filter reach (size - 1) x dilation of at most 254, paddings of 0 to 128
+// within 128 of that reach.
+bool tma_takes(const Workload& wl) {
+  const auto window_fits = [](int pad_lo, int pad_hi, int k, int d) {
+    const int reach = (k - 1) * d;
+    return pad_lo >= 0 && pad_hi >= 0 && pad_lo <= kCornerLimit && pad_hi - reach >= -kCornerLimit &&
+           pad_hi - reach < kCornerLimit && reach <= kMaxFilterOffset;
+  };
+  return window_fits(wl.pad_top, wl.pad_bottom, wl.kh, wl.dilation_h) &&
+         window_fits(wl.pad_left, wl.pad_right, wl.kw, wl.dilation_w) && wl.stride_h <= kMaxStride &&
+         wl.stride_w <= kMaxStride;
+}
+
+void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
+  const ScheduleRequest& req = wl.schedule;
+  std::vector<Diagnostic> errors;
+  Sm90Gemm s = default_sm90(wl, options, p.cost_batch);
+  s.cta_m = req.value("cta_m").value_or(s.cta_m);
+  s.cta_n = req.value("cta_n").value_or(s.cta_n);
+  s.cta_k = req.value("cta_k").value_or(s.cta_k);
+  s.warpgroups = req.value("warpgroups").value_or(s.warpgroups);
+  s.stages = req.value("stages").value_or(s.stages);
+  const int element_bytes = ops::element_bytes(wl);
+
+  if (!has_sm90a_image(options)) {
+    errors.push_back({req.algorithm_where,
+                      "implicit_gemm_sm90 runs wgmma and TMA, which only an sm_90a image holds; this library is "
+                      "built for " + options.target.list() + ": add 90a (convgen_add_library builds 90 as 90a), or "
+                      "use implicit_gemm"});
+  }
+  // The TMA copies 16-byte rows: channels of 16 bytes' worth, in and out.
+  if (wl.c * element_bytes % 16 != 0) {
+    errors.push_back({wl.where, "c = " + num(wl.c) + ": implicit_gemm_sm90's TMA copies the input's channels in "
+                                "16-byte rows, so c must be a multiple of " + num(16 / element_bytes) +
+                                " (use implicit_gemm)"});
+  }
+  if (!tma_takes(wl)) {
+    errors.push_back({wl.where, "the TMA's im2col takes strides of at most " + num(kMaxStride) +
+                                ", a filter's reach (size - 1) x dilation of at most " + num(kMaxFilterOffset) +
+                                " and paddings of 0 to " + num(kCornerLimit) + " within 128 of that reach: " +
+                                "use implicit_gemm"});
+  }
+  const SourceLocation& cta_at = req.at("cta_tile");
+  if (!is_one_of(s.warpgroups, {1, 2})) {
+    errors.push_back({req.at("warpgroups"), "warpgroups " + num(s.warpgroups) + ": 1 or 2 warpgroups multiply"});
+  } else if (!is_one_of(s.cta_m / s.warpgroups, {64, 128}) || s.cta_m % s.warpgroups != 0) {
+    errors.push_back({cta_at, "cta_tile " + num(s.cta_m) + " pixels in " + num(s.warpgroups) +
+                                  " warpgroup(s): each warpgroup takes 64 or 128 rows (wgmma's 64, once or twice)"});
+  }
+  if (s.cta_n < 16 || s.cta_n > 256 || s.cta_n % 16 != 0) {
+    errors.push_back({cta_at, "cta_tile " + num(s.cta_n) + " channels: wgmma takes 16 to 256, a multiple of 16"});
+  }
+  if (s.cta_k * element_bytes != 64 && s.cta_k * element_bytes != 128) {
+    errors.push_back({cta_at, "cta_tile reduction step " + num(s.cta_k) + ": " + num(64 / element_bytes) + " or " +
+                                  num(128 / element_bytes) + " (64 or 128 bytes of " + to_string(wl.dtype) +
+                                  ", the TMA's swizzled rows)"});
+  }
+  if (!errors.empty()) throw InputError(std::move(errors));
+  const Sm90Shape g = sm90_shape(wl, s);
+  if (g.accumulators > kMaxAccumulators) {
+    errors.push_back({cta_at, "cta_tile " + num(s.cta_m) + "x" + num(s.cta_n) + " in " + num(s.warpgroups) +
+                                  " warpgroup(s) gives a thread " + num(g.accumulators) + " accumulators; at most " +
+                                  num(kMaxAccumulators) + " fit its registers: use 2 warpgroups or a smaller tile"});
+  }
+  const int limit = sm90_shared_limit();
+  if (s.stages < 2 || s.stages > 8) {
+    errors.push_back({req.at("stages"), "the TMA ring takes 2 to 8 stages, not " + num(s.stages)});
+  } else if (g.smem_bytes > limit) {
+    errors.push_back({req.at("stages"), "the schedule needs " + num(g.smem_bytes) +
+                                            " bytes of shared memory per block (" + num(s.stages) + " stages of " +
+                                            num(g.mainloop_bytes / s.stages) + ", or the epilogue's " +
+                                            num(g.epilogue_bytes) + ", and the barriers); sm_90 allows " +
+                                            num(limit) + ": use fewer stages or a smaller cta_tile"});
+  }
+  if (!errors.empty()) throw InputError(std::move(errors));
+
+  const long long filter_bytes = 1LL * element_bytes * wl.c_out * wl.kh * wl.kw * wl.c;
+  const long long image_bytes =
+      element_bytes * std::max(1LL * wl.h * wl.w * wl.c, 1LL * wl.out_h() * wl.out_w() * std::max(wl.c_out, 1));
+  const long long images_per_launch = std::min<long long>(kMaxBatch, (kMaxTensorBytes - 1) / image_bytes);
+  if (filter_bytes >= kMaxTensorBytes || images_per_launch < 1) {
+    throw InputError({{wl.where, "the filter, or one image's input or output, takes 2^31 bytes or more; the "
+                                 "implicit_gemm_sm90 algorithm takes tensors of less"}});
+  }
+
+  p.schedule.values = {{"cta_m", s.cta_m}, {"cta_n", s.cta_n}, {"cta_k", s.cta_k},
+                       {"warpgroups", s.warpgroups}, {"stages", s.stages}};
+  p.threads = g.threads;
+  p.block_threads = g.threads;
+  p.smem_bytes = g.smem_bytes;
+  p.alignment = 16;  // the TMA's addresses; the epilogue's vectors are at most 16 bytes
+  p.min_arch = kArch;
+  p.max_arch = kArch;
+  auto n = [](long long v) { return TemplateValue(v); };
+  p.values = {
+      {"images_per_launch", n(images_per_launch)},
+      {"warpgroups", n(s.warpgroups)},
+      {"warpgroup_m", n(s.cta_m / s.warpgroups)},
+      {"out_vec", n(g.out_vec)},
+      {"epilogue_pad", n(kEpiloguePad)},
+      {"mainloop_bytes", n(g.mainloop_bytes)},
+      {"epilogue_bytes", n(g.epilogue_bytes)},
+      {"n_tiles", n(g.n_tiles)},
+      {"pixels", n(1LL * wl.out_h() * wl.out_w())},
+      {"gemm_k", n(1LL * wl.kh * wl.kw * wl.c)},
+      {"tensor_cores", true},
+      {"bfloat16", wl.dtype == DataType::kBFloat16},
+      {"float32", wl.dtype == DataType::kFloat32},
+      {"k_steps", n(g.k_steps)},
+      {"split", false},  // (the shared epilogue's split K: implicit_gemm's)
+  };
+}
+
+std::string describe(const Schedule& s) {
+  return "cta_tile " + num(s.at("cta_m")) + "x" + num(s.at("cta_n")) + "x" + num(s.at("cta_k")) + ", " +
+         num(s.at("warpgroups")) + " warpgroup(s), " + num(s.at("stages")) + " stages";
+}
+
+// A block per cta_m pixels of the batch (grid.x) and per cta_n output channels (grid.y).
+LaunchDescription launch(const KernelPlan& p) {
+  LaunchDescription l;
+  l.grid[0].per_image = p.number("pixels");
+  l.grid[0].per_block = p.schedule.at("cta_m");
+  l.grid[1].blocks = p.number("n_tiles");
+  l.block[0] = p.block_threads;
+  l.dynamic_shared_bytes = p.smem_bytes;
+  return l;
+}
+
+}  // namespace
+
+// From the same sweep: against implicit_gemm's defaults, Hopper's main loop
+// ran 1.2-1.9 times faster on ResNet's 3x3 layers of 128 channels and up
+// (at batch 32 and 8) and on 1x1 layers of 64 channels and up, in and out;
+// on thin layers (c < 64 halves: a 64-deep step of mostly zeros, or
+// c_out < 64) it was up to 1.9 times slower, and where even 128 x 64 tiles
+// fill less than a quarter of the SMs and K is long (32 steps of 64
+// channels and more), implicit_gemm's split K won (deep layers at batch 1:
+// 17.4 against 28.1 us). Half precision only: float32 (tf32) was not swept.
+bool implicit_gemm_sm90_by_default(const Workload& wl, const PlanOptions& options) {
+  const int element_bytes = ops::element_bytes(wl);
+  if (wl.dtype == DataType::kFloat32 || !has_sm90a_image(options) || !tma_takes(wl)) return false;
+  if (wl.c * element_bytes % 16 != 0 || wl.c * element_bytes < 128 || wl.c_out < 64) return false;
+  const long long pixels = 1LL * (wl.n == 0 ? 1 : wl.n) * wl.out_h() * wl.out_w();
+  const long long blocks = ceil_div_ll(pixels, 128) * ceil_div(wl.c_out, 64);
+  const long long k_steps = 1LL * wl.kh * wl.kw * ceil_div(wl.c * element_bytes, 128);
+  const bool split_territory = blocks * 4 < std::max(1, options.target.newest.sm_count) && k_steps >= 32;
+  return !split_territory;
+}
+
+const Algorithm kImplicitGemmSm90{
+    "implicit_gemm_sm90",
+    &kOperator,
+    {Knob::tuple("cta_tile", {"cta_m", "cta_n", "cta_k"}, 16, 256, "[pixels, channels, reduction]",
+                 "the block's tile of the GEMM: output pixels x output channels, and the reduction step"),
+     Knob::integer("warpgroups", 1, 2, "warpgroups of 128 threads that multiply (wgmma), each cta_m / warpgroups rows"),
+     Knob::integer("stages", 2, 8, "shared-memory buffers of the main loop's ring (TMA copies)")},
+    "conv2d_nhwc_implicit_gemm_sm90.cu.mustache",
+    &plan,
+    &describe,
+    &launch,
+    {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32},
+    {Layout::kNHWC},
+    false,  // not tuned: NVRTC does not build CUTLASS's main loop
+    nullptr,
+    {Math::kTF32},
+};
+
+}  // namespace convgen::gen::conv2d
