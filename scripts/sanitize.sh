@@ -31,6 +31,7 @@ libs=("$build"/libconvgen_seeds.a "$build"/libconvgen_mobilenet_v2.a)
 # The tensor-core kernels, where the build made them (tests/gpu/CMakeLists.txt).
 [ -f "$build"/tests/gpu/libconvgen_tensor_core.a ] && libs+=("$build"/tests/gpu/libconvgen_tensor_core.a)
 [ -f "$build"/tests/gpu/libconvgen_sm90_float32.a ] && libs+=("$build"/tests/gpu/libconvgen_sm90_float32.a)
+[ -f "$build"/tests/gpu/libconvgen_tensor_core_sm90.a ] && libs+=("$build"/tests/gpu/libconvgen_tensor_core_sm90.a)
 # The stem algorithm's kernels loop by design (scripts/check_sass.py): their
 # names, from the generated sources' headers.
 designed_loops=()

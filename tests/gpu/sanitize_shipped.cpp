@@ -5,7 +5,8 @@
 // oracle's make_operands and stored, as the GPU tests make them), and every
 // buffer is exactly as long as the call's tensor, so that a read or write
 // one element past it is a memcheck error. $CONVGEN_SANITIZE_ONLY, when
-// set, runs only the kernels whose names hold it (e.g. "tf32").
+// set, runs only the kernels whose "library/name" holds it (e.g. "tf32", or
+// "tensor_core_sm90/" for one library).
 #include <convgen/oracle/oracle.h>
 
 #include <cstdio>
@@ -76,9 +77,9 @@ std::string storage(const Problem& p) {
 }
 
 // Whether a kernel is run: all, or those $CONVGEN_SANITIZE_ONLY names.
-bool selected(const std::string& kernel) {
+bool selected(const char* library, const std::string& kernel) {
   static const char* only = std::getenv("CONVGEN_SANITIZE_ONLY");
-  return only == nullptr || kernel.find(only) != std::string::npos;
+  return only == nullptr || (std::string(library) + "/" + kernel).find(only) != std::string::npos;
 }
 
 // Kernels run and failed per dtype x layout, for the summary.
@@ -105,7 +106,7 @@ int run_all(const char* library, const std::vector<convgen::DepthwiseKernelInfo>
   int failures = 0;
   unsigned seed = 7;
   for (const convgen::DepthwiseKernelInfo& k : kernels) {
-    if (!selected(k.name)) continue;
+    if (!selected(library, k.name)) continue;
     DepthwiseProblem p = k.problem;
     p.n = p.n == 0 || p.n > 2 ? 2 : p.n;
     ReferenceProblem r = convgen::oracle::convolution_geometry(p, p.n, p.out_channels());
@@ -128,7 +129,7 @@ int run_all_conv2d(const char* library, const std::vector<convgen::Conv2dKernelI
   int failures = 0;
   unsigned seed = 11;
   for (const convgen::Conv2dKernelInfo& k : kernels) {
-    if (!selected(k.name)) continue;
+    if (!selected(library, k.name)) continue;
     Conv2dProblem p = k.problem;
     p.n = p.n == 0 || p.n > 2 ? 2 : p.n;
     ReferenceProblem r = convgen::oracle::convolution_geometry(p, p.n, p.c_out);
