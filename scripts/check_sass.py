@@ -4,7 +4,11 @@ backward branch (a loop the compiler did not unroll, such as one over filter
 taps or over a thread's outputs). Dense kernels (conv_*) loop over their
 input-channel stages, and depthwise kernels of the window algorithm over
 their tiles, each step ending at a block barrier: a loop whose body holds a
-barrier (BAR) is that loop and is allowed there. A loop that touches no
+barrier (BAR) is that loop and is allowed there. Hopper's pipelines
+(implicit_gemm_sm90) synchronize their stages on shared-memory barriers
+instead (SYNCS: the copying warp's waits for an empty buffer, the
+multiplying warpgroups' for a full one): a loop holding one is a stage loop
+too. A loop that touches no
 memory at all is allowed too: the tensor-core kernels' CUTLASS iterators
 build their copy predicates in loops over the filter's rows and columns
 (runtime values to them) before the main loop, pure register arithmetic.
@@ -58,10 +62,12 @@ def problems(body, designed_loops=False):
         if m and int(m.group(2), 16) < address:
             target = int(m.group(2), 16)
             loop = [t for a, t in body if target <= a <= address]
-            synchronized = any(re.search(r"\bBAR\b", t) for t in loop)
+            synchronized = any(re.search(r"\b(BAR|SYNCS)\b", t) for t in loop)
             touches_memory = any(MEMORY.search(t) for t in loop)
             if not synchronized and touches_memory and not designed_loops:
-                found.append("backward branch (loop) at 0x%x: %s" % (address, text))
+                opcodes = sorted({t.split()[0] if not t.startswith("@") else t.split()[1] for t in loop})
+                found.append("backward branch (loop) at 0x%x: %s; the loop's opcodes: %s"
+                             % (address, text, " ".join(opcodes)))
     return found
 
 
