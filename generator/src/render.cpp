@@ -150,7 +150,8 @@ std::string spec_location(const Workload& wl) { return wl.where.file + ":" + std
 
 std::string epilogue_description(const Workload& wl) {
   std::string affine = row(wl.epilogue).affine;
-  if (wl.residual) affine += " + residual[n, co, oy, ox]";
+  // The residual has the output's layout.
+  if (wl.residual) affine += wl.layout == Layout::kNHWC ? " + residual[n, oy, ox, co]" : " + residual[n, co, oy, ox]";
   if (affine.empty() && wl.activation == Activation::kNone) return "none";
   if (wl.activation == Activation::kNone) return "conv" + affine;
   const std::string note = wl.activation == Activation::kRelu ? "" : std::string(", ") + row(wl.activation).definition;

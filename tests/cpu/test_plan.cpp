@@ -1678,15 +1678,16 @@ TEST(PlanImplicitGemmSm90, DefaultRuleAndLimitsWorkedByHand) {
                            "dtype: float16, layout: NHWC}"),
                   h100a);
   EXPECT_EQ(p.schedule.algorithm_name(), "implicit_gemm");
-  // Float32 (tf32) was not swept: implicit_gemm, unless a spec asks.
+  // Float32 with math tf32 takes the same tiles in steps of 32 floats (128
+  // bytes); 3xtf32 is implicit_gemm's alone.
   p = plan_kernel(workload("{op: conv2d, n: 32, c: 128, c_out: 128, h: 28, w: 28, filter: 3, padding: same, "
                            "dtype: float32, math: tf32, layout: NHWC}"),
                   h100a);
-  EXPECT_EQ(p.schedule.algorithm_name(), "implicit_gemm");
-  p = plan_kernel(workload("{op: conv2d, n: 32, c: 128, c_out: 128, h: 28, w: 28, filter: 3, padding: same, "
-                           "dtype: float32, math: tf32, layout: NHWC, schedule: {algorithm: implicit_gemm_sm90}}"),
-                  h100a);
   EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 256x128x32, 2 warpgroup(s), 4 stages");
+  p = plan_kernel(workload("{op: conv2d, n: 32, c: 128, c_out: 128, h: 28, w: 28, filter: 3, padding: same, "
+                           "dtype: float32, math: 3xtf32, layout: NHWC}"),
+                  h100a);
+  EXPECT_EQ(p.schedule.algorithm_name(), "implicit_gemm");
   // A library whose sm_90 code is plain sm_90 (no 90a image) never takes it,
   // and a spec that asks for it is told why.
   PlanOptions h100;

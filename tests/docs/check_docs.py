@@ -29,7 +29,8 @@
             line before its fence (blank lines between allowed): workloads
             (a block that starts with `- `) or the keys of one workload (a
             `schedule:`, say), checked inside a spec whose `defaults` are
-            the marker's.
+            the marker's; `; archs: <list>` after them checks it for those
+            GPUs (`check --archs`).
 
 Exit status: 0 when everything matches, 1 when something does not (each
 difference is printed with the document's file:line), 2 on bad arguments.
@@ -58,7 +59,7 @@ def generated_end(command):
 
 
 COPY_MARKER = re.compile(r"^\s*<!-- copy of (\S+) -->\s*$")
-FRAGMENT_MARKER = re.compile(r"^\s*<!-- yaml fragment(?:; defaults: (\{.*\}))? -->\s*$")
+FRAGMENT_MARKER = re.compile(r"^\s*<!-- yaml fragment(?:; defaults: (\{.*?\}))?(?:; archs: (\S+))? -->\s*$")
 FENCE = re.compile(r"^(\s*)```(\S*)\s*$")
 
 
@@ -244,6 +245,8 @@ def check_yaml(convgen, templates, root):
                 if fragment:
                     kind = "fragment"
                     text = fragment_spec(block.text, fragment.group(1))
+                    if fragment.group(2):
+                        extra = ["--archs", fragment.group(2)]
                 elif first_key(block.text) == "convgen_tuning":
                     kind = "tuning database"
                     db = os.path.join(tmp, name + ".tuning.yaml")

@@ -173,7 +173,6 @@ void template_values(const KernelPlan& p, TemplateValues& v) {
            {"residual", wl.residual ? "true" : "false"},
            {"math", std::string("Math::") + row(wl.math).enumerator}});
   v["epilogue_kind"] = static_cast<long long>(ops::epilogue_params(wl));
-  v["residual_note"] = std::string(wl.residual ? " + residual[n, co, oy, ox]" : "");
 }
 
 // One group: every output channel sums all c*kh*kw products, so operands

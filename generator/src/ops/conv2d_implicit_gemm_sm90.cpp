@@ -270,17 +270,20 @@ LaunchDescription launch(const KernelPlan& p) {
 
 }  // namespace
 
-// From the same sweep: against implicit_gemm's defaults, Hopper's main loop
-// ran 1.2-1.9 times faster on ResNet's 3x3 layers of 128 channels and up
-// (at batch 32 and 8) and on 1x1 layers of 64 channels and up, in and out;
-// on thin layers (c < 64 halves: a 64-deep step of mostly zeros, or
-// c_out < 64) it was up to 1.9 times slower, and where even 128 x 64 tiles
-// fill less than a quarter of the SMs and K is long (32 steps of 64
-// channels and more), implicit_gemm's split K won (deep layers at batch 1:
-// 17.4 against 28.1 us). Half precision only: float32 (tf32) was not swept.
+// From the same sweep (docs/performance.md): against implicit_gemm's
+// defaults, Hopper's main loop ran 1.2-1.6 times faster on ResNet's 3x3
+// layers of 128 channels and up (batch 32 and 8) and on 1x1 layers of 320
+// to 1024 channels, about even at 64 input channels (0.95-1.05); on thin
+// layers (fewer than 128 bytes of input channels: a step of mostly zeros,
+// or c_out < 64) up to 1.9 times slower; and where even 128 x 64 tiles fill
+// less than a quarter of the SMs and K is long (32 steps of 128 bytes and
+// more), implicit_gemm's split K won (1024 channels on 7x7 at batch 1: 17.4
+// against 28.1 us). Float32 with math tf32, the same layers and tiles in
+// steps of 32 floats: 1.2-1.9 times faster than implicit_gemm's tf32, the
+// same exceptions (and 0.9 on a 1x1 layer of 1024 channels at batch 1).
 bool implicit_gemm_sm90_by_default(const Workload& wl, const PlanOptions& options) {
   const int element_bytes = ops::element_bytes(wl);
-  if (wl.dtype == DataType::kFloat32 || !has_sm90a_image(options) || !tma_takes(wl)) return false;
+  if (!kImplicitGemmSm90.serves(wl) || !has_sm90a_image(options) || !tma_takes(wl)) return false;
   if (wl.c * element_bytes % 16 != 0 || wl.c * element_bytes < 128 || wl.c_out < 64) return false;
   const long long pixels = 1LL * (wl.n == 0 ? 1 : wl.n) * wl.out_h() * wl.out_w();
   const long long blocks = ceil_div_ll(pixels, 128) * ceil_div(wl.c_out, 64);
