@@ -265,9 +265,23 @@ function(convgen_add_library target)
     message(STATUS "convgen_add_library(${target}): CUDA architectures ${archs} (from ${archs_ORIGIN})")
   endif()
   # sm_90's machine code is built as sm_90a, the arch-specific code that
-  # holds wgmma and TMA (implicit_gemm_sm90); it runs on every sm_90 GPU,
-  # and its PTX (90's -virtual part) stays plain sm_90 for newer GPUs.
+  # holds wgmma and TMA (implicit_gemm_sm90), where the library's kernels
+  # use them: it runs on every sm_90 GPU, and its PTX (90's -virtual part)
+  # stays plain sm_90 for newer GPUs. A library without such kernels keeps
+  # the list as given (one compiler pass for 90's PTX and machine code,
+  # where 90a-real;90-virtual takes two).
   _convgen_sm90a_archs("${archs}" cuda_archs)
+  if(NOT cuda_archs STREQUAL archs)
+    string(REPLACE ";" "," mapped_option "${cuda_archs}")
+    execute_process(
+      COMMAND "${CONVGEN_QUERY_EXECUTABLE}" outputs ${specs} ${gen_args} --archs "${mapped_option}"
+              --templates "${CONVGEN_TEMPLATE_DIR}" --arch-images
+      WORKING_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}"
+      RESULT_VARIABLE rc OUTPUT_VARIABLE images ERROR_QUIET)
+    if(NOT rc EQUAL 0 OR NOT images MATCHES "90a")
+      set(cuda_archs "${archs}")
+    endif()
+  endif()
   string(REPLACE ";" "," archs_option "${cuda_archs}")
   list(APPEND gen_args --archs "${archs_option}")
   set(out_dir "${CMAKE_CURRENT_BINARY_DIR}/${target}.convgen")

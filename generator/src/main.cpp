@@ -242,6 +242,7 @@ struct Options {
   double lock_timeout_s = kDefaultLockTimeoutS;  // generate, tune, tune merge
   std::string format = "table";        // list
   std::string kernel;                  // show
+  bool arch_images = false;            // outputs
   std::string knobs_format = "table";  // knobs
   std::string archs_check, archs_format = "table", cuda_version;  // archs
   bool archs_default = false;
@@ -294,6 +295,17 @@ int show_command(const Options& o) {
 
 int outputs_command(const Options& o) {
   const LibraryPlan lib = load(o.common);
+  if (o.arch_images) {
+    // The arch-specific images the kernels need: sm_90a where one runs on
+    // sm_90 alone (implicit_gemm_sm90's wgmma and TMA).
+    for (const KernelPlan& k : lib.kernels) {
+      if (k.max_arch == 90) {
+        std::printf("90a\n");
+        break;
+      }
+    }
+    return 0;
+  }
   for (const std::string& name : output_names(lib)) std::printf("%s\n", name.c_str());
   std::printf("%s\n", manifest_name(lib.name).c_str());
   return 0;
@@ -473,6 +485,8 @@ CLI::App* add_show(CLI::App& app, Options& o) {
 CLI::App* add_outputs(CLI::App& app, Options& o) {
   auto* cmd = app.add_subcommand("outputs", "Print the names of the files `generate` writes, one per line");
   add_common(cmd, o.common);
+  cmd->add_flag("--arch-images", o.arch_images,
+                "Print instead the arch-specific images the kernels need (90a: sm_90's wgmma and TMA), one per line");
   return cmd;
 }
 

@@ -60,8 +60,10 @@ struct Sm90Shape {
 int round_up(int v, int to) { return (v + to - 1) / to * to; }
 long long ceil_div_ll(long long a, long long b) { return (a + b - 1) / b; }
 
-// The shared memory a block may have on the one GPU the kernel runs on.
+// The shared memory a block may have, and the SMs (the H100's), on the one
+// GPU the kernel runs on.
 int sm90_shared_limit() { return find_arch(kArch)->shared_per_block; }
+int sm90_sm_count() { return find_arch(kArch)->sm_count; }
 
 Sm90Shape sm90_shape(const Workload& wl, const Sm90Gemm& s) {
   Sm90Shape g{};
@@ -99,7 +101,7 @@ bool has_sm90a_image(const PlanOptions& options) {
 }
 
 // The default, from a sweep of five tiles over 16 float16 layers of the
-// benchmark on the H100 (docs/performance.md, "implicit_gemm_sm90"): of
+// benchmark on the H100 (docs/performance.md, "Hopper's main loop"): of
 // 256 x 128 (two warpgroups), 128 x 128 and 128 x 64 (one), the tile that
 // makes the fewest waves of blocks times a block's work, a block's work
 // weighed by how fast its tile ran (the larger tiles reuse each operand
@@ -112,13 +114,13 @@ struct TileRate {
   double rate;  // a block's work per unit of time, relative to 128 x 128
 };
 
-Sm90Gemm default_sm90(const Workload& wl, const PlanOptions& options, int batch) {
+Sm90Gemm default_sm90(const Workload& wl, int batch) {
   const std::vector<TileRate> tiles = wl.c_out <= 64
                                           ? std::vector<TileRate>{{128, 64, 1, 0.55}}
                                           : std::vector<TileRate>{{256, 128, 2, 1.18}, {128, 128, 1, 1.0},
                                                                   {128, 64, 1, 0.55}};
   const long long pixels = 1LL * std::max(batch, 1) * wl.out_h() * wl.out_w();
-  const long long sms = std::max(1, options.target.newest.sm_count);
+  const long long sms = sm90_sm_count();
   const TileRate* best = nullptr;
   double best_time = 0;
   for (const TileRate& t : tiles) {
@@ -155,7 +157,7 @@ bool tma_takes(const Workload& wl) {
 void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   const ScheduleRequest& req = wl.schedule;
   std::vector<Diagnostic> errors;
-  Sm90Gemm s = default_sm90(wl, options, p.cost_batch);
+  Sm90Gemm s = default_sm90(wl, p.cost_batch);
   s.cta_m = req.value("cta_m").value_or(s.cta_m);
   s.cta_n = req.value("cta_n").value_or(s.cta_n);
   s.cta_k = req.value("cta_k").value_or(s.cta_k);
@@ -288,7 +290,7 @@ bool implicit_gemm_sm90_by_default(const Workload& wl, const PlanOptions& option
   const long long pixels = 1LL * (wl.n == 0 ? 1 : wl.n) * wl.out_h() * wl.out_w();
   const long long blocks = ceil_div_ll(pixels, 128) * ceil_div(wl.c_out, 64);
   const long long k_steps = 1LL * wl.kh * wl.kw * ceil_div(wl.c * element_bytes, 128);
-  const bool split_territory = blocks * 4 < std::max(1, options.target.newest.sm_count) && k_steps >= 32;
+  const bool split_territory = blocks * 4 < sm90_sm_count() && k_steps >= 32;
   return !split_territory;
 }
 
