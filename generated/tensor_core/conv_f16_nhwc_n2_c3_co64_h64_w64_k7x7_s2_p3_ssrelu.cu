@@ -209,24 +209,6 @@ conv_f16_nhwc_n2_c3_co64_h64_w64_k7x7_s2_p3_ssrelu(const Params params) {
 #ifndef __CUDACC_RTC__
 namespace {
 
-// Opts the kernel in to its dynamic shared memory, once per device
-// (thread-safe: racing first calls set the same value).
-cudaError_t allow_shared_memory() {
-  constexpr int kMaxDevices = 64;
-  static std::atomic<bool> done[kMaxDevices];
-  int device = 0;
-  cudaError_t e = cudaGetDevice(&device);
-  if (e != cudaSuccess) return e;
-  if (device < kMaxDevices && done[device].load(std::memory_order_relaxed)) return cudaSuccess;
-  e = cudaFuncSetAttribute(conv_f16_nhwc_n2_c3_co64_h64_w64_k7x7_s2_p3_ssrelu, cudaFuncAttributeMaxDynamicSharedMemorySize, sizeof(SharedStorage));
-  if (e == cudaSuccess && device < kMaxDevices) done[device].store(true, std::memory_order_relaxed);
-  return e;
-}
-
-}  // namespace
-
-namespace {
-
 // One launch, for `batch` images of at most kImagesPerLaunch.
 cudaError_t launch_images(const void* input, const void* filter, const void* epilogue_a, const void* epilogue_b,
                           const void* residual, void* output, int batch, cudaStream_t stream) {
@@ -255,9 +237,27 @@ cudaError_t launch_images(const void* input, const void* filter, const void* epi
 
 }  // namespace
 
+namespace {
+
+// Opts the kernel in to its dynamic shared memory, once per device
+// (thread-safe: racing first calls set the same value).
+cudaError_t allow_shared_memory() {
+  constexpr int kMaxDevices = 64;
+  static std::atomic<bool> done[kMaxDevices];
+  int device = 0;
+  cudaError_t e = cudaGetDevice(&device);
+  if (e != cudaSuccess) return e;
+  if (device < kMaxDevices && done[device].load(std::memory_order_relaxed)) return cudaSuccess;
+  e = cudaFuncSetAttribute(conv_f16_nhwc_n2_c3_co64_h64_w64_k7x7_s2_p3_ssrelu, cudaFuncAttributeMaxDynamicSharedMemorySize, sizeof(SharedStorage));
+  if (e == cudaSuccess && device < kMaxDevices) done[device].store(true, std::memory_order_relaxed);
+  return e;
+}
+
+}  // namespace
+
 // Launches the kernel for `batch` images on `stream`; every pointer holds
-// Elements. Unused epilogue and residual pointers are ignored. CUTLASS's
-// iterators offset by 32-bit byte counts: a batch whose input or output
+// Elements. Unused epilogue and residual pointers are ignored. The main
+// loop addresses a tensor with 32-bit counts: a batch whose input or output
 // reaches 2^31 bytes runs in launches of 16383 images.
 cudaError_t launch_conv_f16_nhwc_n2_c3_co64_h64_w64_k7x7_s2_p3_ssrelu(const void* input, const void* filter, const void* epilogue_a,
     const void* epilogue_b, const void* residual, void* output, int batch, cudaStream_t stream) {

@@ -46,8 +46,6 @@ struct ImplicitGemm {
 constexpr int kMinArch = 80;
 constexpr int kMaxDefaultSplitK = 4;  // the default rule's most parts
 constexpr int kMinStepsPerSplit = 8;  // the default rule's fewest K steps a part
-// CUTLASS's convolution takes tensors of fewer bytes than this.
-constexpr long long kMaxCutlassTensorBytes = 1LL << 31;
 // Floats of padding per row of the epilogue's tile: rows 8 words apart put
 // the rows a warp's accumulator stores touch on distinct banks.
 constexpr int kEpiloguePad = 8;
@@ -61,15 +59,6 @@ struct ImplicitGemmShape {
   int k_steps;  // main-loop steps of cta_k along K
   int n_tiles;
 };
-
-// The widest copy (in elements of `element_bytes`) that divides
-// `channels`, at most 16 bytes.
-int vector_elements(int channels, int element_bytes) {
-  for (int v = 16 / element_bytes; v > 1; v /= 2) {
-    if (channels % v == 0) return v;
-  }
-  return 1;
-}
 
 // The reduction steps the main loop takes: 64 or 128 bytes of a row (32 or
 // 64 half elements, 16 or 32 floats).
@@ -301,23 +290,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   p.threads = g.threads;
   p.block_threads = g.threads;
   p.smem_bytes = g.smem_bytes;
-  // CUTLASS's iterators offset pointers by 32-bit byte counts: its
-  // convolution takes tensors of less than 2^31 bytes. The filter's size is
-  // the workload's; the input's and output's grow with the batch.
-  const long long filter_bytes = 1LL * element_bytes * wl.c_out * wl.kh * wl.kw * wl.c;
-  if (filter_bytes >= kMaxCutlassTensorBytes) {
-    throw InputError({{wl.where, "the filter takes " + num(filter_bytes) + " bytes; the implicit_gemm algorithm " +
-                                     "(CUTLASS's iterators) takes tensors of less than 2^31 bytes"}});
-  }
-  // The launcher runs a larger batch in several launches of this many.
-  const long long image_bytes =
-      element_bytes * std::max(1LL * wl.h * wl.w * wl.c, 1LL * wl.out_h() * wl.out_w() * std::max(wl.c_out, 1));
-  const long long images_per_launch = std::min<long long>(kMaxBatch, (kMaxCutlassTensorBytes - 1) / image_bytes);
-  if (images_per_launch < 1) {
-    throw InputError({{wl.where, "one image's input or output takes " + num(image_bytes) + " bytes; the " +
-                                     "implicit_gemm algorithm (CUTLASS's iterators) takes tensors of less than 2^31 "
-                                     "bytes"}});
-  }
+  const long long images_per_launch = implicit_gemm_images_per_launch(wl, "implicit_gemm");
   // Every tensor is read or written in vectors: the input and filter of
   // in_vec elements, the output, residual and epilogue parameters of out_vec.
   p.alignment = element_bytes * std::max(g.in_vec, g.out_vec);
@@ -368,6 +341,35 @@ LaunchDescription launch(const KernelPlan& p) {
 }
 
 }  // namespace
+
+int vector_elements(int channels, int element_bytes) {
+  for (int v = 16 / element_bytes; v > 1; v /= 2) {
+    if (channels % v == 0) return v;
+  }
+  return 1;
+}
+
+long long implicit_gemm_images_per_launch(const Workload& wl, const std::string& algorithm) {
+  // Tensors of fewer bytes than this: the main loops offset pointers by
+  // 32-bit byte counts (CUTLASS's iterators, the TMA's extents).
+  constexpr long long kMaxTensorBytes = 1LL << 31;
+  const int element_bytes = ops::element_bytes(wl);
+  // The filter's size is the workload's; the input's and output's grow
+  // with the batch, which the launcher runs in launches of this many.
+  const long long filter_bytes = 1LL * element_bytes * wl.c_out * wl.kh * wl.kw * wl.c;
+  if (filter_bytes >= kMaxTensorBytes) {
+    throw InputError({{wl.where, "the filter takes " + num(filter_bytes) + " bytes; the " + algorithm +
+                                     " algorithm takes tensors of less than 2^31 bytes"}});
+  }
+  const long long image_bytes =
+      element_bytes * std::max(1LL * wl.h * wl.w * wl.c, 1LL * wl.out_h() * wl.out_w() * std::max(wl.c_out, 1));
+  const long long images_per_launch = std::min<long long>(kMaxBatch, (kMaxTensorBytes - 1) / image_bytes);
+  if (images_per_launch < 1) {
+    throw InputError({{wl.where, "one image's input or output takes " + num(image_bytes) + " bytes; the " +
+                                     algorithm + " algorithm takes tensors of less than 2^31 bytes"}});
+  }
+  return images_per_launch;
+}
 
 const Algorithm kImplicitGemm{
     "implicit_gemm",

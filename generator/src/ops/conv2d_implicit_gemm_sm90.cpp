@@ -38,8 +38,6 @@ constexpr int kEpiloguePad = 8;
 constexpr int kCornerLimit = 128;
 constexpr int kMaxFilterOffset = 254;
 constexpr int kMaxStride = 8;
-// Tensors of fewer bytes than this (as implicit_gemm: 32-bit extents).
-constexpr long long kMaxTensorBytes = 1LL << 31;
 
 struct Sm90Gemm {
   int cta_m = 0, cta_n = 0, cta_k = 0;  // the block's tile of the GEMM: pixels, output channels, reduction
@@ -69,13 +67,7 @@ Sm90Shape sm90_shape(const Workload& wl, const Sm90Gemm& s) {
   Sm90Shape g{};
   g.threads = 128 * (1 + s.warpgroups);
   g.element_bytes = ops::element_bytes(wl);
-  g.out_vec = 1;
-  for (int v = 16 / g.element_bytes; v > 1; v /= 2) {
-    if (wl.c_out % v == 0) {
-      g.out_vec = v;
-      break;
-    }
-  }
+  g.out_vec = vector_elements(wl.c_out, g.element_bytes);
   // CUTLASS's ring: each stage holds the input tile (cta_m x cta_k) and the
   // filter tile (cta_n x cta_k), swizzled, unpadded; the epilogue's tile of
   // floats shares those bytes; the ring's barriers (two 8-byte ones a
@@ -217,14 +209,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   }
   if (!errors.empty()) throw InputError(std::move(errors));
 
-  const long long filter_bytes = 1LL * element_bytes * wl.c_out * wl.kh * wl.kw * wl.c;
-  const long long image_bytes =
-      element_bytes * std::max(1LL * wl.h * wl.w * wl.c, 1LL * wl.out_h() * wl.out_w() * std::max(wl.c_out, 1));
-  const long long images_per_launch = std::min<long long>(kMaxBatch, (kMaxTensorBytes - 1) / image_bytes);
-  if (filter_bytes >= kMaxTensorBytes || images_per_launch < 1) {
-    throw InputError({{wl.where, "the filter, or one image's input or output, takes 2^31 bytes or more; the "
-                                 "implicit_gemm_sm90 algorithm takes tensors of less"}});
-  }
+  const long long images_per_launch = implicit_gemm_images_per_launch(wl, "implicit_gemm_sm90");
 
   p.schedule.values = {{"cta_m", s.cta_m}, {"cta_n", s.cta_n}, {"cta_k", s.cta_k},
                        {"warpgroups", s.warpgroups}, {"stages", s.stages}};
