@@ -159,6 +159,7 @@ conv_bf16_nhwc_n2_c20_co36_h15_w15_k5x5_s2_p2(const Params params) {
   // Its threads: kThreadsPerRow side by side along a row of the tile
   // (kColSteps vectors each), kRowsPerStep rows at once.
   constexpr int kVecsPerRow = kCtaN / kOutVec;
+  static_assert(kPitch % (kOutVec < 4 ? kOutVec : 4) == 0, "a thread's floats of the tile are one aligned vector");
   constexpr int kThreadsPerRow = kVecsPerRow < kThreads ? kVecsPerRow : kThreads;
   constexpr int kColSteps = kVecsPerRow / kThreadsPerRow;
   constexpr int kRowsPerStep = kThreads / kThreadsPerRow;
@@ -194,8 +195,7 @@ conv_bf16_nhwc_n2_c20_co36_h15_w15_k5x5_s2_p2(const Params params) {
         const int m = m0 + row;
         if (row >= row_end || m >= params.pixels) break;
         float sum[kOutVec], r[kOutVec], v[kOutVec];
-#pragma unroll
-        for (int j = 0; j < kOutVec; ++j) sum[j] = shared.out[row][c + j];
+        convgen::load_shared<float, kOutVec>(&shared.out[row][c], sum);
         convgen::unpack(residual[k], r);
 #pragma unroll
         for (int j = 0; j < kOutVec; ++j) v[j] = epilogue(sum[j], a[j], b[j], r[j]);

@@ -173,6 +173,7 @@ conv_f16_nhwc_n1_c512_co256_h7_w7_k3x3_s1_p1_ss_res_silu(const Params params) {
   // Its threads: kThreadsPerRow side by side along a row of the tile
   // (kColSteps vectors each), kRowsPerStep rows at once.
   constexpr int kVecsPerRow = kCtaN / kOutVec;
+  static_assert(kPitch % (kOutVec < 4 ? kOutVec : 4) == 0, "a thread's floats of the tile are one aligned vector");
   constexpr int kThreadsPerRow = kVecsPerRow < kThreads ? kVecsPerRow : kThreads;
   constexpr int kColSteps = kVecsPerRow / kThreadsPerRow;
   constexpr int kRowsPerStep = kThreads / kThreadsPerRow;
@@ -208,12 +209,19 @@ conv_f16_nhwc_n1_c512_co256_h7_w7_k3x3_s1_p1_ss_res_silu(const Params params) {
         const int m = m0 + row;
         if (row >= row_end || m >= params.pixels) break;
         float sum[kOutVec], r[kOutVec], v[kOutVec];
-#pragma unroll
-        for (int j = 0; j < kOutVec; ++j) sum[j] = 0.0f;
+        // Every rank's vector is loaded before any is added (the loads
+        // cross the cluster), then they are summed in rank order.
+        float part[kSplitK][kOutVec];
 #pragma unroll
         for (int rank = 0; rank < kSplitK; ++rank) {
+          convgen::load_shared<float, kOutVec>(partials[rank] + row * kPitch + c, part[rank]);
+        }
 #pragma unroll
-          for (int j = 0; j < kOutVec; ++j) sum[j] += partials[rank][row * kPitch + c + j];
+        for (int j = 0; j < kOutVec; ++j) sum[j] = part[0][j];
+#pragma unroll
+        for (int rank = 1; rank < kSplitK; ++rank) {
+#pragma unroll
+          for (int j = 0; j < kOutVec; ++j) sum[j] += part[rank][j];
         }
         convgen::unpack(residual[k], r);
 #pragma unroll

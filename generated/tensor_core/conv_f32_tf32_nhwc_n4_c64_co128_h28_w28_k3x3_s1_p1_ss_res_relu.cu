@@ -161,6 +161,7 @@ conv_f32_tf32_nhwc_n4_c64_co128_h28_w28_k3x3_s1_p1_ss_res_relu(const Params para
   // Its threads: kThreadsPerRow side by side along a row of the tile
   // (kColSteps vectors each), kRowsPerStep rows at once.
   constexpr int kVecsPerRow = kCtaN / kOutVec;
+  static_assert(kPitch % (kOutVec < 4 ? kOutVec : 4) == 0, "a thread's floats of the tile are one aligned vector");
   constexpr int kThreadsPerRow = kVecsPerRow < kThreads ? kVecsPerRow : kThreads;
   constexpr int kColSteps = kVecsPerRow / kThreadsPerRow;
   constexpr int kRowsPerStep = kThreads / kThreadsPerRow;
@@ -196,8 +197,7 @@ conv_f32_tf32_nhwc_n4_c64_co128_h28_w28_k3x3_s1_p1_ss_res_relu(const Params para
         const int m = m0 + row;
         if (row >= row_end || m >= params.pixels) break;
         float sum[kOutVec], r[kOutVec], v[kOutVec];
-#pragma unroll
-        for (int j = 0; j < kOutVec; ++j) sum[j] = shared.out[row][c + j];
+        convgen::load_shared<float, kOutVec>(&shared.out[row][c], sum);
         convgen::unpack(residual[k], r);
 #pragma unroll
         for (int j = 0; j < kOutVec; ++j) v[j] = epilogue(sum[j], a[j], b[j], r[j]);
