@@ -1667,13 +1667,30 @@ TEST(PlanImplicitGemmSm90, DefaultRuleAndLimitsWorkedByHand) {
                            "dtype: bfloat16, layout: NHWC}"),
                   h100a);
   EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 128x128x64, 1 warpgroup(s), 6 stages");
-  // Deep layers at batch 1 stay with implicit_gemm's split K (16 blocks of
-  // 128 x 64 fill less than a quarter of the SMs, 144 steps of K), and so do
-  // thin ones (32 input channels: a step of mostly zeros).
+  // A deep layer at batch 1: 128 x 64 tiles would make 16 blocks, fewer
+  // than the SMs, so the tile and the split of K's 144 steps are the ones
+  // of least predicted time, waves x (1 + steps x a step's time) + the
+  // split's 0.5 + 0.3 x split_k: 64 x 64 (0.156 a step) split 8 makes 128
+  // blocks, 1 + 18 x 0.156 + 2.9 = 6.71 us, ahead of 64 x 128 split 8 (1 +
+  // 18 x 0.17 + 2.9 = 6.96), 64 x 64 split 4 (1 + 36 x 0.156 + 1.7 =
+  // 8.32) and 128 x 128 split 8 (1 + 18 x 0.31 + 2.9 = 9.48).
   p = plan_kernel(workload("{op: conv2d, n: 1, c: 1024, c_out: 1024, h: 7, w: 7, filter: 3, padding: same, "
                            "dtype: float16, layout: NHWC}"),
                   h100a);
-  EXPECT_EQ(p.schedule.algorithm_name(), "implicit_gemm");
+  EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 64x64x64, 1 warpgroup(s), 6 stages, split_k 8");
+  EXPECT_EQ(p.schedule.at("split_k"), 8);
+  // 6 stages of (64 + 64) x 64 halves, then 6 x 16 bytes of barriers.
+  EXPECT_EQ(p.smem_bytes, 6 * (64 + 64) * 64 * 2 + 128);
+  // ResNet's 7x7 layer at batch 32 (M = 1568): 104 blocks of 128 x 64, one
+  // wave unsplit; 64 x 128 makes 100 blocks, 1 + 72 x 0.17 = 13.24 us,
+  // against 64 x 64's two waves (2 x (1 + 72 x 0.156) = 24.46) and 128 x
+  // 128's 52 blocks (1 + 72 x 0.31 = 23.32): 64 x 128, unsplit.
+  p = plan_kernel(workload("{op: conv2d, n: 32, c: 512, c_out: 512, h: 7, w: 7, filter: 3, padding: same, "
+                           "dtype: float16, layout: NHWC}"),
+                  h100a);
+  EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 64x128x64, 1 warpgroup(s), 6 stages");
+  // Thin layers stay with implicit_gemm (32 input channels: a step of
+  // mostly zeros).
   p = plan_kernel(workload("{op: conv2d, n: 64, c: 32, c_out: 192, h: 28, w: 28, filter: 1, padding: valid, "
                            "dtype: float16, layout: NHWC}"),
                   h100a);
@@ -1719,6 +1736,16 @@ TEST(PlanImplicitGemmSm90, DefaultRuleAndLimitsWorkedByHand) {
   });
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].str().find("256 accumulators; at most 128"), std::string::npos);
+  // Every block of a split sums at least one step of K (a 1x1 layer of 64
+  // channels has one).
+  errors = spec_errors([&] {
+    plan_kernel(workload("{op: conv2d, n: 1, c: 64, c_out: 64, h: 8, w: 8, filter: 1, padding: valid, "
+                         "dtype: float16, layout: NHWC, schedule: {algorithm: implicit_gemm_sm90, split_k: 2}}"),
+                h100a);
+  });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].str().find("split_k 2 splits K into more parts than its 1 steps of 64 channels"),
+            std::string::npos);
 }
 
 TEST(Conv2dPlan, MathTf32AndTensorCores) {

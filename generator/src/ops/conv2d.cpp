@@ -46,8 +46,8 @@ int library_registers_per_sm(const PlanOptions& options) {
 
 Knob split_k_knob() {
   Knob k = Knob::integer("split_k", 1, kMaxSplitK,
-                         "blocks of a thread-block cluster that share a tile, each summing every split_k-th chunk of "
-                         "K; they add their partial tiles in a fixed order (sm_90+)");
+                         "blocks of a thread-block cluster that share a tile, each summing a share of K; they add "
+                         "their partial tiles in a fixed order (sm_90+)");
   k.allowed = {1, 2, 4, 8};
   k.rule_note = "(the cluster's blocks share the tile's rows evenly)";
   return k;

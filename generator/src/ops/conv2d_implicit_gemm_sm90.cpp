@@ -43,6 +43,7 @@ struct Sm90Gemm {
   int cta_m = 0, cta_n = 0, cta_k = 0;  // the block's tile of the GEMM: pixels, output channels, reduction
   int warpgroups = 0;                   // warpgroups that multiply, each cta_m / warpgroups rows
   int stages = 0;                       // shared-memory buffers of the main loop's ring
+  int split_k = 1;                      // blocks of a cluster that share a tile, each summing a run of K's steps
 };
 
 struct Sm90Shape {
@@ -92,40 +93,77 @@ bool has_sm90a_image(const PlanOptions& options) {
   return false;
 }
 
-// The default, from a sweep of five tiles over 16 float16 layers of the
-// benchmark on the H100 (docs/performance.md, "Hopper's main loop"): of
+// The default tile has two regimes, each from a sweep of float16 layers
+// of the benchmark (docs/performance.md, "Hopper's main loop" and "Split K
+// on Hopper").
+//
+// Grids that fill the GPU (at least one block an SM in 128 x 64 tiles): of
 // 256 x 128 (two warpgroups), 128 x 128 and 128 x 64 (one), the tile that
 // makes the fewest waves of blocks times a block's work, a block's work
 // weighed by how fast its tile ran (the larger tiles reuse each operand
 // more: 256 x 128 ran 1.18 times the rate of 128 x 128 a block, 128 x 64
 // 0.55 times). Where c_out <= 64, 128 x 64 alone (a 128-wide tile would be
-// half zeros). Steps of 128 bytes of K where a tap's channels fill one
-// (64 otherwise), and as many stages as fit, at most 6.
+// half zeros).
 struct TileRate {
   int cta_m, cta_n, warpgroups;
   double rate;  // a block's work per unit of time, relative to 128 x 128
 };
 
+// Smaller grids (deep layers on small planes, small batches), where a
+// block's time is its steps' latency rather than the GPU's throughput: of
+// the one-warpgroup tiles 64 x 64 to 128 x 128, each split into 1, 2, 4
+// or 8 runs of K, the one whose predicted time is least: waves x (a
+// block's fixed time + its steps x its tile's time a step) + the split's
+// cost (a cluster's launch, its exchange of partial tiles). The times, in
+// microseconds, were fitted to the sweep (12 layers, 15 schedules each);
+// the schedule they pick ran within 13% of the sweep's fastest on every
+// layer, 2% on average.
+struct TileStep {
+  int cta_m, cta_n;
+  double step_us;  // a block's time a step of 128 bytes of K
+};
+constexpr double kBlockUs = 1.0;
+double split_us(int split_k) { return split_k == 1 ? 0.0 : 0.5 + 0.3 * split_k; }
+
 Sm90Gemm default_sm90(const Workload& wl, int batch) {
-  const std::vector<TileRate> tiles = wl.c_out <= 64
-                                          ? std::vector<TileRate>{{128, 64, 1, 0.55}}
-                                          : std::vector<TileRate>{{256, 128, 2, 1.18}, {128, 128, 1, 1.0},
-                                                                  {128, 64, 1, 0.55}};
   const long long pixels = 1LL * std::max(batch, 1) * wl.out_h() * wl.out_w();
   const long long sms = sm90_sm_count();
-  const TileRate* best = nullptr;
-  double best_time = 0;
-  for (const TileRate& t : tiles) {
-    const long long blocks = ceil_div_ll(pixels, t.cta_m) * ceil_div(wl.c_out, t.cta_n);
-    const double time = static_cast<double>(ceil_div_ll(blocks, sms)) * t.cta_m * t.cta_n / t.rate;
-    if (best == nullptr || time < best_time) best = &t, best_time = time;
-  }
-  Sm90Gemm s;
-  s.cta_m = best->cta_m;
-  s.cta_n = best->cta_n;
-  s.warpgroups = best->warpgroups;
   const int element_bytes = ops::element_bytes(wl);
+  Sm90Gemm s;
   s.cta_k = (wl.c * element_bytes >= 128 ? 128 : 64) / element_bytes;
+  if (ceil_div_ll(pixels, 128) * ceil_div(wl.c_out, 64) >= sms) {
+    const std::vector<TileRate> tiles = wl.c_out <= 64
+                                            ? std::vector<TileRate>{{128, 64, 1, 0.55}}
+                                            : std::vector<TileRate>{{256, 128, 2, 1.18}, {128, 128, 1, 1.0},
+                                                                    {128, 64, 1, 0.55}};
+    const TileRate* best = nullptr;
+    double best_time = 0;
+    for (const TileRate& t : tiles) {
+      const long long blocks = ceil_div_ll(pixels, t.cta_m) * ceil_div(wl.c_out, t.cta_n);
+      const double time = static_cast<double>(ceil_div_ll(blocks, sms)) * t.cta_m * t.cta_n / t.rate;
+      if (best == nullptr || time < best_time) best = &t, best_time = time;
+    }
+    s.cta_m = best->cta_m;
+    s.cta_n = best->cta_n;
+    s.warpgroups = best->warpgroups;
+  } else {
+    const std::vector<TileStep> steps = {{64, 64, 0.156}, {64, 128, 0.17}, {128, 64, 0.26}, {128, 128, 0.31}};
+    const int k_steps = wl.kh * wl.kw * ceil_div(wl.c, s.cta_k);
+    double best_time = 0;
+    for (const TileStep& t : steps) {
+      if (wl.c_out <= 64 && t.cta_n > 64) continue;
+      for (int split_k = 1; split_k <= std::min(kMaxSplitK, k_steps); split_k *= 2) {
+        const long long blocks = ceil_div_ll(pixels, t.cta_m) * ceil_div(wl.c_out, t.cta_n) * split_k;
+        const double time = static_cast<double>(ceil_div_ll(blocks, sms)) *
+                                (kBlockUs + ceil_div(k_steps, split_k) * t.step_us) +
+                            split_us(split_k);
+        if (s.cta_m == 0 || time < best_time) {
+          s.cta_m = t.cta_m, s.cta_n = t.cta_n, s.warpgroups = 1, s.split_k = split_k;
+          best_time = time;
+        }
+      }
+    }
+  }
   s.stages = 6;
   while (s.stages > 2 && sm90_shape(wl, s).smem_bytes > sm90_shared_limit()) --s.stages;
   return s;
@@ -155,6 +193,10 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   s.cta_k = req.value("cta_k").value_or(s.cta_k);
   s.warpgroups = req.value("warpgroups").value_or(s.warpgroups);
   s.stages = req.value("stages").value_or(s.stages);
+  // The default's split is for the default's tile: a spec's own tile runs
+  // unsplit unless the spec splits it too.
+  const bool own_tile = req.has("cta_tile") || req.has("warpgroups");
+  s.split_k = req.value("split_k").value_or(own_tile ? 1 : s.split_k);
   const int element_bytes = ops::element_bytes(wl);
 
   if (!has_sm90a_image(options)) {
@@ -207,12 +249,17 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                                             num(g.epilogue_bytes) + ", and the barriers); sm_90 allows " +
                                             num(limit) + ": use fewer stages or a smaller cta_tile"});
   }
+  if (s.split_k > g.k_steps) {
+    errors.push_back({req.at("split_k"), "split_k " + num(s.split_k) + " splits K into more parts than its " +
+                                         num(g.k_steps) + " steps of " + num(s.cta_k) +
+                                         " channels: some blocks would sum nothing"});
+  }
   if (!errors.empty()) throw InputError(std::move(errors));
 
   const long long images_per_launch = implicit_gemm_images_per_launch(wl, "implicit_gemm_sm90");
 
   p.schedule.values = {{"cta_m", s.cta_m}, {"cta_n", s.cta_n}, {"cta_k", s.cta_k},
-                       {"warpgroups", s.warpgroups}, {"stages", s.stages}};
+                       {"warpgroups", s.warpgroups}, {"stages", s.stages}, {"split_k", s.split_k}};
   p.threads = g.threads;
   p.block_threads = g.threads;
   p.smem_bytes = g.smem_bytes;
@@ -235,21 +282,26 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"bfloat16", wl.dtype == DataType::kBFloat16},
       {"float32", wl.dtype == DataType::kFloat32},
       {"k_steps", n(g.k_steps)},
-      {"split", false},  // (the shared epilogue's split K: implicit_gemm's)
+      {"split", s.split_k > 1},
+      {"split_k", n(s.split_k)},
+      {"k_steps_per_split", n(ceil_div(g.k_steps, s.split_k))},
   };
 }
 
 std::string describe(const Schedule& s) {
   return "cta_tile " + num(s.at("cta_m")) + "x" + num(s.at("cta_n")) + "x" + num(s.at("cta_k")) + ", " +
-         num(s.at("warpgroups")) + " warpgroup(s), " + num(s.at("stages")) + " stages";
+         num(s.at("warpgroups")) + " warpgroup(s), " + num(s.at("stages")) + " stages" +
+         (s.at("split_k") > 1 ? ", split_k " + num(s.at("split_k")) : "");
 }
 
-// A block per cta_m pixels of the batch (grid.x) and per cta_n output channels (grid.y).
+// A block per cta_m pixels of the batch (grid.x), per cta_n output channels
+// (grid.y) and per part of K (grid.z, a cluster's blocks).
 LaunchDescription launch(const KernelPlan& p) {
   LaunchDescription l;
   l.grid[0].per_image = p.number("pixels");
   l.grid[0].per_block = p.schedule.at("cta_m");
   l.grid[1].blocks = p.number("n_tiles");
+  l.grid[2].blocks = p.schedule.at("split_k");
   l.block[0] = p.block_threads;
   l.dynamic_shared_bytes = p.smem_bytes;
   return l;
@@ -257,26 +309,20 @@ LaunchDescription launch(const KernelPlan& p) {
 
 }  // namespace
 
-// From the same sweep (docs/performance.md): against implicit_gemm's
+// From the same sweeps (docs/performance.md): against implicit_gemm's
 // defaults, Hopper's main loop ran 1.2-1.6 times faster on ResNet's 3x3
 // layers of 128 channels and up (batch 32 and 8) and on 1x1 layers of 320
-// to 1024 channels, about even at 64 input channels (0.95-1.05); on thin
+// to 1024 channels, about even at 64 input channels (0.95-1.05); with its
+// split K, 1.1-1.7 times faster on deep layers at batch 1 (where
+// implicit_gemm's split K had been ahead of its unsplit tiles); on thin
 // layers (fewer than 128 bytes of input channels: a step of mostly zeros,
-// or c_out < 64) up to 1.9 times slower; and where even 128 x 64 tiles fill
-// less than a quarter of the SMs and K is long (32 steps of 128 bytes and
-// more), implicit_gemm's split K won (1024 channels on 7x7 at batch 1: 17.4
-// against 28.1 us). Float32 with math tf32, the same layers and tiles in
-// steps of 32 floats: 1.2-1.9 times faster than implicit_gemm's tf32, the
-// same exceptions (and 0.9 on a 1x1 layer of 1024 channels at batch 1).
+// or c_out < 64) up to 1.9 times slower. Float32 with math tf32, the same
+// layers and tiles in steps of 32 floats: 1.2-1.9 times faster than
+// implicit_gemm's tf32, the same exceptions.
 bool implicit_gemm_sm90_by_default(const Workload& wl, const PlanOptions& options) {
   const int element_bytes = ops::element_bytes(wl);
   if (!kImplicitGemmSm90.serves(wl) || !has_sm90a_image(options) || !tma_takes(wl)) return false;
-  if (wl.c * element_bytes % 16 != 0 || wl.c * element_bytes < 128 || wl.c_out < 64) return false;
-  const long long pixels = 1LL * (wl.n == 0 ? 1 : wl.n) * wl.out_h() * wl.out_w();
-  const long long blocks = ceil_div_ll(pixels, 128) * ceil_div(wl.c_out, 64);
-  const long long k_steps = 1LL * wl.kh * wl.kw * ceil_div(wl.c * element_bytes, 128);
-  const bool split_territory = blocks * 4 < sm90_sm_count() && k_steps >= 32;
-  return !split_territory;
+  return wl.c * element_bytes % 16 == 0 && wl.c * element_bytes >= 128 && wl.c_out >= 64;
 }
 
 const Algorithm kImplicitGemmSm90{
@@ -285,7 +331,8 @@ const Algorithm kImplicitGemmSm90{
     {Knob::tuple("cta_tile", {"cta_m", "cta_n", "cta_k"}, 16, 256, "[pixels, channels, reduction]",
                  "the block's tile of the GEMM: output pixels x output channels, and the reduction step"),
      Knob::integer("warpgroups", 1, 2, "warpgroups of 128 threads that multiply (wgmma), each cta_m / warpgroups rows"),
-     Knob::integer("stages", 2, 8, "shared-memory buffers of the main loop's ring (TMA copies)")},
+     Knob::integer("stages", 2, 8, "shared-memory buffers of the main loop's ring (TMA copies)"),
+     split_k_knob()},
     "conv2d_nhwc_implicit_gemm_sm90.cu.mustache",
     &plan,
     &describe,
