@@ -1402,11 +1402,15 @@ TEST(DefaultSchedule, EveryStemGetsOne) {
 // list of GPUs (sm_75 to sm_90: the tightest shared memory, and no split K):
 // channels 1 to 1024 (odd, the stems' 3 and 4, up to 8 and beyond), output
 // channels not multiples of 8, planes 1 to 224, filters 1 to 7, strides.
+// With an sm_90a image the default may be implicit_gemm_sm90 (its tiles and
+// split K), which must fit too.
 TEST(DefaultSchedule, EveryHalfPrecisionNhwcDenseWorkloadGetsOne) {
   PlanOptions h100;
   h100.target = parse_arch_list("90");
   PlanOptions every_gpu;
-  int planned = 0;
+  PlanOptions h100_sm90a;
+  h100_sm90a.target = parse_arch_list("90a-real;90-virtual");
+  int planned = 0, sm90 = 0;
   std::vector<std::string> failures;
   for (const char* dtype : {"float16", "bfloat16"}) {
     for (int c : {1, 2, 3, 4, 6, 8, 16, 27, 64, 256, 1024}) {
@@ -1420,10 +1424,14 @@ TEST(DefaultSchedule, EveryHalfPrecisionNhwcDenseWorkloadGetsOne) {
                                          ", w: " + std::to_string(hw) + ", filter: " + std::to_string(k) +
                                          ", stride: " + std::to_string(stride) + ", padding: same, dtype: " + dtype +
                                          ", layout: NHWC}";
-                for (const PlanOptions* options : {&h100, &every_gpu}) {
+                for (const PlanOptions* options : {&h100, &every_gpu, &h100_sm90a}) {
                   try {
                     const KernelPlan p = plan_kernel(workload(text), *options);
-                    EXPECT_EQ(p.schedule.algorithm_name(), "implicit_gemm") << text;
+                    if (options == &h100_sm90a && p.schedule.algorithm_name() == "implicit_gemm_sm90") {
+                      ++sm90;
+                    } else {
+                      EXPECT_EQ(p.schedule.algorithm_name(), "implicit_gemm") << text;
+                    }
                     ++planned;
                   } catch (const InputError& e) {
                     failures.push_back(text + ": " + e.diagnostics().front().message);
@@ -1436,7 +1444,8 @@ TEST(DefaultSchedule, EveryHalfPrecisionNhwcDenseWorkloadGetsOne) {
       }
     }
   }
-  EXPECT_EQ(planned, 2 * 11 * 6 * 3 * 3 * 2 * 2 * 2);
+  EXPECT_EQ(planned, 2 * 11 * 6 * 3 * 3 * 2 * 2 * 3);
+  EXPECT_GT(sm90, 100);
   EXPECT_TRUE(failures.empty()) << failures.size() << " workloads got no schedule, e.g.\n  " << failures.front();
 }
 
@@ -1476,7 +1485,9 @@ std::vector<ModelConv> torchvision_convs() {
 // list tools/torchvision_convs.py writes) gets a default schedule that fits,
 // at batch 1 and 64, in every dtype and layout an algorithm of its operator
 // serves, with the heaviest epilogue (a folded batch norm, a residual add),
-// for the H100 alone and for the default list of GPUs. Grouped convolutions
+// for the H100 alone, for the default list of GPUs, and for that list as
+// convgen_add_library builds it for a library of Hopper's implicit GEMM
+// (sm_90 as sm_90a: its tiles and split K). Grouped convolutions
 // (neither dense nor depthwise) are convgen's to leave out, and filters or
 // strides past a spec's limits the generic kernel's.
 TEST(DefaultSchedule, EveryTorchvisionConvolutionGetsOne) {
@@ -1485,6 +1496,8 @@ TEST(DefaultSchedule, EveryTorchvisionConvolutionGetsOne) {
   PlanOptions h100;
   h100.target = parse_arch_list("90");
   PlanOptions every_gpu;
+  PlanOptions every_gpu_sm90a;
+  every_gpu_sm90a.target = parse_arch_list("75-real;80-real;86-real;89-real;90a-real;90-virtual");
   int planned = 0, grouped = 0, beyond_limits = 0;
   std::vector<std::string> failures;
   const auto pair = [](int a, int b) { return "[" + std::to_string(a) + ", " + std::to_string(b) + "]"; };
@@ -1520,7 +1533,7 @@ TEST(DefaultSchedule, EveryTorchvisionConvolutionGetsOne) {
             continue;
           }
           if (serving(*wl.op, wl).empty()) continue;  // no algorithm serves this storage: the generic kernel does
-          for (const PlanOptions* options : {&h100, &every_gpu}) {
+          for (const PlanOptions* options : {&h100, &every_gpu, &every_gpu_sm90a}) {
             try {
               plan_kernel(wl, *options);
               ++planned;
@@ -1670,10 +1683,11 @@ TEST(PlanImplicitGemmSm90, DefaultRuleAndLimitsWorkedByHand) {
   // A deep layer at batch 1: 128 x 64 tiles would make 16 blocks, fewer
   // than the SMs, so the tile and the split of K's 144 steps are the ones
   // of least predicted time, waves x (1 + steps x a step's time) + the
-  // split's 0.5 + 0.3 x split_k: 64 x 64 (0.156 a step) split 8 makes 128
-  // blocks, 1 + 18 x 0.156 + 2.9 = 6.71 us, ahead of 64 x 128 split 8 (1 +
-  // 18 x 0.17 + 2.9 = 6.96), 64 x 64 split 4 (1 + 36 x 0.156 + 1.7 =
-  // 8.32) and 128 x 128 split 8 (1 + 18 x 0.31 + 2.9 = 9.48).
+  // split's 0.5 + 0.2 x split_k x the tile's size in 64 x 64 tiles: 64 x
+  // 64 (0.156 a step) split 8 makes 128 blocks, 1 + 18 x 0.156 + 2.1 = 5.91
+  // us, ahead of 64 x 128 split 8 (1 + 18 x 0.17 + 3.7 = 7.76), 64 x 64
+  // split 4 (1 + 36 x 0.156 + 1.3 = 7.92) and 128 x 128 split 8 (1 + 18 x
+  // 0.31 + 6.9 = 13.48).
   p = plan_kernel(workload("{op: conv2d, n: 1, c: 1024, c_out: 1024, h: 7, w: 7, filter: 3, padding: same, "
                            "dtype: float16, layout: NHWC}"),
                   h100a);
@@ -1681,10 +1695,29 @@ TEST(PlanImplicitGemmSm90, DefaultRuleAndLimitsWorkedByHand) {
   EXPECT_EQ(p.schedule.at("split_k"), 8);
   // 6 stages of (64 + 64) x 64 halves, then 6 x 16 bytes of barriers.
   EXPECT_EQ(p.smem_bytes, 6 * (64 + 64) * 64 * 2 + 128);
+  // The split is the default tile's: a spec's own tile runs unsplit unless
+  // it splits too.
+  p = plan_kernel(workload("{op: conv2d, n: 1, c: 1024, c_out: 1024, h: 7, w: 7, filter: 3, padding: same, "
+                           "dtype: float16, layout: NHWC, schedule: {algorithm: implicit_gemm_sm90, "
+                           "cta_tile: [128, 64, 64]}}"),
+                  h100a);
+  EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 128x64x64, 1 warpgroup(s), 6 stages");
+  p = plan_kernel(workload("{op: conv2d, n: 1, c: 1024, c_out: 1024, h: 7, w: 7, filter: 3, padding: same, "
+                           "dtype: float16, layout: NHWC, schedule: {algorithm: implicit_gemm_sm90, cta_tile: [128, 64, 64], "
+                           "split_k: 2}}"),
+                  h100a);
+  EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 128x64x64, 1 warpgroup(s), 6 stages, split_k 2");
+  // Two warpgroups without a tile: the default's 64 rows become 128, 64 a
+  // warpgroup.
+  p = plan_kernel(workload("{op: conv2d, n: 1, c: 1024, c_out: 1024, h: 7, w: 7, filter: 3, padding: same, "
+                           "dtype: float16, layout: NHWC, schedule: {algorithm: implicit_gemm_sm90, warpgroups: 2}}"),
+                  h100a);
+  EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 128x64x64, 2 warpgroup(s), 6 stages");
   // ResNet's 7x7 layer at batch 32 (M = 1568): 104 blocks of 128 x 64, one
   // wave unsplit; 64 x 128 makes 100 blocks, 1 + 72 x 0.17 = 13.24 us,
-  // against 64 x 64's two waves (2 x (1 + 72 x 0.156) = 24.46) and 128 x
-  // 128's 52 blocks (1 + 72 x 0.31 = 23.32): 64 x 128, unsplit.
+  // against 128 x 128 split 2 (104 blocks: 1 + 36 x 0.31 + 2.1 = 14.26),
+  // 64 x 64's two waves (2 x (1 + 72 x 0.156) = 24.46) and 128 x 128
+  // unsplit (1 + 72 x 0.31 = 23.32): 64 x 128, unsplit.
   p = plan_kernel(workload("{op: conv2d, n: 32, c: 512, c_out: 512, h: 7, w: 7, filter: 3, padding: same, "
                            "dtype: float16, layout: NHWC}"),
                   h100a);

@@ -1,12 +1,14 @@
 // conv2d, algorithm `implicit_gemm_sm90`: the implicit GEMM of
 // `implicit_gemm` (float16/bfloat16 NHWC, float32 NHWC with math tf32) on
-// Hopper's own instructions. The main loop is CUTLASS's sm_90 collective
+// Hopper's own instructions. The copies are CUTLASS's sm_90 collective
 // (the nvidia-cutlass headers, version pinned in scripts/install_deps.sh):
 // one warp copies each step's tiles into a ring of `stages` shared-memory
 // buffers with the tensor memory accelerator (TMA; its im2col mode reads
 // the input's window with padding and strides, and rounds float operands
-// to TF32), and `warpgroups` warpgroups of 128 threads multiply them with
-// wgmma, both operands read from shared memory. The epilogue is convgen's,
+// to TF32); `warpgroups` warpgroups of 128 threads multiply them with
+// wgmma, both operands read from shared memory, in the kernel's own loop.
+// split_k splits K over a cluster of blocks that add their partial tiles
+// through distributed shared memory. The epilogue is convgen's,
 // the same as implicit_gemm's: the accumulators go through shared memory
 // to rows of output channels, where every thread of the block applies bias
 // or scale/shift, the residual and the activation in fp32 and stores one
@@ -114,16 +116,21 @@ struct TileRate {
 // the one-warpgroup tiles 64 x 64 to 128 x 128, each split into 1, 2, 4
 // or 8 runs of K, the one whose predicted time is least: waves x (a
 // block's fixed time + its steps x its tile's time a step) + the split's
-// cost (a cluster's launch, its exchange of partial tiles). The times, in
-// microseconds, were fitted to the sweep (12 layers, 15 schedules each);
-// the schedule they pick ran within 13% of the sweep's fastest on every
-// layer, 2% on average.
+// cost, which grows with the split and the tile (a larger cluster to place,
+// more partial tiles to exchange). The times, in microseconds, were fitted
+// to the sweep (12 layers, 15 schedules each); the schedule they pick ran
+// within 13% of the sweep's fastest on every layer, 2% on average.
+//
+// Either way: steps of 128 bytes of K where a tap's channels fill one (64
+// otherwise), and as many stages as fit, at most 6.
 struct TileStep {
   int cta_m, cta_n;
   double step_us;  // a block's time a step of 128 bytes of K
 };
 constexpr double kBlockUs = 1.0;
-double split_us(int split_k) { return split_k == 1 ? 0.0 : 0.5 + 0.3 * split_k; }
+double split_us(int split_k, int cta_m, int cta_n) {
+  return split_k == 1 ? 0.0 : 0.5 + 0.2 * split_k * (cta_m * cta_n / 4096.0);
+}
 
 Sm90Gemm default_sm90(const Workload& wl, int batch) {
   const long long pixels = 1LL * std::max(batch, 1) * wl.out_h() * wl.out_w();
@@ -156,7 +163,7 @@ Sm90Gemm default_sm90(const Workload& wl, int batch) {
         const long long blocks = ceil_div_ll(pixels, t.cta_m) * ceil_div(wl.c_out, t.cta_n) * split_k;
         const double time = static_cast<double>(ceil_div_ll(blocks, sms)) *
                                 (kBlockUs + ceil_div(k_steps, split_k) * t.step_us) +
-                            split_us(split_k);
+                            split_us(split_k, t.cta_m, t.cta_n);
         if (s.cta_m == 0 || time < best_time) {
           s.cta_m = t.cta_m, s.cta_n = t.cta_n, s.warpgroups = 1, s.split_k = split_k;
           best_time = time;
@@ -195,8 +202,11 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   s.stages = req.value("stages").value_or(s.stages);
   // The default's split is for the default's tile: a spec's own tile runs
   // unsplit unless the spec splits it too.
-  const bool own_tile = req.has("cta_tile") || req.has("warpgroups");
+  const bool own_tile = req.has("cta_m") || req.has("warpgroups");
   s.split_k = req.value("split_k").value_or(own_tile ? 1 : s.split_k);
+  // Warpgroups without a tile: the default's rows, within the 64 to 128 a
+  // warpgroup takes.
+  if (req.has("warpgroups") && !req.has("cta_m")) s.cta_m = std::clamp(s.cta_m, 64 * s.warpgroups, 128 * s.warpgroups);
   const int element_bytes = ops::element_bytes(wl);
 
   if (!has_sm90a_image(options)) {
@@ -284,7 +294,9 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"k_steps", n(g.k_steps)},
       {"split", s.split_k > 1},
       {"split_k", n(s.split_k)},
-      {"k_steps_per_split", n(ceil_div(g.k_steps, s.split_k))},
+      {"split_runs", g.k_steps % s.split_k == 0
+                         ? num(g.k_steps / s.split_k) + " steps each"
+                         : num(g.k_steps / s.split_k + 1) + " or " + num(g.k_steps / s.split_k) + " steps each"},
   };
 }
 
@@ -318,7 +330,8 @@ LaunchDescription launch(const KernelPlan& p) {
 // layers (fewer than 128 bytes of input channels: a step of mostly zeros,
 // or c_out < 64) up to 1.9 times slower. Float32 with math tf32, the same
 // layers and tiles in steps of 32 floats: 1.2-1.9 times faster than
-// implicit_gemm's tf32, the same exceptions.
+// implicit_gemm's tf32, the same exceptions (its split K and 64-row tiles
+// are not measured yet: the rule takes them as it does in float16).
 bool implicit_gemm_sm90_by_default(const Workload& wl, const PlanOptions& options) {
   const int element_bytes = ops::element_bytes(wl);
   if (!kImplicitGemmSm90.serves(wl) || !has_sm90a_image(options) || !tma_takes(wl)) return false;
