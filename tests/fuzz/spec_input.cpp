@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "convgen/gen/arch.hpp"
 #include "convgen/gen/plan.hpp"
 #include "convgen/gen/render.hpp"
 #include "convgen/gen/spec.hpp"
@@ -82,19 +83,39 @@ void check_outputs(const LibraryPlan& lib, const std::vector<OutputFile>& files)
   }
 }
 
-}  // namespace
+// The library's GPUs as convgen_add_library builds the default list for a
+// library of Hopper's kernels (90 as 90a: implicit_gemm_sm90, its tiles and
+// split K), beside the default list itself.
+const PlanOptions& sm90a_options() {
+  static const PlanOptions options = [] {
+    PlanOptions o;
+    o.target = parse_arch_list("75-real;80-real;86-real;89-real;90a-real;90-virtual");
+    return o;
+  }();
+  return options;
+}
 
-Verdict check_spec_input(const std::string& text) {
+Verdict check_spec_for(const std::string& text, const PlanOptions& options) {
   LibraryPlan lib;
   try {
     const Spec spec = parse_spec_text(text, kFile);
-    lib = plan_library({spec}, spec.library.empty() ? "fuzz" : "");
+    lib = plan_library({spec}, spec.library.empty() ? "fuzz" : "", options);
   } catch (const InputError& e) {
     check_rejection(e, text, kFile);
     return Verdict::kRejected;
   }
   check_outputs(lib, render_library(templates(), lib));
   return Verdict::kGenerated;
+}
+
+}  // namespace
+
+Verdict check_spec_input(const std::string& text) {
+  const Verdict verdict = check_spec_for(text, PlanOptions{});
+  // With an sm_90a image too, where the spec could reach Hopper's algorithm
+  // (it serves NHWC only): the default list's verdict is the one counted.
+  if (text.find("NHWC") != std::string::npos) check_spec_for(text, sm90a_options());
+  return verdict;
 }
 
 Verdict check_tuning_input(const std::string& text) {

@@ -11,7 +11,9 @@ namespace convgen::fuzz {
 
 enum class Verdict { kRejected, kGenerated };
 
-// Runs the stages on `text` as if it were the spec file "fuzz.yaml".
+// Runs the stages on `text` as if it were the spec file "fuzz.yaml", for
+// the default GPUs and, where the text names NHWC, again with sm_90 built as
+// sm_90a (Hopper's algorithm); the verdict is the default GPUs'.
 // Rejected: the spec gets an InputError whose every diagnostic names
 // fuzz.yaml:line:col inside the text (or the file alone, for a file-level
 // error) with a short, non-empty message. Generated: every file renders,
