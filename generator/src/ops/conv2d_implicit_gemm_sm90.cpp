@@ -97,19 +97,36 @@ bool has_sm90a_image(const PlanOptions& options) {
 
 // The default tile has two regimes, each from a sweep of float16 layers
 // of the benchmark (docs/performance.md, "Hopper's main loop" and "Split K
-// on Hopper").
+// on Hopper"): grids that fill the GPU (at least one block an SM in 128 x
+// 64 tiles) and smaller ones.
 //
-// Grids that fill the GPU (at least one block an SM in 128 x 64 tiles): of
-// 256 x 128 (two warpgroups), 128 x 128 and 128 x 64 (one), the tile that
-// makes the fewest waves of blocks times a block's work, a block's work
-// weighed by how fast its tile ran (the larger tiles reuse each operand
-// more: 256 x 128 ran 1.18 times the rate of 128 x 128 a block, 128 x 64
-// 0.55 times). Where c_out <= 64, 128 x 64 alone (a 128-wide tile would be
-// half zeros).
+// Grids that fill the GPU: of 256 x 128 (two warpgroups), 128 x 128 and
+// 128 x 64 (one), the tile that makes the fewest waves of blocks times a
+// block's work, a block's work weighed by how fast its tile ran (the larger
+// tiles reuse each operand more: 256 x 128 ran 1.18 times the rate of 128 x
+// 128 a block, 128 x 64 0.55 times). Where c_out <= 64, 128 x 64 alone (a
+// 128-wide tile would be half zeros).
 struct TileRate {
   int cta_m, cta_n, warpgroups;
   double rate;  // a block's work per unit of time, relative to 128 x 128
 };
+
+void pick_throughput_tile(const Workload& wl, long long pixels, Sm90Gemm& s) {
+  const std::vector<TileRate> tiles = wl.c_out <= 64
+                                          ? std::vector<TileRate>{{128, 64, 1, 0.55}}
+                                          : std::vector<TileRate>{{256, 128, 2, 1.18}, {128, 128, 1, 1.0},
+                                                                  {128, 64, 1, 0.55}};
+  const long long sms = sm90_sm_count();
+  double best_time = 0;
+  for (const TileRate& t : tiles) {
+    const long long blocks = ceil_div_ll(pixels, t.cta_m) * ceil_div(wl.c_out, t.cta_n);
+    const double time = static_cast<double>(ceil_div_ll(blocks, sms)) * t.cta_m * t.cta_n / t.rate;
+    if (s.cta_m == 0 || time < best_time) {
+      s.cta_m = t.cta_m, s.cta_n = t.cta_n, s.warpgroups = t.warpgroups;
+      best_time = time;
+    }
+  }
+}
 
 // Smaller grids (deep layers on small planes, small batches), where a
 // block's time is its steps' latency rather than the GPU's throughput: of
@@ -120,9 +137,6 @@ struct TileRate {
 // more partial tiles to exchange). The times, in microseconds, were fitted
 // to the sweep (12 layers, 15 schedules each); the schedule they pick ran
 // within 13% of the sweep's fastest on every layer, 2% on average.
-//
-// Either way: steps of 128 bytes of K where a tap's channels fill one (64
-// otherwise), and as many stages as fit, at most 6.
 struct TileStep {
   int cta_m, cta_n;
   double step_us;  // a block's time a step of 128 bytes of K
@@ -132,44 +146,37 @@ double split_us(int split_k, int cta_m, int cta_n) {
   return split_k == 1 ? 0.0 : 0.5 + 0.2 * split_k * (cta_m * cta_n / 4096.0);
 }
 
+void pick_latency_tile(const Workload& wl, long long pixels, Sm90Gemm& s) {
+  const std::vector<TileStep> tiles = {{64, 64, 0.156}, {64, 128, 0.17}, {128, 64, 0.26}, {128, 128, 0.31}};
+  const long long sms = sm90_sm_count();
+  const int k_steps = wl.kh * wl.kw * ceil_div(wl.c, s.cta_k);
+  double best_time = 0;
+  for (const TileStep& t : tiles) {
+    if (wl.c_out <= 64 && t.cta_n > 64) continue;
+    for (int split_k = 1; split_k <= std::min(kMaxSplitK, k_steps); split_k *= 2) {
+      const long long blocks = ceil_div_ll(pixels, t.cta_m) * ceil_div(wl.c_out, t.cta_n) * split_k;
+      const double time = static_cast<double>(ceil_div_ll(blocks, sms)) *
+                              (kBlockUs + ceil_div(k_steps, split_k) * t.step_us) +
+                          split_us(split_k, t.cta_m, t.cta_n);
+      if (s.cta_m == 0 || time < best_time) {
+        s.cta_m = t.cta_m, s.cta_n = t.cta_n, s.warpgroups = 1, s.split_k = split_k;
+        best_time = time;
+      }
+    }
+  }
+}
+
+// Either way, steps of 128 bytes of K where a tap's channels fill one (64
+// otherwise), and as many stages as fit, at most 6.
 Sm90Gemm default_sm90(const Workload& wl, int batch) {
   const long long pixels = 1LL * std::max(batch, 1) * wl.out_h() * wl.out_w();
-  const long long sms = sm90_sm_count();
   const int element_bytes = ops::element_bytes(wl);
   Sm90Gemm s;
   s.cta_k = (wl.c * element_bytes >= 128 ? 128 : 64) / element_bytes;
-  if (ceil_div_ll(pixels, 128) * ceil_div(wl.c_out, 64) >= sms) {
-    const std::vector<TileRate> tiles = wl.c_out <= 64
-                                            ? std::vector<TileRate>{{128, 64, 1, 0.55}}
-                                            : std::vector<TileRate>{{256, 128, 2, 1.18}, {128, 128, 1, 1.0},
-                                                                    {128, 64, 1, 0.55}};
-    const TileRate* best = nullptr;
-    double best_time = 0;
-    for (const TileRate& t : tiles) {
-      const long long blocks = ceil_div_ll(pixels, t.cta_m) * ceil_div(wl.c_out, t.cta_n);
-      const double time = static_cast<double>(ceil_div_ll(blocks, sms)) * t.cta_m * t.cta_n / t.rate;
-      if (best == nullptr || time < best_time) best = &t, best_time = time;
-    }
-    s.cta_m = best->cta_m;
-    s.cta_n = best->cta_n;
-    s.warpgroups = best->warpgroups;
+  if (ceil_div_ll(pixels, 128) * ceil_div(wl.c_out, 64) >= sm90_sm_count()) {
+    pick_throughput_tile(wl, pixels, s);
   } else {
-    const std::vector<TileStep> steps = {{64, 64, 0.156}, {64, 128, 0.17}, {128, 64, 0.26}, {128, 128, 0.31}};
-    const int k_steps = wl.kh * wl.kw * ceil_div(wl.c, s.cta_k);
-    double best_time = 0;
-    for (const TileStep& t : steps) {
-      if (wl.c_out <= 64 && t.cta_n > 64) continue;
-      for (int split_k = 1; split_k <= std::min(kMaxSplitK, k_steps); split_k *= 2) {
-        const long long blocks = ceil_div_ll(pixels, t.cta_m) * ceil_div(wl.c_out, t.cta_n) * split_k;
-        const double time = static_cast<double>(ceil_div_ll(blocks, sms)) *
-                                (kBlockUs + ceil_div(k_steps, split_k) * t.step_us) +
-                            split_us(split_k, t.cta_m, t.cta_n);
-        if (s.cta_m == 0 || time < best_time) {
-          s.cta_m = t.cta_m, s.cta_n = t.cta_n, s.warpgroups = 1, s.split_k = split_k;
-          best_time = time;
-        }
-      }
-    }
+    pick_latency_tile(wl, pixels, s);
   }
   s.stages = 6;
   while (s.stages > 2 && sm90_shape(wl, s).smem_bytes > sm90_shared_limit()) --s.stages;
@@ -206,7 +213,9 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   s.split_k = req.value("split_k").value_or(own_tile ? 1 : s.split_k);
   // Warpgroups without a tile: the default's rows, within the 64 to 128 a
   // warpgroup takes.
-  if (req.has("warpgroups") && !req.has("cta_m")) s.cta_m = std::clamp(s.cta_m, 64 * s.warpgroups, 128 * s.warpgroups);
+  if (req.has("warpgroups") && !req.has("cta_m")) {
+    s.cta_m = std::clamp(s.cta_m, 64 * s.warpgroups, 128 * s.warpgroups);
+  }
   const int element_bytes = ops::element_bytes(wl);
 
   if (!has_sm90a_image(options)) {
