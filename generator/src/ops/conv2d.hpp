@@ -23,11 +23,14 @@ extern const Algorithm kImplicitGemmSm90;  // conv2d_implicit_gemm_sm90.cpp
 bool implicit_gemm_sm90_by_default(const Workload& wl, const PlanOptions& options);
 // What the two implicit-GEMM algorithms share (conv2d_implicit_gemm.cpp):
 // the widest vector (in elements of `element_bytes`, at most 16 bytes) that
-// divides `channels`; and the images one launch may take (their main loops
+// divides `channels`; the images one launch may take (their main loops
 // address tensors of less than 2^31 bytes), or an InputError naming
-// `algorithm` where even the filter or one image is larger.
+// `algorithm` where even the filter or one image is larger; and their
+// launch: a block per cta_m pixels of the batch (grid.x), per cta_n output
+// channels (grid.y) and per part of K (grid.z: split_k blocks of a cluster).
 int vector_elements(int channels, int element_bytes);
 long long implicit_gemm_images_per_launch(const Workload& wl, const std::string& algorithm);
+LaunchDescription implicit_gemm_launch(const KernelPlan& p);
 extern const Algorithm kWinograd;      // conv2d_winograd.cpp
 extern const Algorithm kStem;          // conv2d_stem.cpp
 

@@ -326,8 +326,9 @@ std::string describe(const Schedule& s) {
          (s.at("iterator") == kFewChannels ? ", iterator few_channels" : "");
 }
 
-// A block per cta_m pixels of the batch (grid.x) and per cta_n output channels (grid.y).
-LaunchDescription launch(const KernelPlan& p) {
+}  // namespace
+
+LaunchDescription implicit_gemm_launch(const KernelPlan& p) {
   LaunchDescription l;
   l.grid[0].per_image = p.number("pixels");
   l.grid[0].per_block = p.schedule.at("cta_m");
@@ -339,8 +340,6 @@ LaunchDescription launch(const KernelPlan& p) {
   l.dynamic_shared_bytes = p.smem_bytes;
   return l;
 }
-
-}  // namespace
 
 int vector_elements(int channels, int element_bytes) {
   for (int v = 16 / element_bytes; v > 1; v /= 2) {
@@ -387,7 +386,7 @@ const Algorithm kImplicitGemm{
     "conv2d_nhwc_implicit_gemm.cu.mustache",
     &plan,
     &describe,
-    &launch,
+    &implicit_gemm_launch,
     {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32},
     {Layout::kNHWC},
     false,  // not yet tuned: NVRTC does not build CUTLASS's main loop

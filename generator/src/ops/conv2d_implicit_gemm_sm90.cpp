@@ -315,19 +315,6 @@ std::string describe(const Schedule& s) {
          (s.at("split_k") > 1 ? ", split_k " + num(s.at("split_k")) : "");
 }
 
-// A block per cta_m pixels of the batch (grid.x), per cta_n output channels
-// (grid.y) and per part of K (grid.z, a cluster's blocks).
-LaunchDescription launch(const KernelPlan& p) {
-  LaunchDescription l;
-  l.grid[0].per_image = p.number("pixels");
-  l.grid[0].per_block = p.schedule.at("cta_m");
-  l.grid[1].blocks = p.number("n_tiles");
-  l.grid[2].blocks = p.schedule.at("split_k");
-  l.block[0] = p.block_threads;
-  l.dynamic_shared_bytes = p.smem_bytes;
-  return l;
-}
-
 }  // namespace
 
 // From the same sweeps (docs/performance.md): against implicit_gemm's
@@ -358,7 +345,7 @@ const Algorithm kImplicitGemmSm90{
     "conv2d_nhwc_implicit_gemm_sm90.cu.mustache",
     &plan,
     &describe,
-    &launch,
+    &implicit_gemm_launch,
     {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32},
     {Layout::kNHWC},
     false,  // not tuned: NVRTC does not build CUTLASS's main loop
