@@ -15,7 +15,10 @@ replays):
 The logits of each are compared with eager's in the same dtype and with a
 float32 reference (the same weights and images, TF32 off), the ATen
 fallbacks counted, and what the swap kept and why recorded. For float32,
-eager is timed with PyTorch's default TF32 convolutions too.
+eager is timed with PyTorch's default TF32 convolutions too; with --tf32,
+TF32 is on everywhere, and convgen's float32 dense calls run its math tf32
+kernels where the library has them (as the operators do whenever
+cudnn.allow_tf32 is on).
 
 Results merge into OUT/<stem>.json (rows of other models and batches are
 kept, so models can be measured in separate runs); OUT/<stem>.md and
@@ -218,7 +221,8 @@ def main():
                         help="run them contiguous (the default for float32)")
     parser.add_argument("--tf32", action="store_true",
                         help="float32 with PyTorch's default TF32 convolutions (cudnn.allow_tf32) everywhere: eager, "
-                             "compile and the swap's timing of PyTorch's layers (default: TF32 off)")
+                             "compile, the swap's timing of PyTorch's layers, and convgen's dense calls (its math tf32 "
+                             "kernels where the library has them) (default: TF32 off)")
     parser.add_argument("--replays", type=int, default=100)
     parser.add_argument("--commit", default=os.environ.get("CONVGEN_COMMIT", ""))
     args = parser.parse_args()

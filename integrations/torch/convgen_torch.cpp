@@ -21,6 +21,8 @@
 // Nothing is copied to make a tensor fit: anything else raises with the
 // reason. A problem the library has no kernel for (or whose pointers are
 // too loosely aligned for it) runs on ATen and is counted by fallbacks().
+// A float32 conv2d runs a `math: tf32` kernel where PyTorch allows its own
+// convolutions TF32 and the library has one (prefer_tf32_where_allowed).
 // Shapes and memory formats of the outputs are also computed, without a
 // GPU, by the fake implementations in convgen_torch.py (torch.compile):
 // the two must agree. Built by integrations/torch/convgen_torch.py, which
@@ -30,6 +32,7 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
+#include <torch/version.h>
 
 #include <atomic>
 #include <cstdint>
@@ -96,6 +99,29 @@ void prefer_served_layout(Problem& p, bool same_bytes_either_layout) {
   Problem other = p;
   other.layout = p.layout == convgen::Layout::kNHWC ? convgen::Layout::kNCHW : convgen::Layout::kNHWC;
   if (lib::find(other).specialized) p = other;
+}
+
+// Whether PyTorch lets its own float32 convolutions round their products to
+// TF32 (torch.backends.cudnn.allow_tf32, on by default; since 2.9 also
+// torch.backends.cudnn.conv.fp32_precision = "tf32").
+bool tf32_convolutions_allowed() {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 9)
+  return at::globalContext().allowTF32CuDNN(at::Float32Op::CONV);
+#else
+  return at::globalContext().allowTF32CuDNN();
+#endif
+}
+
+// A float32 dense call runs the library's `math: tf32` kernel for its
+// problem where PyTorch would run the layer in TF32 itself
+// (tf32_convolutions_allowed) and the library has one; otherwise the exact
+// float32 kernel, so a call is never less exact than what ATen would run.
+// Checked before the layout's preference, which then keeps the math.
+void prefer_tf32_where_allowed(convgen::Conv2dProblem& p) {
+  if (p.dtype != convgen::DataType::kFloat32 || !tf32_convolutions_allowed()) return;
+  convgen::Conv2dProblem tf32 = p;
+  tf32.math = convgen::Math::kTF32;
+  if (lib::find(tf32).specialized) p = tf32;
 }
 
 bool both_layouts(const at::Tensor& t) {
@@ -301,6 +327,7 @@ Call<convgen::Conv2dProblem> conv2d_call(const at::Tensor& input, const at::Tens
                 residual->strides());
   }
   const at::MemoryFormat output_format = memory_format_of(p.layout);
+  prefer_tf32_where_allowed(p);
   prefer_served_layout(p, both_layouts(input) && both_layouts(weight) && (!residual || both_layouts(*residual)) &&
                               (p.c_out == 1 || p.out_h() * p.out_w() == 1));
   return {p, output_format};

@@ -161,6 +161,32 @@ class Operators(unittest.TestCase):
                                          "relu")
             self.assertIn("residual must be laid out like the output (channels_last)", str(caught.exception))
 
+    def test_float32_follows_allow_tf32(self):
+        # MobileNetV2's projection 144 -> 24 (1x1 on 56^2, batch norm,
+        # residual) has both an exact float32 kernel and a math tf32 one
+        # (specs/torchvision_mobilenet_v2_tf32.yaml). With PyTorch's TF32
+        # convolutions allowed, the call runs the tf32 kernel (products of
+        # 10-bit mantissas: ~1e-3 of the largest output); with them off, the
+        # exact one. Against a float64 reference, both served.
+        x, w = self.rand(1, 144, 56, 56), self.rand(24, 144, 1, 1)
+        r, scale, shift = self.rand(1, 24, 56, 56), self.rand(24), self.rand(24)
+        args = (None, scale, shift, r, [1, 1], [0, 0, 0, 0], [1, 1], "none")
+        want = (F.conv2d(x.double(), w.double()) * scale.double().view(1, -1, 1, 1) +
+                shift.double().view(1, -1, 1, 1) + r.double())
+        for allowed, kernel_part, bound in ((True, "_tf32_", 4e-3), (False, "conv_f32_nchw_", 1e-5)):
+            torch.backends.cudnn.allow_tf32 = allowed
+            try:
+                self.assertIn(kernel_part, torch.ops.convgen.explain_conv2d(x, w, *args), allowed)
+                before = torch.ops.convgen.fallbacks()
+                y = torch.ops.convgen.conv2d(x, w, *args)
+                self.assertEqual(torch.ops.convgen.fallbacks() - before, 0)
+            finally:
+                torch.backends.cudnn.allow_tf32 = False
+            err = ((y.double() - want).abs().max() / want.abs().max()).item()
+            self.assertLess(err, bound, allowed)
+            if allowed:  # the products were rounded: the tf32 kernel ran
+                self.assertGreater(err, 1e-6)
+
     def test_swap_half_resnet_block_compiled(self):
         # A torchvision ResNet-50 bottleneck in float16 channels_last at
         # batch 1 (its convolutions are in the library): swap fuses the
