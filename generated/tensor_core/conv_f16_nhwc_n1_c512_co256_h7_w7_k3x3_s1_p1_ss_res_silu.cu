@@ -110,8 +110,8 @@ struct Params {
 constexpr int kEpilogue = 2;  // 0 none, 1 + bias[co], 2 * scale[co] + shift[co]
 constexpr bool kResidual = true;  // + residual[n, oy, ox, co] after the affine step
 constexpr int kOutVec = 8;  // output channels per epilogue vector
-// The activation: silu(x) = x * sigmoid(x) = x / (1 + e^-x).
-__device__ __forceinline__ float activate(float x) { return convgen::activate(convgen::Activation::kSilu, x); }
+// The activation: silu(x) = x * sigmoid(x) = x / (1 + e^-x), with approximate exp and division before the rounding to float16.
+__device__ __forceinline__ float activate(float x) { return convgen::activate_before_half_rounding(convgen::Activation::kSilu, x); }
 
 __device__ __forceinline__ float epilogue(float acc, float a, float b, float r) {
   float v = acc;

@@ -366,6 +366,16 @@ TEST(Render, EveryActivationIsOneFunctionOfEveryTemplate) {
       "{n: 1, c: 8, h: 64, w: 64, filter: 7, padding: same, epilogue: bias, schedule: {algorithm: window}}",
       "{op: conv2d, n: 1, c: 8, c_out: 16, h: 16, w: 16, filter: 3, padding: same, epilogue: bias}",
       "{op: conv2d, n: 1, c: 8, c_out: 16, h: 16, w: 16, filter: 1, padding: valid, epilogue: bias}",
+      "{n: 1, c: 16, h: 16, w: 16, filter: 3, padding: same, epilogue: bias, dtype: float16, layout: NHWC}",
+      "{op: conv2d, n: 1, c: 16, c_out: 16, h: 16, w: 16, filter: 3, padding: same, epilogue: bias, dtype: bfloat16, "
+      "layout: NHWC}",
+  };
+  // Before a float16 or bfloat16 rounding, silu takes the GPU's approximate
+  // exp and division (convgen::activate_before_half_rounding); the other
+  // activations, and every float32 kernel, call convgen::activate.
+  const auto expected_body = [&](const KernelPlan& p, const std::string& word) {
+    if (p.workload.dtype == DataType::kFloat32 || word != "silu") return body.at(word);
+    return std::string("return convgen::activate_before_half_rounding(convgen::Activation::kSilu, x); }");
   };
   std::string yaml = "library: activations\nworkloads:\n";
   for (const auto& [word, unused] : body) {
@@ -380,16 +390,17 @@ TEST(Render, EveryActivationIsOneFunctionOfEveryTemplate) {
     const std::string word = to_string(p.workload.activation);
     const std::string text = render_kernel(t, lib, p);
     algorithms.insert(p.schedule.algorithm_name());
-    EXPECT_NE(text.find("__device__ __forceinline__ float activate(float x) { " + body.at(word) + "\n"),
+    EXPECT_NE(text.find("__device__ __forceinline__ float activate(float x) { " + expected_body(p, word) + "\n"),
               std::string::npos);
-    // The kernel's own activate(), not the header's convgen::activate it calls.
+    // The kernel's own activate(), not the header's function it calls.
     EXPECT_EQ(count_of(text, "activate(") - count_of(text, "convgen::activate("), 2) << "defined once, applied once";
     EXPECT_EQ(p.name.find(word) != std::string::npos, word != "none");
     if (word != "none") {
       EXPECT_NE(text.find("//   epilogue: " + word + "(conv + bias[co])"), std::string::npos);
     }
   }
-  EXPECT_EQ(algorithms, (std::set<std::string>{"tiles", "rows", "planes", "window", "direct", "gemm"}));
+  EXPECT_EQ(algorithms, (std::set<std::string>{"tiles", "rows", "planes", "window", "direct", "gemm", "staged",
+                                               "implicit_gemm"}));
 }
 
 TEST(Render, SameSpecTwiceIsByteIdentical) {

@@ -76,6 +76,25 @@ CONVGEN_EPILOGUE_FN T activate(Activation a, T x) {
   return x;
 }
 
+// Whether a kernel whose output is float16 or bfloat16 evaluates activation
+// `a` with the GPU's approximate exp and division (__expf and __fdividef:
+// within 2^-16 of the value, 32 times finer than float16's rounding that
+// follows; tests/gpu/test_half_activation.cu checks it on every float16):
+// silu, whose exact float32 evaluation took more time than all the rest of
+// a thin 1x1 layer's work (docs/performance.md, "Silu before a half
+// rounding"). The generator names activate_before_half_rounding in such
+// kernels; every other kernel calls `activate`.
+CONVGEN_EPILOGUE_FN constexpr bool approximate_before_half_rounding(Activation a) { return a == Activation::kSilu; }
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+// `activate`, for a value rounded to float16 or bfloat16 next. For x below
+// -88, 1 + e^-x is inf and the quotient -0, as in `activate`.
+__device__ __forceinline__ float activate_before_half_rounding(Activation a, float x) {
+  if (approximate_before_half_rounding(a)) return __fdividef(x, 1.0f + __expf(-x));
+  return activate(a, x);
+}
+#endif
+
 // The epilogue's affine part: none, + a (bias), or * a + b (scale, shift).
 template <class T>
 CONVGEN_EPILOGUE_FN T apply_epilogue(Epilogue e, T x, T a, T b) {
