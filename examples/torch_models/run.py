@@ -149,6 +149,8 @@ def write_report(out, stem, meta, rows):
     with open(os.path.join(out, stem + ".json"), "w") as f:
         json.dump({"meta": meta, "rows": rows}, f, indent=1)
     tf32 = meta["dtype"] == "float32" and not meta.get("tf32")
+    # Rows merged from runs on other GPUs say which GPU measured them.
+    several_gpus = len({r["device"] for r in rows}) > 1
     lines = [
         f"# torchvision networks with convgen kernels inside PyTorch: {meta['dtype']}"
         f"{' channels_last' if meta['channels_last'] else ' NCHW'}{', TF32 on' if meta.get('tf32') else ''}",
@@ -161,16 +163,18 @@ def write_report(out, stem, meta, rows):
         "on the same input; *convgen + compile*: that model under `torch.compile(fullgraph=True)`. "
         f"Errors: {meta['relative_error']}, against eager in the same dtype and against the float32 model.",
         "",
-        "| model | batch | eager ms | " + ("eager TF32 ms | " if tf32 else "") +
+        "| model | batch | " + ("GPU | " if several_gpus else "") + "eager ms | " + ("eager TF32 ms | " if tf32 else "") +
         "compile ms | convgen ms | × eager | convgen + compile ms | × compile | layers swapped | kept on ATen | "
         "fallbacks | error vs eager | error vs fp32 (eager / convgen) |",
-        "|---|---:|---:|" + ("---:|" if tf32 else "") + "---:|---:|---:|---:|---:|---:|---|---:|---:|---:|",
+        "|---|---:|" + ("---|" if several_gpus else "") + "---:|" + ("---:|" if tf32 else "") +
+        "---:|---:|---:|---:|---:|---:|---|---:|---:|---:|",
     ]
     for r in rows:
         e, c, s, sc = (r[v]["ms"] for v in VARIANTS)
         fallbacks = r["convgen"]["fallbacks"] + r["convgen + compile"]["fallbacks"]
         lines.append(
-            f"| {r['model']} | {r['batch']} | {e:.3f} | " + (f"{r.get('eager, TF32', {}).get('ms', float('nan')):.3f} | " if tf32 else "") +
+            f"| {r['model']} | {r['batch']} | " + (f"{r['device']} | " if several_gpus else "") + f"{e:.3f} | " +
+            (f"{r.get('eager, TF32', {}).get('ms', float('nan')):.3f} | " if tf32 else "") +
             f"{c:.3f} | {s:.3f} | {s / e:.2f} | {sc:.3f} | {sc / c:.2f} | "
             f"{r['swap']['swapped']} / {r['swap']['groups']} | {kept_summary(r['swap']['report'])} | {fallbacks} | "
             f"{max(r['convgen']['error_vs_eager'], r['convgen + compile']['error_vs_eager']):.1e} | "
@@ -239,18 +243,23 @@ def main():
     convgen_torch.load(args.build_dir, args.library)
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, stem + ".json")
+    device = torch.cuda.get_device_name()
     rows = []
     if os.path.exists(path):
         with open(path) as f:
-            rows = [r for r in json.load(f)["rows"] if not (r["model"] in args.models and r["batch"] in args.batch)]
+            earlier = json.load(f)
+        rows = [r for r in earlier["rows"] if not (r["model"] in args.models and r["batch"] in args.batch)]
+        for r in rows:  # rows written before each row named its GPU: the report's
+            r.setdefault("device", earlier["meta"]["device"])
     progress = Progress(len(args.models) * len(args.batch) * (len(VARIANTS) + 1))
     for name in args.models:
         for batch in args.batch:
             row = measure(name, batch, args, progress)
+            row["device"] = device
             rows.append(row)
             print(json.dumps({k: v for k, v in row.items() if k != "swap"}), flush=True)
     meta = {
-        "device": torch.cuda.get_device_name(),
+        "device": device,
         "torch": torch.__version__, "torchvision": torchvision.__version__,
         "commit": args.commit, "date": datetime.date.today().isoformat(),
         "dtype": args.dtype, "channels_last": args.channels_last, "tf32": args.tf32,
@@ -261,7 +270,9 @@ def main():
                   "random images",
         "relative_error": "max |logit - reference logit| / max |reference logit|",
     }
-    meta["commit"] = ", ".join(sorted({r.get("commit", "") for r in rows}))  # rows merged from earlier runs
+    # Rows merged from earlier runs keep their commit and GPU.
+    meta["commit"] = ", ".join(sorted({r.get("commit", "") for r in rows}))
+    meta["device"] = ", ".join(sorted({r["device"] for r in rows}))
     write_report(args.out, stem, meta, rows)
     return 0
 
