@@ -149,8 +149,9 @@ def write_report(out, stem, meta, rows):
     with open(os.path.join(out, stem + ".json"), "w") as f:
         json.dump({"meta": meta, "rows": rows}, f, indent=1)
     tf32 = meta["dtype"] == "float32" and not meta.get("tf32")
-    # Rows merged from runs on other GPUs say which GPU measured them.
+    # Rows merged from other runs say which GPU and commit measured them.
     several_gpus = len({r["device"] for r in rows}) > 1
+    several_commits = len({r.get("commit", "") for r in rows}) > 1
     lines = [
         f"# torchvision networks with convgen kernels inside PyTorch: {meta['dtype']}"
         f"{' channels_last' if meta['channels_last'] else ' NCHW'}{', TF32 on' if meta.get('tf32') else ''}",
@@ -163,17 +164,20 @@ def write_report(out, stem, meta, rows):
         "on the same input; *convgen + compile*: that model under `torch.compile(fullgraph=True)`. "
         f"Errors: {meta['relative_error']}, against eager in the same dtype and against the float32 model.",
         "",
-        "| model | batch | " + ("GPU | " if several_gpus else "") + "eager ms | " + ("eager TF32 ms | " if tf32 else "") +
+        "| model | batch | " + ("GPU | " if several_gpus else "") + ("commit | " if several_commits else "") +
+        "eager ms | " + ("eager TF32 ms | " if tf32 else "") +
         "compile ms | convgen ms | × eager | convgen + compile ms | × compile | layers swapped | kept on ATen | "
         "fallbacks | error vs eager | error vs fp32 (eager / convgen) |",
-        "|---|---:|" + ("---|" if several_gpus else "") + "---:|" + ("---:|" if tf32 else "") +
+        "|---|---:|" + ("---|" if several_gpus else "") + ("---|" if several_commits else "") + "---:|" +
+        ("---:|" if tf32 else "") +
         "---:|---:|---:|---:|---:|---:|---|---:|---:|---:|",
     ]
     for r in rows:
         e, c, s, sc = (r[v]["ms"] for v in VARIANTS)
         fallbacks = r["convgen"]["fallbacks"] + r["convgen + compile"]["fallbacks"]
         lines.append(
-            f"| {r['model']} | {r['batch']} | " + (f"{r['device']} | " if several_gpus else "") + f"{e:.3f} | " +
+            f"| {r['model']} | {r['batch']} | " + (f"{r['device']} | " if several_gpus else "") +
+            (f"{r.get('commit', '')} | " if several_commits else "") + f"{e:.3f} | " +
             (f"{r.get('eager, TF32', {}).get('ms', float('nan')):.3f} | " if tf32 else "") +
             f"{c:.3f} | {s:.3f} | {s / e:.2f} | {sc:.3f} | {sc / c:.2f} | "
             f"{r['swap']['swapped']} / {r['swap']['groups']} | {kept_summary(r['swap']['report'])} | {fallbacks} | "
