@@ -12,9 +12,11 @@
 #include <cuda_runtime.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "convgen/epilogue.h"
+#include "harness.h"
 
 namespace {
 
@@ -35,6 +37,8 @@ std::vector<float> inputs() {
 }
 
 TEST(HalfActivation, WithinTheBoundOfEveryActivation) {
+  std::string why;
+  if (!convgen::testing::gpu_available(&why)) GTEST_SKIP() << "no GPU: " << why;
   const std::vector<float> x = inputs();
   const int n = static_cast<int>(x.size());
   float *dx = nullptr, *dy = nullptr;
