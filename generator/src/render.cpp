@@ -242,9 +242,8 @@ ms::data kernel_data(const LibraryPlan& lib, const KernelPlan& p, const RenderOp
   v["has_scale_shift"] = wl.epilogue == Epilogue::kScaleShift;
   v["activation_enumerator"] = std::string(row(wl.activation).enumerator);
   v["activation_definition"] = std::string(row(wl.activation).definition);
-  const bool approximate = wl.dtype != DataType::kFloat32 && approximate_before_half_rounding(wl.activation);
-  v["activation_approximate"] = approximate;
-  v["activate_function"] = std::string(approximate ? "activate_before_half_rounding" : "activate");
+  v["activation_approximate"] =
+      wl.dtype != DataType::kFloat32 && approximate_before_half_rounding(wl.activation);
   v["schedule_summary"] = p.schedule.summary();
   v["schedule_origin"] = origin_text(p);
   v["alignment"] = static_cast<long long>(p.alignment);
