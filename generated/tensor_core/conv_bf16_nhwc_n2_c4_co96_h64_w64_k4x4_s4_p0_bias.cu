@@ -8,16 +8,16 @@
 //   output  [N, 16, 16, 96]
 //   epilogue: conv + bias[co]
 //
-// Schedule (set in the spec): implicit_gemm: cta_tile 64x64x32, warp_tile 32x32, 8 stages, iterator few_channels
+// Schedule (set in the spec): implicit_gemm: cta_tile 64x64x32, warp_tile 32x32, 3 stages, iterator few_channels
 //   The implicit GEMM out[M = N x 256 pixels, 96] = im2col(input)[M, K = 64] x filter[K, 96], on tensor cores
 //   (mma.sync 16x8x16, fp32 sums). The main loop is CUTLASS's (sm_80): a block computes 64 pixels x 64
-//   output channels in 2 steps of 32 of K (the filter's taps and channels as one run, the last step zero-padded), staged through 8 shared-memory
+//   output channels in 2 steps of 32 of K (the filter's taps and channels as one run, the last step zero-padded), staged through 3 shared-memory
 //   buffers by cp.async (4 element(s) a copy), padding and strides by predicated copies; 4 warp(s) of
 //   32 x 32. The epilogue: the accumulators go to shared memory, then each thread takes 8 adjacent
 //   output channels of one pixel, applies the epilogue in fp32 and stores them as one vector.
 //
 // Launch: grid (ceil(N * 256 / 64), 2, 1), block 128 threads,
-//   65536 bytes of dynamic shared memory (main loop 65536, epilogue 18432: they share it);
+//   24576 bytes of dynamic shared memory (main loop 24576, epilogue 18432: they share it);
 //   every tensor aligned to 16 bytes. Runs on sm_80 and newer (elsewhere the runtime runs the generic kernel).
 //
 // Cost at N = 2: reads 78016 bytes, writes 98304 bytes, 6291456 flops;
@@ -57,7 +57,7 @@ constexpr int kOutH = 16, kOutW = 16, kOutChannels = 96;
 // Schedule constants.
 constexpr int kCtaM = 64, kCtaN = 64, kCtaK = 32;
 constexpr int kWarpM = 32, kWarpN = 32;
-constexpr int kStages = 8;
+constexpr int kStages = 3;
 constexpr int kSplitK = 1;  // blocks of a cluster that share a tile, each summing a part of K
 // How the main loop walks K: the filter's taps and channels as one run of 64, zero-padded in registers.
 constexpr auto kIterator = cutlass::conv::IteratorAlgorithm::kFewChannels;
@@ -82,8 +82,8 @@ union SharedStorage {
   typename Mma::SharedStorage mainloop;
   float out[kCtaM][kPitch];
 };
-static_assert(sizeof(typename Mma::SharedStorage) == 65536, "the plan's main-loop bytes are CUTLASS's");
-static_assert(sizeof(SharedStorage) == 65536, "the plan's shared memory is the kernel's");
+static_assert(sizeof(typename Mma::SharedStorage) == 24576, "the plan's main-loop bytes are CUTLASS's");
+static_assert(sizeof(SharedStorage) == 24576, "the plan's shared memory is the kernel's");
 
 // What one launch needs: CUTLASS's iterator parameters for this batch, and the tensors.
 struct Params {

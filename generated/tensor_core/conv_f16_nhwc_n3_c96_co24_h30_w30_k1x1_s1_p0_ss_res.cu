@@ -8,16 +8,16 @@
 //   output  [N, 30, 30, 24]
 //   epilogue: conv * scale[co] + shift[co] + residual[n, oy, ox, co]
 //
-// Schedule (set in the spec): implicit_gemm: cta_tile 128x32x32, warp_tile 32x32, 6 stages
+// Schedule (set in the spec): implicit_gemm: cta_tile 128x32x32, warp_tile 32x32, 4 stages
 //   The implicit GEMM out[M = N x 900 pixels, 24] = im2col(input)[M, K = 96] x filter[K, 24], on tensor cores
 //   (mma.sync 16x8x16, fp32 sums). The main loop is CUTLASS's (sm_80): a block computes 128 pixels x 32
-//   output channels in 3 steps of 32 of K (one filter tap's channels at a time), staged through 6 shared-memory
+//   output channels in 3 steps of 32 of K (one filter tap's channels at a time), staged through 4 shared-memory
 //   buffers by cp.async (8 element(s) a copy), padding and strides by predicated copies; 4 warp(s) of
 //   32 x 32. The epilogue: the accumulators go to shared memory, then each thread takes 8 adjacent
 //   output channels of one pixel, applies the epilogue in fp32 and stores them as one vector.
 //
 // Launch: grid (ceil(N * 900 / 128), 1, 1), block 128 threads,
-//   61440 bytes of dynamic shared memory (main loop 61440, epilogue 20480: they share it);
+//   40960 bytes of dynamic shared memory (main loop 40960, epilogue 20480: they share it);
 //   every tensor aligned to 16 bytes. Runs on sm_80 and newer (elsewhere the runtime runs the generic kernel).
 //
 // Cost at N = 3: reads 652704 bytes, writes 129600 bytes, 12441600 flops;
@@ -57,7 +57,7 @@ constexpr int kOutH = 30, kOutW = 30, kOutChannels = 24;
 // Schedule constants.
 constexpr int kCtaM = 128, kCtaN = 32, kCtaK = 32;
 constexpr int kWarpM = 32, kWarpN = 32;
-constexpr int kStages = 6;
+constexpr int kStages = 4;
 constexpr int kSplitK = 1;  // blocks of a cluster that share a tile, each summing a part of K
 // How the main loop walks K: one filter tap's 96 channels a step.
 constexpr auto kIterator = cutlass::conv::IteratorAlgorithm::kOptimized;
@@ -82,8 +82,8 @@ union SharedStorage {
   typename Mma::SharedStorage mainloop;
   float out[kCtaM][kPitch];
 };
-static_assert(sizeof(typename Mma::SharedStorage) == 61440, "the plan's main-loop bytes are CUTLASS's");
-static_assert(sizeof(SharedStorage) == 61440, "the plan's shared memory is the kernel's");
+static_assert(sizeof(typename Mma::SharedStorage) == 40960, "the plan's main-loop bytes are CUTLASS's");
+static_assert(sizeof(SharedStorage) == 40960, "the plan's shared memory is the kernel's");
 
 // What one launch needs: CUTLASS's iterator parameters for this batch, and the tensors.
 struct Params {

@@ -1051,6 +1051,24 @@ TEST(PlanImplicitGemm, DefaultRuleWorkedByHand) {
                   mixed);
   EXPECT_EQ(p.schedule.at("split_k"), 1);
   EXPECT_EQ(p.min_arch, 80);
+  // No more stages than K's steps fill, plus the one the prologue leaves
+  // free, and at least the cp.async loop's 3: MobileNetV2's thin
+  // projections at batch 64 take 128 x 32 tiles of 6 stages, but 32 -> 16
+  // (one 32-deep step) needs 3, 96 -> 24 (3 steps) 4; 144 -> 24 (5 steps)
+  // keeps 6.
+  p = plan_kernel(workload("{op: conv2d, n: 64, c: 32, c_out: 16, h: 112, w: 112, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.schedule.summary(), "implicit_gemm: cta_tile 128x32x32, warp_tile 32x32, 3 stages");
+  EXPECT_EQ(p.smem_bytes, 3 * (128 + 32) * 32 * 2);  // was 6 stages' 61,440 bytes
+  p = plan_kernel(workload("{op: conv2d, n: 64, c: 96, c_out: 24, h: 56, w: 56, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.schedule.summary(), "implicit_gemm: cta_tile 128x32x32, warp_tile 32x32, 4 stages");
+  p = plan_kernel(workload("{op: conv2d, n: 64, c: 144, c_out: 24, h: 56, w: 56, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.schedule.summary(), "implicit_gemm: cta_tile 128x32x32, warp_tile 32x32, 6 stages");
   // Stems: 3 channels walk K as one run of 7 x 7 x 3 = 147 (5 steps of 32,
   // the last zero-padded in registers); odd, so single-element copies
   // through registers in 2 stages, with warp tiles of 64 x 32 at most.
@@ -1722,6 +1740,20 @@ TEST(PlanImplicitGemmSm90, DefaultRuleAndLimitsWorkedByHand) {
                            "dtype: float16, layout: NHWC}"),
                   h100a);
   EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 64x128x64, 1 warpgroup(s), 6 stages");
+  // The ring holds no more buffers than the block's steps of K (at least
+  // 2): 96 -> 576 1x1 on 14^2 at batch 64 (2 steps of 64 channels) takes 2
+  // where it took 4; its bytes are then the epilogue's tile of 256 x 136
+  // floats, and 2 x 16 of barriers. 1024 -> 256 1x1 on 14^2 at batch 1:
+  // 16 steps split 4 ways, 4 buffers a block.
+  p = plan_kernel(workload("{op: conv2d, n: 64, c: 96, c_out: 576, h: 14, w: 14, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC}"),
+                  h100a);
+  EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 256x128x64, 2 warpgroup(s), 2 stages");
+  EXPECT_EQ(p.smem_bytes, 256 * 136 * 4 + 128);
+  p = plan_kernel(workload("{op: conv2d, n: 1, c: 1024, c_out: 256, h: 14, w: 14, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC}"),
+                  h100a);
+  EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 64x64x64, 1 warpgroup(s), 4 stages, split_k 4");
   // Thin layers stay with implicit_gemm (32 input channels: a step of
   // mostly zeros).
   p = plan_kernel(workload("{op: conv2d, n: 64, c: 32, c_out: 192, h: 28, w: 28, filter: 1, padding: valid, "

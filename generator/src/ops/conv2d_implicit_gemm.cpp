@@ -189,6 +189,17 @@ ImplicitGemm default_implicit_gemm(const Workload& wl, const PlanOptions& option
   return s;
 }
 
+// No more buffers than a block's steps of K can fill: the prologue fills
+// stages - 1 of them, so steps + 1 hold the whole run in flight, and more
+// would only cost shared memory, which on a thin 1x1 layer (1 to 3 steps)
+// bounds the blocks an SM holds (docs/performance.md, "Stages that K can
+// fill"). The main loop that stages through registers keeps its 2.
+int stages_k_can_fill(const Workload& wl, const ImplicitGemm& s) {
+  if (s.stages <= 2) return s.stages;
+  const int block_steps = ceil_div(implicit_gemm_shape(wl, s).k_steps, s.split_k);
+  return std::min(s.stages, std::max(3, block_steps + 1));
+}
+
 void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   const ScheduleRequest& req = wl.schedule;
   std::vector<Diagnostic> errors;
@@ -201,6 +212,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   s.warp_n = req.value("warp_n").value_or(s.warp_n);
   s.stages = req.value("stages").value_or(s.stages);
   s.split_k = req.value("split_k").value_or(s.split_k);
+  if (!req.has("stages")) s.stages = stages_k_can_fill(wl, s);
 
   // The tiles CUTLASS's sm_80 tensor-op main loop is instantiated with
   // (those of its own kernel list): block sides of 32 to 256, a reduction

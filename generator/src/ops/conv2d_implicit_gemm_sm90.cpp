@@ -198,6 +198,15 @@ bool tma_takes(const Workload& wl) {
          wl.stride_w <= kMaxStride;
 }
 
+// No more buffers than the block's steps of K (the ring's least is 2): the
+// copying warp issues a step's copies as soon as its buffer is free, so
+// that many hold the whole run in flight, and more would only cost shared
+// memory, which on a 1x1 layer of 1 to 5 steps bounds the blocks an SM
+// holds (docs/performance.md, "Stages that K can fill").
+int stages_k_can_fill(const Workload& wl, const Sm90Gemm& s) {
+  return std::min(s.stages, std::max(2, ceil_div(sm90_shape(wl, s).k_steps, s.split_k)));
+}
+
 void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   const ScheduleRequest& req = wl.schedule;
   std::vector<Diagnostic> errors;
@@ -216,6 +225,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   if (req.has("warpgroups") && !req.has("cta_m")) {
     s.cta_m = std::clamp(s.cta_m, 64 * s.warpgroups, 128 * s.warpgroups);
   }
+  if (!req.has("stages")) s.stages = stages_k_can_fill(wl, s);
   const int element_bytes = ops::element_bytes(wl);
 
   if (!has_sm90a_image(options)) {
