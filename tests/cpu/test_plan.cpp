@@ -1071,15 +1071,24 @@ TEST(PlanImplicitGemm, DefaultRuleWorkedByHand) {
   EXPECT_EQ(p.schedule.summary(), "implicit_gemm: cta_tile 128x32x32, warp_tile 32x32, 6 stages");
   // Stems: 3 channels walk K as one run of 7 x 7 x 3 = 147 (5 steps of 32,
   // the last zero-padded in registers); odd, so single-element copies
-  // through registers in 2 stages, with warp tiles of 64 x 32 at most.
+  // through registers in 2 stages, in as many warps as the tile holds up to
+  // 8: 128 x 64 in warp tiles of 32 x 32.
   p = plan_kernel(workload("{op: conv2d, n: 8, c: 3, c_out: 64, h: 224, w: 224, filter: 7, stride: 2, "
                            "padding: same, dtype: float16, layout: NHWC}"),
                   h100);
   EXPECT_EQ(p.schedule.summary(),
-            "implicit_gemm: cta_tile 128x64x32, warp_tile 64x32, 2 stages, iterator few_channels");
+            "implicit_gemm: cta_tile 128x64x32, warp_tile 32x32, 2 stages, iterator few_channels");
+  EXPECT_EQ(p.block_threads, 256);
   EXPECT_EQ(p.number("k_steps"), 5);
   EXPECT_EQ(p.number("in_vec"), 1);
   EXPECT_EQ(p.alignment, 16);  // the output's 8-channel vectors
+  // ConvNeXt's 4x4 stride-4 stem on 3 channels at batch 64: the wide tile,
+  // whose 8 warps of 64 x 32 stay.
+  p = plan_kernel(workload("{op: conv2d, n: 64, c: 3, c_out: 96, h: 224, w: 224, filter: 4, stride: 4, "
+                           "padding: valid, dtype: float16, layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.schedule.summary(),
+            "implicit_gemm: cta_tile 128x128x32, warp_tile 64x32, 2 stages, iterator few_channels");
   // The 4x4 stride-4 patchify stem at 4 channels: one run of 64, 2 steps;
   // even, so cp.async (8-byte copies) and the multistage loop.
   p = plan_kernel(workload("{op: conv2d, n: 8, c: 4, c_out: 96, h: 224, w: 224, filter: 4, stride: 4, "

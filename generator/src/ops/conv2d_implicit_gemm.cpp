@@ -148,11 +148,16 @@ ImplicitGemm default_tiles(const Workload& wl, const PlanOptions& options, int b
     s.cta_k = 64 / element_bytes;
     if (odd_halves) {
       // Registers hold a step's copies too: a 64 x 32 warp tile at most
-      // (ptxas spilled 688 bytes at 256 x 64 with 64 x 64 warps).
+      // (ptxas spilled 688 bytes at 256 x 64 with 64 x 64 warps). The
+      // single-element copies bound these layers, so the tile takes as
+      // many warps as it holds up to 8: warp tiles of 32 x 32, 64 x 32
+      // where those would make more (ResNet's 7x7 stem in 128 x 64 tiles
+      // ran 1.2 to 1.5 times faster in 8 warps than in 4,
+      // docs/performance.md, "Stems on three channels").
       s.stages = 2;
       s.cta_m = std::min(s.cta_m, 128);
-      s.warp_m = std::min(s.warp_m, 64);
       s.warp_n = 32;
+      s.warp_m = (s.cta_m / 32) * (s.cta_n / 32) <= 8 ? 32 : 64;
     }
     return s;
   }
