@@ -262,10 +262,13 @@ def main():
             row["device"] = device
             rows.append(row)
             print(json.dumps({k: v for k, v in row.items() if k != "swap"}), flush=True)
+    # Rows merged from earlier runs keep their commit and GPU: the report
+    # names every one.
     meta = {
-        "device": device,
+        "device": ", ".join(sorted({r["device"] for r in rows})),
         "torch": torch.__version__, "torchvision": torchvision.__version__,
-        "commit": args.commit, "date": datetime.date.today().isoformat(),
+        "commit": ", ".join(sorted({r.get("commit", "") for r in rows})),
+        "date": datetime.date.today().isoformat(),
         "dtype": args.dtype, "channels_last": args.channels_last, "tf32": args.tf32,
         "method": f"CUDA graph of one forward pass, median of {args.replays} replays; {args.dtype}"
                   f"{', channels_last' if args.channels_last else ', NCHW'}; "
@@ -274,9 +277,6 @@ def main():
                   "random images",
         "relative_error": "max |logit - reference logit| / max |reference logit|",
     }
-    # Rows merged from earlier runs keep their commit and GPU.
-    meta["commit"] = ", ".join(sorted({r.get("commit", "") for r in rows}))
-    meta["device"] = ", ".join(sorted({r["device"] for r in rows}))
     write_report(args.out, stem, meta, rows)
     return 0
 
