@@ -124,7 +124,7 @@ __device__ __forceinline__ float epilogue(float acc, float a, float b, float r) 
 
 }  // namespace
 
-__global__ void __launch_bounds__(kThreads) __cluster_dims__(1, 1, kSplitK)
+__global__ void __launch_bounds__(kThreads)
 conv_f16_nhwc_n1_c256_co512_h14_w14_k3x3_s2_p1_ssrelu(const Params params) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ __align__(16) unsigned char smem[];
@@ -259,8 +259,22 @@ cudaError_t launch_images(const void* input, const void* filter, const void* epi
   p.residual = static_cast<const Element*>(residual);
   p.output = static_cast<Element*>(output);
   const dim3 grid(static_cast<unsigned>((static_cast<long long>(batch) * 49 + 63) / 64), 8, 4);
-  conv_f16_nhwc_n1_c256_co512_h14_w14_k3x3_s2_p1_ssrelu<<<grid, kThreads, sizeof(SharedStorage), stream>>>(p);
-  return cudaGetLastError();
+  // In clusters of kSplitK blocks along z, set at launch (as a kernel
+  // attribute it would not compile for the library's GPUs older than
+  // sm_90, whose empty kernel is never launched).
+  cudaLaunchAttribute cluster = {};
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = 1;
+  cluster.val.clusterDim.y = 1;
+  cluster.val.clusterDim.z = kSplitK;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = dim3(kThreads);
+  config.dynamicSmemBytes = sizeof(SharedStorage);
+  config.stream = stream;
+  config.attrs = &cluster;
+  config.numAttrs = 1;
+  return cudaLaunchKernelEx(&config, conv_f16_nhwc_n1_c256_co512_h14_w14_k3x3_s2_p1_ssrelu, p);
 }
 
 }  // namespace

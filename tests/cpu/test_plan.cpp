@@ -1051,6 +1051,19 @@ TEST(PlanImplicitGemm, DefaultRuleWorkedByHand) {
                   mixed);
   EXPECT_EQ(p.schedule.at("split_k"), 1);
   EXPECT_EQ(p.min_arch, 80);
+  // A spec's split is still taken there: the cluster is set at launch, so
+  // the kernel compiles for sm_80 too and runs on sm_90 only (the generic
+  // kernel elsewhere). A library with no GPU of clusters refuses it.
+  const char* split_spec = "{op: conv2d, n: 1, c: 1024, c_out: 1024, h: 7, w: 7, filter: 3, padding: same, "
+                           "dtype: float16, layout: NHWC, schedule: {split_k: 2}}";
+  p = plan_kernel(workload(split_spec), mixed);
+  EXPECT_EQ(p.schedule.at("split_k"), 2);
+  EXPECT_EQ(p.min_arch, 90);
+  PlanOptions ampere;
+  ampere.target = parse_arch_list("80;86");
+  const std::vector<Diagnostic> errors = spec_errors([&] { plan_kernel(workload(split_spec), ampere); });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].message.find("built for sm_86 at most"), std::string::npos) << errors[0].message;
   // No more stages than K's steps fill, plus the one the prologue leaves
   // free, and at least the cp.async loop's 3: MobileNetV2's thin
   // projections at batch 64 take 128 x 32 tiles of 6 stages, but 32 -> 16

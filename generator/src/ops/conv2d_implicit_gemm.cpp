@@ -42,7 +42,7 @@ struct ImplicitGemm {
 };
 
 // The oldest GPU the kernels run on: mma.sync of fp16 and bf16, cp.async
-// (split K needs kMinSplitArch, conv2d.hpp).
+// (a split kernel needs kMinSplitArch, conv2d.hpp: clusters).
 constexpr int kMinArch = 80;
 constexpr int kMaxDefaultSplitK = 4;  // the default rule's most parts
 constexpr int kMinStepsPerSplit = 8;  // the default rule's fewest K steps a part
@@ -281,10 +281,13 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
     errors.push_back({req.at("split_k"), "split_k runs with iterator optimized only (few_channels walks K as one "
                                          "run that CUTLASS's iterator does not split)"});
   }
-  if (s.split_k > 1 && oldest_arch(options) < kMinSplitArch) {
+  // The cluster is set at launch, so a split kernel compiles for every GPU
+  // of the library; it runs on sm_90 and newer (min_arch), the generic
+  // kernel on the others. The default splits only where every GPU can.
+  if (s.split_k > 1 && options.target.newest.sm < kMinSplitArch) {
     errors.push_back({req.at("split_k"), "split_k " + num(s.split_k) + " runs the tile's blocks as a thread-block "
                                          "cluster, which needs sm_90 or newer; this library is built for sm_" +
-                                         num(oldest_arch(options)) + " too: leave split_k at 1"});
+                                         num(options.target.newest.sm) + " at most: leave split_k at 1"});
   }
   if (s.split_k > ceil_div(wl.c, s.cta_k)) {
     errors.push_back({req.at("split_k"), "split_k " + num(s.split_k) + " splits K into more parts than its " +
