@@ -56,11 +56,12 @@ DENSE_REQUIRED_ROW_KEYS = [
 DENSE_META_KEYS = ["gpu", "commit", "date", "copy_ceiling_tbps", "fp32_peak_tflops", "fp32_peak_method",
                    "cublas_version", "cudnn_version"]
 # ... and these when present (a dense benchmark built with a tuning database).
-DENSE_OPTIONAL_META_KEYS = ["tuning_db", "tensor_peak_tflops", "tensor_peak_method"]
+DENSE_OPTIONAL_META_KEYS = ["tuning_db", "tensor_peak_tflops", "tensor_peak_method", "tf32_peak_tflops",
+                            "tf32_peak_method"]
 
 # Top-level keys copied through to benchmarks.json when present.
 META_KEYS = ["gpu", "commit", "date", "copy_ceiling_tbps", "torch_version",
-             "torch_cudnn_version", "torch_method", "tuning_db"]
+             "torch_cudnn_version", "torch_method", "tuning_db", "runs"]
 
 TABLE_COLUMNS = [
     "workload (N×C×H×W k s mult epilogue)", "specialized", "floor µs", "convgen hot µs",
@@ -510,8 +511,31 @@ def header(data, png_name, dense=False, depthwise=True):
         lines.append(f"- **PyTorch:** {torch_v}" + (f" (cuDNN {cudnn_v})" if cudnn_v else ""))
     if data.get("tuning_db"):
         lines.append(f"- **Tuning database:** `{data['tuning_db']}` (the depthwise kernels' *tuned* columns)")
+    if data.get("runs"):
+        lines.append(runs_line(data["runs"]))
     lines += ["", f"![convgen vs cuDNN vs PyTorch]({png_name})", ""]
     return lines
+
+
+def runs_line(runs):
+    """The runs a merged document (bench/merge_runs.py) was made of, with each run's own references."""
+    def tbps(x):
+        return f"{x:.2f} TB/s" if num(x) else DASH
+
+    def tflops(x):
+        return f"{x:.1f}" if num(x) else DASH
+
+    parts = []
+    for run in runs:
+        what = ", ".join(f"{run[k]} {label}" for k, label in (("depthwise_rows", "depthwise"), ("dense_rows", "dense"))
+                         if run.get(k))
+        refs = f"copy {tbps(run.get('copy_ceiling_tbps'))}"
+        if run.get("fp32_peak_tflops") is not None:
+            refs += (f", peaks fp32 / tf32 / fp16 {tflops(run.get('fp32_peak_tflops'))} / "
+                     f"{tflops(run.get('tf32_peak_tflops'))} / {tflops(run.get('tensor_peak_tflops'))} TFLOP/s")
+        parts.append(f"`{run.get('part')}` ({what} rows; {refs})")
+    return (f"- **Runs:** {len(runs)} runs of this commit on this GPU model, merged by `bench/merge_runs.py`; "
+            "each row's times and fractions are those of its own run: " + "; ".join(parts))
 
 
 def failures(rows):
@@ -655,42 +679,95 @@ def dense_section(meta, rows):
     return lines
 
 
+def count_target(name, selected, ok):
+    """'name: **met/of**' over the rows where ok(row) is not None (None: a number it needs is missing)."""
+    selected = [r for r in selected if ok(r) is not None]
+    met = sum(1 for r in selected if ok(r))
+    return f"{name}: **{met}/{len(selected)}**"
+
+
+def at_most(a, b, factor=1.0):
+    a, b = num(a), num(b)
+    return None if a is None or b is None else a <= factor * b
+
+
+def fused_within_5pct(r):
+    ratio_ = dense_derived(r)["fused_plain_ratio"]
+    return None if ratio_ is None else ratio_ <= 1.05
+
+
 def half_dense_targets(rows, peak):
     """The tensor-core targets (float16/bfloat16 NHWC dense rows), each as 'met/of'."""
-    def count(name, selected, ok):
-        selected = [r for r in selected if ok(r) is not None]
-        met = sum(1 for r in selected if ok(r))
-        return f"{name}: **{met}/{len(selected)}**"
-
-    def le(a, b, factor=1.0):
-        a, b = num(a), num(b)
-        return None if a is None or b is None else a <= factor * b
-
     with_epilogue = [r for r in rows if str(r.get("epilogue", "none")) != "none"]
     resnet = [r for r in rows if r.get("suite") == "resnet_b32"]
     mnv2 = [r for r in rows if r.get("suite") == "mnv2_pw_b64"]
     small = [r for r in rows if r.get("suite") in ("r34_b8", "deep_b1")]
     return [
-        count("fused hot ≤ PyTorch plain conv", rows, lambda r: le(r.get("convgen_hot_us"), r.get("torch_plain_hot_us"))),
-        count("fused hot ≤ 0.5× PyTorch fused (rows with an epilogue)", with_epilogue,
-              lambda r: le(r.get("convgen_hot_us"), r.get("torch_hot_us"), 0.5)),
-        count("resnet_b32 ≥ 50% of the tensor-core peak", resnet,
-              lambda r: None if not peak or num(dense_derived(r)["tflops"]) is None
-              else dense_derived(r)["tflops"] >= 0.5 * peak),
-        count("r34_b8 and deep_b1 ≤ cuDNN", small, lambda r: le(r.get("convgen_hot_us"), r.get("cudnn_hot_us"))),
-        count("mnv2_pw_b64 cold ≥ 80% of roofline", mnv2,
-              lambda r: None if dense_derived(r)["convgen_frac_roofline"] is None
-              else dense_derived(r)["convgen_frac_roofline"] >= 0.8),
-        count("fused ≤ 5% over plain", rows, lambda r: None if dense_derived(r)["fused_plain_ratio"] is None
-              else dense_derived(r)["fused_plain_ratio"] <= 1.05),
+        count_target("fused hot ≤ PyTorch plain conv", rows,
+                     lambda r: at_most(r.get("convgen_hot_us"), r.get("torch_plain_hot_us"))),
+        count_target("fused hot ≤ 0.5× PyTorch fused (rows with an epilogue)", with_epilogue,
+                     lambda r: at_most(r.get("convgen_hot_us"), r.get("torch_hot_us"), 0.5)),
+        count_target("resnet_b32 ≥ 50% of the tensor-core peak", resnet,
+                     lambda r: None if not peak or num(dense_derived(r)["tflops"]) is None
+                     else dense_derived(r)["tflops"] >= 0.5 * peak),
+        count_target("r34_b8 and deep_b1 ≤ cuDNN", small,
+                     lambda r: at_most(r.get("convgen_hot_us"), r.get("cudnn_hot_us"))),
+        count_target("mnv2_pw_b64 cold ≥ 80% of roofline", mnv2,
+                     lambda r: None if dense_derived(r)["convgen_frac_roofline"] is None
+                     else dense_derived(r)["convgen_frac_roofline"] >= 0.8),
+        count_target("fused ≤ 5% over plain", rows, fused_within_5pct),
+    ]
+
+
+def tf32_dense_targets(rows, math_word):
+    """float32 rows on tensor cores: tf32 against PyTorch's default (TF32 on), 3xtf32 against cuDNN's FMA math."""
+    if math_word == "tf32":
+        first = count_target("fused hot ≤ PyTorch plain conv with TF32 on (its default)", rows,
+                             lambda r: at_most(r.get("convgen_hot_us"), r.get("torch_plain_hot_us")))
+    else:
+        first = count_target("fused hot ≤ cuDNN's FMA math (the accuracy 3xtf32 keeps)", rows,
+                             lambda r: at_most(r.get("convgen_hot_us"), r.get("cudnn_hot_us")))
+    return [first, count_target("fused ≤ 5% over plain", rows, fused_within_5pct)]
+
+
+def fp32_dense_targets(rows):
+    """float32 (math fp32) rows against cuDNN's FMA math: the targets of the fp32 dense work."""
+    def vs_cudnn(factor):
+        return lambda r: at_most(r.get("convgen_hot_us"), r.get("cudnn_hot_us"), factor)
+
+    resnet_3x3 = [r for r in rows if r.get("suite") in ("resnet_b32", "r34_b8") and r.get("kh") == 3
+                  and r.get("stride") == 1]
+    ratios = [ratio(r.get("convgen_hot_us"), r.get("cudnn_hot_us")) for r in rows]
+    mean = geomean(ratios)
+    return [
+        count_target("fused hot ≤ 1.1× cuDNN", rows, vs_cudnn(1.1)),
+        f"geometric mean of convgen / cuDNN (hot): **{fmt_ratio(mean)}** (≤ 0.8 asked)",
+        count_target("resnet_b32 and r34_b8 stride-1 3×3 ≤ cuDNN", resnet_3x3, vs_cudnn(1.0)),
+        count_target("deep_b1 ≤ cuDNN", [r for r in rows if r.get("suite") == "deep_b1"], vs_cudnn(1.0)),
+        count_target("stems_b8 ≤ cuDNN", [r for r in rows if r.get("suite") == "stems_b8"], vs_cudnn(1.0)),
     ]
 
 
 def dense_storage_section(meta, rows, key):
-    half = key != DEFAULT_STORAGE
+    dtype_word, _, math_word = key[0].partition(" ")
+    tensor_cores = key != DEFAULT_STORAGE
+    half = tensor_cores and not math_word
     peak = num(meta.get("tensor_peak_tflops" if half else "fp32_peak_tflops"))
     ceiling = num(meta.get("copy_ceiling_tbps"))
-    lines = [f"## Dense convolution, {storage_title(key)}" + (" (tensor cores)" if half else ""), ""]
+    lines = [f"## Dense convolution, {storage_title(key)}" + (" (tensor cores)" if tensor_cores else ""), ""]
+    if math_word:  # float32 operands on tensor cores: math tf32 or 3xtf32
+        tf32_peak = num(meta.get("tf32_peak_tflops"))
+        lines.append(f"- **TF32 peak:** {f'{tf32_peak:.1f} TFLOP/s' if tf32_peak else DASH}"
+                     + (f" ({meta['tf32_peak_method']})" if meta.get("tf32_peak_method") else "")
+                     + ("; the roofline of these rows" if math_word == "tf32"
+                        else "; a third of it is the roofline of these rows (three products a term)"))
+        lines.append("- **Targets:** " + "; ".join(tf32_dense_targets(rows, math_word)) + ".")
+        lines.append("- **Baselines:** " + (
+            "cuDNN with TF32 allowed (CUDNN_TENSOR_OP_MATH) and PyTorch with `allow_tf32 = True`, its default"
+            if math_word == "tf32" else "cuDNN's FMA math and PyTorch without TF32 (3xtf32 keeps fp32's accuracy)")
+            + "; the rest of the method is the float32 section's.")
+        lines += [""]
+        return lines + dense_rows_part(meta, rows)
     if half:
         lines.append(f"- **Tensor-core peak:** {f'{peak:.1f} TFLOP/s' if peak else DASH}"
                      + (f" ({meta['tensor_peak_method']})" if meta.get("tensor_peak_method") else "")
@@ -702,9 +779,8 @@ def dense_storage_section(meta, rows, key):
         return lines + dense_rows_part(meta, rows)
     lines.append(f"- **fp32 peak:** {f'{peak:.1f} TFLOP/s' if peak else DASH}"
                  + (f" ({meta['fp32_peak_method']})" if meta.get("fp32_peak_method") else ""))
-    lines.append(f"- **fp32 peak:** {f'{peak:.1f} TFLOP/s' if peak else DASH}"
-                 + (f" ({meta['fp32_peak_method']})" if meta.get("fp32_peak_method") else ""))
     lines.append(f"- **Copy ceiling (this run):** {f'{ceiling:.2f} TB/s' if ceiling else DASH}")
+    lines.append("- **Targets** (cuDNN: legacy API, FMA math): " + "; ".join(fp32_dense_targets(rows)) + ".")
     if meta.get("date") or meta.get("commit"):
         lines.append(f"- **Measured:** {meta.get('date', DASH)}, commit `{meta.get('commit', DASH)}`")
     if meta.get("tuning_db"):

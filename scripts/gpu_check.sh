@@ -41,6 +41,12 @@
 #   KEEP_BENCH_CSV=1   also write the benchmark's CSV to OUT_DIR/bench.csv (a 9th file)
 #   PYTHON=python3     interpreter holding torch, triton and matplotlib
 #   CONVGEN_COMMIT     used as is when set; otherwise taken from git, else BUILD_DIR/commit.txt
+#
+# A benchmark too long to build in one go (every dense row's CUTLASS kernels)
+# runs in parts: each part a build of subset CSVs (BENCH_CSV, DENSE_CSV, and
+# make_bench_spec.py's specs of them), each with its own OUT_DIR; then
+# bench/merge_runs.py puts the parts' merged.json together (same commit and
+# GPU model, rows in the CSVs' order) for bench/plot.py and bench/report.py.
 
 set -u
 export PYTHONUNBUFFERED=1

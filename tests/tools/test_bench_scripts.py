@@ -11,6 +11,11 @@
   the rows hold, the float32 NCHW rows compared with a previous run
   (--baseline), and the same figures when the page is regenerated over its
   own benchmarks.json.
+- bench/merge_runs.py: parts of one commit's run (a depthwise part, a dense
+  part of float32 tf32 rows) merged into one document, rows in the CSVs'
+  order, each part's references under "runs", which report.py prints with a
+  float32 tf32 section against the TF32 peak; parts of two commits, and a
+  row measured twice, are refused.
 - bench/plot.py (when matplotlib is installed): draws the same document.
 
 Usage: test_bench_scripts.py
@@ -182,6 +187,63 @@ def test_report(tmp):
     expect(alone[("mnv2_b64", 96, *f32)]["no_regression"]["met"] is None, "no baseline: not measured")
 
 
+def dense_row(suite, c, math, hot, cudnn, torch_plain):
+    """A dense result row as convgen_bench_dense + torch_compare.py write it (times in µs)."""
+    return {"suite": suite, "name": f"conv_f32_{math}_nchw_{suite}_{c}", "specialized": True, "n": 8, "c": c,
+            "c_out": c, "h": 14, "w": 14, "kh": 3, "kw": 3, "stride": 1, "pad": "same", "epilogue": "none",
+            "dtype": "float32", "layout": "NCHW", "math": math, "flops": 1e9, "floor_us": 2.0, "roofline_us": 3.0,
+            "convgen_hot_us": hot, "convgen_cold_us": hot + 1, "convgen_noepilogue_hot_us": hot,
+            "convgen_residual_hot_us": hot, "cudnn_hot_us": cudnn, "cudnn_cold_us": cudnn + 1,
+            "torch_hot_us": torch_plain, "torch_plain_hot_us": torch_plain, "check_ok": True}
+
+
+def test_merge(tmp):
+    depthwise_part = dict(results(), rows=list(reversed(results()["rows"])))  # out of the CSV's order
+    dense_meta = {"gpu": "NVIDIA H100 80GB HBM3", "date": "2026-11-27", "commit": "new", "copy_ceiling_tbps": 2.99,
+                  "fp32_peak_tflops": 51.5, "fp32_peak_method": "sgemm", "tf32_peak_tflops": 403.0,
+                  "tf32_peak_method": "sgemm tf32", "tensor_peak_tflops": 745.0}
+    dense_part = {"gpu": "NVIDIA H100 80GB HBM3", "date": "2026-11-27", "commit": "new", "copy_ceiling_tbps": 2.97,
+                  "rows": [], "dense": dict(dense_meta, rows=[dense_row("deep_b1", 64, "tf32", 10.0, 12.0, 11.0),
+                                                              dense_row("deep_b1", 32, "tf32", 10.0, 9.0, 9.5)])}
+    for name, doc in (("depthwise", depthwise_part), ("dense", dense_part)):
+        (tmp / name).mkdir()
+        (tmp / name / "merged.json").write_text(json.dumps(doc))
+    dw_csv, dense_csv = tmp / "dw_order.csv", tmp / "dense_order.csv"
+    dw_csv.write_text("suite,n,c,h,w,kh,kw,stride,pad,mult,epilogue,dtype,layout\n" + "".join(
+        f"{r['suite']},64,{r['c']},14,14,3,3,1,same,1,{r['epilogue']},{r['dtype']},{r['layout']}\n"
+        for r in results()["rows"]))
+    dense_csv.write_text("suite,n,c_in,c_out,h,w,kh,kw,stride,pad,epilogue,dtype,layout,math\n"
+                         "deep_b1,8,32,32,14,14,3,3,1,same,none,float32,NCHW,tf32\n"
+                         "deep_b1,8,64,64,14,14,3,3,1,same,none,float32,NCHW,tf32\n")
+    out = tmp / "all.json"
+    parts = [tmp / "depthwise" / "merged.json", tmp / "dense" / "merged.json"]
+    run(BENCH / "merge_runs.py", "--out", out, "--depthwise-csv", dw_csv, "--dense-csv", dense_csv, *parts)
+    merged = json.loads(out.read_text())
+    expect([r["name"] for r in merged["rows"]] == [r["name"] for r in results()["rows"]], "depthwise rows in CSV order")
+    expect([r["c"] for r in merged["dense"]["rows"]] == [32, 64], "dense rows in CSV order")
+    expect([(p["part"], p["depthwise_rows"], p["dense_rows"]) for p in merged["runs"]]
+           == [("depthwise", 6, 0), ("dense", 0, 2)], f"runs: {merged['runs']}")
+    expect(merged["runs"][1]["tf32_peak_tflops"] == 403.0, "each run's peaks kept")
+    md, page_json = tmp / "merged.md", tmp / "merged_page.json"
+    run(BENCH / "report.py", "--json", out, "--md", md, "--out-json", page_json)
+    page = md.read_text()
+    expect("- **Runs:** 2 runs of this commit" in page, "report names the runs")
+    expect("## Dense convolution, float32 tf32 NCHW (tensor cores)" in page and "**TF32 peak:** 403.0" in page,
+           "tf32 section against the TF32 peak")
+    # 10 us against PyTorch's 11 (met) and 9.5 (not met).
+    expect("fused hot ≤ PyTorch plain conv with TF32 on (its default): **1/2**" in page, "tf32 target counted")
+    expect(json.loads(page_json.read_text())["runs"] == merged["runs"], "benchmarks.json keeps the runs")
+
+    other = tmp / "other"
+    other.mkdir()
+    (other / "merged.json").write_text(json.dumps(dict(dense_part, commit="old")))
+    refused = run(BENCH / "merge_runs.py", "--out", tmp / "x.json", parts[0], other / "merged.json", ok=False)
+    expect("different commits" in refused.stderr, f"two commits refused: {refused.stderr}")
+    refused = run(BENCH / "merge_runs.py", "--out", tmp / "x.json", parts[1], parts[1], ok=False)
+    expect("is in two parts" in refused.stderr, f"a row measured twice refused: {refused.stderr}")
+    expect(not (tmp / "x.json").exists(), "nothing written when refused")
+
+
 def test_plot(tmp):
     try:
         import matplotlib  # noqa: F401
@@ -199,6 +261,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_spec(Path(tmp))
         test_report(Path(tmp))
+        test_merge(Path(tmp))
         test_plot(Path(tmp))
     if failures:
         print(f"{len(failures)} check(s) failed", file=sys.stderr)
