@@ -529,13 +529,25 @@ def runs_line(runs):
     for run in runs:
         what = ", ".join(f"{run[k]} {label}" for k, label in (("depthwise_rows", "depthwise"), ("dense_rows", "dense"))
                          if run.get(k))
-        refs = f"copy {tbps(run.get('copy_ceiling_tbps'))}"
-        if run.get("fp32_peak_tflops") is not None:
-            refs += (f", peaks fp32 / tf32 / fp16 {tflops(run.get('fp32_peak_tflops'))} / "
-                     f"{tflops(run.get('tf32_peak_tflops'))} / {tflops(run.get('tensor_peak_tflops'))} TFLOP/s")
+        dense = run.get("dense") or {}
+        refs = f"copy {tbps(run.get('copy_ceiling_tbps') or dense.get('copy_ceiling_tbps'))}"
+        if dense.get("fp32_peak_tflops") is not None:
+            refs += (f", peaks fp32 / tf32 / fp16 {tflops(dense.get('fp32_peak_tflops'))} / "
+                     f"{tflops(dense.get('tf32_peak_tflops'))} / {tflops(dense.get('tensor_peak_tflops'))} TFLOP/s")
         parts.append(f"`{run.get('part')}` ({what} rows; {refs})")
     return (f"- **Runs:** {len(runs)} runs of this commit on this GPU model, merged by `bench/merge_runs.py`; "
-            "each row's times and fractions are those of its own run: " + "; ".join(parts))
+            "each row's times and fractions are those of its own run, and each section states the references "
+            "of the run that measured it: " + "; ".join(parts))
+
+
+def run_meta(meta, rows, runs):
+    """A section's references: those of the run that measured all its rows (merge_runs.py tags each row with
+    it), else the document's."""
+    names = {r.get("run") for r in rows}
+    if len(names) != 1 or None in names:
+        return meta
+    run = next((x for x in runs or [] if x.get("part") in names), None)
+    return dict(meta, **(run or {}).get("dense", {}))
 
 
 def failures(rows):
@@ -569,7 +581,7 @@ def markdown(data, png_name, context=None, baseline=None):
             lines += [line.replace("### Targets", f"#### Targets, {storage_title(key)}")
                       for line in targets_table(storage_rows, context)]
     if dense_rows:
-        lines += dense_section(dense_meta, dense_rows)
+        lines += dense_section(dense_meta, dense_rows, data.get("runs"))
     lines += failures(rows + dense_rows)
     return "\n".join(lines).rstrip() + "\n"
 
@@ -671,19 +683,21 @@ def dense_table_row(row, tuned=False):
     return "| " + " | ".join(cells) + " |"
 
 
-def dense_section(meta, rows):
+def dense_section(meta, rows, runs=None):
     """One section per dtype and layout: float32 NCHW first, then the tensor-core rows."""
     lines = []
     for key, group in group_by_storage(rows).items():
-        lines += dense_storage_section(meta, group, key)
+        lines += dense_storage_section(run_meta(meta, group, runs), group, key)
     return lines
 
 
 def count_target(name, selected, ok):
-    """'name: **met/of**' over the rows where ok(row) is not None (None: a number it needs is missing)."""
-    selected = [r for r in selected if ok(r) is not None]
-    met = sum(1 for r in selected if ok(r))
-    return f"{name}: **{met}/{len(selected)}**"
+    """'name: **met/of**' over the rows where ok(row) is not None (None: a number it needs is missing),
+    and how many rows were not measured."""
+    measured = [r for r in selected if ok(r) is not None]
+    met = sum(1 for r in measured if ok(r))
+    missing = len(selected) - len(measured)
+    return f"{name}: **{met}/{len(measured)}**" + (f" ({missing} not measured)" if missing else "")
 
 
 def at_most(a, b, factor=1.0):
@@ -739,9 +753,11 @@ def fp32_dense_targets(rows):
                   and r.get("stride") == 1]
     ratios = [ratio(r.get("convgen_hot_us"), r.get("cudnn_hot_us")) for r in rows]
     mean = geomean(ratios)
+    unmeasured = sum(1 for x in ratios if not x)
     return [
         count_target("fused hot ≤ 1.1× cuDNN", rows, vs_cudnn(1.1)),
-        f"geometric mean of convgen / cuDNN (hot): **{fmt_ratio(mean)}** (≤ 0.8 asked)",
+        f"geometric mean of convgen / cuDNN (hot): **{fmt_ratio(mean)}** (≤ 0.8 asked"
+        + (f"; {unmeasured} row(s) not measured" if unmeasured else "") + ")",
         count_target("resnet_b32 and r34_b8 stride-1 3×3 ≤ cuDNN", resnet_3x3, vs_cudnn(1.0)),
         count_target("deep_b1 ≤ cuDNN", [r for r in rows if r.get("suite") == "deep_b1"], vs_cudnn(1.0)),
         count_target("stems_b8 ≤ cuDNN", [r for r in rows if r.get("suite") == "stems_b8"], vs_cudnn(1.0)),

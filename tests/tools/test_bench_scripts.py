@@ -202,9 +202,11 @@ def test_merge(tmp):
     dense_meta = {"gpu": "NVIDIA H100 80GB HBM3", "date": "2026-11-27", "commit": "new", "copy_ceiling_tbps": 2.99,
                   "fp32_peak_tflops": 51.5, "fp32_peak_method": "sgemm", "tf32_peak_tflops": 403.0,
                   "tf32_peak_method": "sgemm tf32", "tensor_peak_tflops": 745.0}
+    # Two rows that one generic kernel served: the same kernel name, two workloads.
+    generic = [dict(dense_row("deep_b1", c, "tf32", 10.0, 12.0 if c == 64 else 9.0, 11.0 if c == 64 else 9.5),
+                    name="generic_conv2d_f32_nchw", specialized=False) for c in (64, 32)]
     dense_part = {"gpu": "NVIDIA H100 80GB HBM3", "date": "2026-11-27", "commit": "new", "copy_ceiling_tbps": 2.97,
-                  "rows": [], "dense": dict(dense_meta, rows=[dense_row("deep_b1", 64, "tf32", 10.0, 12.0, 11.0),
-                                                              dense_row("deep_b1", 32, "tf32", 10.0, 9.0, 9.5)])}
+                  "rows": [], "dense": dict(dense_meta, rows=generic)}
     for name, doc in (("depthwise", depthwise_part), ("dense", dense_part)):
         (tmp / name).mkdir()
         (tmp / name / "merged.json").write_text(json.dumps(doc))
@@ -212,9 +214,11 @@ def test_merge(tmp):
     dw_csv.write_text("suite,n,c,h,w,kh,kw,stride,pad,mult,epilogue,dtype,layout\n" + "".join(
         f"{r['suite']},64,{r['c']},14,14,3,3,1,same,1,{r['epilogue']},{r['dtype']},{r['layout']}\n"
         for r in results()["rows"]))
-    dense_csv.write_text("suite,n,c_in,c_out,h,w,kh,kw,stride,pad,epilogue,dtype,layout,math\n"
-                         "deep_b1,8,32,32,14,14,3,3,1,same,none,float32,NCHW,tf32\n"
-                         "deep_b1,8,64,64,14,14,3,3,1,same,none,float32,NCHW,tf32\n")
+    # Spaced out and commented as the benchmark accepts it.
+    dense_csv.write_text("suite, n, c_in, c_out, h, w, kh, kw, stride, pad, epilogue, dtype, layout, math\n"
+                         "  # the deep layers\n"
+                         "deep_b1, 8, 32, 32, 14, 14, 3, 3, 1, same, none, float32, NCHW, tf32\n"
+                         "deep_b1, 08, 64, 64, 14, 14, 3, 3, 1, same, none, float32, NCHW, tf32\n")
     out = tmp / "all.json"
     parts = [tmp / "depthwise" / "merged.json", tmp / "dense" / "merged.json"]
     run(BENCH / "merge_runs.py", "--out", out, "--depthwise-csv", dw_csv, "--dense-csv", dense_csv, *parts)
@@ -223,7 +227,8 @@ def test_merge(tmp):
     expect([r["c"] for r in merged["dense"]["rows"]] == [32, 64], "dense rows in CSV order")
     expect([(p["part"], p["depthwise_rows"], p["dense_rows"]) for p in merged["runs"]]
            == [("depthwise", 6, 0), ("dense", 0, 2)], f"runs: {merged['runs']}")
-    expect(merged["runs"][1]["tf32_peak_tflops"] == 403.0, "each run's peaks kept")
+    expect(merged["runs"][1]["dense"]["tf32_peak_tflops"] == 403.0, "each run's peaks kept")
+    expect({r["run"] for r in merged["dense"]["rows"]} == {"dense"}, "each row names its run")
     md, page_json = tmp / "merged.md", tmp / "merged_page.json"
     run(BENCH / "report.py", "--json", out, "--md", md, "--out-json", page_json)
     page = md.read_text()
@@ -234,14 +239,30 @@ def test_merge(tmp):
     expect("fused hot ≤ PyTorch plain conv with TF32 on (its default): **1/2**" in page, "tf32 target counted")
     expect(json.loads(page_json.read_text())["runs"] == merged["runs"], "benchmarks.json keeps the runs")
 
-    other = tmp / "other"
-    other.mkdir()
-    (other / "merged.json").write_text(json.dumps(dict(dense_part, commit="old")))
-    refused = run(BENCH / "merge_runs.py", "--out", tmp / "x.json", parts[0], other / "merged.json", ok=False)
-    expect("different commits" in refused.stderr, f"two commits refused: {refused.stderr}")
-    refused = run(BENCH / "merge_runs.py", "--out", tmp / "x.json", parts[1], parts[1], ok=False)
-    expect("is in two parts" in refused.stderr, f"a row measured twice refused: {refused.stderr}")
-    expect(not (tmp / "x.json").exists(), "nothing written when refused")
+    # A section takes the references of the run that measured its rows, not the first part's.
+    other_peak = dict(merged, dense=dict(merged["dense"], tf32_peak_tflops=111.0))
+    (tmp / "peaks.json").write_text(json.dumps(other_peak))
+    run(BENCH / "report.py", "--json", tmp / "peaks.json", "--md", md, "--out-json", page_json)
+    expect("**TF32 peak:** 403.0" in md.read_text(), "the section's peak is its run's")
+
+    def refused_with(what, text, *docs):
+        paths = []
+        for i, doc in enumerate(docs):
+            folder = tmp / f"refused_{what}_{i}"
+            folder.mkdir()
+            (folder / "merged.json").write_text(json.dumps(doc))
+            paths.append(folder / "merged.json")
+        result = run(BENCH / "merge_runs.py", "--out", tmp / "x.json", "--dense-csv", dense_csv, *paths, ok=False)
+        expect(text in result.stderr, f"{what} refused: {result.stderr}")
+        expect(not (tmp / "x.json").exists() and not list(tmp.glob(".merge_runs-*")), f"{what}: nothing written")
+
+    refused_with("commits", "commit differ", depthwise_part, dict(dense_part, commit="old"))
+    refused_with("gpus", "gpu differ", depthwise_part, dict(dense_part, gpu="NVIDIA A100"))
+    timed = lambda trials, rows: dict(dense_part, dense=dict(dense_part["dense"], trials=trials, rows=rows))  # noqa: E731
+    refused_with("methods", "dense trials differ", timed(10, generic[:1]), timed(50, generic[1:]))
+    refused_with("twice", "is in parts", dense_part, dense_part)
+    refused_with("missing", "is not in the CSV given",
+                 {**dense_part, "dense": dict(dense_part["dense"], rows=[dense_row("deep_b1", 16, "tf32", 1, 1, 1)])})
 
 
 def test_plot(tmp):
