@@ -18,7 +18,9 @@ bar beside convgen's in the panels of their suite; without them the figure
 is as before.
 
 Dense conv2d (when the JSON has dense rows: its "dense" object, or top-level
-rows with a "c_out" key), below the depthwise panels, one column per suite:
+rows with a "c_out" key), below the depthwise panels, a band per dtype x
+layout (a math other than fp32 a band of its own, titled with the peak its
+roofline uses), one column per suite:
   hot time: convgen fused, convgen plain, convgen with residual, cuDNN (conv
   alone), PyTorch fused; and the fraction of the roofline reached cold
   (roofline_us / cold time) for convgen, cuDNN and PyTorch.
@@ -28,16 +30,18 @@ works too: the PyTorch bars are then simply missing).
 """
 
 import argparse
+import io
 import sys
 
 import matplotlib
 
 matplotlib.use("Agg")  # no display on the GPU machine
 import matplotlib.pyplot as plt  # noqa: E402
+from PIL import Image  # noqa: E402  (Pillow: a dependency of matplotlib)
 
 import epilogue_words  # noqa: E402
 from results import (DEFAULT_STORAGE, dense_document, depthwise_rows, fraction, group_by_storage,  # noqa: E402
-                     group_by_suite, load, num, storage, storage_title)
+                     group_by_suite, load, num, run_meta, storage, storage_title)
 
 # (label, hot key, cold key, precomputed fraction key, colour)
 SERIES = [
@@ -282,18 +286,43 @@ def plot(data, out_path, dpi=110):
     fig.legend(handles, names, loc="upper right", ncol=len(names), fontsize=9)
     fig.suptitle(title_of(data), fontsize=11, x=0.01, ha="left")
     fig.tight_layout(rect=(0, 0, 1, 0.95))
-    fig.savefig(out_path, dpi=dpi)
+    save_png(fig, out_path, dpi)
     plt.close(fig)
 
 
+def save_png(fig, out_path, dpi):
+    """The figure as a PNG of a 256-colour palette: its flat bar colours and text fit one, and the file of a
+    page of many bands takes a third of the bytes of full colour (docs/benchmarks.png is committed)."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi)
+    buffer.seek(0)
+    with Image.open(buffer) as image:
+        image.convert("RGB").quantize(colors=256).save(out_path, optimize=True)  # median cut
+
+
+def dense_peak_text(meta, key):
+    """The peak a dense band's roofline uses: fp32 FMA, the TF32 tensor cores (3xtf32: a third), or fp16's."""
+    dtype_word, _, math_word = key[0].partition(" ")
+    if math_word:
+        peak, what = num(meta.get("tf32_peak_tflops")), "TF32 peak {:.1f} TFLOP/s" + (
+            " (3xtf32: a third of it)" if math_word == "3xtf32" else "")
+    elif key != DEFAULT_STORAGE:
+        peak, what = num(meta.get("tensor_peak_tflops")), "tensor-core peak {:.1f} TFLOP/s (fp16 GEMM)"
+    else:
+        peak, what = num(meta.get("fp32_peak_tflops")), "fp32 peak {:.1f} TFLOP/s (SGEMM, no TF32)"
+    return what.format(peak) if peak else ""
+
+
 def plot_with_dense(data, dense_meta, dense_rows, out_path, dpi=110):
-    """A band of depthwise panels per dtype x layout (when there are depthwise rows), dense panels below."""
+    """A band of panels per dtype x layout: the depthwise ones (when there are depthwise rows), then the
+    dense ones (a math other than fp32 is a band of its own)."""
     dw_storages = {key: group_by_suite(rows) for key, rows in group_by_storage(depthwise_rows(data)).items()}
-    dense_suites = group_by_suite(dense_rows)
+    dense_storages = {key: group_by_suite(rows) for key, rows in group_by_storage(dense_rows).items()}
     bars = max([sum(len(r) for r in suites.values()) + 3 * len(suites) for suites in dw_storages.values()] +
-               [int(1.6 * sum(len(r) for r in dense_suites.values())) + 3 * len(dense_suites)])
+               [int(1.6 * sum(len(r) for r in suites.values())) + 3 * len(suites)
+                for suites in dense_storages.values()])
     width = max(10.0, 0.55 * bars)
-    bands = len(dw_storages) + (1 if dense_suites else 0)
+    bands = len(dw_storages) + len(dense_storages)
     fig = plt.figure(figsize=(width, 9.5 * bands), layout="constrained")
     subfigs = list(fig.subfigures(bands, 1, hspace=0.02)) if bands > 1 else [fig]
     axes = []
@@ -301,22 +330,25 @@ def plot_with_dense(data, dense_meta, dense_rows, out_path, dpi=110):
         if bands > 1:
             subfig.suptitle(f"depthwise {storage_title(key)}", fontsize=10, x=0.01, ha="left")
         axes += list(draw_depthwise(subfig, suites))
-    peak = num(dense_meta.get("fp32_peak_tflops"))
-    peak_text = f"fp32 peak {peak:.1f} TFLOP/s (SGEMM, no TF32)" if peak else ""
-    if dense_suites:
-        if dw_storages:
-            subfigs[-1].suptitle("dense conv2d" + (f" — {peak_text}" if peak_text else ""), fontsize=10, x=0.01,
-                                 ha="left")
-        axes += list(draw_dense(subfigs[-1], dense_suites))
+    for subfig, (key, suites) in zip(subfigs[len(dw_storages):], dense_storages.items()):
+        peak_text = dense_peak_text(run_meta(dense_meta, [r for rs in suites.values() for r in rs], data.get("runs")),
+                                    key)
+        if bands > 1:
+            subfig.suptitle(f"dense conv2d {storage_title(key)}" + (f" — {peak_text}" if peak_text else ""),
+                            fontsize=10, x=0.01, ha="left")
+        axes += list(draw_dense(subfig, suites))
     handles, names = collect_legend(fig, axes)
     fig.legend(handles, names, loc="outside lower center", ncol=min(len(names), 9), fontsize=9)
     what = ", ".join(storage_title(k) for k in dw_storages)
     if dw_storages:
-        title = title_of(data, f"depthwise ({what})" + (" + dense conv" if dense_suites else ""))
+        title = title_of(data, f"depthwise ({what})" + (" + dense conv" if dense_storages else ""))
     else:
-        title = title_of(dense_meta, "dense conv") + (f" — {peak_text}" if peak_text else "")
+        title = title_of(dense_meta, "dense conv")
+        if len(dense_storages) == 1:
+            peak_text = dense_peak_text(dense_meta, next(iter(dense_storages)))
+            title += f" — {peak_text}" if peak_text else ""
     fig.suptitle(title, fontsize=11, x=0.01, ha="left")
-    fig.savefig(out_path, dpi=dpi)
+    save_png(fig, out_path, dpi)
     plt.close(fig)
 
 

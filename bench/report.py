@@ -37,7 +37,7 @@ import os
 import sys
 
 from results import (DEFAULT_STORAGE, dense_document, depthwise_rows, fraction, group_by_storage, group_by_suite,
-                     load, num, ratio, storage, storage_title)
+                     load, num, ratio, run_meta, storage, storage_title)
 
 REQUIRED_ROW_KEYS = [
     "suite", "name", "n", "c", "h", "w", "kh", "kw", "stride", "mult", "epilogue", "dtype", "layout",
@@ -538,16 +538,6 @@ def runs_line(runs):
     return (f"- **Runs:** {len(runs)} runs of this commit on this GPU model, merged by `bench/merge_runs.py`; "
             "each row's times and fractions are those of its own run, and each section states the references "
             "of the run that measured it: " + "; ".join(parts))
-
-
-def run_meta(meta, rows, runs):
-    """A section's references: those of the run that measured all its rows (merge_runs.py tags each row with
-    it), else the document's."""
-    names = {r.get("run") for r in rows}
-    if len(names) != 1 or None in names:
-        return meta
-    run = next((x for x in runs or [] if x.get("part") in names), None)
-    return dict(meta, **(run or {}).get("dense", {}))
 
 
 def failures(rows):

@@ -96,3 +96,13 @@ def fraction(row, frac_key, base_key, cold_key):
     """base / cold time (floor_us or roofline_us over a cold time); prefer the value the producer computed."""
     f = num(row.get(frac_key))
     return f if f is not None else ratio(row.get(base_key), row.get(cold_key))
+
+
+def run_meta(meta, rows, runs):
+    """A section's references: those of the run that measured all its rows (merge_runs.py tags each row with
+    it), else the document's."""
+    names = {r.get("run") for r in rows}
+    if len(names) != 1 or None in names:
+        return meta
+    run = next((x for x in runs or [] if x.get("part") in names), None)
+    return dict(meta, **(run or {}).get("dense", {}))
