@@ -302,7 +302,7 @@ def save_png(fig, out_path, dpi):
 
 def dense_peak_text(meta, key):
     """The peak a dense band's roofline uses: fp32 FMA, the TF32 tensor cores (3xtf32: a third), or fp16's."""
-    dtype_word, _, math_word = key[0].partition(" ")
+    math_word = key[0].partition(" ")[2]
     if math_word:
         peak, what = num(meta.get("tf32_peak_tflops")), "TF32 peak {:.1f} TFLOP/s" + (
             " (3xtf32: a third of it)" if math_word == "3xtf32" else "")

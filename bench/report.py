@@ -755,7 +755,7 @@ def fp32_dense_targets(rows):
 
 
 def dense_storage_section(meta, rows, key):
-    dtype_word, _, math_word = key[0].partition(" ")
+    math_word = key[0].partition(" ")[2]
     tensor_cores = key != DEFAULT_STORAGE
     half = tensor_cores and not math_word
     peak = num(meta.get("tensor_peak_tflops" if half else "fp32_peak_tflops"))
