@@ -122,9 +122,9 @@ def part_name(path):
 
 def merge(documents, names, depthwise_csv=None, dense_csv=None):
     """One document from the parts; each row gets "run": the name of the part that measured it."""
-    same_everywhere(documents, names, ["commit", "gpu"], "")
-    same_everywhere(documents, names, SAME_KEYS, "")
-    dense_docs = [dense_document(d)[0] if dense_document(d)[1] else None for d in documents]
+    same_everywhere(documents, names, ["commit", "gpu"] + SAME_KEYS, "")
+    dense_parts = [dense_document(d) for d in documents]  # (meta, rows) of each part
+    dense_docs = [meta if rows else None for meta, rows in dense_parts]
     same_everywhere(dense_docs, names, DENSE_SAME_KEYS, "dense ")
     base = next((d for d in documents if depthwise_rows(d)), documents[0])
     merged = {k: v for k, v in base.items() if k not in ("rows", "dense")}
@@ -133,14 +133,14 @@ def merge(documents, names, depthwise_csv=None, dense_csv=None):
     if any(dense_docs):
         dense_base = dense_docs[documents.index(base)] or next(m for m in dense_docs if m)
         dense = {k: v for k, v in dense_base.items() if k != "rows"}
-        tagged = [(name, dict(r, run=name)) for name, d in zip(names, documents) for r in dense_document(d)[1]]
+        tagged = [(name, dict(r, run=name)) for name, (_, rows) in zip(names, dense_parts) for r in rows]
         dense["rows"] = ordered(tagged, csv_order(dense_csv, True), True, "dense")
         merged["dense"] = dense
     runs = []
-    for name, d, meta in zip(names, documents, dense_docs):
-        run = {"part": name, "depthwise_rows": len(depthwise_rows(d)), "dense_rows": len(dense_document(d)[1])}
+    for name, d, (meta, rows) in zip(names, documents, dense_parts):
+        run = {"part": name, "depthwise_rows": len(depthwise_rows(d)), "dense_rows": len(rows)}
         run.update({k: d.get(k) for k in RUN_KEYS if d.get(k) is not None})
-        if meta:
+        if rows:
             run["dense"] = {k: meta.get(k) for k in DENSE_RUN_KEYS if meta.get(k) is not None}
         runs.append(run)
     merged["runs"] = runs
