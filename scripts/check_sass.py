@@ -8,7 +8,9 @@ barrier (BAR) is that loop and is allowed there. Hopper's pipelines
 (implicit_gemm_sm90) synchronize their stages on shared-memory barriers
 instead (SYNCS: the copying warp's waits for an empty buffer, the
 multiplying warpgroups' for a full one): a loop holding one is a stage loop
-too. A loop that touches no
+too. So is a loop that waits for its own cp.async copies (DEPBAR, with no
+barrier: the pointwise algorithm's warps each walk their tiles through a
+ring of their own, synchronized by the warp alone). A loop that touches no
 memory at all is allowed too: the tensor-core kernels' CUTLASS iterators
 build their copy predicates in loops over the filter's rows and columns
 (runtime values to them) before the main loop, pure register arithmetic.
@@ -62,7 +64,7 @@ def problems(body, designed_loops=False):
         if m and int(m.group(2), 16) < address:
             target = int(m.group(2), 16)
             loop = [t for a, t in body if target <= a <= address]
-            synchronized = any(re.search(r"\b(BAR|SYNCS)\b", t) for t in loop)
+            synchronized = any(re.search(r"\b(BAR|SYNCS|DEPBAR)\b", t) for t in loop)
             touches_memory = any(MEMORY.search(t) for t in loop)
             if not synchronized and touches_memory and not designed_loops:
                 opcodes = sorted({t.split()[0] if not t.startswith("@") else t.split()[1] for t in loop})

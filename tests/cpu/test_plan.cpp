@@ -983,7 +983,8 @@ TEST(PlanStorage, TheDefaultRuleServesEveryDtypeAndLayoutSomeAlgorithmServes) {
 TEST(PlanStorage, Conv2dRefusesOtherStorageByName) {
   const std::string served =
       "(direct: float32 in NCHW; gemm: float32 in NCHW; winograd: float32 in NCHW; stem: float32 in NCHW; "
-      "implicit_gemm: float16, bfloat16 or float32 (math tf32 or 3xtf32) in NHWC; implicit_gemm_sm90: float16, bfloat16 or float32 (math tf32) in NHWC)";
+      "implicit_gemm: float16, bfloat16 or float32 (math tf32 or 3xtf32) in NHWC; implicit_gemm_sm90: float16, bfloat16 or float32 (math tf32) in NHWC; "
+      "pointwise: float16 or bfloat16 in NHWC)";
   const Workload half = workload(
       "{op: conv2d, n: 1, c: 32, c_out: 16, h: 16, w: 16, filter: 3, padding: same, dtype: float16, layout: NCHW}");
   std::vector<Diagnostic> errors = spec_errors([&] { plan_kernel(half); });
@@ -1001,7 +1002,7 @@ TEST(PlanStorage, Conv2dRefusesOtherStorageByName) {
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].str(),
             "test.yaml:3:136: error: algorithm 'gemm' serves float32 in NCHW; this workload is bfloat16 NHWC; the "
-            "algorithms of conv2d that serve it: implicit_gemm, implicit_gemm_sm90");
+            "algorithms of conv2d that serve it: implicit_gemm, implicit_gemm_sm90, pointwise");
 }
 
 // Half precision NHWC dense convolution takes the tensor-core algorithm by
@@ -1068,9 +1069,9 @@ TEST(PlanImplicitGemm, DefaultRuleWorkedByHand) {
   // free, and at least the cp.async loop's 3: MobileNetV2's thin
   // projections at batch 64 take 128 x 32 tiles of 6 stages, but 32 -> 16
   // (one 32-deep step) needs 3, 96 -> 24 (3 steps) 4; 144 -> 24 (5 steps)
-  // keeps 6.
+  // keeps 6. (32 -> 16 takes pointwise by default: implicit_gemm forced.)
   p = plan_kernel(workload("{op: conv2d, n: 64, c: 32, c_out: 16, h: 112, w: 112, filter: 1, padding: valid, "
-                           "dtype: float16, layout: NHWC}"),
+                           "dtype: float16, layout: NHWC, schedule: {algorithm: implicit_gemm}}"),
                   h100);
   EXPECT_EQ(p.schedule.summary(), "implicit_gemm: cta_tile 128x32x32, warp_tile 32x32, 3 stages");
   EXPECT_EQ(p.smem_bytes, 3 * (128 + 32) * 32 * 2);  // was 6 stages' 61,440 bytes
@@ -1450,7 +1451,7 @@ TEST(DefaultSchedule, EveryHalfPrecisionNhwcDenseWorkloadGetsOne) {
   PlanOptions every_gpu;
   PlanOptions h100_sm90a;
   h100_sm90a.target = parse_arch_list("90a-real;90-virtual");
-  int planned = 0, sm90 = 0;
+  int planned = 0, sm90 = 0, pointwise = 0;
   std::vector<std::string> failures;
   for (const char* dtype : {"float16", "bfloat16"}) {
     for (int c : {1, 2, 3, 4, 6, 8, 16, 27, 64, 256, 1024}) {
@@ -1469,6 +1470,9 @@ TEST(DefaultSchedule, EveryHalfPrecisionNhwcDenseWorkloadGetsOne) {
                     const KernelPlan p = plan_kernel(workload(text), *options);
                     if (options == &h100_sm90a && p.schedule.algorithm_name() == "implicit_gemm_sm90") {
                       ++sm90;
+                    } else if (k == 1 && stride == 1 && c % 8 == 0 && c <= 40 && c_out % 8 == 0) {
+                      EXPECT_EQ(p.schedule.algorithm_name(), "pointwise") << text;  // thin 1x1 layers
+                      ++pointwise;
                     } else {
                       EXPECT_EQ(p.schedule.algorithm_name(), "implicit_gemm") << text;
                     }
@@ -1486,6 +1490,8 @@ TEST(DefaultSchedule, EveryHalfPrecisionNhwcDenseWorkloadGetsOne) {
   }
   EXPECT_EQ(planned, 2 * 11 * 6 * 3 * 3 * 2 * 2 * 3);
   EXPECT_GT(sm90, 100);
+  // c 8, 16 x c_out 32, 64, 96, 512 x planes 3 x batches 2 x dtypes 2 x 3 libraries.
+  EXPECT_EQ(pointwise, 2 * 4 * 3 * 2 * 2 * 3);
   EXPECT_TRUE(failures.empty()) << failures.size() << " workloads got no schedule, e.g.\n  " << failures.front();
 }
 
@@ -1776,12 +1782,12 @@ TEST(PlanImplicitGemmSm90, DefaultRuleAndLimitsWorkedByHand) {
                            "dtype: float16, layout: NHWC}"),
                   h100a);
   EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 64x64x64, 1 warpgroup(s), 4 stages, split_k 4");
-  // Thin layers stay with implicit_gemm (32 input channels: a step of
-  // mostly zeros).
+  // Thin 1x1 layers take neither (32 input channels: a step of mostly
+  // zeros) but pointwise.
   p = plan_kernel(workload("{op: conv2d, n: 64, c: 32, c_out: 192, h: 28, w: 28, filter: 1, padding: valid, "
                            "dtype: float16, layout: NHWC}"),
                   h100a);
-  EXPECT_EQ(p.schedule.algorithm_name(), "implicit_gemm");
+  EXPECT_EQ(p.schedule.algorithm_name(), "pointwise");
   // Float32 with math tf32 takes the same tiles in steps of 32 floats (128
   // bytes); 3xtf32 is implicit_gemm's alone.
   p = plan_kernel(workload("{op: conv2d, n: 32, c: 128, c_out: 128, h: 28, w: 28, filter: 3, padding: same, "
@@ -1833,6 +1839,93 @@ TEST(PlanImplicitGemmSm90, DefaultRuleAndLimitsWorkedByHand) {
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].str().find("split_k 2 splits K into more parts than its 1 steps of 64 channels"),
             std::string::npos);
+}
+
+// Thin 1x1 layers of half elements take the pointwise algorithm; its
+// default rule and limits, worked by hand on the H100 (132 SMs: tiles per
+// warp the power of two nearest to the tiles over 132 x 16 warps).
+TEST(PlanPointwise, DefaultRuleAndLimitsWorkedByHand) {
+  PlanOptions h100;
+  h100.target = parse_arch_list("90");
+  // MobileNetV2's 16 -> 96 on 112^2 at batch 64: 802,816 pixels make 50,176
+  // tiles of 16 x 96; 23.8 a warp rounds to 32 (2^4.57 -> 2^5). Shared
+  // memory: the filter's 96 rows of 16 + 8 channels, 2 x 96 floats, and per
+  // warp 2 input tiles of 16 x 24 and a staging tile of 16 x (96 + 8).
+  KernelPlan p = plan_kernel(workload("{op: conv2d, n: 64, c: 16, c_out: 96, h: 112, w: 112, filter: 1, "
+                                      "padding: valid, epilogue: scale_shift, activation: relu6, dtype: float16, "
+                                      "layout: NHWC}"),
+                             h100);
+  EXPECT_EQ(p.schedule.summary(), "pointwise: channel_tile 96, warps_per_block 4, tiles_per_warp 32, 2 stages");
+  EXPECT_EQ(p.smem_bytes, 96 * 24 * 2 + 2 * 96 * 4 + 4 * (2 * 16 * 24 + 16 * 104) * 2);
+  EXPECT_EQ(p.block_threads, 128);
+  EXPECT_EQ(p.min_arch, 80);
+  EXPECT_EQ(p.alignment, 16);
+  EXPECT_EQ(p.number("block_pixels"), 16 * 4 * 32);
+  EXPECT_EQ(p.number("channel_tiles"), 1);
+  // 32 -> 192 on 28^2: two equal tiles of 96 (more than 144 channels);
+  // 3,136 x 2 tiles, 2.97 a warp: 4. 40 -> 240 in bfloat16: tiles of 120
+  // (15 mma tiles of 8, odd: staging rows of 120 + 16), K padded to 48.
+  p = plan_kernel(workload("{op: conv2d, n: 64, c: 32, c_out: 192, h: 28, w: 28, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.schedule.summary(), "pointwise: channel_tile 96, warps_per_block 4, tiles_per_warp 4, 2 stages");
+  EXPECT_EQ(p.number("channel_tiles"), 2);
+  p = plan_kernel(workload("{op: conv2d, n: 64, c: 40, c_out: 240, h: 28, w: 28, filter: 1, padding: valid, "
+                           "dtype: bfloat16, layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.schedule.at("channel_tile"), 120);
+  EXPECT_EQ(p.number("k_pad"), 48);
+  EXPECT_EQ(p.number("output_pitch"), 136);
+  // Deeper than 40 channels, or channel counts off 16-byte vectors:
+  // implicit_gemm.
+  for (const char* text : {"{op: conv2d, n: 64, c: 48, c_out: 96, h: 56, w: 56, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC}",
+                           "{op: conv2d, n: 64, c: 12, c_out: 96, h: 56, w: 56, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC}",
+                           "{op: conv2d, n: 64, c: 16, c_out: 90, h: 56, w: 56, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC}"}) {
+    EXPECT_EQ(plan_kernel(workload(text), h100).schedule.algorithm_name(), "implicit_gemm") << text;
+  }
+  // Forced on deep inputs, the default narrows the tile and drops warps
+  // until it fits the tightest GPU of the library (sm_86: 101,376 bytes).
+  PlanOptions ampere;
+  ampere.target = parse_arch_list("80;86");
+  p = plan_kernel(workload("{op: conv2d, n: 2, c: 512, c_out: 256, h: 7, w: 7, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC, schedule: {algorithm: pointwise}}"),
+                  ampere);
+  EXPECT_LE(p.smem_bytes, 101376);
+  EXPECT_EQ(p.schedule.summary(), "pointwise: channel_tile 56, warps_per_block 1, tiles_per_warp 1, 2 stages");
+  // What it refuses, at the key to blame.
+  const auto refusal = [&](const std::string& text) {
+    const std::vector<Diagnostic> errors = spec_errors([&] { plan_kernel(workload(text), h100); });
+    return errors.empty() ? std::string("(accepted)") : errors[0].str();
+  };
+  EXPECT_NE(refusal("{op: conv2d, n: 1, c: 16, c_out: 16, h: 8, w: 8, filter: 3, padding: same, dtype: float16, "
+                    "layout: NHWC, schedule: {algorithm: pointwise}}")
+                .find("error: algorithm 'pointwise' computes 1x1 convolutions with stride 1 and no padding; this one "
+                      "is 3x3, stride 1x1, padded: use implicit_gemm"),
+            std::string::npos);
+  EXPECT_NE(refusal("{op: conv2d, n: 1, c: 12, c_out: 16, h: 8, w: 8, filter: 1, padding: valid, dtype: float16, "
+                    "layout: NHWC, schedule: {algorithm: pointwise}}")
+                .find("c (12) and c_out (16) must be multiples of 8; use implicit_gemm"),
+            std::string::npos);
+  EXPECT_NE(refusal("{op: conv2d, n: 1, c: 16, c_out: 96, h: 8, w: 8, filter: 1, padding: valid, dtype: float16, "
+                    "layout: NHWC, schedule: {algorithm: pointwise, channel_tile: 104}}")
+                .find("channel_tile 104 is wider than the 96 output channels: at most 96"),
+            std::string::npos);
+  EXPECT_NE(refusal("{op: conv2d, n: 1, c: 256, c_out: 256, h: 8, w: 8, filter: 1, padding: valid, dtype: float16, "
+                    "layout: NHWC, schedule: {algorithm: pointwise, channel_tile: 256, warps_per_block: 16, "
+                    "stages: 4}}")
+                .find("bytes of shared memory per block"),
+            std::string::npos);
+  EXPECT_NE(refusal("{op: conv2d, n: 1, c: 16, c_out: 96, h: 8, w: 8, filter: 1, padding: valid, dtype: float16, "
+                    "layout: NHWC, schedule: {algorithm: pointwise, channel_tile: 12}}"),
+            "(accepted)");
+  // Its own knobs alone choose it.
+  p = plan_kernel(workload("{op: conv2d, n: 1, c: 16, c_out: 96, h: 8, w: 8, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC, schedule: {tiles_per_warp: 3}}"),
+                  h100);
+  EXPECT_EQ(p.schedule.summary(), "pointwise: channel_tile 96, warps_per_block 4, tiles_per_warp 3, 2 stages");
 }
 
 TEST(Conv2dPlan, MathTf32AndTensorCores) {

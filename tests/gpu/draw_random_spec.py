@@ -36,7 +36,9 @@ and width, or the batch) until it needs at most --max-macs multiply-adds
 to the shapes the winograd algorithm serves (3x3, stride 1, dilation 1);
 --shapes stem to the stem algorithm's (1 to 4 input channels), with filters
 up to 11x11, strides up to 4 and batches up to 64; --shapes pointwise to the
-gemm algorithm's (1x1, stride 1, no padding). --maths lists the float32
+gemm and pointwise algorithms' (1x1, stride 1, no padding).
+--channel-multiple and --out-channel-multiple round the input and output
+channel counts up to a multiple (16-byte vectors). --maths lists the float32
 workloads' math (fp32, tf32, 3xtf32), taken in turn.
 """
 import argparse
@@ -140,7 +142,7 @@ EPILOGUE_COMBOS = [(e, r, a) for e in ("none", "bias", "scale_shift") for r in (
                    for a in ACTIVATIONS]
 
 
-def draw_conv2d_workload(rng, index, max_extent, max_macs, shapes="all", channel_multiple=1):
+def draw_conv2d_workload(rng, index, max_extent, max_macs, shapes="all", channel_multiple=1, out_channel_multiple=1):
     """One dense problem as a flow mapping, and whether the generator should accept it.
     shapes "winograd": 3x3, stride 1, dilation 1 (what that algorithm serves);
     "stem": 1 to 4 input channels, filters to 11x11, strides to 4, batch to 64;
@@ -168,9 +170,10 @@ def draw_conv2d_workload(rng, index, max_extent, max_macs, shapes="all", channel
     n = rng.randint(1, 64 if shapes == "stem" else 8)
     c = rng.randint(1, 4) if shapes == "stem" else draw_channels(rng)
     # Input channels rounded up to a multiple (what a 16-byte copy of a
-    # pixel's channels needs); the output channels stay any count.
+    # pixel's channels needs); the output channels likewise where asked
+    # (16-byte stores), else any count.
     c = -(-c // channel_multiple) * channel_multiple
-    c_out = draw_channels(rng)
+    c_out = -(-draw_channels(rng) // out_channel_multiple) * out_channel_multiple
     h = rng.randint(1, max_extent)
     w = rng.randint(1, max_extent)
     epilogue, residual, activation = EPILOGUE_COMBOS[index % len(EPILOGUE_COMBOS)]
@@ -250,6 +253,8 @@ def main():
                         help="depthwise: the workloads' schedules, taken in turn; `default`: the default rule's")
     parser.add_argument("--channel-multiple", type=int, default=1, metavar="K",
                         help="conv2d: input channels rounded up to a multiple of K (default 1)")
+    parser.add_argument("--out-channel-multiple", type=int, default=1, metavar="K",
+                        help="conv2d: output channels rounded up to a multiple of K (default 1)")
     parser.add_argument("--shapes", choices=["all", "winograd", "stem", "pointwise"], default="all",
                         help="conv2d: `winograd` draws only 3x3 filters with stride 1 and dilation 1, `stem` only "
                              "1 to 4 input channels, `pointwise` only 1x1 filters at stride 1 without padding "
@@ -299,7 +304,8 @@ def draw_conv2d(args, rng):
     if len(args.dtypes) != 1 or len(args.layouts) != 1:
         raise SystemExit("--op conv2d takes one dtype and one layout")
     dtype, layout = args.dtypes[0], args.layouts[0]
-    drawn = [draw_conv2d_workload(rng, i, args.max_extent, args.max_macs, args.shapes, args.channel_multiple)
+    drawn = [draw_conv2d_workload(rng, i, args.max_extent, args.max_macs, args.shapes, args.channel_multiple,
+                                  args.out_channel_multiple)
              for i in range(count)]
     if len(args.maths) > 1:
         # The math in turn by rounds of the epilogue combinations, so that

@@ -26,12 +26,13 @@ bool is_winograd_shape(const Workload& wl) {
          wl.dilation_w == 1;
 }
 
-int library_shared_limit(const PlanOptions& options) {
+int library_shared_limit(const PlanOptions& options, int min_arch) {
   int limit = 0;
   for (const ArchFacts& f : options.target.facts) {
+    if (f.sm < min_arch) continue;
     limit = limit == 0 ? f.shared_per_block : std::min(limit, f.shared_per_block);
   }
-  return limit == 0 ? kMaxStaticSharedBytes : limit;
+  return limit == 0 && min_arch == 0 ? kMaxStaticSharedBytes : limit;
 }
 
 int oldest_arch(const PlanOptions& options) {
@@ -95,8 +96,9 @@ int winograd_min_channels(const PlanOptions& options) {
 }
 
 // Half precision in NHWC, and float32 NHWC with math tf32 or 3xtf32: the
-// tensor cores (implicit_gemm; implicit_gemm_sm90 where a library holds an
-// sm_90a image and it measured faster). Float32 NCHW, whatever its math (tf32 and
+// tensor cores (pointwise on thin 1x1 layers of half elements; else
+// implicit_gemm, or implicit_gemm_sm90 where a library holds an sm_90a image
+// and it measured faster). Float32 NCHW, whatever its math (tf32 and
 // 3xtf32 allow tensor cores; the fp32 kernels meet their bounds, and the
 // gemm algorithm's `products` knob takes the tensor cores where they pay):
 // the GEMM algorithm wherever it applies (a 1x1 convolution is a GEMM whose
@@ -107,6 +109,7 @@ int winograd_min_channels(const PlanOptions& options) {
 // it to win; the direct one everywhere else. The GEMM's filter offsets are
 // 32-bit: a filter past 2^31 elements stays with direct.
 const Algorithm& default_algorithm(const Workload& wl, const PlanOptions& options) {
+  if (pointwise_by_default(wl, options)) return kPointwise;
   if (kImplicitGemm.serves(wl)) {
     return implicit_gemm_sm90_by_default(wl, options) ? kImplicitGemmSm90 : kImplicitGemm;
   }
@@ -202,7 +205,7 @@ const Operator kOperator{
      {"residual", "epilogue", true, 0, 1, false, "add a tensor shaped like the output",
       [](Workload& wl, int v) { wl.residual = v != 0; }, [](const Workload& wl) { return wl.residual ? 1 : 0; }}},
     {},
-    {&kDirect, &kGemm, &kWinograd, &kStem, &kImplicitGemm, &kImplicitGemmSm90},
+    {&kDirect, &kGemm, &kWinograd, &kStem, &kImplicitGemm, &kImplicitGemmSm90, &kPointwise},
     &default_algorithm,
     &kernel_name,
     &plan_cost,

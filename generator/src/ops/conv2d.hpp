@@ -31,6 +31,11 @@ bool implicit_gemm_sm90_by_default(const Workload& wl, const PlanOptions& option
 int vector_elements(int channels, int element_bytes);
 long long implicit_gemm_images_per_launch(const Workload& wl, const std::string& algorithm);
 LaunchDescription implicit_gemm_launch(const KernelPlan& p);
+extern const Algorithm kPointwise;  // conv2d_pointwise.cpp
+// Whether the default rule gives a workload pointwise: a 1x1 stride-1 layer
+// of half elements with few input channels (at most 40), both channel
+// counts in 16-byte vectors, in a library whose newest GPU has mma.sync.
+bool pointwise_by_default(const Workload& wl, const PlanOptions& options);
 extern const Algorithm kWinograd;      // conv2d_winograd.cpp
 extern const Algorithm kStem;          // conv2d_stem.cpp
 
@@ -62,8 +67,9 @@ constexpr int kMaxStemChannels = 4;
 bool is_stem_shape(const Workload& wl);
 
 // The shared memory a block may have on every GPU of the library (the
-// opt-in maximum of dynamic shared memory).
-int library_shared_limit(const PlanOptions& options);
+// opt-in maximum of dynamic shared memory); with min_arch, on those of them
+// that run a kernel of that arch and newer (0 where none does).
+int library_shared_limit(const PlanOptions& options, int min_arch = 0);
 // The oldest GPU of the library (its compute capability x 10, e.g. 75).
 int oldest_arch(const PlanOptions& options);
 // The registers of an SM on every GPU of the library.

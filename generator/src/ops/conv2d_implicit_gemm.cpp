@@ -82,17 +82,6 @@ ImplicitGemmShape implicit_gemm_shape(const Workload& wl, const ImplicitGemm& s)
   return g;
 }
 
-// The oldest GPU of the library.
-// Shared memory a block may have on every GPU of the library that runs the
-// kernel (sm_80 and newer; the opt-in maximum of dynamic shared memory).
-int shared_limit(const PlanOptions& options) {
-  int limit = 0;
-  for (const ArchFacts& f : options.target.facts) {
-    if (f.sm >= kMinArch) limit = limit == 0 ? f.shared_per_block : std::min(limit, f.shared_per_block);
-  }
-  return limit;
-}
-
 // The default, from a sweep of 8 tiles over the benchmark's 28 float16
 // layers on the H100 (docs/performance.md, "Tensor-core dense conv2d:
 // implicit_gemm"): the fastest of the 8 on 25 layers, 4-12% off on 3.
@@ -190,7 +179,8 @@ ImplicitGemm default_implicit_gemm(const Workload& wl, const PlanOptions& option
   // halves, 128 x 32 tile); 3 did not.
   if (implicit_gemm_shape(wl, s).in_vec * ops::element_bytes(wl) == 4) s.stages = std::min(s.stages, 3);
   const int least = s.stages == 2 ? 2 : 3;
-  while (s.stages > least && implicit_gemm_shape(wl, s).smem_bytes > shared_limit(options)) --s.stages;
+  const int limit = library_shared_limit(options, kMinArch);
+  while (s.stages > least && implicit_gemm_shape(wl, s).smem_bytes > limit) --s.stages;
   return s;
 }
 
@@ -294,7 +284,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                                          num(ceil_div(wl.c, s.cta_k)) + " chunk(s) of " + num(s.cta_k) +
                                          " channels: some blocks would sum nothing"});
   }
-  const int limit = shared_limit(options);
+  const int limit = library_shared_limit(options, kMinArch);
   if (g.smem_bytes > limit) {
     errors.push_back({req.at("stages"), "the schedule needs " + num(g.smem_bytes) +
                                             " bytes of shared memory per block (" + num(s.stages) + " stages of " +

@@ -1,0 +1,237 @@
+// conv2d, algorithm `pointwise`: float16/bfloat16 NHWC 1x1 convolutions
+// with stride 1 and no padding, on tensor cores, for layers with few input
+// channels, where writing the output bounds the time.
+//
+// Such a layer is the GEMM out[pixels, c_out] = input[pixels, c] x
+// filter[c, c_out] with a small K = c (the default rule's: 8 to 40; any
+// multiple of 8 whose tiles fit, when a spec names the algorithm): a few
+// dozen flops per output element. Each warp owns its tiles of 16 pixels x channel_tile output
+// channels and walks tiles_per_warp of them with no block-wide barrier: it
+// copies a tile's input into its own ring of `stages` shared-memory buffers
+// (cp.async, the next tiles in flight while it computes), multiplies it by
+// the block's filter rows (ldmatrix, mma.sync m16n8k16, fp32 sums), applies
+// the epilogue in fp32 on the accumulators, rounds them into its staging
+// tile, and writes the tile with 16-byte stores: one contiguous run of
+// 16 x c_out elements where the tile covers every output channel. So the
+// epilogue of one warp runs while the other warps' copies and stores are in
+// flight, which implicit_gemm's block-wide epilogue through a tile of
+// floats does not allow (docs/performance.md, "Thin 1x1 layers: the
+// pointwise algorithm").
+//
+// It needs mma.sync of fp16 and bf16 (m16n8k16) and cp.async: sm_80 and
+// newer. A library built for an older GPU too compiles an empty body
+// there, and the runtime runs the generic kernel on such a GPU.
+#include <algorithm>
+#include <cmath>
+
+#include "conv2d.hpp"
+
+namespace convgen::gen::conv2d {
+
+namespace {
+
+constexpr int kMinArch = 80;
+constexpr int kTilePixels = 16;      // mma.sync's M: the pixels of a warp's tile
+constexpr int kVectorBytes = 16;     // every copy and store moves 16 bytes
+constexpr int kMaxChannelTile = 256;  // 128 accumulators a thread
+// The default rule's most input channels: on the H100, pointwise ran 1.1 to
+// 1.8 times faster than implicit_gemm on every batch-64 layer of 16 to 40
+// input channels measured, and within 0.1 us at batch 1; at 64 channels it
+// won on 64 -> 64 but lost on 64 -> 256 and 64 -> 384 (1.07 and 1.3 times
+// slower: too few tiles a warp to hide its copies; docs/performance.md,
+// "Thin 1x1 layers: the pointwise algorithm").
+constexpr int kMaxDefaultChannels = 40;
+// The default rule's most output channels a tile: 144 ran 1.4 times faster
+// in one tile than in two of 72 (24 -> 144), 192 and 240 faster in two
+// tiles (1.3 and 1.8 times: 96 and 120 accumulators a thread spill less).
+constexpr int kMaxDefaultChannelTile = 144;
+constexpr int kDefaultWarps = 4;
+constexpr int kDefaultStages = 2;
+// Warps the default rule aims to give each SM: tiles_per_warp is the power
+// of two nearest to the tiles over (SMs x this).
+constexpr int kDefaultWarpsPerSm = 16;
+constexpr int kMaxDefaultTilesPerWarp = 32;
+
+struct Pointwise {
+  int channel_tile = 0;   // output channels of a warp's tile
+  int warps = 0;          // warps of a block
+  int tiles_per_warp = 0;  // tiles each warp computes, one after another
+  int stages = 0;         // input tiles of a warp's ring (stages - 1 in flight)
+};
+
+struct PointwiseShape {
+  int k_pad;          // c rounded up to mma.sync's K of 16 (zeros past c)
+  int input_pitch;    // elements between rows of an input tile and of the filter
+  int output_pitch;   // elements between rows of the staging tile
+  int channel_tiles;  // tiles across c_out (grid.y)
+  int block_pixels;   // pixels of a block's tiles
+  int smem_bytes;
+};
+
+// Rows of 16-byte units: an input and filter row is k_pad + 8 elements, so
+// that ldmatrix's 8 rows of 16 bytes fall on distinct banks; a staging row
+// is 4 words more than a multiple of 8 words (channel_tile + 8 or + 16), so
+// that the 8 rows a warp's accumulator stores touch are on distinct banks.
+PointwiseShape pointwise_shape(const Workload& wl, const Pointwise& s) {
+  PointwiseShape g{};
+  const int element_bytes = ops::element_bytes(wl);
+  g.k_pad = ceil_div(wl.c, 16) * 16;
+  g.input_pitch = g.k_pad + kVectorBytes / element_bytes;
+  g.output_pitch = s.channel_tile + ((s.channel_tile / 8) % 2 == 0 ? 8 : 16);
+  g.channel_tiles = ceil_div(wl.c_out, s.channel_tile);
+  g.block_pixels = kTilePixels * s.warps * s.tiles_per_warp;
+  const int filter_bytes = s.channel_tile * g.input_pitch * element_bytes;
+  const int epilogue_bytes = 2 * s.channel_tile * 4;  // fp32 parameters
+  const int warp_bytes = (s.stages * kTilePixels * g.input_pitch + kTilePixels * g.output_pitch) * element_bytes;
+  g.smem_bytes = filter_bytes + epilogue_bytes + s.warps * warp_bytes;
+  return g;
+}
+
+int round_up(int v, int m) { return ceil_div(v, m) * m; }
+
+// The default, from sweeps on the H100 over thin layers (docs/performance.md):
+// one tile across c_out up to 144 channels, else equal tiles of at most 144;
+// 4 warps (8 were 1.07 to 1.24 times slower at batch 64), 2 stages (3 were
+// within 2%); and as many tiles a warp as make about 16 warps an SM.
+Pointwise default_pointwise(const Workload& wl, const PlanOptions& options, int batch) {
+  Pointwise s;
+  const int parts = ceil_div(wl.c_out, kMaxDefaultChannelTile);
+  s.channel_tile = round_up(ceil_div(wl.c_out, parts), 8);
+  s.warps = kDefaultWarps;
+  s.stages = kDefaultStages;
+  const long long pixels = 1LL * batch * wl.out_h() * wl.out_w();
+  const long long tiles = (pixels + kTilePixels - 1) / kTilePixels * ceil_div(wl.c_out, s.channel_tile);
+  const double per_warp = static_cast<double>(tiles) / (std::max(1, options.target.newest.sm_count) * kDefaultWarpsPerSm);
+  const int log2 = static_cast<int>(std::lround(std::log2(std::max(1.0, per_warp))));
+  s.tiles_per_warp = std::min(kMaxDefaultTilesPerWarp, 1 << std::min(log2, 5));
+  // Made to fit the library's tightest GPU (deep inputs, a T4's 64 KiB):
+  // a narrower tile where the filter rows take more shared memory than the
+  // warps' rings, else fewer warps.
+  const int limit = library_shared_limit(options, kMinArch);
+  while (pointwise_shape(wl, s).smem_bytes > limit && (s.channel_tile > 8 || s.warps > 1)) {
+    const PointwiseShape g = pointwise_shape(wl, s);
+    const int filter_bytes = s.channel_tile * g.input_pitch * ops::element_bytes(wl);
+    if (s.channel_tile > 8 && (filter_bytes >= g.smem_bytes - filter_bytes || s.warps == 1)) {
+      const int narrower = round_up(ceil_div(wl.c_out, ceil_div(wl.c_out, s.channel_tile) + 1), 8);
+      s.channel_tile = std::min(narrower, s.channel_tile - 8);
+    } else {
+      s.warps /= 2;
+    }
+  }
+  return s;
+}
+
+void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
+  const ScheduleRequest& req = wl.schedule;
+  if (!is_pointwise(wl)) {
+    throw InputError({{req.algorithm ? req.algorithm_where : wl.where,
+                       "algorithm 'pointwise' computes 1x1 convolutions with stride 1 and no padding; this one is " +
+                           num(wl.kh) + "x" + num(wl.kw) + ", stride " + num(wl.stride_h) + "x" + num(wl.stride_w) +
+                           (wl.pad_top || wl.pad_bottom || wl.pad_left || wl.pad_right ? ", padded" : "") +
+                           ": use implicit_gemm"}});
+  }
+  const int vector = kVectorBytes / ops::element_bytes(wl);
+  if (wl.c % vector != 0 || wl.c_out % vector != 0) {
+    throw InputError({{req.algorithm ? req.algorithm_where : wl.where,
+                       "algorithm 'pointwise' copies and stores 16-byte vectors of " + num(vector) + " " +
+                           to_string(wl.dtype) + " channels: c (" + num(wl.c) + ") and c_out (" + num(wl.c_out) +
+                           ") must be multiples of " + num(vector) + "; use implicit_gemm"}});
+  }
+  Pointwise s = default_pointwise(wl, options, p.cost_batch);
+  s.channel_tile = req.value("channel_tile").value_or(s.channel_tile);
+  s.warps = req.value("warps_per_block").value_or(s.warps);
+  s.tiles_per_warp = req.value("tiles_per_warp").value_or(s.tiles_per_warp);
+  s.stages = req.value("stages").value_or(s.stages);
+
+  std::vector<Diagnostic> errors;
+  if (s.channel_tile > round_up(wl.c_out, 8)) {
+    errors.push_back({req.at("channel_tile"), "channel_tile " + num(s.channel_tile) + " is wider than the " +
+                                                  num(wl.c_out) + " output channels: at most " +
+                                                  num(round_up(wl.c_out, 8))});
+  }
+  const PointwiseShape g = pointwise_shape(wl, s);
+  const int limit = library_shared_limit(options, kMinArch);
+  if (g.smem_bytes > limit) {
+    errors.push_back({req.at("stages"), "the schedule needs " + num(g.smem_bytes) +
+                                            " bytes of shared memory per block (the filter's " + num(s.channel_tile) +
+                                            " rows of " + num(g.k_pad) + " channels, and per warp " + num(s.stages) +
+                                            " input tiles and a staging tile); the GPUs of this library allow " +
+                                            num(limit) + ": use fewer warps_per_block, stages or a narrower channel_tile"});
+  }
+  if (!errors.empty()) throw InputError(std::move(errors));
+
+  p.schedule.values = {{"channel_tile", s.channel_tile},
+                       {"warps_per_block", s.warps},
+                       {"tiles_per_warp", s.tiles_per_warp},
+                       {"stages", s.stages}};
+  p.threads = 32 * s.warps;
+  p.block_threads = p.threads;
+  p.smem_bytes = g.smem_bytes;
+  p.alignment = kVectorBytes;
+  p.min_arch = kMinArch;
+  // The launch numbers the batch's pixels with an int.
+  p.max_batch = ops::batch_limit(1LL * wl.out_h() * wl.out_w());
+  auto n = [](long long v) { return TemplateValue(v); };
+  p.values = {
+      {"k_pad", n(g.k_pad)},
+      {"k_steps", n(g.k_pad / 16)},
+      {"input_pitch", n(g.input_pitch)},
+      {"output_pitch", n(g.output_pitch)},
+      {"channel_tiles", n(g.channel_tiles)},
+      {"block_pixels", n(g.block_pixels)},
+      {"tiles_ahead", n(s.stages - 1)},
+      {"pixels", n(1LL * wl.out_h() * wl.out_w())},
+      {"tensor_cores", true},  // mma.sync (the compute floor's rate)
+      {"mma_type", std::string(wl.dtype == DataType::kBFloat16 ? "bf16" : "f16")},
+  };
+}
+
+std::string describe(const Schedule& s) {
+  return "channel_tile " + num(s.at("channel_tile")) + ", warps_per_block " + num(s.at("warps_per_block")) +
+         ", tiles_per_warp " + num(s.at("tiles_per_warp")) + ", " + num(s.at("stages")) + " stages";
+}
+
+LaunchDescription launch(const KernelPlan& p) {
+  LaunchDescription l;
+  l.count_per_image = p.number("pixels");
+  l.count_of = "output pixels";
+  l.grid[0].per_image = p.number("pixels");
+  l.grid[0].per_block = p.number("block_pixels");
+  l.grid[1].blocks = p.number("channel_tiles");
+  l.block[0] = p.block_threads;
+  l.dynamic_shared_bytes = p.smem_bytes;
+  return l;
+}
+
+}  // namespace
+
+bool pointwise_by_default(const Workload& wl, const PlanOptions& options) {
+  const int vector = kVectorBytes / ops::element_bytes(wl);
+  return kPointwise.serves(wl) && is_pointwise(wl) && wl.c <= kMaxDefaultChannels && wl.c % vector == 0 &&
+         wl.c_out % vector == 0 && options.target.newest.sm >= kMinArch;
+}
+
+const Algorithm kPointwise{
+    "pointwise",
+    &kOperator,
+    {[] {
+       Knob k = Knob::integer("channel_tile", 8, kMaxChannelTile,
+                              "output channels of a warp's tile of 16 pixels (its accumulators: half of them a thread)");
+       k.multiple_of = 8;
+       k.rule_note = "(16-byte vectors of output channels)";
+       return k;
+     }(),
+     Knob::integer("warps_per_block", 1, 16, "warps of a block; they share its filter rows, each walks its own tiles"),
+     Knob::integer("tiles_per_warp", 1, 64, "tiles of 16 pixels each warp computes, one after another"),
+     Knob::integer("stages", 2, 4, "input tiles of a warp's shared-memory ring (stages - 1 copied ahead)")},
+    "conv2d_nhwc_pointwise.cu.mustache",
+    &plan,
+    &describe,
+    &launch,
+    {DataType::kFloat16, DataType::kBFloat16},
+    {Layout::kNHWC},
+    true,
+    &is_pointwise,
+};
+
+}  // namespace convgen::gen::conv2d
