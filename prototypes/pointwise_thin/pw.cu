@@ -66,7 +66,7 @@ __device__ __forceinline__ float activate(float v) {
   return v;
 }
 
-template <int K, int N, int NT, int WARPS, int TPW, int STAGES, int ACT>
+template <int K, int N, int NT, int WARPS, int TPW, int STAGES, int ACT, int EPI = 2, bool STCS = false>
 struct Pw {
   static constexpr int kKPad = (K + 15) / 16 * 16;
   static constexpr int kKSteps = kKPad / 16;
@@ -82,11 +82,11 @@ struct Pw {
   static_assert(K % 8 == 0 && N % 8 == 0 && NT % 8 == 0, "16-byte vectors");
 };
 
-template <int K, int N, int NT, int WARPS, int TPW, int STAGES, int ACT>
+template <int K, int N, int NT, int WARPS, int TPW, int STAGES, int ACT, int EPI, bool STCS>
 __global__ void __launch_bounds__(WARPS * 32)
     pw_kernel(const __half* __restrict__ in, const __half* __restrict__ wt, const __half* __restrict__ scale,
               const __half* __restrict__ shift, __half* __restrict__ out, int pixels) {
-  using P = Pw<K, N, NT, WARPS, TPW, STAGES, ACT>;
+  using P = Pw<K, N, NT, WARPS, TPW, STAGES, ACT, EPI, STCS>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __half* w_s = reinterpret_cast<__half*>(smem_raw);
   float* a_s = reinterpret_cast<float*>(w_s + P::kWeightHalves);
@@ -166,8 +166,14 @@ __global__ void __launch_bounds__(WARPS * 32)
       const int c = j * 8 + 2 * t;
       const float2 sa = *reinterpret_cast<const float2*>(a_s + c);
       const float2 sb = *reinterpret_cast<const float2*>(b_s + c);
-      __half2 lo = __floats2half2_rn(activate<ACT>(fmaf(acc[j][0], sa.x, sb.x)), activate<ACT>(fmaf(acc[j][1], sa.y, sb.y)));
-      __half2 hi = __floats2half2_rn(activate<ACT>(fmaf(acc[j][2], sa.x, sb.x)), activate<ACT>(fmaf(acc[j][3], sa.y, sb.y)));
+      __half2 lo, hi;
+      if (EPI == 2) {
+        lo = __floats2half2_rn(activate<ACT>(fmaf(acc[j][0], sa.x, sb.x)), activate<ACT>(fmaf(acc[j][1], sa.y, sb.y)));
+        hi = __floats2half2_rn(activate<ACT>(fmaf(acc[j][2], sa.x, sb.x)), activate<ACT>(fmaf(acc[j][3], sa.y, sb.y)));
+      } else {
+        lo = __floats2half2_rn(activate<ACT>(acc[j][0]), activate<ACT>(acc[j][1]));
+        hi = __floats2half2_rn(activate<ACT>(acc[j][2]), activate<ACT>(acc[j][3]));
+      }
       *reinterpret_cast<__half2*>(stage_out + g * P::kOutPitch + c) = lo;
       *reinterpret_cast<__half2*>(stage_out + (g + 8) * P::kOutPitch + c) = hi;
     }
@@ -177,7 +183,8 @@ __global__ void __launch_bounds__(WARPS * 32)
       const int row = idx / P::kVecs, v = idx % P::kVecs;
       if (m0 + row < pixels && n0 + v * 8 < N) {
         uint4 x = *reinterpret_cast<const uint4*>(stage_out + row * P::kOutPitch + v * 8);
-        *reinterpret_cast<uint4*>(out + (size_t)(m0 + row) * N + n0 + v * 8) = x;
+        if (STCS) __stcs(reinterpret_cast<uint4*>(out + (size_t)(m0 + row) * N + n0 + v * 8), x);
+        else *reinterpret_cast<uint4*>(out + (size_t)(m0 + row) * N + n0 + v * 8) = x;
       }
     }
     __syncwarp();
@@ -200,11 +207,11 @@ struct Bufs {
   int pixels;
 };
 
-template <int K, int N, int NT, int WARPS, int TPW, int STAGES, int ACT>
+template <int K, int N, int NT, int WARPS, int TPW, int STAGES, int ACT, int EPI = 2, bool STCS = false>
 void run_variant(const Shape& s, const Bufs& b, const std::vector<double>& ref, void* flush, size_t flush_bytes,
                  cudaStream_t st) {
-  using P = Pw<K, N, NT, WARPS, TPW, STAGES, ACT>;
-  auto kern = pw_kernel<K, N, NT, WARPS, TPW, STAGES, ACT>;
+  using P = Pw<K, N, NT, WARPS, TPW, STAGES, ACT, EPI, STCS>;
+  auto kern = pw_kernel<K, N, NT, WARPS, TPW, STAGES, ACT, EPI, STCS>;
   CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, P::kSmemBytes));
   const int tiles = (b.pixels + 15) / 16;
   dim3 grid((tiles + TPW * WARPS - 1) / (TPW * WARPS), (N + NT - 1) / NT);
@@ -222,7 +229,7 @@ void run_variant(const Shape& s, const Bufs& b, const std::vector<double>& ref, 
     double y = __half2float(h[i]);
     double e = std::fabs(y - ref[2 * i]);
     double bound = ref[2 * i + 1];
-    if (!(e <= bound)) ++bad;
+    if (EPI == 2 && !(e <= bound)) ++bad;
     worst = std::max(worst, e / bound);
   }
   int blocks_per_sm = 0;
@@ -258,9 +265,9 @@ void run_variant(const Shape& s, const Bufs& b, const std::vector<double>& ref, 
     CK(cudaEventElapsedTime(&ms, e0, e1));
     cold.push_back(ms * 1e3f);
   }
-  printf("  NT %3d warps %2d tiles/warp %2d stages %d  smem %6d B, %2d blocks/SM, grid %6d x %d: hot %7.2f us, cold %7.2f us;"
+  printf("  %s%s NT %3d warps %2d tiles/warp %2d stages %d  smem %6d B, %2d blocks/SM, grid %6d x %d: hot %7.2f us, cold %7.2f us;"
          " %zu bad, worst err/bound %.3f\n",
-         NT, WARPS, TPW, STAGES, P::kSmemBytes, blocks_per_sm, grid.x, grid.y, median(hot), median(cold), bad, worst);
+         EPI == 2 ? "fused" : "plain", STCS ? " stcs" : "     ", NT, WARPS, TPW, STAGES, P::kSmemBytes, blocks_per_sm, grid.x, grid.y, median(hot), median(cold), bad, worst);
   cudaGraphExecDestroy(ge);
   cudaGraphDestroy(g);
 }
@@ -354,7 +361,7 @@ void shape(const Shape& s, void* flush, size_t flush_bytes, cudaStream_t st, F v
   cudaFree(c1);
 }
 
-#define V(NT, W, T, S) run_variant<K, N, NT, W, T, S, ACT>(s, b, ref, flush, flush_bytes, st)
+#define V(NT, W, T, S, E, C) run_variant<K, N, NT, W, T, S, ACT, E, C>(s, b, ref, flush, flush_bytes, st)
 
 int main() {
   cudaStream_t st;
@@ -366,43 +373,23 @@ int main() {
     constexpr int K = 16, N = 96, ACT = 1;
     Shape s{"mnv2 16->96 112^2 b64 relu6", 64, K, N, 112, ACT};
     shape<K, N, ACT>(s, flush, flush_bytes, st, [&](const Bufs& b, const std::vector<double>& ref) {
-      V(96, 4, 8, 2); V(96, 4, 16, 2); V(96, 4, 32, 2); V(96, 8, 8, 2); V(96, 8, 16, 2); V(96, 8, 16, 3);
-      V(96, 4, 16, 3); V(48, 4, 16, 2); V(32, 4, 16, 2);
+      V(96, 4, 32, 2, 2, false); V(96, 4, 32, 2, 2, true); V(96, 4, 32, 2, 0, false); V(96, 4, 32, 2, 0, true);
+      V(96, 8, 16, 2, 2, false); V(96, 8, 16, 2, 2, true); V(96, 4, 24, 2, 2, true); V(96, 6, 16, 2, 2, true);
     });
   }
   {
     constexpr int K = 24, N = 144, ACT = 1;
     Shape s{"mnv2 24->144 56^2 b64 relu6", 64, K, N, 56, ACT};
     shape<K, N, ACT>(s, flush, flush_bytes, st, [&](const Bufs& b, const std::vector<double>& ref) {
-      V(144, 4, 8, 2); V(144, 4, 16, 2); V(144, 8, 8, 2); V(144, 4, 8, 3); V(72, 4, 8, 2); V(48, 4, 8, 2);
+      V(144, 4, 8, 2, 2, false); V(144, 4, 8, 2, 2, true); V(144, 4, 8, 2, 0, false);
     });
   }
   {
     constexpr int K = 32, N = 192, ACT = 1;
     Shape s{"mnv2 32->192 28^2 b64 relu6", 64, K, N, 28, ACT};
     shape<K, N, ACT>(s, flush, flush_bytes, st, [&](const Bufs& b, const std::vector<double>& ref) {
-      V(192, 4, 4, 2); V(192, 4, 8, 2); V(96, 4, 4, 2); V(96, 4, 8, 2); V(64, 4, 8, 2); V(96, 8, 4, 2);
-    });
-  }
-  {
-    constexpr int K = 16, N = 96, ACT = 2;
-    Shape s{"effnet 16->96 112^2 b64 silu", 64, K, N, 112, ACT};
-    shape<K, N, ACT>(s, flush, flush_bytes, st, [&](const Bufs& b, const std::vector<double>& ref) {
-      V(96, 4, 16, 2); V(96, 8, 16, 2); V(48, 4, 16, 2);
-    });
-  }
-  {
-    constexpr int K = 40, N = 240, ACT = 2;
-    Shape s{"effnet 40->240 28^2 b64 silu", 64, K, N, 28, ACT};
-    shape<K, N, ACT>(s, flush, flush_bytes, st, [&](const Bufs& b, const std::vector<double>& ref) {
-      V(240, 4, 4, 2); V(120, 4, 4, 2); V(120, 4, 8, 2); V(80, 4, 8, 2);
-    });
-  }
-  {
-    constexpr int K = 16, N = 96, ACT = 1;
-    Shape s{"mnv2 16->96 112^2 b1 relu6", 1, K, N, 112, ACT};
-    shape<K, N, ACT>(s, flush, flush_bytes, st, [&](const Bufs& b, const std::vector<double>& ref) {
-      V(96, 4, 1, 2); V(96, 4, 2, 2); V(48, 4, 2, 2); V(96, 2, 2, 2);
+      V(96, 4, 4, 2, 2, false); V(96, 4, 4, 2, 0, false); V(96, 4, 4, 2, 2, true); V(96, 4, 2, 2, 2, false);
+      V(96, 4, 2, 2, 0, false); V(192, 4, 2, 2, 2, false); V(96, 8, 2, 2, 2, false); V(64, 4, 4, 2, 2, false);
     });
   }
   return 0;
