@@ -15,7 +15,7 @@
 // 16 x c_out elements where the tile covers every output channel. So the
 // epilogue of one warp runs while the other warps' copies and stores are in
 // flight, which implicit_gemm's block-wide epilogue through a tile of
-// floats does not allow (docs/performance.md, "Thin 1x1 layers: the
+// floats does not allow (docs/performance.md, "Thin 1×1 layers: the
 // pointwise algorithm").
 //
 // It needs mma.sync of fp16 and bf16 (m16n8k16) and cp.async: sm_80 and
@@ -39,7 +39,7 @@ constexpr int kMaxChannelTile = 256;  // 128 accumulators a thread
 // input channels measured, and within 0.1 us at batch 1; at 64 channels it
 // won on 64 -> 64 but lost on 64 -> 256 and 64 -> 384 (1.07 and 1.3 times
 // slower: too few tiles a warp to hide its copies; docs/performance.md,
-// "Thin 1x1 layers: the pointwise algorithm").
+// "Thin 1×1 layers: the `pointwise` algorithm").
 constexpr int kMaxDefaultChannels = 40;
 // The default rule's most output channels a tile: 144 ran 1.4 times faster
 // in one tile than in two of 72 (24 -> 144), 192 and 240 faster in two
@@ -91,8 +91,9 @@ int round_up(int v, int m) { return ceil_div(v, m) * m; }
 
 // The default, from sweeps on the H100 over thin layers (docs/performance.md):
 // one tile across c_out up to 144 channels, else equal tiles of at most 144;
-// 4 warps (8 were 1.07 to 1.24 times slower at batch 64), 2 stages (3 were
-// within 2%); and as many tiles a warp as make about 16 warps an SM.
+// 4 warps (8 were 1.06 to 1.24 times slower at batch 64), 2 stages (3 were
+// within 2%, and 7% slower on one layer); and as many tiles a warp as make
+// about 16 warps an SM.
 Pointwise default_pointwise(const Workload& wl, const PlanOptions& options, int batch) {
   Pointwise s;
   const int parts = ceil_div(wl.c_out, kMaxDefaultChannelTile);
