@@ -17,8 +17,6 @@
 //   output column: with every tap of its 1 output channel(s) in registers it slides down the
 //   staged rows, reads each row's window columns once, and adds them to every output row that uses
 //   them; an output row is written (epilogue in fp32, one rounding) once its last input row is in.
-//   The scale is folded into the taps (each tap times its channel's scale, in fp32) and the shift starts
-//   each sum, so after the last tap only the activation is left.
 //
 // Launch: grid N * 336 tiles (28 row tile(s) x 4 column tile(s) x 3 channel block(s)),
 //   block 448 threads; shared memory 3456 bytes per block.
@@ -150,29 +148,19 @@ dw_f16_nhwc_n1_c192_h28_w28_k3x3_s1_p1_m1_ssrelu6(const Element* __restrict__ in
       taps[m][t / kKW][t % kKW] = convgen::load_one(filter + t * kOutChannels + c * kMultiplier + m);
     }
   }
-  // What each sum starts from: 0, the bias or the shift (the affine step
-  // done before the taps rather than after them: sum(x * (w * scale)) +
-  // shift is sum(x * w) * scale + shift within fp32's rounding of each
-  // term, and costs the output no instruction after its last tap).
-  float start[kMultiplier] = {};
+  float scale[kMultiplier];
+  float shift[kMultiplier];
 #pragma unroll
   for (int m = 0; m < kMultiplier; ++m) {
-    const float scale = convgen::load_one(epilogue_a + c * kMultiplier + m);
-    start[m] = convgen::load_one(epilogue_b + c * kMultiplier + m);
-#pragma unroll
-    for (int t = 0; t < kKH * kKW; ++t) taps[m][t / kKW][t % kKW] *= scale;
+    scale[m] = convgen::load_one(epilogue_a + c * kMultiplier + m);
+    shift[m] = convgen::load_one(epilogue_b + c * kMultiplier + m);
   }
   const int ox = column_tile * kTileW + tile_column;
   Element* out_pixel = output + n * (1LL * kOutH * kOutW * kOutChannels) + ox * kOutChannels + c * kMultiplier;
   // Staged row i adds to output row r with filter row
   // ky = (i - r * kStrideH) / kDilationH; output row r is complete after
   // staged row r * kStrideH + (kKH - 1) * kDilationH.
-  float acc[kTileH][kMultiplier];
-#pragma unroll
-  for (int r = 0; r < kTileH; ++r) {
-#pragma unroll
-    for (int m = 0; m < kMultiplier; ++m) acc[r][m] = start[m];
-  }
+  float acc[kTileH][kMultiplier] = {};
 #pragma unroll
   for (int i = 0; i < kStagedRows; ++i) {
     if (i % kGroupRows == 0) {  // the first row of a group: wait for the group's copies
@@ -195,11 +183,14 @@ dw_f16_nhwc_n1_c192_h28_w28_k3x3_s1_p1_m1_ssrelu6(const Element* __restrict__ in
         for (int m = 0; m < kMultiplier; ++m) acc[r][m] = fmaf(window[kx], taps[m][ky][kx], acc[r][m]);
       }
       if (ky != kKH - 1) continue;
-      // Output row r is complete: its activation (the epilogue is relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)), then its single write.
+      // Output row r is complete: epilogue (relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)), then its single write.
       const int oy = row_tile * kTileH + r;
 #pragma unroll
       for (int m = 0; m < kMultiplier; ++m) {
-        convgen::store_one<Element, kOutputCache>(out_pixel + oy * (kOutW * kOutChannels) + m, activate(acc[r][m]));
+        float value = acc[r][m];
+        value = fmaf(value, scale[m], shift[m]);
+        value = activate(value);
+        convgen::store_one<Element, kOutputCache>(out_pixel + oy * (kOutW * kOutChannels) + m, value);
       }
     }
   }
