@@ -103,8 +103,8 @@ Pointwise default_pointwise(const Workload& wl, const PlanOptions& options, int 
   const long long pixels = 1LL * batch * wl.out_h() * wl.out_w();
   const long long tiles = (pixels + kTilePixels - 1) / kTilePixels * ceil_div(wl.c_out, s.channel_tile);
   const double per_warp = static_cast<double>(tiles) / (std::max(1, options.target.newest.sm_count) * kDefaultWarpsPerSm);
-  const int log2 = static_cast<int>(std::lround(std::log2(std::max(1.0, per_warp))));
-  s.tiles_per_warp = std::min(kMaxDefaultTilesPerWarp, 1 << std::min(log2, 5));
+  const double clamped = std::clamp(per_warp, 1.0, static_cast<double>(kMaxDefaultTilesPerWarp));
+  s.tiles_per_warp = 1 << static_cast<int>(std::lround(std::log2(clamped)));
   // Made to fit the library's tightest GPU (deep inputs, a T4's 64 KiB):
   // a narrower tile where the filter rows take more shared memory than the
   // warps' rings, else fewer warps.
