@@ -10,7 +10,8 @@
   target evaluated per row (met, not met, not measured) from the numbers
   the rows hold, the float32 NCHW rows compared with a previous run
   (--baseline), and the same figures when the page is regenerated over its
-  own benchmarks.json.
+  own benchmarks.json; the tensor-core targets of the mnv2_pw_b64 rows
+  (the roofline, and a cold copy of the same bytes).
 - bench/merge_runs.py: parts of one commit's run (a depthwise part, a dense
   part of float32 tf32 rows) merged into one document, rows in the CSVs'
   order, each part's references under "runs", which report.py prints with a
@@ -197,6 +198,26 @@ def dense_row(suite, c, math, hot, cudnn, torch_plain):
             "torch_hot_us": torch_plain, "torch_plain_hot_us": torch_plain, "check_ok": True}
 
 
+def test_half_dense_targets():
+    """report.py's tensor-core targets on mnv2_pw_b64 rows: the roofline, and a cold copy of the same bytes
+    (met at 0.8x its rate or more; a row without the copy's time is not measured)."""
+    sys.path.insert(0, str(BENCH))
+    import report  # noqa: E402  (bench/report.py, with bench/results.py beside it)
+    rows = []
+    for c, cold, copy in ((16, 10.0, 8.5), (24, 10.0, 7.0), (32, 10.0, None)):
+        r = dense_row("mnv2_pw_b64", c, "fp32", 9.0, 20.0, 12.0)
+        r.update({"dtype": "float16", "layout": "NHWC", "convgen_cold_us": cold, "epilogue": "scale_shift"})
+        if copy is not None:
+            r["copy_cold_us"] = copy
+        rows.append(r)
+    lines = report.half_dense_targets(rows, 700.0)
+    copy_line = [t for t in lines if "cold copy of the same bytes" in t]
+    expect(copy_line == ["mnv2_pw_b64 cold ≥ 0.8× the rate of a cold copy of the same bytes: **1/2** (1 not measured)"],
+           f"copy-rate target line: {copy_line}")
+    roofline = [t for t in lines if "of roofline" in t]
+    expect(roofline == ["mnv2_pw_b64 cold ≥ 80% of roofline: **0/3**"], f"roofline target line: {roofline}")
+
+
 def test_merge(tmp):
     depthwise_part = dict(results(), rows=list(reversed(results()["rows"])))  # out of the CSV's order
     dense_meta = {"gpu": "NVIDIA H100 80GB HBM3", "date": "2026-11-27", "commit": "new", "copy_ceiling_tbps": 2.99,
@@ -282,6 +303,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_spec(Path(tmp))
         test_report(Path(tmp))
+        test_half_dense_targets()
         test_merge(Path(tmp))
         test_plot(Path(tmp))
     if failures:
