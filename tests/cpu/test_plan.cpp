@@ -984,7 +984,7 @@ TEST(PlanStorage, Conv2dRefusesOtherStorageByName) {
   const std::string served =
       "(direct: float32 in NCHW; gemm: float32 in NCHW; winograd: float32 in NCHW; stem: float32 in NCHW; "
       "implicit_gemm: float16, bfloat16 or float32 (math tf32 or 3xtf32) in NHWC; implicit_gemm_sm90: float16, bfloat16 or float32 (math tf32) in NHWC; "
-      "pointwise: float16 or bfloat16 in NHWC)";
+      "pointwise: float16 or bfloat16 in NHWC; tensor_stem: float16 or bfloat16 in NHWC)";
   const Workload half = workload(
       "{op: conv2d, n: 1, c: 32, c_out: 16, h: 16, w: 16, filter: 3, padding: same, dtype: float16, layout: NCHW}");
   std::vector<Diagnostic> errors = spec_errors([&] { plan_kernel(half); });
@@ -1002,7 +1002,7 @@ TEST(PlanStorage, Conv2dRefusesOtherStorageByName) {
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].str(),
             "test.yaml:3:136: error: algorithm 'gemm' serves float32 in NCHW; this workload is bfloat16 NHWC; the "
-            "algorithms of conv2d that serve it: implicit_gemm, implicit_gemm_sm90, pointwise");
+            "algorithms of conv2d that serve it: implicit_gemm, implicit_gemm_sm90, pointwise, tensor_stem");
 }
 
 // Half precision NHWC dense convolution takes the tensor-core algorithm by
@@ -1083,12 +1083,13 @@ TEST(PlanImplicitGemm, DefaultRuleWorkedByHand) {
                            "dtype: float16, layout: NHWC}"),
                   h100);
   EXPECT_EQ(p.schedule.summary(), "implicit_gemm: cta_tile 128x32x32, warp_tile 32x32, 6 stages");
-  // Stems: 3 channels walk K as one run of 7 x 7 x 3 = 147 (5 steps of 32,
-  // the last zero-padded in registers); odd, so single-element copies
-  // through registers in 2 stages, in as many warps as the tile holds up to
-  // 8: 128 x 64 in warp tiles of 32 x 32.
+  // Stems (which take tensor_stem by default; implicit_gemm forced): 3
+  // channels walk K as one run of 7 x 7 x 3 = 147 (5 steps of 32, the last
+  // zero-padded in registers); odd, so single-element copies through
+  // registers in 2 stages, in as many warps as the tile holds up to 8:
+  // 128 x 64 in warp tiles of 32 x 32.
   p = plan_kernel(workload("{op: conv2d, n: 8, c: 3, c_out: 64, h: 224, w: 224, filter: 7, stride: 2, "
-                           "padding: same, dtype: float16, layout: NHWC}"),
+                           "padding: same, dtype: float16, layout: NHWC, schedule: {algorithm: implicit_gemm}}"),
                   h100);
   EXPECT_EQ(p.schedule.summary(),
             "implicit_gemm: cta_tile 128x64x32, warp_tile 32x32, 2 stages, iterator few_channels");
@@ -1099,14 +1100,14 @@ TEST(PlanImplicitGemm, DefaultRuleWorkedByHand) {
   // ConvNeXt's 4x4 stride-4 stem on 3 channels at batch 64: the wide tile,
   // whose 8 warps of 64 x 32 stay.
   p = plan_kernel(workload("{op: conv2d, n: 64, c: 3, c_out: 96, h: 224, w: 224, filter: 4, stride: 4, "
-                           "padding: valid, dtype: float16, layout: NHWC}"),
+                           "padding: valid, dtype: float16, layout: NHWC, schedule: {algorithm: implicit_gemm}}"),
                   h100);
   EXPECT_EQ(p.schedule.summary(),
             "implicit_gemm: cta_tile 128x128x32, warp_tile 64x32, 2 stages, iterator few_channels");
   // The 4x4 stride-4 patchify stem at 4 channels: one run of 64, 2 steps;
   // even, so cp.async (8-byte copies) and the multistage loop.
   p = plan_kernel(workload("{op: conv2d, n: 8, c: 4, c_out: 96, h: 224, w: 224, filter: 4, stride: 4, "
-                           "padding: valid, dtype: bfloat16, layout: NHWC}"),
+                           "padding: valid, dtype: bfloat16, layout: NHWC, schedule: {algorithm: implicit_gemm}}"),
                   h100);
   EXPECT_EQ(p.schedule.at("iterator"), 1);
   EXPECT_EQ(p.number("k_steps"), 2);
@@ -1119,6 +1120,91 @@ TEST(PlanImplicitGemm, DefaultRuleWorkedByHand) {
   EXPECT_EQ(p.number("in_vec"), 8);
   EXPECT_EQ(p.number("out_vec"), 4);
   EXPECT_EQ(p.alignment, 16);
+}
+
+// The tensor_stem algorithm's default rule and plan, worked by hand on the
+// H100 for the benchmark's three stems at batch 8.
+TEST(PlanTensorStem, DefaultRuleWorkedByHand) {
+  PlanOptions h100;
+  h100.target = parse_arch_list("90");
+  // ResNet's 7x7 stride-2 stem, 3 -> 64, 224 -> 112: a filter row's run is
+  // 7 x 3 = 21 elements; left padding 3 x 3 channels is odd, so the run
+  // starts one element early: 22, in 3 chunks of 8; 7 rows make 21 chunks,
+  // 22 with the zero one: K = 176, 11 steps. 448 pixels a block as 4 rows
+  // of 112 would take 14 warps of 64 x 32 (32 x 32 would take 28): at most
+  // 12 of more than 32 x 32, so 3 rows (336 pixels: 6 x 2 warps).
+  KernelPlan p = plan_kernel(workload("{op: conv2d, n: 8, c: 3, c_out: 64, h: 224, w: 224, filter: 7, stride: 2, "
+                                      "padding: same, epilogue: scale_shift, activation: relu, dtype: float16, "
+                                      "layout: NHWC}"),
+                             h100);
+  EXPECT_EQ(p.schedule.summary(), "tensor_stem: block_outputs 64x3x112 (channels x rows x columns), warp_outputs "
+                                  "64x32 (pixels x channels)");
+  EXPECT_EQ(p.number("lead"), 1);
+  EXPECT_EQ(p.number("row_chunks"), 3);
+  EXPECT_EQ(p.number("k_pad"), 176);
+  EXPECT_EQ(p.number("k_steps"), 11);
+  EXPECT_EQ(p.block_threads, 12 * 32);
+  EXPECT_EQ(p.min_arch, 80);
+  EXPECT_EQ(p.alignment, 16);
+  // The window: (3 - 1) x 2 + 7 = 11 rows of 111 x 2 + 7 = 229 pixels, 688
+  // elements with the lead (344 pairs); the last pixel's last chunk reads to
+  // 111 x 2 x 3 + 24 = 690: rows of 696. Shared memory: the filter's 64 rows
+  // of 176 + 8, fp32 parameters (2 x 64 x 4), two windows, and 12 warps'
+  // staging tiles of 16 rows of 32 + 8 elements.
+  EXPECT_EQ(p.number("window_rows"), 11);
+  EXPECT_EQ(p.number("span"), 229);
+  EXPECT_EQ(p.number("row_copies"), 344);
+  EXPECT_EQ(p.number("window_pitch"), 696);
+  EXPECT_EQ(p.number("tiles_per_image"), 38);  // ceil(112 / 3) rows of tiles x 1
+  EXPECT_EQ(p.smem_bytes, 64 * 184 * 2 + 2 * 64 * 4 + 2 * 11 * 696 * 2 + 12 * 16 * 40 * 2);
+  // MobileNetV2's 3x3 stride-2 stem, 3 -> 32: runs of 9, led by one: 2
+  // chunks, 6 in all: K = 48, 3 steps. 4 rows of 112 in warp tiles of
+  // 32 x 32: 14 warps.
+  p = plan_kernel(workload("{op: conv2d, n: 8, c: 3, c_out: 32, h: 224, w: 224, filter: 3, stride: 2, "
+                           "padding: same, dtype: bfloat16, layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.schedule.summary(), "tensor_stem: block_outputs 32x4x112 (channels x rows x columns), warp_outputs "
+                                  "32x32 (pixels x channels)");
+  EXPECT_EQ(p.number("k_pad"), 48);
+  EXPECT_EQ(p.block_threads, 14 * 32);
+  // ConvNeXt's 4x4 stride-4 patchify stem, 3 -> 96, 224 -> 56: no padding,
+  // no lead; runs of 12 in 2 chunks, 8 in all: K = 64. 8 rows of 56 would
+  // take 14 x 3 warps of 32 x 32, then 7 x 3 of 64 x 32: 4 rows (12 warps).
+  p = plan_kernel(workload("{op: conv2d, n: 8, c: 3, c_out: 96, h: 224, w: 224, filter: 4, stride: 4, "
+                           "padding: valid, epilogue: bias, dtype: float16, layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.schedule.summary(), "tensor_stem: block_outputs 96x4x56 (channels x rows x columns), warp_outputs "
+                                  "64x32 (pixels x channels)");
+  EXPECT_EQ(p.number("lead"), 0);
+  EXPECT_EQ(p.number("k_pad"), 64);
+  EXPECT_EQ(p.block_threads, 12 * 32);
+  // What it refuses, by name: an odd row of pairs (w x c odd), a dilation
+  // along rows, output channels past 16-byte vectors, more than 4 channels.
+  const auto refusal = [&](const std::string& text) {
+    const std::vector<Diagnostic> errors = spec_errors([&] { plan_kernel(workload(text), h100); });
+    return errors.size() == 1 ? errors[0].message : std::string("(not one error)");
+  };
+  EXPECT_EQ(refusal("{op: conv2d, n: 1, c: 3, c_out: 32, h: 15, w: 15, filter: 3, stride: 2, padding: same, "
+                    "dtype: float16, layout: NHWC, schedule: {algorithm: tensor_stem}}"),
+            "algorithm 'tensor_stem' reads pairs of elements, which needs w x c (15 x 3) and stride_w x c (2 x 3) "
+            "even: use implicit_gemm");
+  EXPECT_EQ(refusal("{op: conv2d, n: 1, c: 4, c_out: 32, h: 16, w: 16, filter: 3, dilation: 2, padding: same, "
+                    "dtype: float16, layout: NHWC, schedule: {algorithm: tensor_stem}}"),
+            "algorithm 'tensor_stem' reads a filter row's taps as one run of the input row, which a dilation along "
+            "the row (2) breaks: use implicit_gemm");
+  EXPECT_EQ(refusal("{op: conv2d, n: 1, c: 4, c_out: 30, h: 16, w: 16, filter: 3, padding: same, "
+                    "dtype: float16, layout: NHWC, schedule: {algorithm: tensor_stem}}"),
+            "algorithm 'tensor_stem' stores 16-byte vectors of 8 output channels: c_out (30) must be a multiple of "
+            "8; use implicit_gemm");
+  EXPECT_EQ(refusal("{op: conv2d, n: 1, c: 8, c_out: 32, h: 16, w: 16, filter: 3, padding: same, "
+                    "dtype: float16, layout: NHWC, schedule: {algorithm: tensor_stem}}"),
+            "algorithm 'tensor_stem' runs layers of at most 4 input channels (a network's first layer); this one "
+            "has 8: use implicit_gemm");
+  // Odd widths and strides keep implicit_gemm by default.
+  p = plan_kernel(workload("{op: conv2d, n: 1, c: 3, c_out: 32, h: 15, w: 15, filter: 3, stride: 2, "
+                           "padding: same, dtype: float16, layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.schedule.algorithm_name(), "implicit_gemm");
 }
 
 // An algorithm forced on a dtype or layout it does not serve: refused at
@@ -1439,7 +1525,8 @@ TEST(DefaultSchedule, EveryStemGetsOne) {
 }
 
 // Every half-precision NHWC dense workload of a sweep gets a default
-// implicit_gemm schedule that fits, for the H100 alone and for the default
+// schedule that fits (implicit_gemm; pointwise on thin 1x1 layers,
+// tensor_stem on stems), for the H100 alone and for the default
 // list of GPUs (sm_75 to sm_90: the tightest shared memory, and no split K):
 // channels 1 to 1024 (odd, the stems' 3 and 4, up to 8 and beyond), output
 // channels not multiples of 8, planes 1 to 224, filters 1 to 7, strides.
@@ -1451,7 +1538,7 @@ TEST(DefaultSchedule, EveryHalfPrecisionNhwcDenseWorkloadGetsOne) {
   PlanOptions every_gpu;
   PlanOptions h100_sm90a;
   h100_sm90a.target = parse_arch_list("90a-real;90-virtual");
-  int planned = 0, sm90 = 0, pointwise = 0;
+  int planned = 0, sm90 = 0, pointwise = 0, tensor_stem = 0;
   std::vector<std::string> failures;
   for (const char* dtype : {"float16", "bfloat16"}) {
     for (int c : {1, 2, 3, 4, 6, 8, 16, 27, 64, 256, 1024}) {
@@ -1468,7 +1555,10 @@ TEST(DefaultSchedule, EveryHalfPrecisionNhwcDenseWorkloadGetsOne) {
                 for (const PlanOptions* options : {&h100, &every_gpu, &h100_sm90a}) {
                   try {
                     const KernelPlan p = plan_kernel(workload(text), *options);
-                    if (options == &h100_sm90a && p.schedule.algorithm_name() == "implicit_gemm_sm90") {
+                    if (c <= 4 && c_out % 8 == 0 && hw * c % 2 == 0 && stride * c % 2 == 0) {
+                      EXPECT_EQ(p.schedule.algorithm_name(), "tensor_stem") << text;  // stems read in pairs
+                      ++tensor_stem;
+                    } else if (options == &h100_sm90a && p.schedule.algorithm_name() == "implicit_gemm_sm90") {
                       ++sm90;
                     } else if (k == 1 && stride == 1 && c % 8 == 0 && c <= 40 && c_out % 8 == 0) {
                       EXPECT_EQ(p.schedule.algorithm_name(), "pointwise") << text;  // thin 1x1 layers
@@ -1492,6 +1582,10 @@ TEST(DefaultSchedule, EveryHalfPrecisionNhwcDenseWorkloadGetsOne) {
   EXPECT_GT(sm90, 100);
   // c 8, 16 x c_out 32, 64, 96, 512 x planes 3 x batches 2 x dtypes 2 x 3 libraries.
   EXPECT_EQ(pointwise, 2 * 4 * 3 * 2 * 2 * 3);
+  // c 1 to 4 x c_out 32, 64, 96, 512 x filters 3 x batches 2 x dtypes 2 x 3
+  // libraries, where w x c and stride x c are even: c 2 and 4 at every
+  // plane (3) and stride (2), c 1 and 3 on even planes (2) at stride 2.
+  EXPECT_EQ(tensor_stem, (6 + 6 + 2 + 2) * 4 * 3 * 2 * 2 * 3);
   EXPECT_TRUE(failures.empty()) << failures.size() << " workloads got no schedule, e.g.\n  " << failures.front();
 }
 

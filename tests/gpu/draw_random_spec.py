@@ -35,7 +35,8 @@ and width, or the batch) until it needs at most --max-macs multiply-adds
 (default 3e7); a shape that was valid stays valid. --shapes winograd keeps
 to the shapes the winograd algorithm serves (3x3, stride 1, dilation 1);
 --shapes stem to the stem algorithm's (1 to 4 input channels), with filters
-up to 11x11, strides up to 4 and batches up to 64; --shapes pointwise to the
+up to 11x11, strides up to 4 and batches up to 64, --shapes tensor_stem to
+those of them the tensor_stem algorithm serves; --shapes pointwise to the
 gemm and pointwise algorithms' (1x1, stride 1, no padding).
 --channel-multiple and --out-channel-multiple round the input and output
 channel counts up to a multiple (16-byte vectors). --maths lists the float32
@@ -146,12 +147,15 @@ def draw_conv2d_workload(rng, index, max_extent, max_macs, shapes="all", channel
     """One dense problem as a flow mapping, and whether the generator should accept it.
     shapes "winograd": 3x3, stride 1, dilation 1 (what that algorithm serves);
     "stem": 1 to 4 input channels, filters to 11x11, strides to 4, batch to 64;
+    "tensor_stem": those that algorithm serves (no dilation along rows; an
+    even stride along rows and an even width where the channels are odd);
     "pointwise": 1x1, stride 1, no padding (what the gemm algorithm serves)."""
+    stem = shapes in ("stem", "tensor_stem")
     if shapes == "winograd":
         kh = kw = 3
     elif shapes == "pointwise":
         kh = kw = 1
-    elif shapes == "stem":
+    elif stem:
         kh = rng.randint(1, 11)
         kw = kh if rng.random() < 0.6 else rng.randint(1, 11)
     elif rng.random() < 0.25:
@@ -159,7 +163,7 @@ def draw_conv2d_workload(rng, index, max_extent, max_macs, shapes="all", channel
     else:
         kh = rng.randint(1, 7)
         kw = kh if rng.random() < 0.5 else rng.randint(1, 7)
-    max_stride = 4 if shapes == "stem" else 3
+    max_stride = 4 if stem else 3
     stride = rng.randint(1, max_stride)
     stride_text = str(stride) if rng.random() < 0.7 else "[%d, %d]" % (stride, rng.randint(1, max_stride))
     dilation = 1 if rng.random() < 0.8 else 2
@@ -167,8 +171,15 @@ def draw_conv2d_workload(rng, index, max_extent, max_macs, shapes="all", channel
     if shapes in ("winograd", "pointwise"):
         stride_text, dilation_text = "1", "1"
     padding = "valid" if shapes == "pointwise" else draw_padding(rng, kh, kw)
-    n = rng.randint(1, 64 if shapes == "stem" else 8)
-    c = rng.randint(1, 4) if shapes == "stem" else draw_channels(rng)
+    n = rng.randint(1, 64 if stem else 8)
+    c = rng.randint(1, 4) if stem else draw_channels(rng)
+    if shapes == "tensor_stem":
+        # Pairs of elements of the input rows: dilation 1 along them, and an
+        # even stride along them where c is odd (the width likewise, below).
+        dilation_text = "[%d, 1]" % parse_pair(dilation_text)[0]
+        row_stride = parse_pair(stride_text)[1]
+        if c % 2 == 1 and row_stride % 2 == 1:
+            stride_text = "[%d, %d]" % (parse_pair(stride_text)[0], rng.choice([2, 4]))
     # Input channels rounded up to a multiple (what a 16-byte copy of a
     # pixel's channels needs); the output channels likewise where asked
     # (16-byte stores), else any count.
@@ -210,6 +221,8 @@ def draw_conv2d_workload(rng, index, max_extent, max_macs, shapes="all", channel
             w = max(min_w, w - max(1, w // 10))
         else:
             n -= 1
+    if shapes == "tensor_stem" and c % 2 == 1 and w % 2 == 1:
+        w = w - 1 if w - 1 >= min_w else w + 1
     fields = {
         "n": n,
         "c": c,
@@ -255,10 +268,10 @@ def main():
                         help="conv2d: input channels rounded up to a multiple of K (default 1)")
     parser.add_argument("--out-channel-multiple", type=int, default=1, metavar="K",
                         help="conv2d: output channels rounded up to a multiple of K (default 1)")
-    parser.add_argument("--shapes", choices=["all", "winograd", "stem", "pointwise"], default="all",
+    parser.add_argument("--shapes", choices=["all", "winograd", "stem", "tensor_stem", "pointwise"], default="all",
                         help="conv2d: `winograd` draws only 3x3 filters with stride 1 and dilation 1, `stem` only "
-                             "1 to 4 input channels, `pointwise` only 1x1 filters at stride 1 without padding "
-                             "(default all)")
+                             "1 to 4 input channels, `tensor_stem` those of them the tensor_stem algorithm "
+                             "serves, `pointwise` only 1x1 filters at stride 1 without padding (default all)")
     parser.add_argument("--valid", type=int,
                         help="depthwise: draw on (past --count) until this many shapes are valid")
     args = parser.parse_args()

@@ -110,6 +110,7 @@ int winograd_min_channels(const PlanOptions& options) {
 // 32-bit: a filter past 2^31 elements stays with direct.
 const Algorithm& default_algorithm(const Workload& wl, const PlanOptions& options) {
   if (pointwise_by_default(wl, options)) return kPointwise;
+  if (tensor_stem_by_default(wl, options)) return kTensorStem;
   if (kImplicitGemm.serves(wl)) {
     return implicit_gemm_sm90_by_default(wl, options) ? kImplicitGemmSm90 : kImplicitGemm;
   }
@@ -205,7 +206,7 @@ const Operator kOperator{
      {"residual", "epilogue", true, 0, 1, false, "add a tensor shaped like the output",
       [](Workload& wl, int v) { wl.residual = v != 0; }, [](const Workload& wl) { return wl.residual ? 1 : 0; }}},
     {},
-    {&kDirect, &kGemm, &kWinograd, &kStem, &kImplicitGemm, &kImplicitGemmSm90, &kPointwise},
+    {&kDirect, &kGemm, &kWinograd, &kStem, &kImplicitGemm, &kImplicitGemmSm90, &kPointwise, &kTensorStem},
     &default_algorithm,
     &kernel_name,
     &plan_cost,

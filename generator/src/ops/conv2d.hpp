@@ -36,6 +36,11 @@ extern const Algorithm kPointwise;  // conv2d_pointwise.cpp
 // of half elements with few input channels (at most 40), both channel
 // counts in 16-byte vectors, in a library whose newest GPU has mma.sync.
 bool pointwise_by_default(const Workload& wl, const PlanOptions& options);
+extern const Algorithm kTensorStem;  // conv2d_tensor_stem.cpp
+// Whether the default rule gives a workload tensor_stem: a half-precision
+// NHWC stem whose pairs of elements it reads whole, in a library whose
+// newest GPU has mma.sync.
+bool tensor_stem_by_default(const Workload& wl, const PlanOptions& options);
 extern const Algorithm kWinograd;      // conv2d_winograd.cpp
 extern const Algorithm kStem;          // conv2d_stem.cpp
 
