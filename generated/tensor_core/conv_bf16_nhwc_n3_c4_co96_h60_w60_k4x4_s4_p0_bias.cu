@@ -23,7 +23,7 @@
 //     with 16-byte stores.
 //
 // Launch: grid (min(N x 1 tiles, blocks resident at once), 1), block 384 threads,
-//   87552 bytes of dynamic shared memory; every tensor aligned to 16 bytes. Runs on sm_80 and newer
+//   102912 bytes of dynamic shared memory; every tensor aligned to 16 bytes. Runs on sm_80 and newer
 //   (elsewhere the runtime runs the generic kernel).
 //
 // Cost at N = 3: reads 98880 bytes, writes 129600 bytes, 8294400 flops;
@@ -109,7 +109,7 @@ constexpr int kSpan = 60;
 constexpr int kRowCopies = 120;
 constexpr int kPitch = 240;        // elements between window rows
 constexpr int kFilterPitch = 72;  // between filter rows: 16 bytes past a multiple of 128 (ldmatrix's 8 rows on distinct banks)
-constexpr int kStagePitch = 40;    // between staging rows: 4 words past a multiple of 8 (an accumulator store's 8 rows on distinct banks)
+constexpr int kStagePitch = 40;    // floats between staging rows: 8 past a multiple of 32 (a half-warp's 8-byte stores on distinct banks)
 constexpr int kWindowCopies = kWindowRows * kRowCopies;
 constexpr int kLeftEdge = 0;   // a row's pixels that can lie past the image's left edge (the padding)
 constexpr int kRightEdge = 0;  // and past its right edge (the last tile's)
@@ -120,19 +120,20 @@ struct SharedStorage {
   alignas(16) Element filter[kChannelTile][kFilterPitch];  // [co][8 x chunk + lead + tap], zeros past the taps and c_out
   float epilogue_a[kChannelTile], epilogue_b[kChannelTile];  // in fp32, zeros past c_out
   alignas(16) Element window[2][kWindowRows][kPitch];      // two tiles' windows: one computed, one copied
-  alignas(16) Element staging[12][16][kStagePitch];  // each warp's rounded outputs of one mma.sync tile
+  alignas(16) float staging[12][16][kStagePitch];  // each warp's affine sums of one mma.sync tile
 };
-static_assert(sizeof(SharedStorage) == 87552, "the plan's shared memory is the kernel's");
+static_assert(sizeof(SharedStorage) == 102912, "the plan's shared memory is the kernel's");
 
 // The activation: none.
 __device__ __forceinline__ float activate(float x) { return convgen::activate(convgen::Activation::kNone, x); }
 
-__device__ __forceinline__ float epilogue(float acc, float a, float b, float r) {
-  float v = acc;
-  if (kEpilogue == 1) v += a;
-  if (kEpilogue == 2) v = fmaf(v, a, b);
-  if (kResidual) v += r;
-  return activate(v);
+// The epilogue's affine step in fp32 (a: bias or scale, b: shift); the
+// residual and the activation follow at the store, as dense_epilogue
+// orders them.
+__device__ __forceinline__ float affine(float acc, float a, float b) {
+  if (kEpilogue == 1) return acc + a;
+  if (kEpilogue == 2) return fmaf(acc, a, b);
+  return acc;
 }
 
 // Four (or two) 8x8 matrices of 16-bit elements from shared memory, each
@@ -296,42 +297,27 @@ conv_bf16_nhwc_n3_c4_co96_h60_w60_k4x4_s4_p0_bias(const Element* __restrict__ in
                                                             : 0xffffffffu;
   }
 
-  // The tile's outputs, from the warp's sums: for each of its mma.sync
-  // tiles of 16 pixels in turn, the epilogue in fp32, rounded once into
-  // the warp's staging tile (a lane holds channels 2 quad, 2 quad + 1 of
-  // rows group and group + 8), then the tile's rows, 16 bytes a store.
+  // The tile's outputs, from the warp's sums, for each of its mma.sync
+  // tiles of 16 pixels in turn: the affine step in fp32 into the warp's
+  // staging tile (a lane holds channels 2 quad, 2 quad + 1 of rows group
+  // and group + 8); then, 8 channels of a row a lane, the residual (one
+  // 16-byte load), the activation, one rounding and a 16-byte store.
   const auto finish_tile = [&](const float (&acc)[kMTiles][kNTiles][4], const TileOrigin& o, int tid) {
     const int warp = tid / 32, lane = tid % 32;
     const int wm = warp / kWarpsN, wn = warp % kWarpsN;
     const int group = lane / 4, quad = lane % 4;
-    Element (*stage)[kStagePitch] = shared.staging[warp];
+    float (*stage)[kStagePitch] = shared.staging[warp];
     constexpr int kRowStores = kWarpChannels / kVec;
 #pragma unroll
     for (int i = 0; i < kMTiles; ++i) {
-      // The output pixel of the tile's row `row`, or -1 where none is stored.
-      const auto pixel_of = [&](int row) {
-        const int p = wm * kWarpPixels + 16 * i + row;
-        const int oy = o.oy + p / kTileW, ox = o.ox + p % kTileW;
-        return p < kTilePixels && oy < kOutH && ox < kOutW ? (static_cast<long long>(o.n) * kOutH + oy) * kOutW + ox
-                                                           : -1LL;
-      };
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int row = group + 8 * h;
-        const long long pixel = kResidual ? pixel_of(row) : -1LL;
 #pragma unroll
         for (int j = 0; j < kNTiles; ++j) {
           const int c = wn * kWarpChannels + 8 * j + 2 * quad;
-          const int co = co_first + c;
-          float2 r = make_float2(0.0f, 0.0f);
-          if (kResidual && pixel >= 0 && co < kOutChannels) {
-            r = convgen::Convert<Element>::to_float2(
-                *reinterpret_cast<const typename convgen::Convert<Element>::Pair*>(residual + pixel * kOutChannels + co));
-          }
-          *reinterpret_cast<typename convgen::Convert<Element>::Pair*>(&stage[row][8 * j + 2 * quad]) =
-              convgen::Convert<Element>::from_floats(
-                  epilogue(acc[i][j][2 * h], shared.epilogue_a[c], shared.epilogue_b[c], r.x),
-                  epilogue(acc[i][j][2 * h + 1], shared.epilogue_a[c + 1], shared.epilogue_b[c + 1], r.y));
+          *reinterpret_cast<float2*>(&stage[group + 8 * h][8 * j + 2 * quad]) =
+              make_float2(affine(acc[i][j][2 * h], shared.epilogue_a[c], shared.epilogue_b[c]),
+                          affine(acc[i][j][2 * h + 1], shared.epilogue_a[c + 1], shared.epilogue_b[c + 1]));
         }
       }
       __syncwarp();
@@ -339,10 +325,24 @@ conv_bf16_nhwc_n3_c4_co96_h60_w60_k4x4_s4_p0_bias(const Element* __restrict__ in
       for (int step = 0; step < (16 * kRowStores + 31) / 32; ++step) {
         const int k = step * 32 + lane;
         const int row = k / kRowStores, v = k % kRowStores;
-        const long long pixel = pixel_of(row);
+        const int p = wm * kWarpPixels + 16 * i + row;
+        const int oy = o.oy + p / kTileW, ox = o.ox + p % kTileW;
         const int co = co_first + wn * kWarpChannels + v * kVec;
-        if (k < 16 * kRowStores && pixel >= 0 && co < kOutChannels) {
-          *reinterpret_cast<uint4*>(output + pixel * kOutChannels + co) = *reinterpret_cast<const uint4*>(&stage[row][v * kVec]);
+        if (k < 16 * kRowStores && p < kTilePixels && oy < kOutH && ox < kOutW && co < kOutChannels) {
+          const long long at = ((static_cast<long long>(o.n) * kOutH + oy) * kOutW + ox) * kOutChannels + co;
+          using Pair = typename convgen::Convert<Element>::Pair;
+          uint4 r = make_uint4(0, 0, 0, 0);
+          if (kResidual) r = *reinterpret_cast<const uint4*>(residual + at);
+          const Pair* rp = reinterpret_cast<const Pair*>(&r);
+          uint4 out;
+          Pair* op = reinterpret_cast<Pair*>(&out);
+#pragma unroll
+          for (int e = 0; e < kVec / 2; ++e) {
+            const float2 s = *reinterpret_cast<const float2*>(&stage[row][v * kVec + 2 * e]);
+            const float2 add = kResidual ? convgen::Convert<Element>::to_float2(rp[e]) : make_float2(0.0f, 0.0f);
+            op[e] = convgen::Convert<Element>::from_floats(activate(s.x + add.x), activate(s.y + add.y));
+          }
+          *reinterpret_cast<uint4*>(output + at) = out;
         }
       }
       __syncwarp();  // the staging tile is free again
@@ -434,7 +434,7 @@ cudaError_t resident_blocks(int threads, int* blocks) {
 
 namespace {
 
-// Opts the kernel in to its 87552 bytes of dynamic shared
+// Opts the kernel in to its 102912 bytes of dynamic shared
 // memory, once per device (thread-safe: racing first calls set the same value).
 cudaError_t allow_shared_memory() {
   constexpr int kMaxDevices = 64;
@@ -443,7 +443,7 @@ cudaError_t allow_shared_memory() {
   cudaError_t e = cudaGetDevice(&device);
   if (e != cudaSuccess) return e;
   if (device < kMaxDevices && done[device].load(std::memory_order_relaxed)) return cudaSuccess;
-  e = cudaFuncSetAttribute(conv_bf16_nhwc_n3_c4_co96_h60_w60_k4x4_s4_p0_bias, cudaFuncAttributeMaxDynamicSharedMemorySize, 87552);
+  e = cudaFuncSetAttribute(conv_bf16_nhwc_n3_c4_co96_h60_w60_k4x4_s4_p0_bias, cudaFuncAttributeMaxDynamicSharedMemorySize, 102912);
   if (e == cudaSuccess && device < kMaxDevices) done[device].store(true, std::memory_order_relaxed);
   return e;
 }
@@ -464,7 +464,7 @@ cudaError_t launch_conv_bf16_nhwc_n3_c4_co96_h60_w60_k4x4_s4_p0_bias(const void*
   if (grid.x > static_cast<unsigned>(resident)) grid.x = static_cast<unsigned>(resident);
   const cudaError_t allowed = allow_shared_memory();
   if (allowed != cudaSuccess) return allowed;
-  conv_bf16_nhwc_n3_c4_co96_h60_w60_k4x4_s4_p0_bias<<<grid, block, 87552, stream>>>(static_cast<const Element*>(input), static_cast<const Element*>(filter),
+  conv_bf16_nhwc_n3_c4_co96_h60_w60_k4x4_s4_p0_bias<<<grid, block, 102912, stream>>>(static_cast<const Element*>(input), static_cast<const Element*>(filter),
       static_cast<const Element*>(epilogue_a), static_cast<const Element*>(epilogue_b),
       static_cast<const Element*>(residual), static_cast<Element*>(output), batch);
   return cudaGetLastError();

@@ -1131,32 +1131,31 @@ TEST(PlanTensorStem, DefaultRuleWorkedByHand) {
   // 7 x 3 = 21 elements; left padding 3 x 3 channels is odd, so the run
   // starts one element early: 22, in 3 chunks of 8; 7 rows make 21 chunks,
   // 22 with the zero one: K = 176, 11 steps. 448 pixels a block as 4 rows
-  // of 112 would take 14 warps of 64 x 32 (32 x 32 would take 28): at most
-  // 12 of more than 32 x 32, so 3 rows (336 pixels: 6 x 2 warps).
+  // of 112 in 14 warps of 64 x 32 (32 x 32 would take 28).
   KernelPlan p = plan_kernel(workload("{op: conv2d, n: 8, c: 3, c_out: 64, h: 224, w: 224, filter: 7, stride: 2, "
                                       "padding: same, epilogue: scale_shift, activation: relu, dtype: float16, "
                                       "layout: NHWC}"),
                              h100);
-  EXPECT_EQ(p.schedule.summary(), "tensor_stem: block_outputs 64x3x112 (channels x rows x columns), warp_outputs "
+  EXPECT_EQ(p.schedule.summary(), "tensor_stem: block_outputs 64x4x112 (channels x rows x columns), warp_outputs "
                                   "64x32 (pixels x channels)");
   EXPECT_EQ(p.number("lead"), 1);
   EXPECT_EQ(p.number("row_chunks"), 3);
   EXPECT_EQ(p.number("k_pad"), 176);
   EXPECT_EQ(p.number("k_steps"), 11);
-  EXPECT_EQ(p.block_threads, 12 * 32);
+  EXPECT_EQ(p.block_threads, 14 * 32);
   EXPECT_EQ(p.min_arch, 80);
   EXPECT_EQ(p.alignment, 16);
-  // The window: (3 - 1) x 2 + 7 = 11 rows of 111 x 2 + 7 = 229 pixels, 688
+  // The window: (4 - 1) x 2 + 7 = 13 rows of 111 x 2 + 7 = 229 pixels, 688
   // elements with the lead (344 pairs); the last pixel's last chunk reads to
   // 111 x 2 x 3 + 24 = 690: rows of 696. Shared memory: the filter's 64 rows
-  // of 176 + 8, fp32 parameters (2 x 64 x 4), two windows, and 12 warps'
-  // staging tiles of 16 rows of 32 + 8 elements.
-  EXPECT_EQ(p.number("window_rows"), 11);
+  // of 176 + 8, fp32 parameters (2 x 64 x 4), two windows, and 14 warps'
+  // staging tiles of 16 rows of 32 + 8 floats.
+  EXPECT_EQ(p.number("window_rows"), 13);
   EXPECT_EQ(p.number("span"), 229);
   EXPECT_EQ(p.number("row_copies"), 344);
   EXPECT_EQ(p.number("window_pitch"), 696);
-  EXPECT_EQ(p.number("tiles_per_image"), 38);  // ceil(112 / 3) rows of tiles x 1
-  EXPECT_EQ(p.smem_bytes, 64 * 184 * 2 + 2 * 64 * 4 + 2 * 11 * 696 * 2 + 12 * 16 * 40 * 2);
+  EXPECT_EQ(p.number("tiles_per_image"), 28);  // 112 / 4 rows of tiles x 1
+  EXPECT_EQ(p.smem_bytes, 64 * 184 * 2 + 2 * 64 * 4 + 2 * 13 * 696 * 2 + 14 * 16 * 40 * 4);
   // MobileNetV2's 3x3 stride-2 stem, 3 -> 32: runs of 9, led by one: 2
   // chunks, 6 in all: K = 48, 3 steps. 4 rows of 112 in warp tiles of
   // 32 x 32: 14 warps.
@@ -1169,15 +1168,15 @@ TEST(PlanTensorStem, DefaultRuleWorkedByHand) {
   EXPECT_EQ(p.block_threads, 14 * 32);
   // ConvNeXt's 4x4 stride-4 patchify stem, 3 -> 96, 224 -> 56: no padding,
   // no lead; runs of 12 in 2 chunks, 8 in all: K = 64. 8 rows of 56 would
-  // take 14 x 3 warps of 32 x 32, then 7 x 3 of 64 x 32: 4 rows (12 warps).
+  // take 14 x 3 warps of 32 x 32, then 7 x 3 of 64 x 32: 5 rows (15 warps).
   p = plan_kernel(workload("{op: conv2d, n: 8, c: 3, c_out: 96, h: 224, w: 224, filter: 4, stride: 4, "
                            "padding: valid, epilogue: bias, dtype: float16, layout: NHWC}"),
                   h100);
-  EXPECT_EQ(p.schedule.summary(), "tensor_stem: block_outputs 96x4x56 (channels x rows x columns), warp_outputs "
+  EXPECT_EQ(p.schedule.summary(), "tensor_stem: block_outputs 96x5x56 (channels x rows x columns), warp_outputs "
                                   "64x32 (pixels x channels)");
   EXPECT_EQ(p.number("lead"), 0);
   EXPECT_EQ(p.number("k_pad"), 64);
-  EXPECT_EQ(p.block_threads, 12 * 32);
+  EXPECT_EQ(p.block_threads, 15 * 32);
   // What it refuses, by name: an odd row of pairs (w x c odd), a dilation
   // along rows, output channels past 16-byte vectors, more than 4 channels.
   const auto refusal = [&](const std::string& text) {

@@ -31,11 +31,6 @@ constexpr int kVectorElements = 8;  // 16-byte stores of 2-byte elements
 constexpr int kMaxWarps = 16;
 constexpr int kMaxTileColumns = 256;  // block_outputs' range
 constexpr int kDefaultPixels = 448;   // the default rule's pixels a block
-// The default rule's most warps of more than 32 x 32 outputs: a quarter of
-// an SM holds 16384 registers, so 4 warps there get 128 registers each,
-// and a 64 x 32 warp tile with a residual needs more (ptxas spilled 16
-// bytes at 14 warps); 3 warps a quarter get 170.
-constexpr int kMaxWideWarps = 12;
 
 struct TensorStem {
   int tile_co = 0, tile_h = 0, tile_w = 0;  // a block's output channels, rows and columns
@@ -85,11 +80,11 @@ TensorStemShape tensor_stem_shape(const Workload& wl, const TensorStem& s) {
   // less than a chunk (elements that are masked): in whole 16 bytes.
   g.window_pitch = round_up(std::max(2 * g.row_copies, (s.tile_w - 1) * wl.stride_w * wl.c + 8 * g.row_chunks), 8);
   g.filter_pitch = g.k_pad + 8;
-  g.stage_pitch = s.warp_channels + ((s.warp_channels / 8) % 2 == 0 ? 8 : 16);
+  g.stage_pitch = s.warp_channels + ((8 - s.warp_channels) % 32 + 32) % 32;  // floats, 8 past a multiple of 32
   const int filter_bytes = 2 * s.tile_co * g.filter_pitch;
   const int epilogue_bytes = 2 * 4 * s.tile_co;
   const int window_bytes = 2 * 2 * g.window_rows * g.window_pitch;
-  const int staging_bytes = 2 * g.warps * 16 * g.stage_pitch;  // a warp stages one mma.sync tile at a time
+  const int staging_bytes = 4 * g.warps * 16 * g.stage_pitch;  // a warp stages one mma.sync tile at a time, in fp32
   g.smem_bytes = round_up(filter_bytes + epilogue_bytes, 16) + window_bytes + staging_bytes;
   return g;
 }
@@ -137,16 +132,16 @@ TensorStem default_tensor_stem(const Workload& wl, const PlanOptions& options) {
   s.tile_w = req.value("tile_w").value_or(std::min({wl.out_w(), kDefaultPixels, kMaxTileColumns}));
   s.tile_h = req.value("tile_h").value_or(std::clamp(kDefaultPixels / std::max(1, s.tile_w), 1, wl.out_h()));
   // Warp tiles of 32 pixels where the block's warps stay within
-  // kMaxWarps, else of 64 in at most kMaxWideWarps, with fewer rows (then
-  // columns) until they do.
+  // kMaxWarps, else of 64, with fewer rows (then columns) until they do.
+  // (A quarter of an SM holds 16384 registers: 13 to 16 warps get 128 a
+  // thread, which a 64 x 32 warp tile fits in with any epilogue.)
   const auto warps = [&](int warp_pixels) {
     return ceil_div(s.tile_h * s.tile_w, std::max(16, warp_pixels)) * std::max(1, s.tile_co / std::max(1, s.warp_channels));
   };
   s.warp_pixels = req.value("warp_pixels").value_or(warps(32) <= kMaxWarps ? 32 : 64);
-  const int max_warps = s.warp_pixels * s.warp_channels > 32 * 32 ? kMaxWideWarps : kMaxWarps;
   const auto fit_warps = [&] {
-    while (warps(s.warp_pixels) > max_warps && !req.has("tile_h") && s.tile_h > 1) --s.tile_h;
-    while (warps(s.warp_pixels) > max_warps && !req.has("tile_w") && s.tile_w > 16) {
+    while (warps(s.warp_pixels) > kMaxWarps && !req.has("tile_h") && s.tile_h > 1) --s.tile_h;
+    while (warps(s.warp_pixels) > kMaxWarps && !req.has("tile_w") && s.tile_w > 16) {
       s.tile_w = round_up(ceil_div(s.tile_w, 2), 16);
     }
   };
