@@ -96,9 +96,9 @@ int winograd_min_channels(const PlanOptions& options) {
 }
 
 // Half precision in NHWC, and float32 NHWC with math tf32 or 3xtf32: the
-// tensor cores (pointwise on thin 1x1 layers of half elements; else
-// implicit_gemm, or implicit_gemm_sm90 where a library holds an sm_90a image
-// and it measured faster). Float32 NCHW, whatever its math (tf32 and
+// tensor cores (pointwise on thin 1x1 layers of half elements, tensor_stem
+// on the stems it serves; else implicit_gemm, or implicit_gemm_sm90 where a
+// library holds an sm_90a image and it measured faster). Float32 NCHW, whatever its math (tf32 and
 // 3xtf32 allow tensor cores; the fp32 kernels meet their bounds, and the
 // gemm algorithm's `products` knob takes the tensor cores where they pay):
 // the GEMM algorithm wherever it applies (a 1x1 convolution is a GEMM whose
