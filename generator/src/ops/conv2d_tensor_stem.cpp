@@ -110,12 +110,15 @@ std::string misfit(const Workload& wl) {
   return "";
 }
 
-// The default, from a sweep on the H100 over the benchmark's stems
-// (docs/performance.md, "Half-precision stems: the tensor_stem algorithm"):
-// all output channels up to 128 a block, else equal parts of at most 128;
-// warp tiles of 64 pixels x 32 channels (16 or 8 where the block's channels
-// are not a multiple of 32); about 8 warps a block, the pixels as whole
-// output rows where a row holds fewer of them.
+// The default, from a sweep on the H100 over ResNet's, MobileNet's and
+// ConvNeXt's stems at batch 1, 8 and 64 (docs/performance.md, "Half-precision
+// stems: the tensor_stem algorithm"): all output channels up to 128 a
+// block, else equal parts of at most 128; warp tiles of 32 channels (16 or
+// 8 where the block's are not a multiple of 32) and 32 pixels, or 64 where
+// 32 would make more than 16 warps; about 448 pixels a block (4 rows of 112:
+// taller tiles read fewer input rows twice; 7x7 ran 1.2 times faster in 4
+// rows than in 2), fewer where 64-pixel warp tiles still make more than 16
+// warps. Knobs the spec sets stay.
 TensorStem default_tensor_stem(const Workload& wl, const PlanOptions& options) {
   const ScheduleRequest& req = wl.schedule;
   TensorStem s;
