@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds everything and runs the tests, in stages: dependencies
 # (scripts/install_deps.sh), configure, build, tests (ctest), sanitized tests
-# (scripts/test_sanitized.sh: the CPU tests again, with the host code under
-# AddressSanitizer and UndefinedBehaviorSanitizer; the tests labelled
-# `stress` run there only). Prints one line per stage
+# (scripts/test_sanitized.sh: the CPU tests with the host code under
+# AddressSanitizer and UndefinedBehaviorSanitizer). With the sanitized stage,
+# the tests stage runs the nvcc and GPU tests only, so that each test runs
+# once; without it, every test. Prints one line per stage
 # and a summary; everything the stages print goes to BUILD_DIR/test.log. On a
 # failure: the stage, the failed tests and the end of the output, exit 1
 # (failed tests do not stop the sanitized tests from running).
@@ -76,16 +77,24 @@ stage dependencies bash scripts/install_deps.sh || failed dependencies
 echo
 # The runtime too is built for CUDA_ARCHS only, as the libraries are (its
 # default is five GPUs and PTX: a user's install serves any of them).
+# With the sanitized stage, this build leaves out the CPU tests' programs,
+# which that stage builds and runs (see plain_only below).
+cpu_tests=ON
+[[ "${CONVGEN_SANITIZE_TESTS:-1}" != 0 ]] && cpu_tests=OFF
 stage configure cmake -S . -B "$build" -G Ninja -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHS:-90}" \
-  -DCONVGEN_RUNTIME_ARCHS="${CUDA_ARCHS:-90}" || failed configure
+  -DCONVGEN_RUNTIME_ARCHS="${CUDA_ARCHS:-90}" -DCONVGEN_BUILD_CPU_TESTS=$cpu_tests || failed configure
 echo
 stage build cmake --build "$build" || failed build
 echo
-# The stress tests (label `stress`: fuzz corpus, hostile and corrupted
-# inputs, killed and concurrent writes) exercise the host code the
-# sanitized stage instruments: they run there, not twice.
+# Each test runs in one stage. The sanitized stage runs the CPU tests
+# (label `cpu`, the stress tests among them: fuzz corpus, hostile and
+# corrupted inputs, killed and concurrent writes) with the host code
+# instrumented, which finds what a plain run finds and more; so the plain
+# stage, when the sanitized one follows, runs the rest: the tests of nvcc's
+# output and the consumer-project flows (label `nvcc`) and the GPU tests
+# (label `gpu`, skipped without a GPU).
 plain_only=()
-[[ "${CONVGEN_SANITIZE_TESTS:-1}" != 0 ]] && plain_only=(-LE stress)
+[[ "${CONVGEN_SANITIZE_TESTS:-1}" != 0 ]] && plain_only=(-L "nvcc|gpu")
 test_stage tests "$build" ctest --test-dir "$build" --output-on-failure -j 2 --output-junit junit.xml "${plain_only[@]}"
 if [[ "${CONVGEN_SANITIZE_TESTS:-1}" != 0 ]]; then
   # The configure-time generator of the first build serves the sanitized
