@@ -1861,6 +1861,24 @@ TEST(PlanImplicitGemmSm90, DefaultRuleAndLimitsWorkedByHand) {
                            "dtype: float16, layout: NHWC}"),
                   h100a);
   EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 64x128x64, 1 warpgroup(s), 6 stages");
+  // Two blocks an SM where the grid outnumbers the SMs and 4 stages or more
+  // let them share one. ResNet's 64-channel 3x3 layer at batch 8 (M =
+  // 25088): 196 blocks of 128 x 64. 6 stages of (128 + 64) x 64 halves take
+  // 147,584 bytes, one block of the H100's 233,472 an SM (1 KiB reserved a
+  // block); 4 take 98,432, two blocks (2 x 99,456 = 198,912).
+  p = plan_kernel(workload("{op: conv2d, n: 8, c: 64, c_out: 64, h: 56, w: 56, filter: 3, padding: same, "
+                           "dtype: float16, layout: NHWC}"),
+                  h100a);
+  EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 128x64x64, 1 warpgroup(s), 4 stages");
+  EXPECT_EQ(p.smem_bytes, 4 * (128 + 64) * 64 * 2 + 128);
+  // Grids of no more blocks than SMs keep theirs (above: 98 blocks of 256 x
+  // 128, 4 stages; of 128 x 128, 6); where 128 x 128 tiles outnumber the
+  // SMs (ResNet's 128-channel 3x3 at batch 64 on 28^2: 392 blocks), two
+  // blocks would need 3 stages: it keeps 6.
+  p = plan_kernel(workload("{op: conv2d, n: 64, c: 128, c_out: 128, h: 28, w: 28, filter: 3, padding: same, "
+                           "dtype: float16, layout: NHWC}"),
+                  h100a);
+  EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 128x128x64, 1 warpgroup(s), 6 stages");
   // The ring holds no more buffers than the block's steps of K (at least
   // 2): 96 -> 576 1x1 on 14^2 at batch 64 (2 steps of 64 channels) takes 2
   // where it took 4; its bytes are then the epilogue's tile of 256 x 136

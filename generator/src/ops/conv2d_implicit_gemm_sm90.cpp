@@ -166,8 +166,22 @@ void pick_latency_tile(const Workload& wl, long long pixels, Sm90Gemm& s) {
   }
 }
 
+// The blocks of a schedule that an SM holds at once, by their shared memory.
+int sm90_resident_blocks(const Workload& wl, const Sm90Gemm& s) {
+  const ArchFacts& f = *find_arch(kArch);
+  return f.shared_per_sm / (sm90_shape(wl, s).smem_bytes + f.shared_reserved);
+}
+
 // Either way, steps of 128 bytes of K where a tap's channels fill one (64
-// otherwise), and as many stages as fit, at most 6.
+// otherwise), and as many stages as fit, at most 6; but where the grid has
+// more blocks than SMs and 4 stages or more let two blocks share an SM,
+// the most stages that do. Measured on the H100 (docs/performance.md,
+// "Stages against blocks an SM"): the 128 x 64 tile ran 1.19 and 1.26 times
+// faster with 4 stages (two blocks an SM) than with 5 or 6 (one) on
+// ResNet's 64-channel 3x3 layers at batch 32 and 8; with 3 stages 1 to 2%
+// slower than with 4. The 128 x 128 tile, which needs 3 stages for two
+// blocks, ran 1.13 times slower so than with 6.
+constexpr int kLeastSharedStages = 4;
 Sm90Gemm default_sm90(const Workload& wl, int batch) {
   const long long pixels = 1LL * std::max(batch, 1) * wl.out_h() * wl.out_w();
   const int element_bytes = ops::element_bytes(wl);
@@ -180,6 +194,12 @@ Sm90Gemm default_sm90(const Workload& wl, int batch) {
   }
   s.stages = 6;
   while (s.stages > 2 && sm90_shape(wl, s).smem_bytes > sm90_shared_limit()) --s.stages;
+  const long long blocks = ceil_div_ll(pixels, s.cta_m) * ceil_div(wl.c_out, s.cta_n) * s.split_k;
+  if (blocks > sm90_sm_count()) {
+    Sm90Gemm shared = s;
+    while (shared.stages > kLeastSharedStages && sm90_resident_blocks(wl, shared) < 2) --shared.stages;
+    if (sm90_resident_blocks(wl, shared) >= 2) s.stages = shared.stages;
+  }
   return s;
 }
 

@@ -1,0 +1,27 @@
+#!/usr/bin/env python3
+# Writes one spec per schedule variant index (library v<i> holds the i-th variant of every row of
+# $ROWS: rows1.py or rows2.py), CMakeLists.txt and main.cu, which times each variant beside the default's output.
+import importlib
+import os
+
+R = importlib.import_module(os.environ.get("ROWS", "rows1")).R
+nlib = max(len(r[8]) for r in R)
+cm = ["cmake_minimum_required(VERSION 3.22)", "project(sweep LANGUAGES CXX CUDA)", "find_package(convgen REQUIRED)"]
+for i in range(nlib):
+    lines = [f"library: v{i}", "defaults: {dtype: float16, layout: NHWC}", "workloads:"]
+    for (name, n, c, co, h, k, s, act, vs) in R:
+        if i >= len(vs):
+            continue
+        sch = "" if vs[i] is None else f", schedule: {{{vs[i]}}}"
+        lines.append(f"  - {{op: conv2d, n: {n}, c: {c}, c_out: {co}, h: {h}, w: {h}, filter: {k}, stride: {s}, "
+                     f"padding: {(k - 1) // 2}, epilogue: scale_shift, activation: {act}{sch}}}  # {name}")
+    open(f"v{i}.yaml", "w").write("\n".join(lines) + "\n")
+    cm.append(f"convgen_add_library(convgen_v{i} SPECS ${{CMAKE_CURRENT_SOURCE_DIR}}/v{i}.yaml)")
+cm.append("add_executable(sweep main.cu)")
+cm.append("target_link_libraries(sweep PRIVATE " + " ".join(f"convgen_v{i}" for i in range(nlib)) + ")")
+open("CMakeLists.txt", "w").write("\n".join(cm) + "\n")
+inc = "\n".join(f'#include "v{i}.h"' for i in range(nlib))
+calls = ",\n".join(f"  [](const convgen::Conv2dProblem& p, const convgen::Conv2dArgs& a, cudaStream_t s) {{ return convgen::v{i}::conv2d(p, a, s, convgen::Dispatch::kStrict); }}" for i in range(nlib))
+ws = ",\n".join(f'  {{"{r[0]}", {r[1]}, {r[2]}, {r[3]}, {r[4]}, {r[5]}, {r[6]}, convgen::Activation::k{r[7].capitalize()}, {len(r[8])}, {{{", ".join(chr(34) + (v or "default") + chr(34) for v in r[8])}}}}}' for r in R)
+src = open("main.cu.in").read().replace("@INCLUDES@", inc).replace("@CALLS@", calls).replace("@WORKLOADS@", ws)
+open("main.cu", "w").write(src)

@@ -1,0 +1,46 @@
+"""cuDNN via PyTorch on the sweep's rows (float16 channels_last, cudnn.benchmark): plain conv, and conv + scale/shift
++ activation as separate ops; hot from a CUDA graph of 20 (median of 9), cold after an L2 flush (median of 15)."""
+import importlib
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+R = importlib.import_module(os.environ.get("ROWS", "rows1")).R  # the rows of rows1.py or rows2.py
+ACT = {"relu6": F.relu6, "silu": F.silu, "relu": F.relu, "none": lambda y: y}
+
+
+def timed(fn):
+    s = torch.cuda.Stream(); s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for _ in range(20):
+            fn()
+    hot = []
+    for _ in range(9):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record(); g.replay(); b.record(); b.synchronize(); hot.append(a.elapsed_time(b) * 1e3 / 20)
+    flush = torch.empty(512 << 20, dtype=torch.uint8, device="cuda"); cold = []
+    for i in range(15):
+        flush.fill_(i)
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record(); fn(); b.record(); b.synchronize(); cold.append(a.elapsed_time(b) * 1e3)
+    return sorted(hot)[4], sorted(cold)[7]
+
+
+torch.backends.cudnn.benchmark = True
+for name, n, c, co, h, k, st, act, _ in R:
+    x = torch.randn(n, c, h, h, device="cuda", dtype=torch.half).to(memory_format=torch.channels_last)
+    w = torch.randn(co, c, k, k, device="cuda", dtype=torch.half).to(memory_format=torch.channels_last)
+    sc = torch.rand(co, device="cuda", dtype=torch.half).view(1, co, 1, 1)
+    sh = torch.rand(co, device="cuda", dtype=torch.half).view(1, co, 1, 1)
+    f = ACT[act]; pad = (k - 1) // 2
+    plain = timed(lambda: F.conv2d(x, w, stride=st, padding=pad))
+    fused = timed(lambda: f(F.conv2d(x, w, stride=st, padding=pad) * sc + sh))
+    print(f"  {name:24s} plain hot {plain[0]:8.2f} cold {plain[1]:8.2f} | fused hot {fused[0]:8.2f} cold {fused[1]:8.2f} us")
