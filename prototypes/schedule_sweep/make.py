@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Writes one spec per schedule variant index (library v<i> holds the i-th variant of every row of
-# $ROWS: rows1.py or rows2.py), CMakeLists.txt and main.cu, which times each variant beside the default's output.
+# $ROWS: rows1.py, rows2.py or rows3.py), CMakeLists.txt and main.cu, which times each variant beside the default's output.
 import importlib
 import os
 

@@ -1879,6 +1879,25 @@ TEST(PlanImplicitGemmSm90, DefaultRuleAndLimitsWorkedByHand) {
                            "dtype: float16, layout: NHWC}"),
                   h100a);
   EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 128x128x64, 1 warpgroup(s), 6 stages");
+  // A one-warpgroup tile 128 channels wide becomes 96 wide where 96 covers
+  // c_out in as many tiles: MobileNetV2's 960 -> 160 1x1 on 7^2 at batch 64
+  // (M = 3136: 25 x 3 = 75 tiles of 128 x 64, fewer than the SMs) takes the
+  // latency rule's 64 x 128, two tiles across 160 channels, and so 64 x 96;
+  // 384 -> 96 on 14^2 (98 x 2 = 196 tiles of 128 x 64) takes the
+  // throughput rule's 128 x 128, one tile, and so 128 x 96; 112 channels
+  // would need two tiles of 96, one of 128: 128 x 128 stays.
+  p = plan_kernel(workload("{op: conv2d, n: 64, c: 960, c_out: 160, h: 7, w: 7, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC}"),
+                  h100a);
+  EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 64x96x64, 1 warpgroup(s), 6 stages");
+  p = plan_kernel(workload("{op: conv2d, n: 64, c: 384, c_out: 96, h: 14, w: 14, filter: 1, padding: valid, "
+                           "dtype: bfloat16, layout: NHWC}"),
+                  h100a);
+  EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 128x96x64, 1 warpgroup(s), 6 stages");
+  p = plan_kernel(workload("{op: conv2d, n: 64, c: 480, c_out: 112, h: 14, w: 14, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC}"),
+                  h100a);
+  EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 128x128x64, 1 warpgroup(s), 6 stages");
   // The ring holds no more buffers than the block's steps of K (at least
   // 2): 96 -> 576 1x1 on 14^2 at batch 64 (2 steps of 64 channels) takes 2
   // where it took 4; its bytes are then the epilogue's tile of 256 x 136
