@@ -30,11 +30,6 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHS:-90}" -
   -DCONVGEN_SANITIZE=ON -DCONVGEN_BUILD_SHIPPED=OFF -DCONVGEN_HOST_EXECUTABLE="${CONVGEN_HOST_EXECUTABLE:-}" \
   -DCONVGEN_RUNTIME_ARCHS="${CUDA_ARCHS:-90}"
 cmake --build "$build"
-# Allocation and free stacks 8 frames deep in a heap error's report (the
-# default records 30 on every allocation, which made the allocation-heavy
-# tests, the fuzz corpus replay and the tuning-database corruption, 10-30%
-# slower); the faulting access's own stack stays whole. For deeper ones,
-# rerun the failed test with ASAN_OPTIONS=malloc_context_size=30.
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:malloc_context_size=8
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 ctest --test-dir "$build" --output-on-failure -j 2 -L cpu -LE nvcc --output-junit junit.xml
