@@ -172,16 +172,13 @@ int sm90_resident_blocks(const Workload& wl, const Sm90Gemm& s) {
   return f.shared_per_sm / (sm90_shape(wl, s).smem_bytes + f.shared_reserved);
 }
 
-// Either way, the tile's columns narrowed where that loses no tile (below),
-// steps of 128 bytes of K where a tap's channels fill one (64 otherwise),
-// and as many stages as fit, at most 6; but where the grid has
-// more blocks than SMs and 4 stages or more let two blocks share an SM,
-// the most stages that do. Measured on the H100 (docs/performance.md,
-// "Stages against blocks an SM"): the 128 x 64 tile ran 1.19 and 1.26 times
-// faster with 4 stages (two blocks an SM) than with 5 or 6 (one) on
-// ResNet's 64-channel 3x3 layers at batch 32 and 8; with 3 stages 1 to 2%
-// slower than with 4. The 128 x 128 tile, which needs 3 stages for two
-// blocks, ran 1.13 times slower so than with 6.
+// The fewest stages a block keeps where it gives up some so that two
+// blocks share an SM (grids of more blocks than SMs). Measured on the H100
+// (docs/performance.md, "Stages against blocks an SM"): the 128 x 64 tile
+// ran 1.19 and 1.26 times faster with 4 stages (two blocks an SM) than
+// with 5 or 6 (one) on ResNet's 64-channel 3x3 layers at batch 32 and 8,
+// and 1 to 2% slower with 3 than with 4; the 128 x 128 tile needs 3 stages
+// for two blocks an SM, and ran 1.13 times slower with them than with 6.
 constexpr int kLeastSharedStages = 4;
 // A one-warpgroup tile 128 channels wide becomes 96 wide where 96 still
 // covers c_out in as many tiles: fewer of its columns are past c_out. On
@@ -191,6 +188,12 @@ constexpr int kLeastSharedStages = 4;
 // against 128 x 128 at 80 and 96 on 14^2); 80 and 112 wide, not multiples
 // of 32, ran slower than 96 and 128.
 constexpr int kNarrowColumns = 96;
+
+// Either way: the tile's columns narrowed where that makes no more tiles;
+// steps of 128 bytes of K where a tap's channels fill one (64 otherwise);
+// as many stages as fit, at most 6, but where the grid has more blocks
+// than SMs and kLeastSharedStages or more let two blocks share an SM, the
+// most stages that do.
 Sm90Gemm default_sm90(const Workload& wl, int batch) {
   const long long pixels = 1LL * std::max(batch, 1) * wl.out_h() * wl.out_w();
   const int element_bytes = ops::element_bytes(wl);
