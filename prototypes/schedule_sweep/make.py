@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
 # Writes one spec per schedule variant index (library v<i> holds the i-th variant of every row of
-# $ROWS: rows1.py, rows2.py or rows3.py), CMakeLists.txt and main.cu, which times each variant beside the default's output.
+# $ROWS: rows1.py to rows4.py), CMakeLists.txt and main.cu, which times each variant beside the default's output.
+# A rows module's DTYPE ("float16", the default, in NHWC; or "float32", in NCHW) is every row's.
 import importlib
 import os
 
-R = importlib.import_module(os.environ.get("ROWS", "rows1")).R
+rows = importlib.import_module(os.environ.get("ROWS", "rows1"))
+R = rows.R
+DTYPE = getattr(rows, "DTYPE", "float16")
+LAYOUT = "NHWC" if DTYPE == "float16" else "NCHW"
 nlib = max(len(r[8]) for r in R)
 cm = ["cmake_minimum_required(VERSION 3.22)", "project(sweep LANGUAGES CXX CUDA)", "find_package(convgen REQUIRED)"]
 for i in range(nlib):
-    lines = [f"library: v{i}", "defaults: {dtype: float16, layout: NHWC}", "workloads:"]
+    lines = [f"library: v{i}", f"defaults: {{dtype: {DTYPE}, layout: {LAYOUT}}}", "workloads:"]
     for (name, n, c, co, h, k, s, act, vs) in R:
         if i >= len(vs):
             continue
@@ -23,5 +27,7 @@ open("CMakeLists.txt", "w").write("\n".join(cm) + "\n")
 inc = "\n".join(f'#include "v{i}.h"' for i in range(nlib))
 calls = ",\n".join(f"  [](const convgen::Conv2dProblem& p, const convgen::Conv2dArgs& a, cudaStream_t s) {{ return convgen::v{i}::conv2d(p, a, s, convgen::Dispatch::kStrict); }}" for i in range(nlib))
 ws = ",\n".join(f'  {{"{r[0]}", {r[1]}, {r[2]}, {r[3]}, {r[4]}, {r[5]}, {r[6]}, convgen::Activation::k{r[7].capitalize()}, {len(r[8])}, {{{", ".join(chr(34) + (v or "default") + chr(34) for v in r[8])}}}}}' for r in R)
-src = open("main.cu.in").read().replace("@INCLUDES@", inc).replace("@CALLS@", calls).replace("@WORKLOADS@", ws)
+elem = {"float16": ("__half", "kFloat16", "kNHWC"), "float32": ("float", "kFloat32", "kNCHW")}[DTYPE]
+src = open("main.cu.in").read().replace("@ELEM@", elem[0]).replace("@DTYPE@", elem[1]).replace("@LAYOUT@", elem[2])
+src = src.replace("@INCLUDES@", inc).replace("@CALLS@", calls).replace("@WORKLOADS@", ws)
 open("main.cu", "w").write(src)

@@ -1,5 +1,6 @@
-"""cuDNN via PyTorch on the sweep's rows (float16 channels_last, cudnn.benchmark): plain conv, and conv + scale/shift
-+ activation as separate ops; hot from a CUDA graph of 20 (median of 9), cold after an L2 flush (median of 15)."""
+"""cuDNN via PyTorch on the sweep's rows (the rows module's DTYPE: float16 channels_last, or float32 NCHW with TF32
+off; cudnn.benchmark): plain conv, and conv + scale/shift + activation as separate ops; hot from a CUDA graph of 20
+(median of 9), cold after an L2 flush (median of 15)."""
 import importlib
 import os
 import sys
@@ -8,7 +9,11 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-R = importlib.import_module(os.environ.get("ROWS", "rows1")).R  # the rows of rows1.py or rows2.py
+rows = importlib.import_module(os.environ.get("ROWS", "rows1"))  # rows1.py to rows4.py
+R = rows.R
+HALF = getattr(rows, "DTYPE", "float16") == "float16"
+DT = torch.half if HALF else torch.float32
+MF = torch.channels_last if HALF else torch.contiguous_format
 ACT = {"relu6": F.relu6, "silu": F.silu, "relu": F.relu, "none": lambda y: y}
 
 
@@ -35,11 +40,12 @@ def timed(fn):
 
 
 torch.backends.cudnn.benchmark = True
+torch.backends.cudnn.allow_tf32 = False
 for name, n, c, co, h, k, st, act, _ in R:
-    x = torch.randn(n, c, h, h, device="cuda", dtype=torch.half).to(memory_format=torch.channels_last)
-    w = torch.randn(co, c, k, k, device="cuda", dtype=torch.half).to(memory_format=torch.channels_last)
-    sc = torch.rand(co, device="cuda", dtype=torch.half).view(1, co, 1, 1)
-    sh = torch.rand(co, device="cuda", dtype=torch.half).view(1, co, 1, 1)
+    x = torch.randn(n, c, h, h, device="cuda", dtype=DT).to(memory_format=MF)
+    w = torch.randn(co, c, k, k, device="cuda", dtype=DT).to(memory_format=MF)
+    sc = torch.rand(co, device="cuda", dtype=DT).view(1, co, 1, 1)
+    sh = torch.rand(co, device="cuda", dtype=DT).view(1, co, 1, 1)
     f = ACT[act]; pad = (k - 1) // 2
     plain = timed(lambda: F.conv2d(x, w, stride=st, padding=pad))
     fused = timed(lambda: f(F.conv2d(x, w, stride=st, padding=pad) * sc + sh))
