@@ -116,13 +116,29 @@ std::string join_section_tag_lines(const std::string& text) {
   return joined;
 }
 
-// `origins`: where each line of `template_text` came from (Templates::line_origins).
-std::string render_strict(const std::string& template_text, const std::string& template_path,
-                          const std::vector<std::string>& origins, const ms::data& data) {
-  ms::mustache tmpl(join_section_tag_lines(template_text));
+}  // namespace
+
+// A template's text (its section-tag lines joined, see
+// join_section_tag_lines) parsed for rendering.
+struct ParsedTemplate {
+  explicit ParsedTemplate(const std::string& text) : tmpl(join_section_tag_lines(text)) {
+    // Sources are not HTML: print values as they are.
+    tmpl.set_custom_escape([](const std::string& s) { return s; });
+  }
+  ms::mustache tmpl;
+};
+
+namespace {
+
+// Renders `file` of `t` (`template_text`: its expanded text) with `data`.
+std::string render_strict(const Templates& t, const std::string& file, const std::string& template_text,
+                          const ms::data& data) {
+  const std::string template_path = t.dir + "/" + file;
+  const std::vector<std::string>& origins = t.line_origins.at(file);
+  // A copy: rendering goes through the parse's non-const members, and the
+  // tuner renders from several threads at once.
+  ms::mustache tmpl = t.parsed.at(file)->tmpl;
   if (!tmpl.is_valid()) throw TemplateError(template_path + ": " + tmpl.error_message());
-  // Sources are not HTML: print values as they are.
-  tmpl.set_custom_escape([](const std::string& s) { return s; });
   StrictContext context(&data);
   std::string text = tmpl.render(context);
   text.erase(std::remove(text.begin(), text.end(), kBlankLine), text.end());
@@ -339,6 +355,7 @@ Templates Templates::load(const std::string& dir) {
     ExpandedTemplate e;
     expand_partials(dir, dir + "/" + file, read_file(dir + "/" + file), 0, e);
     t.line_origins[file] = std::move(e.origins);
+    t.parsed[file] = std::make_shared<const ParsedTemplate>(e.text);
     return std::move(e.text);
   };
   for (const Operator* op : operators()) {
@@ -360,7 +377,7 @@ std::vector<std::string> output_names(const LibraryPlan& lib) {
 std::string render_kernel(const Templates& t, const LibraryPlan& lib, const KernelPlan& plan,
                           const RenderOptions& options) {
   const std::string& file = plan.schedule.algorithm->template_file;
-  return render_strict(t.kernels.at(file), t.dir + "/" + file, t.line_origins.at(file), kernel_data(lib, plan, options));
+  return render_strict(t, file, t.kernels.at(file), kernel_data(lib, plan, options));
 }
 
 std::vector<OutputFile> render_library(const Templates& t, const LibraryPlan& lib, const RenderOptions& options) {
@@ -369,7 +386,7 @@ std::vector<OutputFile> render_library(const Templates& t, const LibraryPlan& li
   std::vector<OutputFile> files;
   for (const auto& [text, file] : {std::pair<const std::string&, const char*>{t.header, "library.h.mustache"},
                                    {t.registry, "registry.cu.mustache"}}) {
-    files.push_back({names[files.size()], render_strict(text, t.dir + "/" + file, t.line_origins.at(file), data)});
+    files.push_back({names[files.size()], render_strict(t, file, text, data)});
   }
   for (size_t i = 0; i < lib.kernels.size(); ++i) {
     files.push_back({names[i + 2], render_kernel(t, lib, lib.kernels[i], options)});

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -23,6 +24,8 @@ class TemplateError : public std::runtime_error {
 // with its partials expanded: that is the text rendered, and an algorithm's
 // tuning fingerprint (tuning_fingerprint) is computed from it, so that a
 // change to a partial makes the databases tuned before it stale.
+struct ParsedTemplate;  // a template parsed for rendering (render.cpp)
+
 struct Templates {
   std::string dir;
   std::map<std::string, std::string> kernels;  // by file name: each algorithm's template (Algorithm::template_file)
@@ -31,6 +34,9 @@ struct Templates {
   // Where each line of an expanded template came from ("<path>:<line>"),
   // by file name, for the errors of strict rendering.
   std::map<std::string, std::vector<std::string>> line_origins;
+  // Each of them parsed once, by file name: parsing took most of the time
+  // of a render, which then works on a copy of the parse.
+  std::map<std::string, std::shared_ptr<const ParsedTemplate>> parsed;
 
   static Templates load(const std::string& dir);
 };
