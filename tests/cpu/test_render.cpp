@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "convgen/gen/plan.hpp"
 #include "convgen/gen/render.hpp"
@@ -413,6 +414,32 @@ TEST(Render, SameSpecTwiceIsByteIdentical) {
     for (size_t i = 0; i < a.size(); ++i) {
       EXPECT_EQ(a[i].path, b[i].path);
       EXPECT_TRUE(a[i].text == b[i].text) << a[i].path << " differs between two renderings";
+    }
+  }
+}
+
+// Templates::load parses each template once and every render works on a
+// copy of that parse: renders from one Templates, again and from several
+// threads at once (as the tuner's compile threads render), give the bytes of
+// its first renders.
+TEST(Render, OneLoadRendersAgainAndFromThreadsAlike) {
+  const LibraryPlan lib = shipped("mobilenet_v2.yaml");
+  const Templates shared = Templates::load(CONVGEN_TEMPLATE_DIR);
+  const auto render_all = [&](std::vector<std::string>& out) {
+    for (const KernelPlan& p : lib.kernels) out.push_back(render_kernel(shared, lib, p));
+  };
+  std::vector<std::string> first;
+  render_all(first);
+  constexpr int kThreads = 4;
+  std::vector<std::vector<std::string>> again(kThreads + 1);
+  render_all(again[0]);
+  std::vector<std::thread> threads;
+  for (int i = 1; i <= kThreads; ++i) threads.emplace_back(render_all, std::ref(again[i]));
+  for (std::thread& t : threads) t.join();
+  for (int i = 0; i <= kThreads; ++i) {
+    ASSERT_EQ(again[i].size(), first.size());
+    for (size_t k = 0; k < first.size(); ++k) {
+      EXPECT_TRUE(again[i][k] == first[k]) << lib.kernels[k].name << " differs in render " << i;
     }
   }
 }
