@@ -18,14 +18,14 @@ class TemplateError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+struct ParsedTemplate;  // a template parsed for rendering (render.cpp)
+
 // The template files, read once from a directory. A template may use the
 // pieces in partials/: a line holding only {{> name}} stands for the text of
 // partials/name.mustache (indented as the tag is). Each template is kept
 // with its partials expanded: that is the text rendered, and an algorithm's
 // tuning fingerprint (tuning_fingerprint) is computed from it, so that a
 // change to a partial makes the databases tuned before it stale.
-struct ParsedTemplate;  // a template parsed for rendering (render.cpp)
-
 struct Templates {
   std::string dir;
   std::map<std::string, std::string> kernels;  // by file name: each algorithm's template (Algorithm::template_file)
