@@ -156,6 +156,8 @@ dw_f16_nhwc_n64_c384_h14_w14_k3x3_s1_p1_m1_ssrelu6(const Element* __restrict__ i
     scale[m] = convgen::load_one(epilogue_a + c * kMultiplier + m);
     shift[m] = convgen::load_one(epilogue_b + c * kMultiplier + m);
   }
+  // The activation's bounds as float16 pairs, for the clamps after the rounding.
+  const convgen::PairClamp<Element, convgen::Activation::kRelu6> clamp;
   const int ox = column_tile * kTileW + tile_column;
   Element* out_pixel = output + n * (1LL * kOutH * kOutW * kOutChannels) + ox * kOutChannels + c * kMultiplier;
   // Staged row i adds to output row r with filter row
@@ -184,14 +186,26 @@ dw_f16_nhwc_n64_c384_h14_w14_k3x3_s1_p1_m1_ssrelu6(const Element* __restrict__ i
         for (int m = 0; m < kMultiplier; ++m) acc[r][m] = fmaf(window[kx], taps[m][ky][kx], acc[r][m]);
       }
       if (ky != kKH - 1) continue;
-      // Output row r is complete: epilogue (relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)), then its single write.
+      // Output row r is complete. Rows go out two at a time, r - 1 with r:
+      // each through the epilogue's affine step in fp32, then both rounded
+      // to float16 as one pair and clamped as one (the activation after the
+      // rounding, the same values: convgen::PairClamp). An even
+      // row waits for the next; the tile's last row, if even, goes out alone.
+      if (r % 2 == 0 && r + 1 < kTileH) continue;
       const int oy = row_tile * kTileH + r;
 #pragma unroll
       for (int m = 0; m < kMultiplier; ++m) {
+        Element* out = out_pixel + oy * (kOutW * kOutChannels) + m;
         float value = acc[r][m];
         value = fmaf(value, scale[m], shift[m]);
-        value = activate(value);
-        convgen::store_one<Element, kOutputCache>(out_pixel + oy * (kOutW * kOutChannels) + m, value);
+        if (r % 2 == 0) {  // the tile's last row, alone
+          convgen::store_one<Element, kOutputCache>(out, activate(value));
+          continue;
+        }
+        const float second = value;
+        value = acc[r - 1][m];
+        value = fmaf(value, scale[m], shift[m]);
+        clamp.store_two<kOutputCache>(out - kOutW * kOutChannels, out, value, second);
       }
     }
   }

@@ -2453,6 +2453,32 @@ TEST(StagedPlan, DefaultOfTheConvNextRowInFloat16) {
   EXPECT_EQ(p.alignment, 16);
 }
 
+// Rows written in pairs, rounded and clamped as one (convgen::PairClamp):
+// half types whose activation is a clamp to bounds they hold exactly (relu,
+// relu6), in tiles of two rows or more; never float32 (no rounding to share),
+// silu or hardswish (no such bounds), or one-row tiles. MobileNetV2's
+// 192-channel 28^2 layer takes 14 rows at stride 1 (pairs) and, at batch 1,
+// 1 row (the grid's halving: 1 x 4 x 4 tiles of 7 columns by 64 channels).
+TEST(StagedPlan, PairsOfRowsWhereTheActivationClampsAfterTheRounding) {
+  const std::string shape = "{n: 64, c: 192, h: 28, w: 28, filter: 3, padding: same, layout: NHWC, ";
+  for (const char* dtype : {"float16", "bfloat16"}) {
+    for (const char* activation : {"relu", "relu6"}) {
+      const KernelPlan p = plan(shape + "dtype: " + dtype + ", epilogue: scale_shift, activation: " + activation + "}");
+      EXPECT_TRUE(p.flag("pair_rows")) << dtype << " " << activation;
+      EXPECT_EQ(p.schedule.values.at("tile_h"), 14);
+    }
+    for (const char* activation : {"none", "silu", "hardswish"}) {
+      EXPECT_FALSE(plan(shape + "dtype: " + dtype + ", activation: " + activation + "}").flag("pair_rows"))
+          << dtype << " " << activation;
+    }
+  }
+  EXPECT_FALSE(plan(shape + "activation: relu6}").flag("pair_rows"));  // float32
+  const KernelPlan one_row = plan(
+      "{n: 1, c: 192, h: 28, w: 28, filter: 3, padding: same, layout: NHWC, dtype: float16, activation: relu6}");
+  EXPECT_EQ(one_row.schedule.values.at("tile_h"), 1);
+  EXPECT_FALSE(one_row.flag("pair_rows"));
+}
+
 // The same in float32: 16 channels (64 bytes), 128 / 16 = 8 columns; the
 // window of 34 x 14 pixels of 16 floats is 30,464 bytes. A 5x5 layer of
 // 72 float16 channels on 56x56: they run 24 (48 bytes; 40 and 36 do not

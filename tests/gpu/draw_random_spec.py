@@ -61,9 +61,10 @@ def draw_padding(rng, kh, kw):
                                  rng.randint(0, kw - 1), rng.randint(0, kw - 1))
 
 
-def draw_workload(rng, max_extent, filters, max_macs, extra=None):
+def draw_workload(rng, max_extent, filters, max_macs, extra=None, activations=ACTIVATIONS):
     """One depthwise problem as a flow mapping (`extra`: further keys, e.g.
-    dtype, in order), and whether the generator must accept its shape."""
+    dtype, in order; `activations`: those to draw from), and whether the
+    generator must accept its shape."""
     kh = rng.randint(*filters)
     kw = kh if rng.random() < 0.5 else rng.randint(*filters)
     stride = rng.randint(1, 3)
@@ -80,7 +81,7 @@ def draw_workload(rng, max_extent, filters, max_macs, extra=None):
         "padding": draw_padding(rng, kh, kw),
         "multiplier": rng.randint(1, 4),
         "epilogue": rng.choice(["none", "bias", "scale_shift"]),
-        "activation": rng.choice(ACTIVATIONS),
+        "activation": rng.choice(activations),
     }
     if max_macs:
         # Input-sized work bounds the output's: n * c * multiplier * h * w * taps.
@@ -272,6 +273,8 @@ def main():
                         help="conv2d: `winograd` draws only 3x3 filters with stride 1 and dilation 1, `stem` only "
                              "1 to 4 input channels, `tensor_stem` those of them the tensor_stem algorithm "
                              "serves, `pointwise` only 1x1 filters at stride 1 without padding (default all)")
+    parser.add_argument("--activations", nargs="+", default=ACTIVATIONS, choices=ACTIVATIONS, metavar="ACTIVATION",
+                        help="depthwise: the activations drawn from (default: every one)")
     parser.add_argument("--valid", type=int,
                         help="depthwise: draw on (past --count) until this many shapes are valid")
     args = parser.parse_args()
@@ -298,7 +301,8 @@ def main():
 
     drawn, valid = [], 0
     while len(drawn) < args.count or (args.valid and valid < args.valid):
-        text, ok = draw_workload(rng, args.max_extent, args.filters, args.max_macs, extra(len(drawn)))
+        text, ok = draw_workload(rng, args.max_extent, args.filters, args.max_macs, extra(len(drawn)),
+                                 args.activations)
         drawn.append(text)
         valid += ok
     lines = [

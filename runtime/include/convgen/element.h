@@ -17,6 +17,8 @@
 #include <cuda_runtime.h>  // uint2, uint4, __ldg: nvcc includes it anyway
 #endif
 
+#include "convgen/epilogue.h"
+
 namespace convgen {
 
 // The L2 priority of a load or store: normal (loads through the read-only
@@ -55,7 +57,9 @@ __device__ __forceinline__ void store_word(W* p, const W& w) {
 
 // An element type's conversions, specialized for each: `Pair` (two adjacent
 // elements as one value), `to_float`, `from_float` (round to nearest even),
-// `to_float2` and `from_floats` (a pair's). float32 here; the half types in
+// `to_float2` and `from_floats` (a pair's), and `max_pair` / `min_pair` (a
+// pair's elementwise maximum and minimum; of a NaN and a number, the
+// number, as fmaxf and fminf). float32 here; the half types in
 // convgen/element_f16.h and convgen/element_bf16.h.
 template <class T> struct Convert;
 template <> struct Convert<float> {
@@ -64,6 +68,8 @@ template <> struct Convert<float> {
   static __device__ __forceinline__ float from_float(float x) { return x; }
   static __device__ __forceinline__ float2 to_float2(float2 v) { return v; }
   static __device__ __forceinline__ float2 from_floats(float a, float b) { return make_float2(a, b); }
+  static __device__ __forceinline__ float2 max_pair(float2 v, float2 w) { return make_float2(fmaxf(v.x, w.x), fmaxf(v.y, w.y)); }
+  static __device__ __forceinline__ float2 min_pair(float2 v, float2 w) { return make_float2(fminf(v.x, w.x), fminf(v.y, w.y)); }
 };
 
 // One element to float and back.
@@ -278,5 +284,34 @@ __device__ __forceinline__ void store_one(T* p, float value) {
   const float v[1] = {value};
   store<T, 1, H>(p, v);
 }
+// Activation A, one that clamps_after_half_rounding (relu, relu6), on
+// outputs rounded to T two at a time: `store_two` rounds two floats as a
+// pair, clamps the pair and stores its elements at p0 and p1 (each only
+// where its flag says: predicated stores, where a branch around the whole
+// would cost more than the conversion it skips). The same
+// values as store_one(p, activate(A, value)) for each (a zero's sign aside),
+// in fewer instructions where T is a half type: one conversion for the two
+// and one min or max a bound (HMNMX2), against one conversion and one FMNMX
+// a bound for each output. A kernel makes one before its loops: the bounds
+// are converted to pairs of T once (bfloat16's conversion is an asm
+// statement, which the compiler neither folds nor hoists).
+template <class T, Activation A>
+struct PairClamp {
+  static_assert(clamps_after_half_rounding(A), "only a clamp to bounds exact in T commutes with the rounding");
+  using C = Convert<T>;
+  typename C::Pair low, high;
+  __device__ __forceinline__ PairClamp() : low(C::from_floats(0.0f, 0.0f)), high(C::from_floats(6.0f, 6.0f)) {}
+  template <CacheHint H = CacheHint::kNormal>
+  __device__ __forceinline__ void store_two(T* p0, T* p1, float value0, float value1, bool store0 = true,
+                                            bool store1 = true) const {
+    typename C::Pair v = C::max_pair(C::from_floats(value0, value1), low);
+    if constexpr (A == Activation::kRelu6) v = C::min_pair(v, high);
+    using Word = typename element_detail::Word<sizeof(T)>::type;
+    Word w[2];
+    memcpy(w, &v, sizeof(w));
+    if (store0) element_detail::store_word<H>(reinterpret_cast<Word*>(p0), w[0]);
+    if (store1) element_detail::store_word<H>(reinterpret_cast<Word*>(p1), w[1]);
+  }
+};
 
 }  // namespace convgen

@@ -15,6 +15,8 @@ template <> struct Convert<__half> {
   static __device__ __forceinline__ __half from_float(float x) { return __float2half_rn(x); }
   static __device__ __forceinline__ float2 to_float2(__half2 v) { return __half22float2(v); }
   static __device__ __forceinline__ __half2 from_floats(float a, float b) { return __floats2half2_rn(a, b); }
+  static __device__ __forceinline__ __half2 max_pair(__half2 v, __half2 w) { return __hmax2(v, w); }
+  static __device__ __forceinline__ __half2 min_pair(__half2 v, __half2 w) { return __hmin2(v, w); }
 };
 
 }  // namespace convgen

@@ -86,6 +86,17 @@ CONVGEN_EPILOGUE_FN T activate(Activation a, T x) {
 // kernels; every other kernel calls `activate`.
 CONVGEN_EPILOGUE_FN constexpr bool approximate_before_half_rounding(Activation a) { return a == Activation::kSilu; }
 
+// Whether activation `a` gives the same value applied after the rounding to
+// float16 or bfloat16 as before it: relu and relu6 clamp to bounds both types
+// hold exactly (0 and 6), and rounding to nearest is monotone, so a value
+// clamped and then rounded equals it rounded and then clamped (a zero's sign
+// aside; NaN becomes 0 either way). A kernel that rounds two outputs as a
+// pair can then clamp both at once (convgen::PairClamp: one
+// instruction a bound for the two, against one an output in float32).
+CONVGEN_EPILOGUE_FN constexpr bool clamps_after_half_rounding(Activation a) {
+  return a == Activation::kRelu || a == Activation::kRelu6;
+}
+
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 // `activate`, for a value rounded to float16 or bfloat16 next. For x below
 // -88, 1 + e^-x is inf and the quotient -0, as in `activate`.
