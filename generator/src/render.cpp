@@ -10,6 +10,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 namespace convgen::gen {
 
@@ -365,12 +366,50 @@ Templates Templates::load(const std::string& dir) {
   }
   t.registry = load_one("registry.cu.mustache");
   t.header = load_one("library.h.mustache");
+  t.compile_unit = load_one("compile_unit.cu.mustache");
   return t;
 }
 
+std::vector<CompileUnit> compile_units(const LibraryPlan& lib) {
+  // The kernels of each (algorithm, data type, math, schedule), in order of
+  // first appearance; a group of one stays a kernel file of its own.
+  std::vector<std::vector<size_t>> groups;
+  std::map<std::tuple<const Algorithm*, DataType, Math, std::map<std::string, int>>, size_t> group_of;
+  for (size_t i = 0; i < lib.kernels.size(); ++i) {
+    const KernelPlan& plan = lib.kernels[i];
+    if (!plan.schedule.algorithm->shares_compile_units) continue;
+    const auto key = std::make_tuple(plan.schedule.algorithm, plan.workload.dtype, plan.workload.math,
+                                     plan.schedule.values);
+    const auto [it, added] = group_of.emplace(key, groups.size());
+    if (added) groups.emplace_back();
+    groups[it->second].push_back(i);
+  }
+  std::vector<CompileUnit> units;
+  for (const std::vector<size_t>& group : groups) {
+    if (group.size() < 2) continue;
+    // As many units as the cap asks for, their sizes within one of each other.
+    const size_t count = (group.size() + kCompileUnitKernels - 1) / kCompileUnitKernels;
+    for (size_t u = 0; u < count; ++u) {
+      CompileUnit unit;
+      unit.file = lib.name + "_unit_" + std::to_string(units.size() + 1) + ".cu";
+      for (size_t k = group.size() * u / count; k < group.size() * (u + 1) / count; ++k) {
+        unit.kernels.push_back(group[k]);
+      }
+      units.push_back(std::move(unit));
+    }
+  }
+  return units;
+}
+
 std::vector<std::string> output_names(const LibraryPlan& lib) {
+  const std::vector<CompileUnit> units = compile_units(lib);
+  std::vector<bool> in_unit(lib.kernels.size(), false);
+  for (const CompileUnit& unit : units) {
+    for (size_t k : unit.kernels) in_unit[k] = true;
+  }
   std::vector<std::string> names = {lib.name + ".h", lib.name + "_registry.cu"};
-  for (const KernelPlan& plan : lib.kernels) names.push_back(plan.name + ".cu");
+  for (size_t k = 0; k < lib.kernels.size(); ++k) names.push_back(lib.kernels[k].name + (in_unit[k] ? ".cuh" : ".cu"));
+  for (const CompileUnit& unit : units) names.push_back(unit.file);
   return names;
 }
 
@@ -390,6 +429,22 @@ std::vector<OutputFile> render_library(const Templates& t, const LibraryPlan& li
   }
   for (size_t i = 0; i < lib.kernels.size(); ++i) {
     files.push_back({names[i + 2], render_kernel(t, lib, lib.kernels[i], options)});
+  }
+  for (const CompileUnit& unit : compile_units(lib)) {
+    const KernelPlan& first = lib.kernels[unit.kernels.front()];
+    ms::data d;
+    d.set("library", lib.name);
+    d.set("count", std::to_string(unit.kernels.size()));
+    d.set("schedule_summary", first.schedule.summary());
+    d.set("dtype", std::string(to_string(first.workload.dtype)));
+    ms::data kernels{ms::data::type::list};
+    for (size_t k : unit.kernels) {
+      ms::data kernel;
+      kernel.set("file", names[k + 2]);
+      kernels.push_back(kernel);
+    }
+    d.set("kernels", kernels);
+    files.push_back({unit.file, render_strict(t, "compile_unit.cu.mustache", t.compile_unit, d)});
   }
   return files;
 }

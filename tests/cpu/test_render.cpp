@@ -465,6 +465,70 @@ workloads:
   EXPECT_EQ(paths, output_names(lib));
 }
 
+// Compile units: implicit_gemm_sm90's kernels of one schedule and data type
+// share a unit (their sources .cuh, the unit's file including them in
+// order), at most kCompileUnitKernels a unit, units of a group within one
+// kernel of each other; a kernel whose schedule no other has stays a .cu of
+// its own, as do kernels of algorithms that share no unit.
+TEST(Render, CompileUnitsGroupKernelsOfOneMainLoop) {
+  std::string text = R"(library: units
+defaults: {op: conv2d, dtype: float16, layout: NHWC}
+workloads:
+  - {n: 1, c: 64, c_out: 64, h: 8, w: 8, filter: 3, padding: same, schedule: {algorithm: implicit_gemm_sm90, cta_tile: [64, 64, 64], stages: 4}}
+  - {n: 1, c: 64, c_out: 64, h: 8, w: 8, filter: 1, padding: valid, schedule: {algorithm: implicit_gemm_sm90, cta_tile: [64, 128, 64], stages: 4}}
+  - {n: 1, c: 64, c_out: 64, h: 8, w: 8, filter: 3, padding: same, dtype: bfloat16, schedule: {algorithm: implicit_gemm_sm90, cta_tile: [64, 64, 64], stages: 4}}
+  - {n: 1, c: 64, c_out: 32, h: 8, w: 8, filter: 3, padding: same, schedule: {algorithm: implicit_gemm}}
+)";
+  // Then 25 of the first schedule: 26 in all, in units of 8, 9 and 9.
+  for (int h = 9; h < 34; ++h) {
+    text += "  - {n: 1, c: 64, c_out: 64, h: " + std::to_string(h) +
+            ", w: 8, filter: 3, padding: same, schedule: {algorithm: implicit_gemm_sm90, cta_tile: [64, 64, 64], "
+            "stages: 4}}\n";
+  }
+  PlanOptions options;
+  options.target = parse_arch_list("90a");
+  const LibraryPlan lib = plan_library({parse(text)}, "", options);
+  ASSERT_EQ(lib.kernels.size(), 29u);
+  const std::vector<CompileUnit> units = compile_units(lib);
+  ASSERT_EQ(units.size(), 3u);
+  std::vector<size_t> sizes, grouped;
+  for (const CompileUnit& unit : units) {
+    sizes.push_back(unit.kernels.size());
+    for (size_t k : unit.kernels) {
+      grouped.push_back(k);
+      EXPECT_EQ(lib.kernels[k].workload.dtype, DataType::kFloat16);
+      EXPECT_EQ(lib.kernels[k].schedule.summary(), "implicit_gemm_sm90: cta_tile 64x64x64, 1 warpgroup(s), 4 stages");
+    }
+  }
+  EXPECT_EQ(sizes, (std::vector<size_t>{8, 9, 9}));
+  EXPECT_EQ(units[0].file, "units_unit_1.cu");
+  EXPECT_EQ(units[2].file, "units_unit_3.cu");
+  const std::vector<std::string> names = output_names(lib);
+  for (size_t k = 0; k < lib.kernels.size(); ++k) {
+    const bool in_unit = std::count(grouped.begin(), grouped.end(), k) == 1;
+    EXPECT_EQ(names[k + 2], lib.kernels[k].name + (in_unit ? ".cuh" : ".cu"));
+    // The three of one kernel a schedule or dtype, and implicit_gemm's.
+    EXPECT_EQ(in_unit, lib.kernels[k].workload.h >= 9 || (lib.kernels[k].workload.kh == 3 &&
+                                                           lib.kernels[k].workload.dtype == DataType::kFloat16 &&
+                                                           lib.kernels[k].schedule.algorithm_name() != "implicit_gemm"))
+        << lib.kernels[k].name;
+  }
+  EXPECT_EQ(std::vector<std::string>(names.end() - 3, names.end()),
+            (std::vector<std::string>{"units_unit_1.cu", "units_unit_2.cu", "units_unit_3.cu"}));
+  // A unit's file includes its kernels' sources, in order; each is rendered
+  // in its own namespace.
+  const std::vector<OutputFile> files = render_library(Templates::load(CONVGEN_TEMPLATE_DIR), lib);
+  ASSERT_EQ(files.size(), names.size());
+  const std::string& unit = files[files.size() - 3].text;
+  size_t at = 0;
+  for (size_t k : units[0].kernels) {
+    const size_t found = unit.find("#include \"" + lib.kernels[k].name + ".cuh\"\n", at);
+    ASSERT_NE(found, std::string::npos) << lib.kernels[k].name;
+    at = found;
+    EXPECT_NE(files[k + 2].text.find("namespace " + lib.kernels[k].name + "_detail {"), std::string::npos);
+  }
+}
+
 TEST(StrictTemplates, UndefinedPlaceholderInTheKernelTemplate) {
   TemplateCopy copy;
   copy.insert_line("depthwise_nchw.cu.mustache", 3, "// {{no_such_thing}}");

@@ -396,6 +396,11 @@ const Algorithm kImplicitGemmSm90{
     false,  // not tuned: NVRTC does not build CUTLASS's main loop
     nullptr,
     {Math::kTF32},
+    // Compile units: CUTLASS's main loop took 46 of a kernel's 50 s of
+    // nvcc alone (sm_90a, one core); three kernels of one schedule in one
+    // unit took 53 s, against 155 s apart (docs/performance.md, "Compile
+    // units").
+    true,
 };
 
 }  // namespace convgen::gen::conv2d

@@ -168,6 +168,10 @@ struct Algorithm {
   // How it multiplies float32 operands (a float32 workload's `math`, which
   // it must serve too); float16 and bfloat16 workloads take math fp32.
   std::vector<Math> float32_maths = {Math::kFloat32};
+  // Whether its kernels of one schedule and data type compile as one unit
+  // (render.hpp, compile_units): where most of a kernel's compile time is
+  // the instantiation of a main loop that the schedule alone determines.
+  bool shares_compile_units = false;
 
   bool serves(const Workload& wl) const;
   bool serves_shape(const Workload& wl) const { return shapes == nullptr || shapes(wl); }

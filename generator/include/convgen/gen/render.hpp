@@ -29,8 +29,9 @@ struct ParsedTemplate;  // a template parsed for rendering (render.cpp)
 struct Templates {
   std::string dir;
   std::map<std::string, std::string> kernels;  // by file name: each algorithm's template (Algorithm::template_file)
-  std::string registry;  // registry.cu.mustache
-  std::string header;    // library.h.mustache
+  std::string registry;      // registry.cu.mustache
+  std::string header;        // library.h.mustache
+  std::string compile_unit;  // compile_unit.cu.mustache
   // Where each line of an expanded template came from ("<path>:<line>"),
   // by file name, for the errors of strict rendering.
   std::map<std::string, std::vector<std::string>> line_origins;
@@ -51,9 +52,25 @@ struct OutputFile {
   std::string text;
 };
 
+// Kernels compiled as one unit: those of an algorithm that
+// shares_compile_units, with the same schedule, data type and math (so one
+// instantiation of its main loop serves them all), at most
+// kCompileUnitKernels a unit so that units still build side by side. A
+// unit's kernel sources are headers, <kernel>.cuh, which its file
+// <library>_unit_<n>.cu includes; every other kernel is <kernel>.cu, built
+// alone.
+constexpr int kCompileUnitKernels = 12;
+struct CompileUnit {
+  std::string file;                 // <library>_unit_<n>.cu
+  std::vector<size_t> kernels;      // indices into LibraryPlan::kernels, in order
+};
+std::vector<CompileUnit> compile_units(const LibraryPlan& lib);
+
 // The file names a library produces, in a fixed order: the header, the
-// registry, then one kernel file per plan. Known without rendering, so the
-// build can ask for them at configure time.
+// registry, one kernel file per plan (<kernel>.cu, or <kernel>.cuh in a
+// compile unit), then the compile units' files. Known without rendering,
+// so the build can ask for them at configure time: it compiles the .cu
+// files.
 std::vector<std::string> output_names(const LibraryPlan& lib);
 
 std::string render_kernel(const Templates& t, const LibraryPlan& lib, const KernelPlan& plan,
