@@ -68,8 +68,12 @@ template <> struct Convert<float> {
   static __device__ __forceinline__ float from_float(float x) { return x; }
   static __device__ __forceinline__ float2 to_float2(float2 v) { return v; }
   static __device__ __forceinline__ float2 from_floats(float a, float b) { return make_float2(a, b); }
-  static __device__ __forceinline__ float2 max_pair(float2 v, float2 w) { return make_float2(fmaxf(v.x, w.x), fmaxf(v.y, w.y)); }
-  static __device__ __forceinline__ float2 min_pair(float2 v, float2 w) { return make_float2(fminf(v.x, w.x), fminf(v.y, w.y)); }
+  static __device__ __forceinline__ float2 max_pair(float2 v, float2 w) {
+    return make_float2(fmaxf(v.x, w.x), fmaxf(v.y, w.y));
+  }
+  static __device__ __forceinline__ float2 min_pair(float2 v, float2 w) {
+    return make_float2(fminf(v.x, w.x), fminf(v.y, w.y));
+  }
 };
 
 // One element to float and back.
@@ -286,15 +290,15 @@ __device__ __forceinline__ void store_one(T* p, float value) {
 }
 // Activation A, one that clamps_after_half_rounding (relu, relu6), on
 // outputs rounded to T two at a time: `store_two` rounds two floats as a
-// pair, clamps the pair and stores its elements at p0 and p1 (each only
-// where its flag says: predicated stores, where a branch around the whole
-// would cost more than the conversion it skips). The same
-// values as store_one(p, activate(A, value)) for each (a zero's sign aside),
-// in fewer instructions where T is a half type: one conversion for the two
-// and one min or max a bound (HMNMX2), against one conversion and one FMNMX
-// a bound for each output. A kernel makes one before its loops: the bounds
-// are converted to pairs of T once (bfloat16's conversion is an asm
-// statement, which the compiler neither folds nor hoists).
+// pair, clamps the pair and stores its elements at p0 and p1, each only
+// where its flag says (predicated stores: a branch around the whole would
+// cost more than the conversion it skips). The same values as
+// store_one(p, activate(A, value)) for each (a zero's sign aside), in fewer
+// instructions where T is a half type: one conversion for the two and one
+// min or max a bound (HMNMX2), against one conversion and one FMNMX a bound
+// for each output. A kernel makes one before its loops: the bounds (those
+// of `activate`) are converted to pairs of T once (bfloat16's conversion is
+// an asm statement, which the compiler neither folds nor hoists).
 template <class T, Activation A>
 struct PairClamp {
   static_assert(clamps_after_half_rounding(A), "only a clamp to bounds exact in T commutes with the rounding");

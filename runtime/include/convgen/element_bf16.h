@@ -17,8 +17,12 @@ template <> struct Convert<__nv_bfloat16> {
   static __device__ __forceinline__ __nv_bfloat162 from_floats(float a, float b) {
     return __floats2bfloat162_rn(a, b);
   }
-  static __device__ __forceinline__ __nv_bfloat162 max_pair(__nv_bfloat162 v, __nv_bfloat162 w) { return __hmax2(v, w); }
-  static __device__ __forceinline__ __nv_bfloat162 min_pair(__nv_bfloat162 v, __nv_bfloat162 w) { return __hmin2(v, w); }
+  static __device__ __forceinline__ __nv_bfloat162 max_pair(__nv_bfloat162 v, __nv_bfloat162 w) {
+    return __hmax2(v, w);
+  }
+  static __device__ __forceinline__ __nv_bfloat162 min_pair(__nv_bfloat162 v, __nv_bfloat162 w) {
+    return __hmin2(v, w);
+  }
 };
 
 }  // namespace convgen
