@@ -401,8 +401,10 @@ std::vector<CompileUnit> compile_units(const LibraryPlan& lib) {
   return units;
 }
 
-std::vector<std::string> output_names(const LibraryPlan& lib) {
-  const std::vector<CompileUnit> units = compile_units(lib);
+namespace {
+
+// output_names, for the units compile_units(lib) gives.
+std::vector<std::string> output_names(const LibraryPlan& lib, const std::vector<CompileUnit>& units) {
   std::vector<bool> in_unit(lib.kernels.size(), false);
   for (const CompileUnit& unit : units) {
     for (size_t k : unit.kernels) in_unit[k] = true;
@@ -413,6 +415,10 @@ std::vector<std::string> output_names(const LibraryPlan& lib) {
   return names;
 }
 
+}  // namespace
+
+std::vector<std::string> output_names(const LibraryPlan& lib) { return output_names(lib, compile_units(lib)); }
+
 std::string render_kernel(const Templates& t, const LibraryPlan& lib, const KernelPlan& plan,
                           const RenderOptions& options) {
   const std::string& file = plan.schedule.algorithm->template_file;
@@ -420,7 +426,8 @@ std::string render_kernel(const Templates& t, const LibraryPlan& lib, const Kern
 }
 
 std::vector<OutputFile> render_library(const Templates& t, const LibraryPlan& lib, const RenderOptions& options) {
-  const std::vector<std::string> names = output_names(lib);
+  const std::vector<CompileUnit> units = compile_units(lib);
+  const std::vector<std::string> names = output_names(lib, units);
   const ms::data data = library_data(lib, options);
   std::vector<OutputFile> files;
   for (const auto& [text, file] : {std::pair<const std::string&, const char*>{t.header, "library.h.mustache"},
@@ -430,7 +437,7 @@ std::vector<OutputFile> render_library(const Templates& t, const LibraryPlan& li
   for (size_t i = 0; i < lib.kernels.size(); ++i) {
     files.push_back({names[i + 2], render_kernel(t, lib, lib.kernels[i], options)});
   }
-  for (const CompileUnit& unit : compile_units(lib)) {
+  for (const CompileUnit& unit : units) {
     const KernelPlan& first = lib.kernels[unit.kernels.front()];
     ms::data d;
     d.set("library", lib.name);
