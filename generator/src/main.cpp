@@ -225,7 +225,7 @@ const KernelPlan& pick_kernel(const LibraryPlan& lib, const std::string& wanted)
 using TuneOptions = convgen::tune::TuneOptions;
 #else
 struct TuneOptions {
-  std::string kernels, objective = "hot", search = "auto", algorithm, report_json;
+  std::string kernels, objective = "hot", search = "auto", algorithm, report_json, cutlass_include;
   std::vector<std::string> kernel_names;
   double budget_s = 20;
   bool retune = false;
@@ -576,6 +576,10 @@ CLI::App* add_tune(CLI::App& app, Options& o) {
                   "Search only this algorithm's schedules (the default rule's schedule is always timed)");
   cmd->add_option("--seed", o.tune.seed, "Seed of the search's random draws")->capture_default_str();
   cmd->add_option("--report", o.tune.report_json, "Write every candidate of every kernel to this JSON file");
+  cmd->add_option("--cutlass-include", o.tune.cutlass_include,
+                  "CUTLASS's include folder (holds cutlass/cutlass.h), for the algorithms on CUTLASS's main loops, "
+                  "which nvcc builds; default: $CONVGEN_CUTLASS_INCLUDE_DIR, else the nvidia-cutlass Python "
+                  "package's");
   add_lock_timeout(cmd, o);
   // For tests: the Nth candidate (not the default) is launched wrong and must be rejected.
   cmd->add_option("--break-candidate", o.tune.break_candidate)->group("");

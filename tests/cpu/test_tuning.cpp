@@ -14,6 +14,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "convgen/gen/arch.hpp"
 #include "convgen/gen/digest.hpp"
 #include "convgen/gen/plan.hpp"
 #include "convgen/gen/render.hpp"
@@ -1025,15 +1026,15 @@ TEST(ScheduleSpace, SizesAreProductsOfTheKnobSpaces) {
     const Workload wl = workload(mapping);
     const Operator& op = *wl.op;
     const std::vector<AlgorithmSpace> spaces = schedule_space(wl);
-    // Every algorithm the tuner can compile, in order.
-    std::vector<const Algorithm*> tunable;
+    // Every algorithm that serves the workload, in order.
+    std::vector<const Algorithm*> serving;
     for (const Algorithm* a : op.algorithms) {
-      if (a->tunable) tunable.push_back(a);
+      if (a->serves(wl)) serving.push_back(a);
     }
-    ASSERT_EQ(spaces.size(), tunable.size());
+    ASSERT_EQ(spaces.size(), serving.size());
     for (size_t i = 0; i < spaces.size(); ++i) {
       const AlgorithmSpace& s = spaces[i];
-      EXPECT_EQ(s.algorithm, tunable[i]);
+      EXPECT_EQ(s.algorithm, serving[i]);
       std::vector<const Knob*> knobs;
       double size = 1;
       for (const std::vector<Knob>* list : {&s.algorithm->knobs, &op.common_knobs}) {
@@ -1059,6 +1060,42 @@ const AlgorithmSpace& space_of(const std::vector<AlgorithmSpace>& spaces, const 
     if (s.algorithm->name == algorithm) return s;
   }
   throw std::runtime_error("no space for " + algorithm);
+}
+
+// The tensor-core algorithms, whose kernels nvcc builds for the tuner (on
+// CUTLASS's main loops), are in the spaces of the workloads they serve, and
+// only there: a float16 NHWC workload's space holds implicit_gemm and, for
+// a library built for sm_90a, implicit_gemm_sm90, each with its default
+// among the schedules that fit; a float32 NCHW workload's holds neither.
+TEST(ScheduleSpace, TheTensorCoreAlgorithmsAreSearchedWhereTheyServe) {
+  const Workload half = workload(
+      "{op: conv2d, n: 8, c: 64, c_out: 64, h: 28, w: 28, filter: 3, padding: same, dtype: float16, layout: NHWC}");
+  PlanOptions sm90a;
+  sm90a.target = parse_arch_list("90a");
+  const std::vector<AlgorithmSpace> spaces = schedule_space(half);
+  std::vector<std::string> names;
+  for (const AlgorithmSpace& s : spaces) {
+    names.push_back(s.algorithm->name);
+    EXPECT_TRUE(s.algorithm->serves(half)) << s.algorithm->name;
+  }
+  for (const char* name : {"implicit_gemm", "implicit_gemm_sm90"}) {
+    SCOPED_TRACE(name);
+    ASSERT_NE(std::find(names.begin(), names.end(), name), names.end());
+    const AlgorithmSpace& space = space_of(spaces, name);
+    EXPECT_EQ(space.algorithm->tune_compiler, TuneCompiler::kNvcc);
+    KernelPlan own;
+    ASSERT_TRUE(try_plan(half, *space.algorithm, {}, sm90a, own));
+    const KernelPlan again = plan_kernel(with_schedule(half, *space.algorithm, own.schedule.values), sm90a);
+    EXPECT_EQ(again.schedule, own.schedule);
+    // Its neighbours fit, and move the tile, the stages or the split.
+    EXPECT_FALSE(neighbour_schedules(own, sm90a).empty());
+  }
+  EXPECT_EQ(std::find(names.begin(), names.end(), "direct"), names.end()) << "direct serves float32 NCHW only";
+
+  const Workload single = workload("{op: conv2d, n: 8, c: 64, c_out: 64, h: 28, w: 28, filter: 3, padding: same}");
+  for (const AlgorithmSpace& s : schedule_space(single)) {
+    EXPECT_EQ(s.algorithm->tune_compiler, TuneCompiler::kNvrtc) << s.algorithm->name;
+  }
 }
 
 // Every schedule enumerate_schedules gives plans as it says; it gives every

@@ -312,7 +312,7 @@ const Algorithm kDirect{
     &launch,
     {DataType::kFloat32},
     {Layout::kNCHW},
-    true,
+    TuneCompiler::kNvrtc,
     nullptr,
     kEveryMath,
 };

@@ -339,7 +339,7 @@ const Algorithm kGemm{
     &launch,
     {DataType::kFloat32},
     {Layout::kNCHW},
-    true,
+    TuneCompiler::kNvrtc,
     &is_pointwise,
     kEveryMath,
 };

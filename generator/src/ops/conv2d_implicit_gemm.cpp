@@ -399,7 +399,7 @@ const Algorithm kImplicitGemm{
     &implicit_gemm_launch,
     {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32},
     {Layout::kNHWC},
-    false,  // not yet tuned: NVRTC does not build CUTLASS's main loop
+    TuneCompiler::kNvcc,  // CUTLASS's main loop: NVRTC does not build it
     nullptr,
     {Math::kTF32, Math::k3xTF32},
 };

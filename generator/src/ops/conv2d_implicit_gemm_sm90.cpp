@@ -393,7 +393,7 @@ const Algorithm kImplicitGemmSm90{
     &implicit_gemm_launch,
     {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32},
     {Layout::kNHWC},
-    false,  // not tuned: NVRTC does not build CUTLASS's main loop
+    TuneCompiler::kNvcc,  // CUTLASS's main loop: NVRTC does not build it
     nullptr,
     {Math::kTF32},
     // Compile units: CUTLASS's main loop took 46 of a kernel's 50 s of

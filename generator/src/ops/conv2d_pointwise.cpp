@@ -231,7 +231,7 @@ const Algorithm kPointwise{
     &launch,
     {DataType::kFloat16, DataType::kBFloat16},
     {Layout::kNHWC},
-    true,
+    TuneCompiler::kNvrtc,
     &is_pointwise,
 };
 

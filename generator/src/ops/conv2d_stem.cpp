@@ -249,7 +249,7 @@ const Algorithm kStem{
     &launch,
     {DataType::kFloat32},
     {Layout::kNCHW},
-    true,
+    TuneCompiler::kNvrtc,
     &is_stem_shape,
     kEveryMath,
 };

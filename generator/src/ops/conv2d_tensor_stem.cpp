@@ -306,7 +306,7 @@ const Algorithm kTensorStem{
     &launch,
     {DataType::kFloat16, DataType::kBFloat16},
     {Layout::kNHWC},
-    true,
+    TuneCompiler::kNvrtc,
     &tensor_stem_shape_claimed,
 };
 

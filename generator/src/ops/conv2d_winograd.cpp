@@ -298,7 +298,7 @@ const Algorithm kWinograd{
     &launch,
     {DataType::kFloat32},
     {Layout::kNCHW},
-    true,
+    TuneCompiler::kNvrtc,
     &is_winograd_shape,
     kEveryMath,
 };

@@ -1,5 +1,7 @@
 #include "tune/runner.hpp"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <random>
 #include <thread>
@@ -115,21 +117,46 @@ Problem make_problem(const CudaApi& api, Device& d, const KernelPlan& plan) {
 
 namespace {
 
-// A loaded candidate and its launch.
+// A loaded candidate and its launch: a cubin's kernel, launched as its
+// algorithm's LaunchDescription says, or a shared object's launcher (nvcc's
+// builds), called for the problem's batch.
 struct Loaded {
   CUmodule module = nullptr;
   CUfunction function = nullptr;
   LaunchShape shape;
   std::vector<void*> args;
+  void* library = nullptr;
+  SharedObjectLauncher launcher = nullptr;
+  int batch = 0;
   CUdeviceptr in, filter, ea, eb, residual, out;
   int count = 0;
 };
 
 void launch(const CudaApi& api, Loaded& l, CUstream stream) {
+  if (l.launcher != nullptr) {
+    const auto pointer = [](CUdeviceptr p) { return reinterpret_cast<void*>(static_cast<uintptr_t>(p)); };
+    if (const char* error = l.launcher(pointer(l.in), pointer(l.filter), pointer(l.ea), pointer(l.eb),
+                                       pointer(l.residual), pointer(l.out), l.batch, stream)) {
+      throw CudaError(std::string("the candidate's launcher: ") + error);
+    }
+    return;
+  }
   api.check(api.cuLaunchKernel(l.function, l.shape.grid[0], l.shape.grid[1], l.shape.grid[2], l.shape.block[0],
                                l.shape.block[1], l.shape.block[2],
                                static_cast<unsigned>(l.shape.dynamic_shared_bytes), stream, l.args.data(), nullptr),
             "cuLaunchKernel");
+}
+
+// Nothing to launch: an empty grid, or (a launcher's) no image.
+bool launches_nothing(const Loaded& l) {
+  return l.launcher != nullptr ? l.batch == 0 : l.shape.grid[0] * l.shape.grid[1] * l.shape.grid[2] == 0;
+}
+
+void unload(const CudaApi& api, Loaded& l) {
+  if (l.module != nullptr) api.cuModuleUnload(l.module);
+  if (l.library != nullptr) dlclose(l.library);
+  l.module = nullptr;
+  l.library = nullptr;
 }
 
 float elapsed_ms(const CudaApi& api, CUevent a, CUevent b) {
@@ -226,6 +253,20 @@ std::string verify(const CudaApi& api, Device& d, Loaded& l, Problem& p) {
 
 void prepare(const CudaApi& api, Device& d, const KernelPlan& plan, const Compiled& compiled, Problem& problem,
              Loaded& l) {
+  l.in = problem.input.get();
+  l.filter = problem.filter.get();
+  l.ea = problem.ea.get();
+  l.eb = problem.eb.get();
+  l.residual = problem.residual.get();
+  l.out = problem.out();
+  if (!compiled.shared_object.empty()) {
+    l.library = dlopen(compiled.shared_object.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (l.library == nullptr) throw CudaError(std::string("loading the candidate: ") + dlerror());
+    l.launcher = reinterpret_cast<SharedObjectLauncher>(dlsym(l.library, kSharedObjectLauncher));
+    if (l.launcher == nullptr) throw CudaError(std::string("the candidate's launcher: ") + dlerror());
+    l.batch = problem.reference_problem.n;
+    return;
+  }
   api.check(api.cuModuleLoadData(&l.module, compiled.cubin.data()), "loading the candidate");
   api.check(api.cuModuleGetFunction(&l.function, l.module, compiled.lowered.c_str()), "the candidate");
   l.shape = plan.schedule.algorithm->launch(plan, problem.reference_problem.n);
@@ -242,12 +283,6 @@ void prepare(const CudaApi& api, Device& d, const KernelPlan& plan, const Compil
     const unsigned resident = static_cast<unsigned>(std::max(1, per_sm * d.id.sms));
     l.shape.grid[0] = std::min(l.shape.grid[0], resident);
   }
-  l.in = problem.input.get();
-  l.filter = problem.filter.get();
-  l.ea = problem.ea.get();
-  l.eb = problem.eb.get();
-  l.residual = problem.residual.get();
-  l.out = problem.out();
   l.count = static_cast<int>(l.shape.count);
   l.args = {&l.in, &l.filter, &l.ea, &l.eb};
   if (plan.workload.op->takes_residual) l.args.push_back(&l.residual);
@@ -265,8 +300,11 @@ bool measure(const CudaApi& api, Device& d, Problem& problem, const Compiled& co
     prepare(api, d, c.plan, compiled, problem, l);
     if (options.break_it && options.break_it()) {
       // One work item fewer (a persistent kernel's blocks would cover a
-      // missing block), else one block fewer: some outputs stay NaN.
-      if (l.shape.has_count) {
+      // missing block), else one block fewer, or (a launcher) one image
+      // fewer: some outputs stay NaN.
+      if (l.launcher != nullptr) {
+        --l.batch;
+      } else if (l.shape.has_count) {
         --l.count;
       } else if (l.shape.grid[0] > 1) {
         --l.shape.grid[0];
@@ -277,7 +315,7 @@ bool measure(const CudaApi& api, Device& d, Problem& problem, const Compiled& co
       }
     }
     std::string wrong;
-    if (l.shape.grid[0] * l.shape.grid[1] * l.shape.grid[2] == 0) {
+    if (launches_nothing(l)) {
       // Nothing to launch: the output stays poisoned.
       poison(api, d, problem);
       wrong = "no block launched";
@@ -303,7 +341,7 @@ bool measure(const CudaApi& api, Device& d, Problem& problem, const Compiled& co
     // A fault poisons the context: nothing more can run on this device.
     context_lost = c.note.find("illegal") != std::string::npos;
   }
-  if (l.module != nullptr && !context_lost) api.cuModuleUnload(l.module);
+  if (!context_lost) unload(api, l);
   return !context_lost;
 }
 
@@ -332,9 +370,7 @@ bool confirm(const CudaApi& api, const Builder& builder, Device& d, Problem& pro
   } catch (const CudaError&) {
     ok = false;
   }
-  for (Loaded& x : l) {
-    if (x.module != nullptr) api.cuModuleUnload(x.module);
-  }
+  for (Loaded& x : l) unload(api, x);
   if (!ok) return false;
   double& def_time = objective == "cold" ? def.cold_us : def.hot_us;
   double& best_time = objective == "cold" ? best.cold_us : best.hot_us;

@@ -95,6 +95,7 @@ std::deque<Candidate> SeededLocalSearch::initial_candidates(const Workload& wl, 
   std::vector<KernelPlan> algorithm_defaults;
   for (const AlgorithmSpace& space : schedule_space(wl)) {
     if (!options_.algorithm.empty() && space.algorithm->name != options_.algorithm) continue;
+    if (options_.buildable && !options_.buildable(*space.algorithm)) continue;
     space_.before += space.size;
     KernelPlan own;
     if (try_plan(wl, *space.algorithm, {}, options_.plan_options, own)) algorithm_defaults.push_back(own);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +21,9 @@ struct SearchOptions {
   std::string algorithm;          // search only this algorithm's schedules (and the default); empty: all
   std::string objective = "hot";  // what candidates are ranked by: hot or cold
   gen::PlanOptions plan_options;
+  // Whether this machine can build an algorithm's kernels (nvcc's need
+  // CUTLASS); null: every one.
+  std::function<bool(const gen::Algorithm&)> buildable;
 };
 
 // What the search made of the space when it started, for the report.

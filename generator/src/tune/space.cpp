@@ -13,7 +13,7 @@ std::vector<AlgorithmSpace> schedule_space(const Workload& wl) {
   const Operator& op = *wl.op;
   std::vector<AlgorithmSpace> spaces;
   for (const Algorithm* a : op.algorithms) {
-    if (!a->tunable) continue;
+    if (!a->serves(wl)) continue;  // its dtype, layout or math is not the workload's
     AlgorithmSpace s;
     s.algorithm = a;
     s.size = 1;

@@ -1,15 +1,15 @@
 // `convgen tune`. For each kernel: the schedule space (the core's), a search
 // over it, and for each candidate: render (the core's templates, in memory)
-// -> compile (NVRTC, in parallel, for the device's own architecture) -> load
-// (driver API) -> verify (every output element against a float64 reference
-// computed on the GPU, output poisoned first) -> time (hot: CUDA graph
-// replays; cold: L2 flushed). The fastest verified candidate becomes the
+// -> compile (NVRTC, in parallel, for the device's own architecture; nvcc
+// for kernels on CUTLASS's headers) -> load (driver API; dlopen) -> verify
+// (every output element against a float64 reference computed on the GPU,
+// output poisoned first) -> time (hot: CUDA graph replays; cold: L2 flushed). The fastest verified candidate becomes the
 // kernel's entry in the tuning database, written after each kernel.
 //
 // This unit orchestrates: the kernels to tune, one worker per device, the
 // database writes and the progress lines. The jobs are units of their own:
 // the space (tune/space.cpp, in the core), the search (search.*), NVRTC
-// (builder.*), the device, verification and timing (runner.*), the
+// and nvcc (builder.*), the device, verification and timing (runner.*), the
 // terminal (progress.*) and the report (report.*).
 #include "tune/tuner.hpp"
 
@@ -77,10 +77,12 @@ TuningDb continued_database(const std::string& path, std::vector<std::string>& d
 
 // The kernels a run tunes on `gpu`, in the library's order: those the
 // options select, less those the database holds for that GPU with the
-// current fingerprint (unless --retune); `kept` says why each other is not.
+// current fingerprint (unless --retune) and those `cannot_tune` gives a
+// reason for; `kept` says why each other is not.
 std::vector<const KernelPlan*> kernels_to_tune(const LibraryPlan& lib, const TuningDb& db, const std::string& gpu,
                                                const TuneOptions& options,
                                                const std::map<std::string, std::string>& fingerprints,
+                                               const std::function<std::string(const KernelPlan&)>& cannot_tune,
                                                std::vector<std::string>& kept) {
   std::vector<const KernelPlan*> queue;
   for (const KernelPlan& p : lib.kernels) {
@@ -93,9 +95,8 @@ std::vector<const KernelPlan*> kernels_to_tune(const LibraryPlan& lib, const Tun
       kept.push_back(p.name + ": the spec sets its schedule");
       continue;
     }
-    if (!p.schedule.algorithm->tunable) {
-      kept.push_back(p.name + ": its algorithm (" + p.schedule.algorithm_name() +
-                     ") is not tuned yet; it keeps the default rule's schedule");
+    if (const std::string why = cannot_tune ? cannot_tune(p) : ""; !why.empty()) {
+      kept.push_back(p.name + ": " + why + "; it keeps its schedule");
       continue;
     }
     const TuningEntry* e = db.find(p.name, gpu);
@@ -106,6 +107,13 @@ std::vector<const KernelPlan*> kernels_to_tune(const LibraryPlan& lib, const Tun
     queue.push_back(&p);
   }
   return queue;
+}
+
+// The GPUs a kernel runs on, as a phrase: "sm_90", "sm_80 and newer".
+std::string gpus_it_runs_on(const KernelPlan& p) {
+  const std::string oldest = "sm_" + std::to_string(p.min_arch);
+  if (p.max_arch == 0) return oldest + " and newer";
+  return p.max_arch == p.min_arch ? oldest : oldest + " to sm_" + std::to_string(p.max_arch);
 }
 
 // Kernel names the options ask for by name that the specs do not make: an
@@ -126,7 +134,7 @@ std::vector<std::string> unknown_kernel_names(const LibraryPlan& lib, const Tune
 class Tuner {
  public:
   Tuner(const LibraryPlan& lib, const Templates& templates, const TuneOptions& options)
-      : api_(CudaApi::get()), lib_(lib), options_(options), builder_(api_, templates) {
+      : api_(CudaApi::get()), lib_(lib), options_(options), builder_(api_, templates, options.cutlass_include) {
     plan_options_.target = lib.target;  // candidates are planned for the GPUs the library is
     for (const auto& [file, text] : templates.kernels) fingerprints_[file] = tuning_fingerprint(text);
   }
@@ -154,7 +162,6 @@ class Tuner {
   std::vector<KernelReport> reports_;
   std::unique_ptr<Progress> progress_;
   std::atomic<int> failures_{0};
-  std::atomic<int> candidate_counter_{0};
 };
 
 void Tuner::evaluate(Device& d, std::vector<Candidate>& batch, Problem& problem, KernelReport& report,
@@ -179,7 +186,10 @@ void Tuner::evaluate(Device& d, std::vector<Candidate>& batch, Problem& problem,
     // The test hook: this candidate is launched short of its work, so its
     // output is wrong and verification must reject it.
     measure_options.break_it = [&] {
-      return !c.is_default && options_.break_candidate > 0 && ++candidate_counter_ == options_.break_candidate;
+      if (c.is_default || options_.break_candidate <= 0) return false;
+      const long long before = std::count_if(report.candidates.begin(), report.candidates.end(),
+                                             [](const Candidate& x) { return !x.is_default; });
+      return before + 1 == options_.break_candidate;
     };
     const bool context_alive = measure(api_, d, problem, compiled[i], c, measure_options);
     if (c.state == State::kRejected) progress_->line("  rejected: " + c.plan.schedule.summary() + ": " + c.note);
@@ -205,6 +215,7 @@ KernelReport Tuner::tune_kernel(Device& d, const KernelPlan& plan) {
   search_options.algorithm = options_.algorithm;
   search_options.objective = options_.objective;
   search_options.plan_options = plan_options_;
+  search_options.buildable = [this](const Algorithm& a) { return builder_.cannot_build(a).empty(); };
   const std::unique_ptr<Search> search =
       make_search(wl, search_options, options_.seed ^ std::hash<std::string>{}(plan.name));
   const SpaceSummary& space = search->space();
@@ -383,7 +394,19 @@ int Tuner::run() {
   // (and its kernel tuned again when this run tunes it), never signed anew.
   std::vector<std::string> kept, dropped;
   db_ = continued_database(options_.db_path, dropped);
-  for (const KernelPlan* p : kernels_to_tune(lib_, db_, devices.front().id.name, options_, fingerprints_, kept)) {
+  // A kernel is tuned on the GPUs it runs on, by a compiler this machine has.
+  const int arch = devices.front().arch;
+  const auto cannot_tune = [&](const KernelPlan& p) -> std::string {
+    if ((p.min_arch != 0 && arch < p.min_arch) || (p.max_arch != 0 && arch > p.max_arch)) {
+      return "it runs on " + gpus_it_runs_on(p) + " only, and this GPU is sm_" + std::to_string(arch);
+    }
+    if (const std::string why = builder_.cannot_build(*p.schedule.algorithm); !why.empty()) {
+      return "its algorithm (" + p.schedule.algorithm_name() + ") is built with nvcc, and " + why;
+    }
+    return "";
+  };
+  for (const KernelPlan* p :
+       kernels_to_tune(lib_, db_, devices.front().id.name, options_, fingerprints_, cannot_tune, kept)) {
     queue_.push_back(p);
   }
   progress_ = std::make_unique<Progress>(queue_.size(), devices.size());
@@ -462,7 +485,7 @@ int run_fake_tune(const LibraryPlan& lib, const Templates& templates, const Tune
   const GpuId gpu{fake_gpu(), 1, "7.5"};
   std::vector<std::string> kept, dropped;
   const TuningDb db = continued_database(options.db_path, dropped);
-  const std::vector<const KernelPlan*> queue = kernels_to_tune(lib, db, gpu.name, options, fingerprints, kept);
+  const std::vector<const KernelPlan*> queue = kernels_to_tune(lib, db, gpu.name, options, fingerprints, nullptr, kept);
   for (const std::string& d : dropped) std::fprintf(stderr, "%s\n", d.c_str());
   for (const std::string& k : kept) std::fprintf(stderr, "kept %s\n", k.c_str());
   std::fprintf(stderr, "convgen tune: %zu kernel(s) to tune on the fake GPU '%s' (CONVGEN_TUNE_FAKE_GPU; nothing is "

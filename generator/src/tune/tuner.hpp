@@ -25,6 +25,7 @@ struct TuneOptions {
   unsigned long long seed = 1;     // the search's random draws (inputs are drawn fresh every run)
   int break_candidate = 0;         // test hook: launch the Nth candidate of each kernel one block short
   std::string report_json;         // where to write every kernel's report (candidates included); empty: none
+  std::string cutlass_include;     // CUTLASS's include folder for nvcc's builds; empty: found (tune/builder.hpp)
   double lock_timeout_s = gen::kDefaultLockTimeoutS;  // the wait for the database folder's lock, per write
 };
 

@@ -135,6 +135,15 @@ struct LaunchShape {
   int dynamic_shared_bytes = 0;
 };
 
+// How `convgen tune` builds an algorithm's candidates. kNvrtc: the kernel
+// alone, with NVRTC and convgen's own headers, loaded as a cubin and
+// launched as the algorithm's LaunchDescription says. kNvcc: a kernel on
+// CUTLASS's headers, which NVRTC does not compile, and whose host launcher
+// makes CUTLASS's launch parameters (the TMA descriptors): nvcc builds the
+// kernel with that launcher as a shared object, which the tuner loads and
+// calls.
+enum class TuneCompiler { kNvrtc, kNvcc };
+
 // One algorithm of one operator.
 struct Algorithm {
   std::string name;                // the spec's `algorithm:` word
@@ -156,10 +165,8 @@ struct Algorithm {
   // only where it serves both; the default rule picks among those that do.
   std::vector<DataType> dtypes = {DataType::kFloat32};
   std::vector<Layout> layouts = {Layout::kNCHW};
-  // Whether `convgen tune` can compile its kernels: it builds each alone
-  // with NVRTC and convgen's own headers, which a kernel built on CUTLASS's
-  // headers does not compile with.
-  bool tunable = true;
+  // How `convgen tune` compiles its candidates (tune/builder.hpp).
+  TuneCompiler tune_compiler = TuneCompiler::kNvrtc;
   // The shapes its knobs claim, where not all (gemm's: 1x1 at stride 1, no
   // padding, though it runs any shape it is named for); null: all. Knobs
   // that several algorithms own choose the one that claims the workload's

@@ -12,8 +12,9 @@
 
 namespace convgen::gen {
 
-// Every schedule the tuner may try for a workload, per algorithm: the
-// product of its knobs' spaces (and the operator's common knobs).
+// Every schedule the tuner may try for a workload, per algorithm that serves
+// its dtype, layout and math: the product of its knobs' spaces (and the
+// operator's common knobs).
 struct AlgorithmSpace {
   const Algorithm* algorithm = nullptr;
   std::vector<const Knob*> knobs;  // the algorithm's, then the operator's common ones
