@@ -42,6 +42,9 @@
 #include <convgen/epilogue.h>
 
 namespace convgen_tensor_core {
+// This kernel's names, but for its launch function at the end: a namespace
+// of their own, so that kernels compiled in one unit share none.
+namespace conv_bf16_nhwc_n2_c20_co36_h15_w15_k5x5_s2_p2_detail {
 namespace {
 
 // Every tensor's element type (bfloat16); sums are fp32.
@@ -274,6 +277,15 @@ cudaError_t launch_conv_bf16_nhwc_n2_c20_co36_h15_w15_k5x5_s2_p2(const void* inp
     if (launched != cudaSuccess) return launched;
   }
   return cudaSuccess;
+}
+#endif  // __CUDACC_RTC__
+
+}  // namespace conv_bf16_nhwc_n2_c20_co36_h15_w15_k5x5_s2_p2_detail
+
+#ifndef __CUDACC_RTC__
+cudaError_t launch_conv_bf16_nhwc_n2_c20_co36_h15_w15_k5x5_s2_p2(const void* input, const void* filter, const void* epilogue_a,
+    const void* epilogue_b, const void* residual, void* output, int batch, cudaStream_t stream) {
+  return conv_bf16_nhwc_n2_c20_co36_h15_w15_k5x5_s2_p2_detail::launch_conv_bf16_nhwc_n2_c20_co36_h15_w15_k5x5_s2_p2(input, filter, epilogue_a, epilogue_b, residual, output, batch, stream);
 }
 #endif  // __CUDACC_RTC__
 

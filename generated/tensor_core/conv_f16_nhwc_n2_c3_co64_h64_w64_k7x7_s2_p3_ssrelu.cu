@@ -42,6 +42,9 @@
 #include <convgen/epilogue.h>
 
 namespace convgen_tensor_core {
+// This kernel's names, but for its launch function at the end: a namespace
+// of their own, so that kernels compiled in one unit share none.
+namespace conv_f16_nhwc_n2_c3_co64_h64_w64_k7x7_s2_p3_ssrelu_detail {
 namespace {
 
 // Every tensor's element type (float16); sums are fp32.
@@ -274,6 +277,15 @@ cudaError_t launch_conv_f16_nhwc_n2_c3_co64_h64_w64_k7x7_s2_p3_ssrelu(const void
     if (launched != cudaSuccess) return launched;
   }
   return cudaSuccess;
+}
+#endif  // __CUDACC_RTC__
+
+}  // namespace conv_f16_nhwc_n2_c3_co64_h64_w64_k7x7_s2_p3_ssrelu_detail
+
+#ifndef __CUDACC_RTC__
+cudaError_t launch_conv_f16_nhwc_n2_c3_co64_h64_w64_k7x7_s2_p3_ssrelu(const void* input, const void* filter, const void* epilogue_a,
+    const void* epilogue_b, const void* residual, void* output, int batch, cudaStream_t stream) {
+  return conv_f16_nhwc_n2_c3_co64_h64_w64_k7x7_s2_p3_ssrelu_detail::launch_conv_f16_nhwc_n2_c3_co64_h64_w64_k7x7_s2_p3_ssrelu(input, filter, epilogue_a, epilogue_b, residual, output, batch, stream);
 }
 #endif  // __CUDACC_RTC__
 

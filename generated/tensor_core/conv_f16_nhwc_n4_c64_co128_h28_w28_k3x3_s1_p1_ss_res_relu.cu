@@ -42,6 +42,9 @@
 #include <convgen/epilogue.h>
 
 namespace convgen_tensor_core {
+// This kernel's names, but for its launch function at the end: a namespace
+// of their own, so that kernels compiled in one unit share none.
+namespace conv_f16_nhwc_n4_c64_co128_h28_w28_k3x3_s1_p1_ss_res_relu_detail {
 namespace {
 
 // Every tensor's element type (float16); sums are fp32.
@@ -274,6 +277,15 @@ cudaError_t launch_conv_f16_nhwc_n4_c64_co128_h28_w28_k3x3_s1_p1_ss_res_relu(con
     if (launched != cudaSuccess) return launched;
   }
   return cudaSuccess;
+}
+#endif  // __CUDACC_RTC__
+
+}  // namespace conv_f16_nhwc_n4_c64_co128_h28_w28_k3x3_s1_p1_ss_res_relu_detail
+
+#ifndef __CUDACC_RTC__
+cudaError_t launch_conv_f16_nhwc_n4_c64_co128_h28_w28_k3x3_s1_p1_ss_res_relu(const void* input, const void* filter, const void* epilogue_a,
+    const void* epilogue_b, const void* residual, void* output, int batch, cudaStream_t stream) {
+  return conv_f16_nhwc_n4_c64_co128_h28_w28_k3x3_s1_p1_ss_res_relu_detail::launch_conv_f16_nhwc_n4_c64_co128_h28_w28_k3x3_s1_p1_ss_res_relu(input, filter, epilogue_a, epilogue_b, residual, output, batch, stream);
 }
 #endif  // __CUDACC_RTC__
 

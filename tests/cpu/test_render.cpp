@@ -465,11 +465,12 @@ workloads:
   EXPECT_EQ(paths, output_names(lib));
 }
 
-// Compile units: implicit_gemm_sm90's kernels of one schedule and data type
-// share a unit (their sources .cuh, the unit's file including them in
-// order), at most kCompileUnitKernels a unit, units of a group within one
-// kernel of each other; a kernel whose schedule no other has stays a .cu of
-// its own, as do kernels of algorithms that share no unit.
+// Compile units: the kernels of implicit_gemm_sm90 (and of implicit_gemm)
+// of one schedule and data type share a unit (their sources .cuh, the
+// unit's file including them in order), at most kCompileUnitKernels a unit,
+// units of a group within one kernel of each other; a kernel whose schedule
+// no other has stays a .cu of its own, as do kernels of algorithms that
+// share no unit (pointwise).
 TEST(Render, CompileUnitsGroupKernelsOfOneMainLoop) {
   std::string text = R"(library: units
 defaults: {op: conv2d, dtype: float16, layout: NHWC}
@@ -485,47 +486,62 @@ workloads:
             ", w: 8, filter: 3, padding: same, schedule: {algorithm: implicit_gemm_sm90, cta_tile: [64, 64, 64], "
             "stages: 4}}\n";
   }
+  // Then two implicit_gemm kernels of one schedule (a unit of two) and two
+  // pointwise kernels of one schedule (no unit).
+  text += R"(  - {n: 1, c: 64, c_out: 128, h: 8, w: 8, filter: 3, padding: same, schedule: {algorithm: implicit_gemm, cta_tile: [128, 128, 32], warp_tile: [64, 64], stages: 4}}
+  - {n: 1, c: 64, c_out: 128, h: 8, w: 8, filter: 1, padding: valid, schedule: {algorithm: implicit_gemm, cta_tile: [128, 128, 32], warp_tile: [64, 64], stages: 4}}
+  - {n: 1, c: 16, c_out: 64, h: 8, w: 8, filter: 1, padding: valid, schedule: {algorithm: pointwise, channel_tile: 32, warps_per_block: 4, tiles_per_warp: 4, stages: 2}}
+  - {n: 1, c: 16, c_out: 32, h: 8, w: 8, filter: 1, padding: valid, schedule: {algorithm: pointwise, channel_tile: 32, warps_per_block: 4, tiles_per_warp: 4, stages: 2}}
+)";
   PlanOptions options;
   options.target = parse_arch_list("90a");
   const LibraryPlan lib = plan_library({parse(text)}, "", options);
-  ASSERT_EQ(lib.kernels.size(), 29u);
+  ASSERT_EQ(lib.kernels.size(), 33u);
   const std::vector<CompileUnit> units = compile_units(lib);
-  ASSERT_EQ(units.size(), 3u);
-  std::vector<size_t> sizes, grouped;
-  for (const CompileUnit& unit : units) {
-    sizes.push_back(unit.kernels.size());
-    for (size_t k : unit.kernels) {
+  ASSERT_EQ(units.size(), 4u);
+  const std::string sm90 = "implicit_gemm_sm90: cta_tile 64x64x64, 1 warpgroup(s), 4 stages";
+  const std::string sm80 = "implicit_gemm: cta_tile 128x128x32, warp_tile 64x64, 4 stages";
+  // The groups that share units: the float16 sm_90 kernels of the first
+  // schedule (the first and the 25 of 9 to 33 rows) and the two
+  // implicit_gemm kernels of one schedule.
+  const auto shares = [&](const KernelPlan& p) {
+    return p.workload.dtype == DataType::kFloat16 && (p.schedule.summary() == sm90 || p.schedule.summary() == sm80);
+  };
+  std::map<std::string, std::vector<size_t>> sizes;  // unit sizes by schedule, in order
+  std::vector<size_t> grouped;
+  for (size_t u = 0; u < units.size(); ++u) {
+    EXPECT_EQ(units[u].file, "units_unit_" + std::to_string(u + 1) + ".cu");
+    const std::string summary = lib.kernels[units[u].kernels.front()].schedule.summary();
+    sizes[summary].push_back(units[u].kernels.size());
+    for (size_t k : units[u].kernels) {
       grouped.push_back(k);
-      EXPECT_EQ(lib.kernels[k].workload.dtype, DataType::kFloat16);
-      EXPECT_EQ(lib.kernels[k].schedule.summary(), "implicit_gemm_sm90: cta_tile 64x64x64, 1 warpgroup(s), 4 stages");
+      EXPECT_TRUE(shares(lib.kernels[k])) << lib.kernels[k].name;
+      EXPECT_EQ(lib.kernels[k].schedule.summary(), summary);
     }
   }
-  EXPECT_EQ(sizes, (std::vector<size_t>{8, 9, 9}));
-  EXPECT_EQ(units[0].file, "units_unit_1.cu");
-  EXPECT_EQ(units[2].file, "units_unit_3.cu");
+  EXPECT_EQ(sizes[sm90], (std::vector<size_t>{8, 9, 9}));
+  EXPECT_EQ(sizes[sm80], (std::vector<size_t>{2}));
   const std::vector<std::string> names = output_names(lib);
   for (size_t k = 0; k < lib.kernels.size(); ++k) {
     const bool in_unit = std::count(grouped.begin(), grouped.end(), k) == 1;
     EXPECT_EQ(names[k + 2], lib.kernels[k].name + (in_unit ? ".cuh" : ".cu"));
-    // The three of one kernel a schedule or dtype, and implicit_gemm's.
-    EXPECT_EQ(in_unit, lib.kernels[k].workload.h >= 9 || (lib.kernels[k].workload.kh == 3 &&
-                                                           lib.kernels[k].workload.dtype == DataType::kFloat16 &&
-                                                           lib.kernels[k].schedule.algorithm_name() != "implicit_gemm"))
-        << lib.kernels[k].name;
+    EXPECT_EQ(in_unit, shares(lib.kernels[k])) << lib.kernels[k].name;
   }
-  EXPECT_EQ(std::vector<std::string>(names.end() - 3, names.end()),
-            (std::vector<std::string>{"units_unit_1.cu", "units_unit_2.cu", "units_unit_3.cu"}));
+  EXPECT_EQ(std::vector<std::string>(names.end() - 4, names.end()),
+            (std::vector<std::string>{"units_unit_1.cu", "units_unit_2.cu", "units_unit_3.cu", "units_unit_4.cu"}));
   // A unit's file includes its kernels' sources, in order; each is rendered
   // in its own namespace.
   const std::vector<OutputFile> files = render_library(Templates::load(CONVGEN_TEMPLATE_DIR), lib);
   ASSERT_EQ(files.size(), names.size());
-  const std::string& unit = files[files.size() - 3].text;
-  size_t at = 0;
-  for (size_t k : units[0].kernels) {
-    const size_t found = unit.find("#include \"" + lib.kernels[k].name + ".cuh\"\n", at);
-    ASSERT_NE(found, std::string::npos) << lib.kernels[k].name;
-    at = found;
-    EXPECT_NE(files[k + 2].text.find("namespace " + lib.kernels[k].name + "_detail {"), std::string::npos);
+  for (size_t u = 0; u < units.size(); ++u) {
+    const std::string& unit = files[files.size() - units.size() + u].text;
+    size_t at = 0;
+    for (size_t k : units[u].kernels) {
+      const size_t found = unit.find("#include \"" + lib.kernels[k].name + ".cuh\"\n", at);
+      ASSERT_NE(found, std::string::npos) << lib.kernels[k].name;
+      at = found;
+      EXPECT_NE(files[k + 2].text.find("namespace " + lib.kernels[k].name + "_detail {"), std::string::npos);
+    }
   }
 }
 

@@ -402,6 +402,10 @@ const Algorithm kImplicitGemm{
     TuneCompiler::kNvcc,  // CUTLASS's main loop: NVRTC does not build it
     nullptr,
     {Math::kTF32, Math::k3xTF32},
+    // Compile units: three kernels of one schedule took 29 s of nvcc apart
+    // (sm_90, one core) and 11.6 s in one unit; most of a kernel's time is
+    // CUTLASS's headers and main loop (docs/performance.md, "Compile units").
+    true,
 };
 
 }  // namespace convgen::gen::conv2d

@@ -148,6 +148,9 @@ std::string find_cutlass(const std::string& given) {
 
 std::string NvccToolchain::missing() const {
   if (nvcc.empty()) return "nvcc was not found (set CUDA_HOME or put nvcc on the PATH)";
+  if (cutlass_include.empty() && !cutlass_given.empty()) {
+    return "CUTLASS's headers were not found: --cutlass-include " + cutlass_given + " holds no cutlass/cutlass.h";
+  }
   if (cutlass_include.empty()) {
     return "CUTLASS's headers were not found (give --cutlass-include, or set CONVGEN_CUTLASS_INCLUDE_DIR, or "
            "install them: scripts/install_deps.sh)";
@@ -159,6 +162,7 @@ NvccToolchain find_nvcc_toolchain(const std::string& cutlass_include) {
   NvccToolchain t;
   t.nvcc = find_nvcc();
   t.cutlass_include = find_cutlass(cutlass_include);
+  t.cutlass_given = cutlass_include;
   return t;
 }
 

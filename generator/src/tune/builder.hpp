@@ -43,6 +43,7 @@ using SharedObjectLauncher = const char* (*)(const void* input, const void* filt
 struct NvccToolchain {
   std::string nvcc;             // empty: not found
   std::string cutlass_include;  // empty: not found
+  std::string cutlass_given;    // --cutlass-include, or empty
   // "" when both are found, else what is missing and how to give it.
   std::string missing() const;
 };

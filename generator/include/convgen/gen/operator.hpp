@@ -177,7 +177,8 @@ struct Algorithm {
   std::vector<Math> float32_maths = {Math::kFloat32};
   // Whether its kernels of one schedule and data type compile as one unit
   // (render.hpp, compile_units): where most of a kernel's compile time is
-  // the instantiation of a main loop that the schedule alone determines.
+  // headers and the instantiation of a main loop that the schedule, not the
+  // shape, determines (CUTLASS's).
   bool shares_compile_units = false;
 
   bool serves(const Workload& wl) const;

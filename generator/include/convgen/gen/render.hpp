@@ -53,8 +53,9 @@ struct OutputFile {
 };
 
 // Kernels compiled as one unit: those of an algorithm that
-// shares_compile_units, with the same schedule, data type and math (so one
-// instantiation of its main loop serves them all), at most
+// shares_compile_units, with the same schedule, data type and math (so that
+// the compiler reads CUTLASS's headers once and makes their main loop's
+// instantiation once), at most
 // kCompileUnitKernels a unit so that units still build side by side. A
 // unit's kernel sources are headers, <kernel>.cuh, which its file
 // <library>_unit_<n>.cu includes; every other kernel is <kernel>.cu, built

@@ -46,6 +46,9 @@
 #include <convgen/epilogue.h>
 
 namespace convgen_tensor_core {
+// This kernel's names, but for its launch function at the end: a namespace
+// of their own, so that kernels compiled in one unit share none.
+namespace conv_f16_nhwc_n1_c512_co256_h7_w7_k3x3_s1_p1_ss_res_silu_detail {
 namespace {
 
 // Every tensor's element type (float16); sums are fp32.
@@ -316,6 +319,15 @@ cudaError_t launch_conv_f16_nhwc_n1_c512_co256_h7_w7_k3x3_s1_p1_ss_res_silu(cons
     if (launched != cudaSuccess) return launched;
   }
   return cudaSuccess;
+}
+#endif  // __CUDACC_RTC__
+
+}  // namespace conv_f16_nhwc_n1_c512_co256_h7_w7_k3x3_s1_p1_ss_res_silu_detail
+
+#ifndef __CUDACC_RTC__
+cudaError_t launch_conv_f16_nhwc_n1_c512_co256_h7_w7_k3x3_s1_p1_ss_res_silu(const void* input, const void* filter, const void* epilogue_a,
+    const void* epilogue_b, const void* residual, void* output, int batch, cudaStream_t stream) {
+  return conv_f16_nhwc_n1_c512_co256_h7_w7_k3x3_s1_p1_ss_res_silu_detail::launch_conv_f16_nhwc_n1_c512_co256_h7_w7_k3x3_s1_p1_ss_res_silu(input, filter, epilogue_a, epilogue_b, residual, output, batch, stream);
 }
 #endif  // __CUDACC_RTC__
 
