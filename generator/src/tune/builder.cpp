@@ -13,6 +13,12 @@
 
 #include "tune/embedded_headers.hpp"
 
+// The CUTLASS headers of the build that made convgen (the top-level
+// CMakeLists.txt defines it; a generator built alone has none).
+#ifndef CONVGEN_CUTLASS_INCLUDE
+#define CONVGEN_CUTLASS_INCLUDE ""
+#endif
+
 namespace convgen::tune {
 
 void CompileSlots::acquire() {
@@ -134,6 +140,7 @@ std::string find_cutlass(const std::string& given) {
   if (const char* env = std::getenv("CONVGEN_CUTLASS_INCLUDE_DIR"); env != nullptr && *env != '\0') {
     return holds_cutlass(env) ? env : "";
   }
+  if (holds_cutlass(CONVGEN_CUTLASS_INCLUDE)) return CONVGEN_CUTLASS_INCLUDE;
   std::string out;
   if (run_command("python3 -c \"import cutlass_library, os; print(os.path.join(os.path.dirname("
                   "cutlass_library.__file__), 'source', 'include'))\"",
@@ -198,7 +205,8 @@ Compiled compile_shared_object(const NvccToolchain& toolchain, const std::string
   const std::string sm = std::to_string(arch) + (arch_specific ? "a" : "");
   // The flags a library's build gives these kernels (cmake/Convgen.cmake),
   // and those of a shared object.
-  std::string command = quoted(toolchain.nvcc) + " -std=c++17 -O3 -shared -Xcompiler -fPIC --expt-relaxed-constexpr" +
+  std::string command = quoted(toolchain.nvcc) +
+                        " -std=c++17 -O3 -DNDEBUG -shared -Xcompiler -fPIC --expt-relaxed-constexpr" +
                         " -gencode arch=compute_" + sm + ",code=sm_" + sm + " -I" + quoted(headers) + " -isystem " +
                         quoted(toolchain.cutlass_include);
   const std::string util = toolchain.cutlass_include + "/../tools/util/include";
@@ -237,6 +245,18 @@ std::string Builder::cannot_build(const gen::Algorithm& algorithm) const {
 }
 
 Compiled Builder::build(const gen::KernelPlan& plan, int arch) const {
+  // It runs on the batch's threads: what goes wrong (a template, the temp
+  // folder, a full disk) is this candidate's log, not the end of the run.
+  try {
+    return build_or_throw(plan, arch);
+  } catch (const std::exception& e) {
+    Compiled c;
+    c.log = e.what();
+    return c;
+  }
+}
+
+Compiled Builder::build_or_throw(const gen::KernelPlan& plan, int arch) const {
   const std::string source = gen::render_kernel(templates_, render_lib_, plan);
   if (plan.schedule.algorithm->tune_compiler == gen::TuneCompiler::kNvrtc) {
     return compile(api_, source, "convgen_" + render_lib_.name + "::" + plan.name, arch);
@@ -272,7 +292,7 @@ std::vector<Compiled> Builder::build_all(const std::vector<const gen::KernelPlan
   for (size_t i = 0; i < plans.size(); ++i) {
     threads.emplace_back([&, i] {
       slots_.acquire();
-      compiled[i] = build(*plans[i], arch);
+      compiled[i] = build(*plans[i], arch);  // throws nothing
       slots_.release();
     });
   }

@@ -50,8 +50,9 @@ struct NvccToolchain {
 
 // nvcc: $CUDA_HOME/bin/nvcc, else the toolkit convgen was built with, else
 // the PATH's. CUTLASS: `cutlass_include` where given, else
-// $CONVGEN_CUTLASS_INCLUDE_DIR, else the nvidia-cutlass Python package's
-// (as cmake/Convgen.cmake finds it for a library's build).
+// $CONVGEN_CUTLASS_INCLUDE_DIR, else the folder convgen's build was
+// configured with (CMake's CONVGEN_CUTLASS_INCLUDE_DIR), else the
+// nvidia-cutlass Python package's (as cmake/Convgen.cmake finds it).
 NvccToolchain find_nvcc_toolchain(const std::string& cutlass_include);
 
 // The source nvcc builds for a kernel: its source, and the launcher the
@@ -95,12 +96,15 @@ class Builder {
   // "" when the builder can compile `algorithm`'s kernels, else why not.
   std::string cannot_build(const gen::Algorithm& algorithm) const;
 
-  // One plan's kernel, compiled at once (outside the slots).
+  // One plan's kernel, compiled at once (outside the slots); a failure of
+  // any kind is the result's log.
   Compiled build(const gen::KernelPlan& plan, int arch) const;
   // Every plan's kernel, compiled at once, one per free core.
   std::vector<Compiled> build_all(const std::vector<const gen::KernelPlan*>& plans, int arch);
 
  private:
+  Compiled build_or_throw(const gen::KernelPlan& plan, int arch) const;
+
   const CudaApi& api_;
   const gen::Templates& templates_;
   gen::LibraryPlan render_lib_;

@@ -3,7 +3,9 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <random>
+#include <system_error>
 #include <thread>
 
 namespace convgen::tune {
@@ -261,6 +263,9 @@ void prepare(const CudaApi& api, Device& d, const KernelPlan& plan, const Compil
   l.out = problem.out();
   if (!compiled.shared_object.empty()) {
     l.library = dlopen(compiled.shared_object.c_str(), RTLD_NOW | RTLD_LOCAL);
+    // Loaded (or not), the file is not needed again: a run builds hundreds.
+    std::error_code ec;
+    std::filesystem::remove(compiled.shared_object, ec);
     if (l.library == nullptr) throw CudaError(std::string("loading the candidate: ") + dlerror());
     l.launcher = reinterpret_cast<SharedObjectLauncher>(dlsym(l.library, kSharedObjectLauncher));
     if (l.launcher == nullptr) throw CudaError(std::string("the candidate's launcher: ") + dlerror());

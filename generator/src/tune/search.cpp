@@ -45,7 +45,10 @@ class SeededLocalSearch final : public Search {
       while (!pending_.empty() && batch.size() < max) {
         Candidate c = std::move(pending_.front());
         pending_.pop_front();
-        if (tried_.insert(key(c.plan)).second) batch.push_back(std::move(c));
+        if (!tried_.insert(key(c.plan)).second) continue;
+        // (The default was checked before the search: it is always timed.)
+        if (!c.is_default && options_.usable && !options_.usable(c.plan)) continue;
+        batch.push_back(std::move(c));
       }
       if (!batch.empty()) return batch;
     }
@@ -95,10 +98,11 @@ std::deque<Candidate> SeededLocalSearch::initial_candidates(const Workload& wl, 
   std::vector<KernelPlan> algorithm_defaults;
   for (const AlgorithmSpace& space : schedule_space(wl)) {
     if (!options_.algorithm.empty() && space.algorithm->name != options_.algorithm) continue;
-    if (options_.buildable && !options_.buildable(*space.algorithm)) continue;
-    space_.before += space.size;
     KernelPlan own;
-    if (try_plan(wl, *space.algorithm, {}, options_.plan_options, own)) algorithm_defaults.push_back(own);
+    const bool own_fits = try_plan(wl, *space.algorithm, {}, options_.plan_options, own);
+    if (own_fits && options_.usable && !options_.usable(own)) continue;
+    space_.before += space.size;
+    if (own_fits) algorithm_defaults.push_back(own);
     const size_t before = pruned.size();
     char line[200];
     if (enumerate_schedules(wl, space, kEnumerateLimit, options_.plan_options, pruned)) {

@@ -21,9 +21,10 @@ struct SearchOptions {
   std::string algorithm;          // search only this algorithm's schedules (and the default); empty: all
   std::string objective = "hot";  // what candidates are ranked by: hot or cold
   gen::PlanOptions plan_options;
-  // Whether this machine can build an algorithm's kernels (nvcc's need
-  // CUTLASS); null: every one.
-  std::function<bool(const gen::Algorithm&)> buildable;
+  // Whether a candidate can be built and run here (its compiler, and the
+  // GPU's architecture); null: every one. An algorithm whose own default
+  // cannot is left out whole.
+  std::function<bool(const gen::KernelPlan&)> usable;
 };
 
 // What the search made of the space when it started, for the report.

@@ -147,6 +147,17 @@ class Tuner {
   void evaluate(Device& d, std::vector<Candidate>& batch, Problem& problem, KernelReport& report, double& best_us);
   // A candidate's time by the objective.
   double score(const Candidate& c) const { return tune::score(c, options_.objective); }
+  // "" when this machine can tune `p` on a GPU of `arch`: the kernel runs
+  // there, and its compiler is here. Else why not.
+  std::string why_not_here(const KernelPlan& p, int arch) const {
+    if ((p.min_arch != 0 && arch < p.min_arch) || (p.max_arch != 0 && arch > p.max_arch)) {
+      return "it runs on " + gpus_it_runs_on(p) + " only, and this GPU is sm_" + std::to_string(arch);
+    }
+    if (const std::string why = builder_.cannot_build(*p.schedule.algorithm); !why.empty()) {
+      return "its algorithm (" + p.schedule.algorithm_name() + ") is built with nvcc, and " + why;
+    }
+    return "";
+  }
 
   const CudaApi& api_;
   const LibraryPlan& lib_;
@@ -215,7 +226,7 @@ KernelReport Tuner::tune_kernel(Device& d, const KernelPlan& plan) {
   search_options.algorithm = options_.algorithm;
   search_options.objective = options_.objective;
   search_options.plan_options = plan_options_;
-  search_options.buildable = [this](const Algorithm& a) { return builder_.cannot_build(a).empty(); };
+  search_options.usable = [this, &d](const KernelPlan& p) { return why_not_here(p, d.arch).empty(); };
   const std::unique_ptr<Search> search =
       make_search(wl, search_options, options_.seed ^ std::hash<std::string>{}(plan.name));
   const SpaceSummary& space = search->space();
@@ -386,6 +397,12 @@ int Tuner::run() {
                       std::to_string(count) + ": 0.." + std::to_string(count - 1) + ")");
     }
     open_device(api_, devices[i], ordinal);
+    // A kernel's candidates are planned and built for one architecture.
+    if (devices[i].arch != devices.front().arch) {
+      throw CudaError("--devices: device " + std::to_string(ordinal) + " is sm_" + std::to_string(devices[i].arch) +
+                      " and device " + std::to_string(devices.front().ordinal) + " sm_" +
+                      std::to_string(devices.front().arch) + ": tune GPUs of one architecture in a run");
+    }
   }
 
   // The database so far: its entries are kept, and kernels it holds for a
@@ -394,17 +411,8 @@ int Tuner::run() {
   // (and its kernel tuned again when this run tunes it), never signed anew.
   std::vector<std::string> kept, dropped;
   db_ = continued_database(options_.db_path, dropped);
-  // A kernel is tuned on the GPUs it runs on, by a compiler this machine has.
   const int arch = devices.front().arch;
-  const auto cannot_tune = [&](const KernelPlan& p) -> std::string {
-    if ((p.min_arch != 0 && arch < p.min_arch) || (p.max_arch != 0 && arch > p.max_arch)) {
-      return "it runs on " + gpus_it_runs_on(p) + " only, and this GPU is sm_" + std::to_string(arch);
-    }
-    if (const std::string why = builder_.cannot_build(*p.schedule.algorithm); !why.empty()) {
-      return "its algorithm (" + p.schedule.algorithm_name() + ") is built with nvcc, and " + why;
-    }
-    return "";
-  };
+  const auto cannot_tune = [&](const KernelPlan& p) { return why_not_here(p, arch); };
   for (const KernelPlan* p :
        kernels_to_tune(lib_, db_, devices.front().id.name, options_, fingerprints_, cannot_tune, kept)) {
     queue_.push_back(p);
@@ -467,7 +475,11 @@ std::string device_archs(const std::vector<int>& devices) {
   std::string list;
   for (const GpuId& id : device_ids(devices)) {
     const size_t dot = id.compute_capability.find('.');
-    list += (list.empty() ? "" : ",") + id.compute_capability.substr(0, dot) + id.compute_capability.substr(dot + 1);
+    std::string arch = id.compute_capability.substr(0, dot) + id.compute_capability.substr(dot + 1);
+    // sm_90 runs sm_90a code, and a library's build makes its sm_90 image
+    // sm_90a (cmake/Convgen.cmake): plan as it does.
+    if (arch == "90") arch = "90a";
+    list += (list.empty() ? "" : ",") + arch;
   }
   return list;
 }
