@@ -115,6 +115,12 @@ std::string quoted(const std::string& s) {
   return q + "'";
 }
 
+// A command's output without its line end.
+std::string chomped(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+  return s;
+}
+
 bool is_file(const std::string& path) {
   std::error_code ec;
   return !path.empty() && fs::is_regular_file(path, ec);
@@ -126,10 +132,7 @@ std::string find_nvcc() {
   }
   if (is_file(CONVGEN_NVCC)) return CONVGEN_NVCC;
   std::string out;
-  if (run_command("command -v nvcc", out) == 0) {
-    while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-    if (is_file(out)) return out;
-  }
+  if (run_command("command -v nvcc", out) == 0 && is_file(chomped(out))) return chomped(out);
   return "";
 }
 
@@ -144,9 +147,9 @@ std::string find_cutlass(const std::string& given) {
   std::string out;
   if (run_command("python3 -c \"import cutlass_library, os; print(os.path.join(os.path.dirname("
                   "cutlass_library.__file__), 'source', 'include'))\"",
-                  out) == 0) {
-    while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-    if (holds_cutlass(out)) return out;
+                  out) == 0 &&
+      holds_cutlass(chomped(out))) {
+    return chomped(out);
   }
   return "";
 }
@@ -229,7 +232,7 @@ Builder::Builder(const CudaApi& api, const gen::Templates& templates, const std:
     : api_(api),
       templates_(templates),
       slots_(std::max(1u, std::thread::hardware_concurrency())),
-      nvcc_(find_nvcc_toolchain(cutlass_include)) {
+      cutlass_include_(cutlass_include) {
   render_lib_.name = "tune";
 }
 
@@ -240,8 +243,13 @@ Builder::~Builder() {
   }
 }
 
+const NvccToolchain& Builder::nvcc() const {
+  std::call_once(nvcc_found_, [&] { nvcc_ = find_nvcc_toolchain(cutlass_include_); });
+  return nvcc_;
+}
+
 std::string Builder::cannot_build(const gen::Algorithm& algorithm) const {
-  return algorithm.tune_compiler == gen::TuneCompiler::kNvcc ? nvcc_.missing() : "";
+  return algorithm.tune_compiler == gen::TuneCompiler::kNvcc ? nvcc().missing() : "";
 }
 
 Compiled Builder::build(const gen::KernelPlan& plan, int arch) const {
@@ -261,7 +269,7 @@ Compiled Builder::build_or_throw(const gen::KernelPlan& plan, int arch) const {
   if (plan.schedule.algorithm->tune_compiler == gen::TuneCompiler::kNvrtc) {
     return compile(api_, source, "convgen_" + render_lib_.name + "::" + plan.name, arch);
   }
-  if (const std::string why = nvcc_.missing(); !why.empty()) {
+  if (const std::string why = nvcc().missing(); !why.empty()) {
     Compiled c;
     c.log = why;
     return c;
@@ -282,7 +290,7 @@ Compiled Builder::build_or_throw(const gen::KernelPlan& plan, int arch) const {
   const std::string out = work_dir_ + "/candidate_" + std::to_string(++builds_) + ".so";
   // sm_90a where the kernel runs on sm_90 only (its wgmma and TMA).
   const bool arch_specific = plan.max_arch != 0 && plan.max_arch == arch;
-  return compile_shared_object(nvcc_, shared_object_source(source, render_lib_.name, plan.name), work_dir_ + "/include",
+  return compile_shared_object(nvcc(), shared_object_source(source, render_lib_.name, plan.name), work_dir_ + "/include",
                                out, arch, arch_specific);
 }
 

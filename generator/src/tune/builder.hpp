@@ -109,7 +109,11 @@ class Builder {
   const gen::Templates& templates_;
   gen::LibraryPlan render_lib_;
   CompileSlots slots_;
-  NvccToolchain nvcc_;
+  // Found on first need: a run of NVRTC kernels only looks for neither.
+  const NvccToolchain& nvcc() const;
+  std::string cutlass_include_;
+  mutable std::once_flag nvcc_found_;
+  mutable NvccToolchain nvcc_;
   // nvcc's folder: the headers, the sources and the shared objects (made on
   // the first nvcc build, removed with the builder).
   mutable std::mutex work_mutex_;
