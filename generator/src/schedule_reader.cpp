@@ -52,14 +52,14 @@ void read_knob(yaml::Reader& reader, const YAML::Node& node, const Knob& knob, S
   }
   const std::optional<int> v = reader.integer(node, knob.key, knob.lo, knob.hi);
   if (!v) return;
+  const std::string why = knob.rule_note.empty() ? "" : " " + knob.rule_note;
   if (!knob.allowed.empty() && std::find(knob.allowed.begin(), knob.allowed.end(), *v) == knob.allowed.end()) {
     std::vector<std::string> allowed;
     for (int a : knob.allowed) allowed.push_back(std::to_string(a));
-    reader.error(node, "'" + knob.key + "' must be " + yaml::join_or(allowed) + " " + knob.rule_note + ", got " +
-                           std::to_string(*v));
+    reader.error(node, "'" + knob.key + "' must be " + yaml::join_or(allowed) + why + ", got " + std::to_string(*v));
   } else if (*v % knob.multiple_of != 0) {
-    reader.error(node, "'" + knob.key + "' must be a multiple of " + std::to_string(knob.multiple_of) + " " +
-                           knob.rule_note + ", got " + std::to_string(*v));
+    reader.error(node, "'" + knob.key + "' must be a multiple of " + std::to_string(knob.multiple_of) + why +
+                           ", got " + std::to_string(*v));
   } else {
     s.values[knob.key] = *v;
   }
