@@ -10,6 +10,7 @@ convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_bf16_nhwc_
 convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_bf16_nhwc_n2_c32_co64_h56_w56_k1x1_s1_p0_biasrelu6;
 convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_bf16_nhwc_n2_c40_co200_h9_w13_k1x1_s1_p0_bias_res_silu;
 convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_bf16_nhwc_n2_c4_co96_h64_w64_k4x4_s4_p0_bias;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_bf16_nhwc_n2_c64_co96_h20_w12_k3x3_s1_p1_bias;
 convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_bf16_nhwc_n3_c4_co96_h60_w60_k4x4_s4_p0_bias;
 convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f16_nhwc_n1_c24_co24_h7_w5_k1x1_s1_p0_ss_res_hardswish;
 convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f16_nhwc_n1_c256_co512_h14_w14_k3x3_s2_p1_ssrelu;
@@ -19,6 +20,7 @@ convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f16_nhwc_n
 convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f16_nhwc_n2_c3_co64_h64_w64_k7x7_s2_p3_ssrelu;
 convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f16_nhwc_n2_c6_co13_h17_w19_k3x5_s2x1_pt1b0l2r1_d1x2_bias_res_hardswish;
 convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f16_nhwc_n3_c16_co96_h29_w31_k1x1_s1_p0_ssrelu6;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f16_nhwc_n3_c40_co100_h9_w14_k3x3_s1_p1_ss_res_relu;
 convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f16_nhwc_n3_c96_co24_h30_w30_k1x1_s1_p0_ss_res;
 convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f16_nhwc_n4_c64_co128_h28_w28_k3x3_s1_p1_ss_res_relu;
 convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f16_nhwc_n8_c64_co64_h32_w32_k3x3_s1_p1;
@@ -37,7 +39,7 @@ namespace {
 // (0: every GPU of the library) and the dynamic shared memory a block takes.
 constexpr detail::Registry<DepthwiseProblem> kDepthwiseRegistry{"tensor_core", "90", nullptr, 0};
 
-// conv2d, 18 kernel(s). Each entry: the problem, set field by
+// conv2d, 20 kernel(s). Each entry: the problem, set field by
 // field (n is 0 for a runtime batch), then the kernel's name, schedule,
 // origin, launcher, the alignment in bytes its input and output pointers
 // need, the most images one launch covers, the oldest GPU it runs on
@@ -46,7 +48,7 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
     {[] { Conv2dProblem p; p.n = 2; p.c = 20; p.h = 15; p.w = 15; p.kh = 5; p.kw = 5; p.stride_h = 2; p.stride_w = 2; p.pad_top = 2; p.pad_bottom = 2; p.pad_left = 2; p.pad_right = 2; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 36; p.groups = 1; p.residual = false; p.math = Math::kFloat32; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; p.dtype = DataType::kBFloat16; p.layout = Layout::kNHWC; return p; }(),
      "conv_bf16_nhwc_n2_c20_co36_h15_w15_k5x5_s2_p2",
      "implicit_gemm: cta_tile 64x64x32, warp_tile 32x32, 8 stages",
-     "tests/gpu/tensor_core.yaml:28",
+     "tests/gpu/tensor_core.yaml:29",
      &convgen_tensor_core::launch_conv_bf16_nhwc_n2_c20_co36_h15_w15_k5x5_s2_p2,
      8,
      65535,
@@ -56,7 +58,7 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
     {[] { Conv2dProblem p; p.n = 2; p.c = 32; p.h = 56; p.w = 56; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 64; p.groups = 1; p.residual = false; p.math = Math::kFloat32; p.epilogue = Epilogue::kBias; p.activation = Activation::kRelu6; p.dtype = DataType::kBFloat16; p.layout = Layout::kNHWC; return p; }(),
      "conv_bf16_nhwc_n2_c32_co64_h56_w56_k1x1_s1_p0_biasrelu6",
      "implicit_gemm: cta_tile 64x64x32, warp_tile 32x32, 3 stages",
-     "tests/gpu/tensor_core.yaml:24",
+     "tests/gpu/tensor_core.yaml:25",
      &convgen_tensor_core::launch_conv_bf16_nhwc_n2_c32_co64_h56_w56_k1x1_s1_p0_biasrelu6,
      16,
      65535,
@@ -66,7 +68,7 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
     {[] { Conv2dProblem p; p.n = 2; p.c = 40; p.h = 9; p.w = 13; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 200; p.groups = 1; p.residual = true; p.math = Math::kFloat32; p.epilogue = Epilogue::kBias; p.activation = Activation::kSilu; p.dtype = DataType::kBFloat16; p.layout = Layout::kNHWC; return p; }(),
      "conv_bf16_nhwc_n2_c40_co200_h9_w13_k1x1_s1_p0_bias_res_silu",
      "pointwise: channel_tile 104, warps_per_block 4, tiles_per_warp 1, 2 stages",
-     "tests/gpu/tensor_core.yaml:36",
+     "tests/gpu/tensor_core.yaml:39",
      &convgen_tensor_core::launch_conv_bf16_nhwc_n2_c40_co200_h9_w13_k1x1_s1_p0_bias_res_silu,
      16,
      65535,
@@ -76,17 +78,27 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
     {[] { Conv2dProblem p; p.n = 2; p.c = 4; p.h = 64; p.w = 64; p.kh = 4; p.kw = 4; p.stride_h = 4; p.stride_w = 4; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 96; p.groups = 1; p.residual = false; p.math = Math::kFloat32; p.epilogue = Epilogue::kBias; p.activation = Activation::kNone; p.dtype = DataType::kBFloat16; p.layout = Layout::kNHWC; return p; }(),
      "conv_bf16_nhwc_n2_c4_co96_h64_w64_k4x4_s4_p0_bias",
      "implicit_gemm: cta_tile 64x64x32, warp_tile 32x32, 3 stages, iterator few_channels",
-     "tests/gpu/tensor_core.yaml:32",
+     "tests/gpu/tensor_core.yaml:33",
      &convgen_tensor_core::launch_conv_bf16_nhwc_n2_c4_co96_h64_w64_k4x4_s4_p0_bias,
      16,
      65535,
      80,
      0,
      24576},
+    {[] { Conv2dProblem p; p.n = 2; p.c = 64; p.h = 20; p.w = 12; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 96; p.groups = 1; p.residual = false; p.math = Math::kFloat32; p.epilogue = Epilogue::kBias; p.activation = Activation::kNone; p.dtype = DataType::kBFloat16; p.layout = Layout::kNHWC; return p; }(),
+     "conv_bf16_nhwc_n2_c64_co96_h20_w12_k3x3_s1_p1_bias",
+     "implicit_gemm: cta_tile 64x32x32, warp_tile 32x32, 3 stages, split_k 2, raster pixels, swizzle 2",
+     "tests/gpu/tensor_core.yaml:37",
+     &convgen_tensor_core::launch_conv_bf16_nhwc_n2_c64_co96_h20_w12_k3x3_s1_p1_bias,
+     16,
+     65535,
+     90,
+     0,
+     18432},
     {[] { Conv2dProblem p; p.n = 3; p.c = 4; p.h = 60; p.w = 60; p.kh = 4; p.kw = 4; p.stride_h = 4; p.stride_w = 4; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 96; p.groups = 1; p.residual = false; p.math = Math::kFloat32; p.epilogue = Epilogue::kBias; p.activation = Activation::kNone; p.dtype = DataType::kBFloat16; p.layout = Layout::kNHWC; return p; }(),
      "conv_bf16_nhwc_n3_c4_co96_h60_w60_k4x4_s4_p0_bias",
      "tensor_stem: block_outputs 96x15x15 (channels x rows x columns), warp_outputs 64x32 (pixels x channels)",
-     "tests/gpu/tensor_core.yaml:39",
+     "tests/gpu/tensor_core.yaml:42",
      &convgen_tensor_core::launch_conv_bf16_nhwc_n3_c4_co96_h60_w60_k4x4_s4_p0_bias,
      16,
      65535,
@@ -96,7 +108,7 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
     {[] { Conv2dProblem p; p.n = 1; p.c = 24; p.h = 7; p.w = 5; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 24; p.groups = 1; p.residual = true; p.math = Math::kFloat32; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kHardswish; p.dtype = DataType::kFloat16; p.layout = Layout::kNHWC; return p; }(),
      "conv_f16_nhwc_n1_c24_co24_h7_w5_k1x1_s1_p0_ss_res_hardswish",
      "pointwise: channel_tile 8, warps_per_block 3, tiles_per_warp 2, 4 stages",
-     "tests/gpu/tensor_core.yaml:37",
+     "tests/gpu/tensor_core.yaml:40",
      &convgen_tensor_core::launch_conv_f16_nhwc_n1_c24_co24_h7_w5_k1x1_s1_p0_ss_res_hardswish,
      16,
      65535,
@@ -106,7 +118,7 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
     {[] { Conv2dProblem p; p.n = 1; p.c = 256; p.h = 14; p.w = 14; p.kh = 3; p.kw = 3; p.stride_h = 2; p.stride_w = 2; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 512; p.groups = 1; p.residual = false; p.math = Math::kFloat32; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu; p.dtype = DataType::kFloat16; p.layout = Layout::kNHWC; return p; }(),
      "conv_f16_nhwc_n1_c256_co512_h14_w14_k3x3_s2_p1_ssrelu",
      "implicit_gemm: cta_tile 64x64x64, warp_tile 32x32, 5 stages, split_k 4",
-     "tests/gpu/tensor_core.yaml:29",
+     "tests/gpu/tensor_core.yaml:30",
      &convgen_tensor_core::launch_conv_f16_nhwc_n1_c256_co512_h14_w14_k3x3_s2_p1_ssrelu,
      16,
      65535,
@@ -116,7 +128,7 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
     {[] { Conv2dProblem p; p.n = 1; p.c = 512; p.h = 7; p.w = 7; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 256; p.groups = 1; p.residual = true; p.math = Math::kFloat32; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kSilu; p.dtype = DataType::kFloat16; p.layout = Layout::kNHWC; return p; }(),
      "conv_f16_nhwc_n1_c512_co256_h7_w7_k3x3_s1_p1_ss_res_silu",
      "implicit_gemm: cta_tile 64x64x64, warp_tile 32x32, 5 stages, split_k 4",
-     "tests/gpu/tensor_core.yaml:26",
+     "tests/gpu/tensor_core.yaml:27",
      &convgen_tensor_core::launch_conv_f16_nhwc_n1_c512_co256_h7_w7_k3x3_s1_p1_ss_res_silu,
      16,
      65535,
@@ -126,7 +138,7 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
     {[] { Conv2dProblem p; p.n = 2; p.c = 3; p.h = 33; p.w = 30; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 2; p.pad_top = 1; p.pad_bottom = 2; p.pad_left = 1; p.pad_right = 0; p.dilation_h = 2; p.dilation_w = 1; p.c_out = 40; p.groups = 1; p.residual = false; p.math = Math::kFloat32; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kSilu; p.dtype = DataType::kFloat16; p.layout = Layout::kNHWC; return p; }(),
      "conv_f16_nhwc_n2_c3_co40_h33_w30_k3x3_s1x2_pt1b2l1r0_d2x1_sssilu",
      "tensor_stem: block_outputs 24x3x7 (channels x rows x columns), warp_outputs 16x8 (pixels x channels)",
-     "tests/gpu/tensor_core.yaml:40",
+     "tests/gpu/tensor_core.yaml:43",
      &convgen_tensor_core::launch_conv_f16_nhwc_n2_c3_co40_h33_w30_k3x3_s1x2_pt1b2l1r0_d2x1_sssilu,
      16,
      65535,
@@ -136,7 +148,7 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
     {[] { Conv2dProblem p; p.n = 2; p.c = 3; p.h = 64; p.w = 64; p.kh = 7; p.kw = 7; p.stride_h = 2; p.stride_w = 2; p.pad_top = 3; p.pad_bottom = 3; p.pad_left = 3; p.pad_right = 3; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 64; p.groups = 1; p.residual = true; p.math = Math::kFloat32; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu; p.dtype = DataType::kFloat16; p.layout = Layout::kNHWC; return p; }(),
      "conv_f16_nhwc_n2_c3_co64_h64_w64_k7x7_s2_p3_ss_res_relu",
      "tensor_stem: block_outputs 64x14x32 (channels x rows x columns), warp_outputs 64x32 (pixels x channels)",
-     "tests/gpu/tensor_core.yaml:38",
+     "tests/gpu/tensor_core.yaml:41",
      &convgen_tensor_core::launch_conv_f16_nhwc_n2_c3_co64_h64_w64_k7x7_s2_p3_ss_res_relu,
      16,
      65535,
@@ -146,7 +158,7 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
     {[] { Conv2dProblem p; p.n = 2; p.c = 3; p.h = 64; p.w = 64; p.kh = 7; p.kw = 7; p.stride_h = 2; p.stride_w = 2; p.pad_top = 3; p.pad_bottom = 3; p.pad_left = 3; p.pad_right = 3; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 64; p.groups = 1; p.residual = false; p.math = Math::kFloat32; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu; p.dtype = DataType::kFloat16; p.layout = Layout::kNHWC; return p; }(),
      "conv_f16_nhwc_n2_c3_co64_h64_w64_k7x7_s2_p3_ssrelu",
      "implicit_gemm: cta_tile 64x64x32, warp_tile 32x32, 2 stages, iterator few_channels",
-     "tests/gpu/tensor_core.yaml:31",
+     "tests/gpu/tensor_core.yaml:32",
      &convgen_tensor_core::launch_conv_f16_nhwc_n2_c3_co64_h64_w64_k7x7_s2_p3_ssrelu,
      16,
      65535,
@@ -156,7 +168,7 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
     {[] { Conv2dProblem p; p.n = 2; p.c = 6; p.h = 17; p.w = 19; p.kh = 3; p.kw = 5; p.stride_h = 2; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 0; p.pad_left = 2; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 2; p.c_out = 13; p.groups = 1; p.residual = true; p.math = Math::kFloat32; p.epilogue = Epilogue::kBias; p.activation = Activation::kHardswish; p.dtype = DataType::kFloat16; p.layout = Layout::kNHWC; return p; }(),
      "conv_f16_nhwc_n2_c6_co13_h17_w19_k3x5_s2x1_pt1b0l2r1_d1x2_bias_res_hardswish",
      "implicit_gemm: cta_tile 128x32x32, warp_tile 32x32, 3 stages, iterator few_channels",
-     "tests/gpu/tensor_core.yaml:27",
+     "tests/gpu/tensor_core.yaml:28",
      &convgen_tensor_core::launch_conv_f16_nhwc_n2_c6_co13_h17_w19_k3x5_s2x1_pt1b0l2r1_d1x2_bias_res_hardswish,
      4,
      65535,
@@ -166,17 +178,27 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
     {[] { Conv2dProblem p; p.n = 3; p.c = 16; p.h = 29; p.w = 31; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 96; p.groups = 1; p.residual = false; p.math = Math::kFloat32; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu6; p.dtype = DataType::kFloat16; p.layout = Layout::kNHWC; return p; }(),
      "conv_f16_nhwc_n3_c16_co96_h29_w31_k1x1_s1_p0_ssrelu6",
      "pointwise: channel_tile 96, warps_per_block 4, tiles_per_warp 4, 2 stages",
-     "tests/gpu/tensor_core.yaml:35",
+     "tests/gpu/tensor_core.yaml:38",
      &convgen_tensor_core::launch_conv_f16_nhwc_n3_c16_co96_h29_w31_k1x1_s1_p0_ssrelu6,
      16,
      65535,
      80,
      0,
      24832},
+    {[] { Conv2dProblem p; p.n = 3; p.c = 40; p.h = 9; p.w = 14; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 100; p.groups = 1; p.residual = true; p.math = Math::kFloat32; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu; p.dtype = DataType::kFloat16; p.layout = Layout::kNHWC; return p; }(),
+     "conv_f16_nhwc_n3_c40_co100_h9_w14_k3x3_s1_p1_ss_res_relu",
+     "implicit_gemm: cta_tile 64x32x32, warp_tile 32x32, 3 stages, raster channels, swizzle 4",
+     "tests/gpu/tensor_core.yaml:36",
+     &convgen_tensor_core::launch_conv_f16_nhwc_n3_c40_co100_h9_w14_k3x3_s1_p1_ss_res_relu,
+     16,
+     65535,
+     80,
+     0,
+     18432},
     {[] { Conv2dProblem p; p.n = 3; p.c = 96; p.h = 30; p.w = 30; p.kh = 1; p.kw = 1; p.stride_h = 1; p.stride_w = 1; p.pad_top = 0; p.pad_bottom = 0; p.pad_left = 0; p.pad_right = 0; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 24; p.groups = 1; p.residual = true; p.math = Math::kFloat32; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kNone; p.dtype = DataType::kFloat16; p.layout = Layout::kNHWC; return p; }(),
      "conv_f16_nhwc_n3_c96_co24_h30_w30_k1x1_s1_p0_ss_res",
      "implicit_gemm: cta_tile 128x32x32, warp_tile 32x32, 4 stages",
-     "tests/gpu/tensor_core.yaml:25",
+     "tests/gpu/tensor_core.yaml:26",
      &convgen_tensor_core::launch_conv_f16_nhwc_n3_c96_co24_h30_w30_k1x1_s1_p0_ss_res,
      16,
      65535,
@@ -186,7 +208,7 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
     {[] { Conv2dProblem p; p.n = 4; p.c = 64; p.h = 28; p.w = 28; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 128; p.groups = 1; p.residual = true; p.math = Math::kFloat32; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu; p.dtype = DataType::kFloat16; p.layout = Layout::kNHWC; return p; }(),
      "conv_f16_nhwc_n4_c64_co128_h28_w28_k3x3_s1_p1_ss_res_relu",
      "implicit_gemm: cta_tile 64x64x64, warp_tile 32x32, 5 stages",
-     "tests/gpu/tensor_core.yaml:23",
+     "tests/gpu/tensor_core.yaml:24",
      &convgen_tensor_core::launch_conv_f16_nhwc_n4_c64_co128_h28_w28_k3x3_s1_p1_ss_res_relu,
      16,
      65535,
@@ -196,7 +218,7 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
     {[] { Conv2dProblem p; p.n = 8; p.c = 64; p.h = 32; p.w = 32; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 64; p.groups = 1; p.residual = false; p.math = Math::kFloat32; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; p.dtype = DataType::kFloat16; p.layout = Layout::kNHWC; return p; }(),
      "conv_f16_nhwc_n8_c64_co64_h32_w32_k3x3_s1_p1",
      "implicit_gemm: cta_tile 256x64x32, warp_tile 64x64, 4 stages",
-     "tests/gpu/tensor_core.yaml:30",
+     "tests/gpu/tensor_core.yaml:31",
      &convgen_tensor_core::launch_conv_f16_nhwc_n8_c64_co64_h32_w32_k3x3_s1_p1,
      16,
      65535,
@@ -206,7 +228,7 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
     {[] { Conv2dProblem p; p.n = 2; p.c = 45; p.h = 15; p.w = 13; p.kh = 3; p.kw = 3; p.stride_h = 2; p.stride_w = 2; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 30; p.groups = 1; p.residual = true; p.math = Math::k3xTF32; p.epilogue = Epilogue::kBias; p.activation = Activation::kNone; p.dtype = DataType::kFloat32; p.layout = Layout::kNHWC; return p; }(),
      "conv_f32_3xtf32_nhwc_n2_c45_co30_h15_w13_k3x3_s2_p1_bias_res",
      "implicit_gemm: cta_tile 128x32x16, warp_tile 32x32, 3 stages, split_k 2",
-     "tests/gpu/tensor_core.yaml:34",
+     "tests/gpu/tensor_core.yaml:35",
      &convgen_tensor_core::launch_conv_f32_3xtf32_nhwc_n2_c45_co30_h15_w13_k3x3_s2_p1_bias_res,
      8,
      65535,
@@ -216,7 +238,7 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
     {[] { Conv2dProblem p; p.n = 4; p.c = 64; p.h = 28; p.w = 28; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 128; p.groups = 1; p.residual = true; p.math = Math::kTF32; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu; p.dtype = DataType::kFloat32; p.layout = Layout::kNHWC; return p; }(),
      "conv_f32_tf32_nhwc_n4_c64_co128_h28_w28_k3x3_s1_p1_ss_res_relu",
      "implicit_gemm: cta_tile 64x64x32, warp_tile 32x32, 5 stages",
-     "tests/gpu/tensor_core.yaml:33",
+     "tests/gpu/tensor_core.yaml:34",
      &convgen_tensor_core::launch_conv_f32_tf32_nhwc_n4_c64_co128_h28_w28_k3x3_s1_p1_ss_res_relu,
      16,
      65535,
@@ -224,7 +246,7 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
      0,
      81920},
 };
-constexpr detail::Registry<Conv2dProblem> kConv2dRegistry{"tensor_core", "90", kConv2dEntries, 18};
+constexpr detail::Registry<Conv2dProblem> kConv2dRegistry{"tensor_core", "90", kConv2dEntries, 20};
 
 }  // namespace
 

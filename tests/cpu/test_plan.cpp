@@ -1794,6 +1794,31 @@ TEST(Conv2dPlan, GemmOverIm2colForStrided3x3) {
 // they measured faster (tf32 on strided 3x3 and 1x1 layers of 128 channels
 // or more); NHWC: implicit_gemm with float steps of K (32 floats: the 64
 // halves' bytes). The math is in the name either way.
+// The tile order (raster, swizzle) of both implicit GEMMs: the default is
+// the grid's own (raster pixels, swizzle 1), which the summary leaves
+// unsaid; a spec's order is the kernel's and is said.
+TEST(PlanImplicitGemm, TileOrderIsTheSpecsOrTheGridsOwn) {
+  PlanOptions h100a;
+  h100a.target = parse_arch_list("90a-real;90-virtual");
+  const std::string layer = "{op: conv2d, n: 8, c: 128, c_out: 256, h: 28, w: 28, filter: 3, padding: same, "
+                            "dtype: float16, layout: NHWC";
+  for (const std::string algorithm : {"implicit_gemm", "implicit_gemm_sm90"}) {
+    SCOPED_TRACE(algorithm);
+    KernelPlan p = plan_kernel(workload(layer + ", schedule: {algorithm: " + algorithm + "}}"), h100a);
+    EXPECT_EQ(p.schedule.at("raster"), 0);  // raster's words in order: pixels, channels
+    EXPECT_EQ(p.schedule.at("swizzle"), 1);
+    EXPECT_EQ(p.schedule.summary().find("raster"), std::string::npos) << p.schedule.summary();
+    const std::string plain = p.schedule.summary();
+    p = plan_kernel(workload(layer + ", schedule: {algorithm: " + algorithm + ", raster: channels, swizzle: 4}}"),
+                    h100a);
+    EXPECT_EQ(p.schedule.at("raster"), 1);
+    EXPECT_EQ(p.schedule.at("swizzle"), 4);
+    EXPECT_EQ(p.schedule.summary(), plain + ", raster channels, swizzle 4");
+    p = plan_kernel(workload(layer + ", schedule: {algorithm: " + algorithm + ", swizzle: 2}}"), h100a);
+    EXPECT_EQ(p.schedule.summary(), plain + ", raster pixels, swizzle 2");
+  }
+}
+
 // Hopper's implicit GEMM (TMA and wgmma): only a library with an sm_90a
 // image takes it; its default rule worked by hand on the H100 (132 SMs).
 TEST(PlanImplicitGemmSm90, DefaultRuleAndLimitsWorkedByHand) {

@@ -545,6 +545,48 @@ workloads:
   }
 }
 
+// The order in which blocks take their tiles (raster, swizzle), in both
+// implicit GEMM templates: the grid's own order where it is raster pixels
+// in panels of 1, else the panel arithmetic of the schedule's order.
+TEST(Render, EveryTileOrderOfBothImplicitGemmsRendersStrictly) {
+  const Spec spec = parse(R"(library: orders
+defaults: {op: conv2d, dtype: float16, layout: NHWC, n: 2, c: 64, c_out: 200, w: 12, filter: 3, padding: same}
+workloads:
+  - {h: 12, schedule: {algorithm: implicit_gemm_sm90}}
+  - {h: 13, schedule: {algorithm: implicit_gemm_sm90, raster: channels, swizzle: 2}}
+  - {h: 14, schedule: {algorithm: implicit_gemm_sm90, raster: pixels, swizzle: 8}}
+  - {h: 15, schedule: {algorithm: implicit_gemm_sm90, raster: channels, swizzle: 1}}
+  - {h: 16, schedule: {algorithm: implicit_gemm}}
+  - {h: 17, schedule: {algorithm: implicit_gemm, raster: channels, swizzle: 4}}
+  - {h: 18, schedule: {algorithm: implicit_gemm, raster: pixels, swizzle: 2}}
+)");
+  PlanOptions options;
+  options.target = parse_arch_list("90a");
+  const LibraryPlan lib = plan_library({spec}, "", options);
+  ASSERT_EQ(lib.kernels.size(), 7u);
+  const Templates t = Templates::load(CONVGEN_TEMPLATE_DIR);
+  std::map<std::string, std::set<bool>> seen;
+  for (const KernelPlan& p : lib.kernels) {
+    SCOPED_TRACE(p.name + ": " + p.schedule.summary());
+    const int raster = p.schedule.at("raster"), swizzle = p.schedule.at("swizzle");
+    const bool identity = raster == 0 && swizzle == 1;
+    seen["raster_identity"].insert(identity);
+    seen["raster_channels"].insert(raster == 1);
+    std::string text;
+    ASSERT_NO_THROW(text = render_kernel(t, lib, p));
+    EXPECT_EQ(text.find("{{"), std::string::npos);
+    EXPECT_EQ(text.find("const int tile_m = blockIdx.x;") != std::string::npos, identity);
+    EXPECT_EQ(text.find("constexpr int kSwizzle = " + std::to_string(swizzle) + ";") != std::string::npos, !identity);
+    EXPECT_EQ(text.find("// raster channels: panels of kSwizzle pixel tiles") != std::string::npos, raster == 1);
+    EXPECT_EQ(text.find("// raster pixels: panels of kSwizzle output-channel tiles") != std::string::npos,
+              raster == 0 && !identity);
+    EXPECT_NE(text.find("const int m0 = tile_m * kCtaM;"), std::string::npos);
+    // The summary names the order where it is not the grid's own.
+    EXPECT_EQ(p.schedule.summary().find(", raster ") == std::string::npos, identity);
+  }
+  expect_every_section_taken_both_ways("partials/tile_raster.mustache", seen);
+}
+
 TEST(StrictTemplates, UndefinedPlaceholderInTheKernelTemplate) {
   TemplateCopy copy;
   copy.insert_line("depthwise_nchw.cu.mustache", 3, "// {{no_such_thing}}");

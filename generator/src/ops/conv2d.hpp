@@ -31,6 +31,28 @@ bool implicit_gemm_sm90_by_default(const Workload& wl, const PlanOptions& option
 int vector_elements(int channels, int element_bytes);
 long long implicit_gemm_images_per_launch(const Workload& wl, const std::string& algorithm);
 LaunchDescription implicit_gemm_launch(const KernelPlan& p);
+// The order in which the blocks of an implicit GEMM take the tiles of the
+// output (blocks start in the order of their linear index): the tiles are
+// cut into panels `swizzle` tiles wide, and the blocks walk one panel after
+// another, along its pixel tiles (raster pixels; the panel is `swizzle`
+// output-channel tiles wide) or along its output-channel tiles (raster
+// channels; the panel is `swizzle` pixel tiles high). Blocks that run
+// together then share input rows (raster channels) or filter columns
+// (raster pixels) in L2. raster pixels with swizzle 1 is the grid's own
+// order: blockIdx.x walks the pixels.
+enum TileRaster { kRasterPixels = 0, kRasterChannels = 1 };
+struct TileOrder {
+  int raster = kRasterPixels;
+  int swizzle = 1;
+};
+Knob raster_knob();
+Knob swizzle_knob();
+// The spec's order, else `fallback`.
+TileOrder requested_tile_order(const ScheduleRequest& req, TileOrder fallback);
+// The template's values for the order (the tile_raster partial), and the
+// words a schedule summary adds where it is not the grid's own.
+void add_tile_order_values(const TileOrder& order, TemplateValues& values);
+std::string describe_tile_order(const Schedule& s);
 extern const Algorithm kPointwise;  // conv2d_pointwise.cpp
 // Whether the default rule gives a workload pointwise: a 1x1 stride-1 layer
 // of half elements with few input channels (at most 40), both channel

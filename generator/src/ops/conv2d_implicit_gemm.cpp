@@ -208,6 +208,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   s.stages = req.value("stages").value_or(s.stages);
   s.split_k = req.value("split_k").value_or(s.split_k);
   if (!req.has("stages")) s.stages = stages_k_can_fill(wl, s);
+  const TileOrder order = requested_tile_order(req, TileOrder{});
 
   // The tiles CUTLASS's sm_80 tensor-op main loop is instantiated with
   // (those of its own kernel list): block sides of 32 to 256, a reduction
@@ -296,7 +297,8 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
 
   p.schedule.values = {{"cta_m", s.cta_m},   {"cta_n", s.cta_n},   {"cta_k", s.cta_k},
                        {"warp_m", s.warp_m}, {"warp_n", s.warp_n}, {"stages", s.stages},
-                       {"split_k", s.split_k}, {"iterator", s.iterator}};
+                       {"split_k", s.split_k}, {"iterator", s.iterator},
+                       {"raster", order.raster}, {"swizzle", order.swizzle}};
   p.threads = g.threads;
   p.block_threads = g.threads;
   p.smem_bytes = g.smem_bytes;
@@ -327,13 +329,14 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"cp_async", s.stages > 2},
       {"k_steps", n(g.k_steps)},
   };
+  add_tile_order_values(order, p.values);
 }
 
 std::string describe(const Schedule& s) {
   return "cta_tile " + num(s.at("cta_m")) + "x" + num(s.at("cta_n")) + "x" + num(s.at("cta_k")) + ", warp_tile " +
          num(s.at("warp_m")) + "x" + num(s.at("warp_n")) + ", " + num(s.at("stages")) + " stages" +
          (s.at("split_k") > 1 ? ", split_k " + num(s.at("split_k")) : "") +
-         (s.at("iterator") == kFewChannels ? ", iterator few_channels" : "");
+         (s.at("iterator") == kFewChannels ? ", iterator few_channels" : "") + describe_tile_order(s);
 }
 
 }  // namespace
@@ -349,6 +352,34 @@ LaunchDescription implicit_gemm_launch(const KernelPlan& p) {
   // so that a GPU that gives a block less runs the generic kernel.
   l.dynamic_shared_bytes = p.smem_bytes;
   return l;
+}
+
+Knob raster_knob() {
+  return Knob::choice("raster", {"pixels", "channels"},
+                      "the tiles consecutive blocks take: down a panel's pixel tiles (the panel swizzle channel "
+                      "tiles wide), or along its channel tiles (the panel swizzle pixel tiles high)");
+}
+
+Knob swizzle_knob() {
+  Knob k = Knob::integer("swizzle", 1, 8, "the width of raster's panels, in tiles");
+  k.allowed = {1, 2, 4, 8};
+  return k;
+}
+
+TileOrder requested_tile_order(const ScheduleRequest& req, TileOrder fallback) {
+  return {req.value("raster").value_or(fallback.raster), req.value("swizzle").value_or(fallback.swizzle)};
+}
+
+void add_tile_order_values(const TileOrder& order, TemplateValues& values) {
+  values["raster_identity"] = order.raster == kRasterPixels && order.swizzle == 1;
+  values["raster_channels"] = order.raster == kRasterChannels;
+  values["swizzle"] = TemplateValue(static_cast<long long>(order.swizzle));
+}
+
+std::string describe_tile_order(const Schedule& s) {
+  if (s.at("raster") == kRasterPixels && s.at("swizzle") == 1) return "";
+  return std::string(", raster ") + (s.at("raster") == kRasterChannels ? "channels" : "pixels") + ", swizzle " +
+         num(s.at("swizzle"));
 }
 
 int vector_elements(int channels, int element_bytes) {
@@ -392,7 +423,9 @@ const Algorithm kImplicitGemm{
      split_k_knob(),
      Knob::choice("iterator", {"optimized", "few_channels"},
                   "how the main loop walks K: optimized, one filter tap's channels a step (c even); few_channels, "
-                  "taps and channels as one run, zero-padded in registers (stems, odd c)")},
+                  "taps and channels as one run, zero-padded in registers (stems, odd c)"),
+     raster_knob(),
+     swizzle_knob()},
     "conv2d_nhwc_implicit_gemm.cu.mustache",
     &plan,
     &describe,

@@ -261,6 +261,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
     s.cta_m = std::clamp(s.cta_m, 64 * s.warpgroups, 128 * s.warpgroups);
   }
   if (!req.has("stages")) s.stages = stages_k_can_fill(wl, s);
+  const TileOrder order = requested_tile_order(req, TileOrder{});
   const int element_bytes = ops::element_bytes(wl);
 
   if (!has_sm90a_image(options)) {
@@ -323,7 +324,8 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   const long long images_per_launch = implicit_gemm_images_per_launch(wl, "implicit_gemm_sm90");
 
   p.schedule.values = {{"cta_m", s.cta_m}, {"cta_n", s.cta_n}, {"cta_k", s.cta_k},
-                       {"warpgroups", s.warpgroups}, {"stages", s.stages}, {"split_k", s.split_k}};
+                       {"warpgroups", s.warpgroups}, {"stages", s.stages}, {"split_k", s.split_k},
+                       {"raster", order.raster}, {"swizzle", order.swizzle}};
   p.threads = g.threads;
   p.block_threads = g.threads;
   p.smem_bytes = g.smem_bytes;
@@ -352,12 +354,13 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                          ? num(g.k_steps / s.split_k) + " steps each"
                          : num(g.k_steps / s.split_k + 1) + " or " + num(g.k_steps / s.split_k) + " steps each"},
   };
+  add_tile_order_values(order, p.values);
 }
 
 std::string describe(const Schedule& s) {
   return "cta_tile " + num(s.at("cta_m")) + "x" + num(s.at("cta_n")) + "x" + num(s.at("cta_k")) + ", " +
          num(s.at("warpgroups")) + " warpgroup(s), " + num(s.at("stages")) + " stages" +
-         (s.at("split_k") > 1 ? ", split_k " + num(s.at("split_k")) : "");
+         (s.at("split_k") > 1 ? ", split_k " + num(s.at("split_k")) : "") + describe_tile_order(s);
 }
 
 }  // namespace
@@ -386,7 +389,9 @@ const Algorithm kImplicitGemmSm90{
                  "the block's tile of the GEMM: output pixels x output channels, and the reduction step"),
      Knob::integer("warpgroups", 1, 2, "warpgroups of 128 threads that multiply (wgmma), each cta_m / warpgroups rows"),
      Knob::integer("stages", 2, 8, "shared-memory buffers of the main loop's ring (TMA copies)"),
-     split_k_knob()},
+     split_k_knob(),
+     raster_knob(),
+     swizzle_knob()},
     "conv2d_nhwc_implicit_gemm_sm90.cu.mustache",
     &plan,
     &describe,
