@@ -370,16 +370,32 @@ Templates Templates::load(const std::string& dir) {
   return t;
 }
 
+namespace {
+
+// The schedule that the kernels of a compile unit share: the kernel's, its
+// per-kernel knobs at their defaults.
+Schedule unit_schedule(const Schedule& s) {
+  Schedule shared = s;
+  for (const Knob& k : s.algorithm->knobs) {
+    if (!k.per_kernel) continue;
+    for (const std::string& value : k.values) shared.values[value] = k.default_value;
+  }
+  return shared;
+}
+
+}  // namespace
+
 std::vector<CompileUnit> compile_units(const LibraryPlan& lib) {
-  // The kernels of each (algorithm, data type, math, schedule), in order of
-  // first appearance; a group of one stays a kernel file of its own.
+  // The kernels of each (algorithm, data type, math, schedule but for its
+  // per-kernel knobs), in order of first appearance; a group of one stays a
+  // kernel file of its own.
   std::vector<std::vector<size_t>> groups;
   std::map<std::tuple<const Algorithm*, DataType, Math, std::map<std::string, int>>, size_t> group_of;
   for (size_t i = 0; i < lib.kernels.size(); ++i) {
     const KernelPlan& plan = lib.kernels[i];
     if (!plan.schedule.algorithm->shares_compile_units) continue;
     const auto key = std::make_tuple(plan.schedule.algorithm, plan.workload.dtype, plan.workload.math,
-                                     plan.schedule.values);
+                                     unit_schedule(plan.schedule).values);
     const auto [it, added] = group_of.emplace(key, groups.size());
     if (added) groups.emplace_back();
     groups[it->second].push_back(i);
@@ -442,7 +458,7 @@ std::vector<OutputFile> render_library(const Templates& t, const LibraryPlan& li
     ms::data d;
     d.set("library", lib.name);
     d.set("count", std::to_string(unit.kernels.size()));
-    d.set("schedule_summary", first.schedule.summary());
+    d.set("schedule_summary", unit_schedule(first.schedule).summary());
     d.set("dtype", std::string(to_string(first.workload.dtype)));
     ms::data kernels{ms::data::type::list};
     for (size_t k : unit.kernels) {

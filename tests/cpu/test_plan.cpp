@@ -1788,34 +1788,48 @@ TEST(Conv2dPlan, GemmOverIm2colForStrided3x3) {
             "stem");
 }
 
-// Math tf32 and 3xtf32 (float32 on tensor cores allowed), worked out by
-// hand from conv2d.cpp, conv2d_gemm.cpp and conv2d_implicit_gemm.cpp. NCHW:
-// the fp32 algorithms, except the gemm algorithm's TF32 tensor cores where
-// they measured faster (tf32 on strided 3x3 and 1x1 layers of 128 channels
-// or more); NHWC: implicit_gemm with float steps of K (32 floats: the 64
-// halves' bytes). The math is in the name either way.
 // The tile order (raster, swizzle) of both implicit GEMMs: the default is
 // the grid's own (raster pixels, swizzle 1), which the summary leaves
-// unsaid; a spec's order is the kernel's and is said.
+// unsaid; a spec's order is the kernel's and is said, written as the one
+// order it is on the grid: panels of raster pixels as wide as the columns
+// of channel tiles are raster channels in panels of 1, and a grid of one
+// column has only its own order.
 TEST(PlanImplicitGemm, TileOrderIsTheSpecsOrTheGridsOwn) {
   PlanOptions h100a;
   h100a.target = parse_arch_list("90a-real;90-virtual");
-  const std::string layer = "{op: conv2d, n: 8, c: 128, c_out: 256, h: 28, w: 28, filter: 3, padding: same, "
+  const std::string layer = "{op: conv2d, n: 8, c: 128, c_out: 1024, h: 28, w: 28, filter: 3, padding: same, "
                             "dtype: float16, layout: NHWC";
+  const std::string one_column = "{op: conv2d, n: 8, c: 128, c_out: 64, h: 28, w: 28, filter: 3, padding: same, "
+                                 "dtype: float16, layout: NHWC";
+  // raster's words in order: pixels 0, channels 1.
   for (const std::string algorithm : {"implicit_gemm", "implicit_gemm_sm90"}) {
     SCOPED_TRACE(algorithm);
-    KernelPlan p = plan_kernel(workload(layer + ", schedule: {algorithm: " + algorithm + "}}"), h100a);
-    EXPECT_EQ(p.schedule.at("raster"), 0);  // raster's words in order: pixels, channels
+    const auto planned = [&](const std::string& shape, const std::string& order) {
+      return plan_kernel(workload(shape + ", schedule: {algorithm: " + algorithm + order + "}}"), h100a);
+    };
+    KernelPlan p = planned(layer, "");
+    EXPECT_EQ(p.schedule.at("raster"), 0);
     EXPECT_EQ(p.schedule.at("swizzle"), 1);
     EXPECT_EQ(p.schedule.summary().find("raster"), std::string::npos) << p.schedule.summary();
     const std::string plain = p.schedule.summary();
-    p = plan_kernel(workload(layer + ", schedule: {algorithm: " + algorithm + ", raster: channels, swizzle: 4}}"),
-                    h100a);
+    const long long columns = p.number("n_tiles");
+    ASSERT_GE(columns, 4);
+    p = planned(layer, ", raster: channels, swizzle: 4");
     EXPECT_EQ(p.schedule.at("raster"), 1);
     EXPECT_EQ(p.schedule.at("swizzle"), 4);
     EXPECT_EQ(p.schedule.summary(), plain + ", raster channels, swizzle 4");
-    p = plan_kernel(workload(layer + ", schedule: {algorithm: " + algorithm + ", swizzle: 2}}"), h100a);
+    p = planned(layer, ", swizzle: 2");
     EXPECT_EQ(p.schedule.summary(), plain + ", raster pixels, swizzle 2");
+    // Panels as wide as the columns (or wider).
+    p = planned(layer, ", raster: pixels, swizzle: 8");
+    EXPECT_EQ(p.schedule.summary(), plain + (columns <= 8 ? ", raster channels, swizzle 1" : ", raster pixels, swizzle 8"));
+    // One column of channel tiles: every order is the grid's.
+    for (const std::string order : {", raster: channels, swizzle: 8", ", raster: pixels, swizzle: 4", ", raster: channels"}) {
+      p = planned(one_column, order);
+      EXPECT_EQ(p.number("n_tiles"), 1);
+      EXPECT_EQ(p.schedule.at("raster"), 0) << order;
+      EXPECT_EQ(p.schedule.at("swizzle"), 1) << order;
+    }
   }
 }
 
@@ -2083,6 +2097,12 @@ TEST(PlanPointwise, DefaultRuleAndLimitsWorkedByHand) {
   EXPECT_EQ(p.schedule.summary(), "pointwise: channel_tile 96, warps_per_block 4, tiles_per_warp 3, 2 stages");
 }
 
+// Math tf32 and 3xtf32 (float32 on tensor cores allowed), worked out by
+// hand from conv2d.cpp, conv2d_gemm.cpp and conv2d_implicit_gemm.cpp. NCHW:
+// the fp32 algorithms, except the gemm algorithm's TF32 tensor cores where
+// they measured faster (tf32 on strided 3x3 and 1x1 layers of 128 channels
+// or more); NHWC: implicit_gemm with float steps of K (32 floats: the 64
+// halves' bytes). The math is in the name either way.
 TEST(Conv2dPlan, MathTf32AndTensorCores) {
   PlanOptions h100;
   h100.target = parse_arch_list("90");

@@ -550,7 +550,7 @@ workloads:
 // in panels of 1, else the panel arithmetic of the schedule's order.
 TEST(Render, EveryTileOrderOfBothImplicitGemmsRendersStrictly) {
   const Spec spec = parse(R"(library: orders
-defaults: {op: conv2d, dtype: float16, layout: NHWC, n: 2, c: 64, c_out: 200, w: 12, filter: 3, padding: same}
+defaults: {op: conv2d, dtype: float16, layout: NHWC, n: 2, c: 64, c_out: 1000, w: 12, filter: 3, padding: same}
 workloads:
   - {h: 12, schedule: {algorithm: implicit_gemm_sm90}}
   - {h: 13, schedule: {algorithm: implicit_gemm_sm90, raster: channels, swizzle: 2}}
@@ -572,6 +572,7 @@ workloads:
     const bool identity = raster == 0 && swizzle == 1;
     seen["raster_identity"].insert(identity);
     seen["raster_channels"].insert(raster == 1);
+    seen["pixel panels"].insert(raster == 0 && !identity);
     std::string text;
     ASSERT_NO_THROW(text = render_kernel(t, lib, p));
     EXPECT_EQ(text.find("{{"), std::string::npos);
@@ -581,10 +582,39 @@ workloads:
     EXPECT_EQ(text.find("// raster pixels: panels of kSwizzle output-channel tiles") != std::string::npos,
               raster == 0 && !identity);
     EXPECT_NE(text.find("const int m0 = tile_m * kCtaM;"), std::string::npos);
+    // The block's tile is the order's everywhere: x and y are read once,
+    // for it.
+    const auto count = [&](const std::string& what) {
+      size_t n = 0;
+      for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+      return n;
+    };
+    EXPECT_EQ(count("blockIdx.x"), 1u);
+    EXPECT_EQ(count("blockIdx.y"), 1u);
+    if (p.schedule.algorithm_name() == "implicit_gemm_sm90") {
+      EXPECT_NE(text.find("make_coord(tile_m, tile_n, _, Int<0>{})"), std::string::npos);
+    }
     // The summary names the order where it is not the grid's own.
     EXPECT_EQ(p.schedule.summary().find(", raster ") == std::string::npos, identity);
   }
+  EXPECT_EQ(seen["pixel panels"], (std::set<bool>{false, true}));
   expect_every_section_taken_both_ways("partials/tile_raster.mustache", seen);
+  // Kernels that differ only in their order share a compile unit, whose
+  // summary is the main loop's.
+  const std::vector<CompileUnit> units = compile_units(lib);
+  ASSERT_EQ(units.size(), 2u);
+  for (const CompileUnit& unit : units) {
+    SCOPED_TRACE(unit.file);
+    EXPECT_GE(unit.kernels.size(), 3u);
+    for (size_t k : unit.kernels) {
+      EXPECT_EQ(lib.kernels[k].schedule.algorithm, lib.kernels[unit.kernels.front()].schedule.algorithm);
+    }
+  }
+  const std::vector<OutputFile> files = render_library(t, lib);
+  for (size_t u = 0; u < units.size(); ++u) {
+    const std::string& text = files[files.size() - units.size() + u].text;
+    EXPECT_EQ(text.find("raster"), std::string::npos) << text.substr(0, 300);
+  }
 }
 
 TEST(StrictTemplates, UndefinedPlaceholderInTheKernelTemplate) {

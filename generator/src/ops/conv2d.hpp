@@ -31,15 +31,15 @@ bool implicit_gemm_sm90_by_default(const Workload& wl, const PlanOptions& option
 int vector_elements(int channels, int element_bytes);
 long long implicit_gemm_images_per_launch(const Workload& wl, const std::string& algorithm);
 LaunchDescription implicit_gemm_launch(const KernelPlan& p);
-// The order in which the blocks of an implicit GEMM take the tiles of the
-// output (blocks start in the order of their linear index): the tiles are
-// cut into panels `swizzle` tiles wide, and the blocks walk one panel after
-// another, along its pixel tiles (raster pixels; the panel is `swizzle`
-// output-channel tiles wide) or along its output-channel tiles (raster
-// channels; the panel is `swizzle` pixel tiles high). Blocks that run
-// together then share input rows (raster channels) or filter columns
-// (raster pixels) in L2. raster pixels with swizzle 1 is the grid's own
-// order: blockIdx.x walks the pixels.
+// The order in which the blocks of an implicit GEMM take the output's tiles
+// (blocks start, in practice, in the order of their linear index: x, then
+// y). The tiles are cut into panels `swizzle` tiles wide, and the blocks
+// take one panel after another: down its pixel tiles, each pixel tile's
+// `swizzle` output-channel tiles in turn (raster pixels), or along its
+// output-channel tiles, each one's `swizzle` pixel tiles in turn (raster
+// channels). The blocks that run at once then read a compact patch of
+// input rows and filter columns. raster pixels with swizzle 1 is the
+// grid's own order: blockIdx.x walks the pixels.
 enum TileRaster { kRasterPixels = 0, kRasterChannels = 1 };
 struct TileOrder {
   int raster = kRasterPixels;
@@ -47,8 +47,9 @@ struct TileOrder {
 };
 Knob raster_knob();
 Knob swizzle_knob();
-// The spec's order, else `fallback`.
-TileOrder requested_tile_order(const ScheduleRequest& req, TileOrder fallback);
+// The spec's order (else the grid's own) on a grid of `n_tiles` columns of
+// output-channel tiles, written as the one order it is there.
+TileOrder requested_tile_order(const ScheduleRequest& req, int n_tiles);
 // The template's values for the order (the tile_raster partial), and the
 // words a schedule summary adds where it is not the grid's own.
 void add_tile_order_values(const TileOrder& order, TemplateValues& values);

@@ -208,7 +208,6 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   s.stages = req.value("stages").value_or(s.stages);
   s.split_k = req.value("split_k").value_or(s.split_k);
   if (!req.has("stages")) s.stages = stages_k_can_fill(wl, s);
-  const TileOrder order = requested_tile_order(req, TileOrder{});
 
   // The tiles CUTLASS's sm_80 tensor-op main loop is instantiated with
   // (those of its own kernel list): block sides of 32 to 256, a reduction
@@ -233,6 +232,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                                     num(s.cta_m) + "x" + num(s.cta_n)}});
   }
   const ImplicitGemmShape g = implicit_gemm_shape(wl, s);
+  const TileOrder order = requested_tile_order(req, g.n_tiles);
   if (g.warps > 8) {
     errors.push_back({warp_at, "cta_tile " + num(s.cta_m) + "x" + num(s.cta_n) + " in warp tiles of " +
                                    num(s.warp_m) + "x" + num(s.warp_n) + " makes " + num(g.warps) +
@@ -355,19 +355,34 @@ LaunchDescription implicit_gemm_launch(const KernelPlan& p) {
 }
 
 Knob raster_knob() {
-  return Knob::choice("raster", {"pixels", "channels"},
-                      "the tiles consecutive blocks take: down a panel's pixel tiles (the panel swizzle channel "
-                      "tiles wide), or along its channel tiles (the panel swizzle pixel tiles high)");
-}
-
-Knob swizzle_knob() {
-  Knob k = Knob::integer("swizzle", 1, 8, "the width of raster's panels, in tiles");
-  k.allowed = {1, 2, 4, 8};
+  Knob k = Knob::choice("raster", {"pixels", "channels"},
+                        "the order blocks take the output's tiles in: panels of `swizzle` output-channel tiles, "
+                        "taken down the pixel tiles (pixels), or of `swizzle` pixel tiles, taken along the channel "
+                        "tiles (channels); pixels in panels of 1 is the grid's own order");
+  k.per_kernel = true;
   return k;
 }
 
-TileOrder requested_tile_order(const ScheduleRequest& req, TileOrder fallback) {
-  return {req.value("raster").value_or(fallback.raster), req.value("swizzle").value_or(fallback.swizzle)};
+Knob swizzle_knob() {
+  Knob k = Knob::integer("swizzle", 1, 8,
+                         "the width of raster's panels, in tiles (orders that are one on the workload's grid are "
+                         "written as one)");
+  k.allowed = {1, 2, 4, 8};
+  k.default_value = 1;
+  k.per_kernel = true;
+  return k;
+}
+
+TileOrder requested_tile_order(const ScheduleRequest& req, int n_tiles) {
+  const TileOrder order{req.value("raster").value_or(kRasterPixels), req.value("swizzle").value_or(1)};
+  // Orders that are one on this grid are written as one, so that the tuner
+  // times each once and their kernels share a compile unit's summary: a
+  // single column of channel tiles has only the grid's order, and panels
+  // as wide as the columns take each pixel tile's channel tiles in turn, as
+  // raster channels in panels of 1 does.
+  if (n_tiles == 1) return TileOrder{};
+  if (order.raster == kRasterPixels && order.swizzle >= n_tiles) return TileOrder{kRasterChannels, 1};
+  return order;
 }
 
 void add_tile_order_values(const TileOrder& order, TemplateValues& values) {

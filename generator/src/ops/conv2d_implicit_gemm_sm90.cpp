@@ -261,7 +261,6 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
     s.cta_m = std::clamp(s.cta_m, 64 * s.warpgroups, 128 * s.warpgroups);
   }
   if (!req.has("stages")) s.stages = stages_k_can_fill(wl, s);
-  const TileOrder order = requested_tile_order(req, TileOrder{});
   const int element_bytes = ops::element_bytes(wl);
 
   if (!has_sm90a_image(options)) {
@@ -299,6 +298,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   }
   if (!errors.empty()) throw InputError(std::move(errors));
   const Sm90Shape g = sm90_shape(wl, s);
+  const TileOrder order = requested_tile_order(req, g.n_tiles);
   if (g.accumulators > kMaxAccumulators) {
     errors.push_back({cta_at, "cta_tile " + num(s.cta_m) + "x" + num(s.cta_n) + " in " + num(s.warpgroups) +
                                   " warpgroup(s) gives a thread " + num(g.accumulators) + " accumulators; at most " +

@@ -36,6 +36,10 @@ struct Knob {
   std::string list_names;           // a list's names in messages, e.g. "[blocking_h, blocking_w]"
   std::vector<std::string> choices;  // kChoice: the words; the value is the word's index
   int default_value = 0;            // a knob of every algorithm: the value a summary leaves unsaid
+  // Changes only its kernel's own code, not the main loop that a compile
+  // unit's kernels share: kernels that differ only in such knobs (at
+  // default_value in the unit's summary) share a unit.
+  bool per_kernel = false;
   std::string meaning;              // one line: what the knob does
 
   // Knobs of each kind, with one value name unless said.
