@@ -128,11 +128,11 @@ conv_f16_nhwc_n3_c40_co100_h9_w14_k3x3_s1_p1_ss_res_relu(const Params params) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   extern __shared__ __align__(16) unsigned char smem[];
   SharedStorage& shared = *reinterpret_cast<SharedStorage*>(smem);
-  // The block's tile, from its place in the order blocks start in (x, then
-  // y): blocks take panels of the tiles one after another, each panel
-  // kSwizzle tiles wide, so that the blocks that run at once read a compact
-  // patch of input rows and filter columns, which L2 keeps. The last panel
-  // may be narrower.
+  // The block's tile, from its place in the order blocks start in (in
+  // practice x, then y): blocks take panels of the tiles one after another,
+  // each panel kSwizzle tiles across, so that the blocks that run at once
+  // read a compact patch of input rows and filter columns, which L2 keeps.
+  // The last panel may be narrower.
   constexpr int kSwizzle = 4;
   const int tiles_m = gridDim.x, tiles_n = gridDim.y;
   const int launched = blockIdx.y * tiles_m + blockIdx.x;
