@@ -123,6 +123,20 @@ __device__ __forceinline__ float epilogue(float acc, float a, float b, float r) 
   if (kResidual) v += r;
   return activate(v);
 }
+
+// A tile of the output: its index along the pixels and the output channels.
+struct Tile {
+  int m, n;
+};
+
+// The tile taken `launched`-th of the tiles_m x tiles_n tiles: by the block
+// launched in that place (blocks start in the order x, then y in practice),
+// or in a persistent grid, the block's next tile.
+// The grid's own order: down the pixel tiles of one column of output
+// channels, then the next column.
+__device__ __forceinline__ Tile tile_of(int launched, int tiles_m, int tiles_n) {
+  return {launched % tiles_m, launched / tiles_m};
+}
 #endif
 
 }  // namespace
@@ -132,10 +146,10 @@ conv_f16_nhwc_n1_c256_co512_h14_w14_k3x3_s2_p1_ssrelu(const Params params) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ __align__(16) unsigned char smem[];
   SharedStorage& shared = *reinterpret_cast<SharedStorage*>(smem);
-  const int tile_m = blockIdx.x;  // the block's tile of pixels
-  const int tile_n = blockIdx.y;  // and of output channels
-  const int m0 = tile_m * kCtaM;  // first pixel of the block
-  const int n0 = tile_n * kCtaN;  // first output channel
+  // The block's tile: the grid's own order.
+  const Tile tile = {static_cast<int>(blockIdx.x), static_cast<int>(blockIdx.y)};
+  const int m0 = tile.m * kCtaM;  // first pixel of the block
+  const int n0 = tile.n * kCtaN;  // first output channel
   const int tid = threadIdx.x;
   const int warp = cutlass::canonical_warp_idx_sync();
   const int lane = tid % 32;
@@ -169,26 +183,32 @@ conv_f16_nhwc_n1_c256_co512_h14_w14_k3x3_s2_p1_ssrelu(const Params params) {
 #pragma unroll
   for (int r = 0; r < kSplitK; ++r) partials[r] = cluster.map_shared_rank(&shared.out[0][0], r);
 
-  // Epilogue: a thread owns kOutVec adjacent output channels of a column
-  // of the tile (their parameters loaded once) and walks down its rows
-  // (pixels), kBatch rows at a time: their residual loads are all issued
-  // before the first store. Every loop has a fixed trip count and is
-  // unrolled. The output (and residual) of pixel m starts at m x
-  // kOutChannels (NHWC).
+  // The epilogue's threads are the block's; its tile, the block's.
+  constexpr int kEpilogueThreads = kThreads, kTileRows = kCtaM;
+  const int epilogue_thread = tid;
+  const float(*const out_tile)[kPitch] = shared.out;
+  // Epilogue: kEpilogueThreads threads (epilogue_thread is this one's
+  // place among them) finish the kTileRows x kCtaN floats of out_tile, whose
+  // first row is pixel m0 and first column output channel n0. A thread owns
+  // kOutVec adjacent output channels of a column of the tile (their
+  // parameters loaded once) and walks down its rows (pixels), kBatch rows
+  // at a time: their residual loads are all issued before the first store.
+  // Every loop has a fixed trip count and is unrolled. The output (and
+  // residual) of pixel m starts at m x kOutChannels (NHWC).
   // Its threads: kThreadsPerRow side by side along a row of the tile
   // (kColSteps vectors each), kRowsPerStep rows at once.
   constexpr int kVecsPerRow = kCtaN / kOutVec;
   static_assert(kPitch % (kOutVec < 4 ? kOutVec : 4) == 0, "a thread's floats of the tile are one aligned vector");
-  constexpr int kThreadsPerRow = kVecsPerRow < kThreads ? kVecsPerRow : kThreads;
+  constexpr int kThreadsPerRow = kVecsPerRow < kEpilogueThreads ? kVecsPerRow : kEpilogueThreads;
   constexpr int kColSteps = kVecsPerRow / kThreadsPerRow;
-  constexpr int kRowsPerStep = kThreads / kThreadsPerRow;
-  constexpr int kRowsPerBlock = kCtaM / kSplitK;  // rows of the tile each block of a cluster finishes
+  constexpr int kRowsPerStep = kEpilogueThreads / kThreadsPerRow;
+  constexpr int kRowsPerBlock = kTileRows / kSplitK;  // rows of the tile each block of a cluster finishes
   constexpr int kRowSteps = (kRowsPerBlock + kRowsPerStep - 1) / kRowsPerStep;  // rows a thread finishes
   constexpr int kBatch = kRowSteps < 4 ? kRowSteps : 4;
   constexpr int kRowBatches = (kRowSteps + kBatch - 1) / kBatch;
-  const int col = (tid % kThreadsPerRow) * kOutVec;
+  const int col = (epilogue_thread % kThreadsPerRow) * kOutVec;
   const int row_begin = slice * kRowsPerBlock, row_end = row_begin + kRowsPerBlock;
-  const int first_row = row_begin + tid / kThreadsPerRow;
+  const int first_row = row_begin + epilogue_thread / kThreadsPerRow;
 #pragma unroll
   for (int col_step = 0; col_step < kColSteps; ++col_step) {
     const int c = col + col_step * kThreadsPerRow * kOutVec;  // in the tile

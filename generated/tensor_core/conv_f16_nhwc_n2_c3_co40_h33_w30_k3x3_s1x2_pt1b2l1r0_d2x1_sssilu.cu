@@ -412,9 +412,10 @@ conv_f16_nhwc_n2_c3_co40_h33_w30_k3x3_s1x2_pt1b2l1r0_d2x1_sssilu(const Element* 
 namespace {
 
 // Blocks of the kernel resident at once on the current device (SMs x blocks
-// per SM) at `threads` threads a block, found once per device. Thread-safe:
-// racing first calls store the same number.
-cudaError_t resident_blocks(int threads, int* blocks) {
+// per SM) at `threads` threads and `shared_bytes` of dynamic shared memory a
+// block, found once per device. Thread-safe: racing first calls store the
+// same number.
+cudaError_t resident_blocks(int threads, size_t shared_bytes, int* blocks) {
   constexpr int kMaxDevices = 64;
   static std::atomic<int> known[kMaxDevices];  // 0: not found yet
   int device = 0;
@@ -423,7 +424,7 @@ cudaError_t resident_blocks(int threads, int* blocks) {
   if (device < kMaxDevices && (*blocks = known[device].load(std::memory_order_relaxed)) > 0) return cudaSuccess;
   int sms = 0, per_sm = 0;
   e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, conv_f16_nhwc_n2_c3_co40_h33_w30_k3x3_s1x2_pt1b2l1r0_d2x1_sssilu, threads, 0);
+  if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, conv_f16_nhwc_n2_c3_co40_h33_w30_k3x3_s1x2_pt1b2l1r0_d2x1_sssilu, threads, shared_bytes);
   if (e != cudaSuccess) return e;
   *blocks = sms * per_sm > 0 ? sms * per_sm : 1;
   if (device < kMaxDevices) known[device].store(*blocks, std::memory_order_relaxed);
@@ -461,7 +462,7 @@ cudaError_t launch_conv_f16_nhwc_n2_c3_co40_h33_w30_k3x3_s1x2_pt1b2l1r0_d2x1_sss
   const dim3 block(192, 1, 1);
   // Persistent blocks: no more than are resident at once.
   int resident = 0;
-  const cudaError_t e = resident_blocks(static_cast<int>(block.x * block.y * block.z), &resident);
+  const cudaError_t e = resident_blocks(static_cast<int>(block.x * block.y * block.z), 0, &resident);
   if (e != cudaSuccess) return e;
   if (grid.x > static_cast<unsigned>(resident)) grid.x = static_cast<unsigned>(resident);
   const cudaError_t allowed = allow_shared_memory();

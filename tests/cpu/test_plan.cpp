@@ -1913,9 +1913,49 @@ TEST(PlanImplicitGemmSm90, DefaultRuleAndLimitsWorkedByHand) {
   // Grids of no more blocks than SMs keep theirs (above: 98 blocks of 256 x
   // 128, 4 stages; of 128 x 128, 6); where 128 x 128 tiles outnumber the
   // SMs (ResNet's 128-channel 3x3 at batch 64 on 28^2: 392 blocks), two
-  // blocks would need 3 stages: it keeps 6.
+  // blocks would need 3 stages: it keeps 6, unless pingpong (below).
+  p = plan_kernel(workload("{op: conv2d, n: 64, c: 128, c_out: 128, h: 28, w: 28, filter: 3, padding: same, "
+                           "dtype: float16, layout: NHWC, schedule: {algorithm: implicit_gemm_sm90, pingpong: false}}"),
+                  h100a);
+  EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 128x128x64, 1 warpgroup(s), 6 stages");
+  // Those 392 tiles are 2.97 an SM, at least 2: by default, the tile is
+  // taken in turns by two warpgroups of persistent blocks (pingpong), with
+  // the most stages that fit beside the warpgroups' rows of outputs: 4 of
+  // (128 + 128) x 64 halves, 2 x 64 x 136 floats, 4 x 16 + 16 bytes of
+  // barriers.
   p = plan_kernel(workload("{op: conv2d, n: 64, c: 128, c_out: 128, h: 28, w: 28, filter: 3, padding: same, "
                            "dtype: float16, layout: NHWC}"),
+                  h100a);
+  EXPECT_EQ(p.schedule.summary(),
+            "implicit_gemm_sm90: cta_tile 128x128x64, 2 warpgroup(s) in turns (pingpong, persistent), 4 stages");
+  EXPECT_EQ(p.schedule.at("pingpong"), 1);
+  EXPECT_EQ(p.smem_bytes, 4 * (128 + 128) * 64 * 2 + 2 * 64 * 136 * 4 + 128);
+  // A default of two warpgroups on 256 rows is taken in turns as 128-row
+  // tiles (16 x 14^2 pixels, 384 -> 1536: 25 x 12 = 300 tiles, 2.27 an SM);
+  // 320 -> 1280 on 7^2 at batch 64 makes 250 (1.89): not in turns. Float32
+  // (tf32) is not taken in turns by default; a spec may ask.
+  p = plan_kernel(workload("{op: conv2d, n: 16, c: 384, c_out: 1536, h: 14, w: 14, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC}"),
+                  h100a);
+  EXPECT_EQ(p.schedule.summary(),
+            "implicit_gemm_sm90: cta_tile 128x128x64, 2 warpgroup(s) in turns (pingpong, persistent), 4 stages");
+  p = plan_kernel(workload("{op: conv2d, n: 64, c: 320, c_out: 1280, h: 7, w: 7, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC}"),
+                  h100a);
+  EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 256x128x64, 2 warpgroup(s), 4 stages");
+  p = plan_kernel(workload("{op: conv2d, n: 64, c: 128, c_out: 128, h: 28, w: 28, filter: 3, padding: same, "
+                           "dtype: float32, math: tf32, layout: NHWC}"),
+                  h100a);
+  EXPECT_EQ(p.schedule.at("pingpong"), 0);
+  p = plan_kernel(workload("{op: conv2d, n: 64, c: 128, c_out: 128, h: 28, w: 28, filter: 3, padding: same, "
+                           "dtype: float32, math: tf32, layout: NHWC, schedule: {algorithm: implicit_gemm_sm90, "
+                           "pingpong: true}}"),
+                  h100a);
+  EXPECT_EQ(p.schedule.at("pingpong"), 1);
+  EXPECT_EQ(p.schedule.at("cta_m"), 128);
+  // A spec's own tile or split is not taken in turns unless it asks.
+  p = plan_kernel(workload("{op: conv2d, n: 64, c: 128, c_out: 128, h: 28, w: 28, filter: 3, padding: same, "
+                           "dtype: float16, layout: NHWC, schedule: {algorithm: implicit_gemm_sm90, cta_tile: [128, 128, 64]}}"),
                   h100a);
   EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 128x128x64, 1 warpgroup(s), 6 stages");
   // A one-warpgroup tile 128 channels wide becomes 96 wide where 96 covers
@@ -1943,7 +1983,7 @@ TEST(PlanImplicitGemmSm90, DefaultRuleAndLimitsWorkedByHand) {
   // floats, and 2 x 16 of barriers. 1024 -> 256 1x1 on 14^2 at batch 1:
   // 16 steps split 4 ways, 4 buffers a block.
   p = plan_kernel(workload("{op: conv2d, n: 64, c: 96, c_out: 576, h: 14, w: 14, filter: 1, padding: valid, "
-                           "dtype: float16, layout: NHWC}"),
+                           "dtype: float16, layout: NHWC, schedule: {algorithm: implicit_gemm_sm90, pingpong: false}}"),
                   h100a);
   EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 256x128x64, 2 warpgroup(s), 2 stages");
   EXPECT_EQ(p.smem_bytes, 256 * 136 * 4 + 128);
@@ -2008,6 +2048,41 @@ TEST(PlanImplicitGemmSm90, DefaultRuleAndLimitsWorkedByHand) {
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].str().find("split_k 2 splits K into more parts than its 1 steps of 64 channels"),
             std::string::npos);
+  // Pingpong: two warpgroups, each a whole tile of 64 or 128 rows, unsplit.
+  const auto pingpong_errors = [&](const std::string& schedule) {
+    return spec_errors([&] {
+      plan_kernel(workload("{op: conv2d, n: 4, c: 64, c_out: 64, h: 28, w: 28, filter: 3, padding: same, "
+                           "dtype: float16, layout: NHWC, schedule: {algorithm: implicit_gemm_sm90, pingpong: true" +
+                           schedule + "}}"),
+                  h100a);
+    });
+  };
+  errors = pingpong_errors(", warpgroups: 1");
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].str().find("warpgroups 1 with pingpong: its two warpgroups take turns"), std::string::npos);
+  errors = pingpong_errors(", cta_tile: [256, 64, 64]");
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].str().find("cta_tile 256 pixels with pingpong: a warpgroup takes a whole tile, 64 or 128 rows"),
+            std::string::npos);
+  errors = pingpong_errors(", split_k: 2");
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].str().find("split_k 2 with pingpong"), std::string::npos);
+  errors = pingpong_errors(", cta_tile: [128, 256, 64]");  // (and its shared memory)
+  ASSERT_FALSE(errors.empty());
+  EXPECT_NE(errors[0].str().find("in one warpgroup (pingpong) gives a thread 256 accumulators"), std::string::npos);
+  EXPECT_NO_THROW(plan_kernel(workload("{op: conv2d, n: 4, c: 64, c_out: 64, h: 28, w: 28, filter: 3, padding: same, "
+                                       "dtype: float16, layout: NHWC, schedule: {algorithm: implicit_gemm_sm90, "
+                                       "pingpong: true, cta_tile: [64, 256, 64]}}"),
+                              h100a));
+  // Float32 filter tiles CUTLASS's layouts divide: 16, 32 or multiples of 32.
+  errors = spec_errors([&] {
+    plan_kernel(workload("{op: conv2d, n: 4, c: 64, c_out: 64, h: 28, w: 28, filter: 3, padding: same, "
+                         "dtype: float32, math: tf32, layout: NHWC, schedule: {algorithm: implicit_gemm_sm90, "
+                         "cta_tile: [128, 80, 32], warpgroups: 1}}"),
+                h100a);
+  });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].str().find("cta_tile 80 channels in float32: 16, 32, or a multiple of 32"), std::string::npos);
 }
 
 // Thin 1x1 layers of half elements take the pointwise algorithm; its

@@ -547,7 +547,8 @@ workloads:
 
 // The order in which blocks take their tiles (raster, swizzle), in both
 // implicit GEMM templates: the grid's own order where it is raster pixels
-// in panels of 1, else the panel arithmetic of the schedule's order.
+// in panels of 1, else the panel arithmetic of the schedule's order; a
+// persistent (pingpong) block takes its tiles in the same order.
 TEST(Render, EveryTileOrderOfBothImplicitGemmsRendersStrictly) {
   const Spec spec = parse(R"(library: orders
 defaults: {op: conv2d, dtype: float16, layout: NHWC, n: 2, c: 64, c_out: 1000, w: 12, filter: 3, padding: same}
@@ -559,11 +560,14 @@ workloads:
   - {h: 16, schedule: {algorithm: implicit_gemm}}
   - {h: 17, schedule: {algorithm: implicit_gemm, raster: channels, swizzle: 4}}
   - {h: 18, schedule: {algorithm: implicit_gemm, raster: pixels, swizzle: 2}}
+  - {h: 19, schedule: {algorithm: implicit_gemm_sm90, pingpong: true}}
+  - {h: 20, schedule: {algorithm: implicit_gemm_sm90, pingpong: true, raster: channels, swizzle: 2}}
+  - {h: 21, schedule: {algorithm: implicit_gemm_sm90, pingpong: true, raster: pixels, swizzle: 4}}
 )");
   PlanOptions options;
   options.target = parse_arch_list("90a");
   const LibraryPlan lib = plan_library({spec}, "", options);
-  ASSERT_EQ(lib.kernels.size(), 7u);
+  ASSERT_EQ(lib.kernels.size(), 10u);
   const Templates t = Templates::load(CONVGEN_TEMPLATE_DIR);
   std::map<std::string, std::set<bool>> seen;
   for (const KernelPlan& p : lib.kernels) {
@@ -576,33 +580,48 @@ workloads:
     std::string text;
     ASSERT_NO_THROW(text = render_kernel(t, lib, p));
     EXPECT_EQ(text.find("{{"), std::string::npos);
-    EXPECT_EQ(text.find("const int tile_m = blockIdx.x;") != std::string::npos, identity);
+    EXPECT_EQ(text.find("return {launched % tiles_m, launched / tiles_m};") != std::string::npos, identity);
     EXPECT_EQ(text.find("constexpr int kSwizzle = " + std::to_string(swizzle) + ";") != std::string::npos, !identity);
     EXPECT_EQ(text.find("// raster channels: panels of kSwizzle pixel tiles") != std::string::npos, raster == 1);
     EXPECT_EQ(text.find("// raster pixels: panels of kSwizzle output-channel tiles") != std::string::npos,
               raster == 0 && !identity);
-    EXPECT_NE(text.find("const int m0 = tile_m * kCtaM;"), std::string::npos);
     // The block's tile is the order's everywhere: x and y are read once,
-    // for it.
+    // for it; a persistent block's tiles are (by the copying warp and by
+    // the multiplying warpgroups, each from x).
     const auto count = [&](const std::string& what) {
       size_t n = 0;
       for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
       return n;
     };
-    EXPECT_EQ(count("blockIdx.x"), 1u);
-    EXPECT_EQ(count("blockIdx.y"), 1u);
+    const bool pingpong = p.schedule.values.count("pingpong") != 0 && p.schedule.at("pingpong") == 1;
+    seen["pingpong"].insert(pingpong);
+    if (pingpong) {
+      EXPECT_EQ(count("blockIdx.x"), 2u);
+      EXPECT_EQ(count("blockIdx.y"), 0u);
+      EXPECT_EQ(count("const Tile tile = tile_of(t, tiles_m, kNTiles);"), 2u);
+      EXPECT_NE(text.find("const int m0 = tile.m * kCtaM + chunk * kChunkRows;"), std::string::npos);
+    } else {
+      EXPECT_EQ(count("blockIdx.x"), 1u);
+      EXPECT_EQ(count("blockIdx.y"), 1u);
+      EXPECT_NE(text.find(identity ? "const Tile tile = {static_cast<int>(blockIdx.x), static_cast<int>(blockIdx.y)};"
+                                   : "const Tile tile = tile_of(blockIdx.y * gridDim.x + blockIdx.x, gridDim.x, gridDim.y);"),
+                std::string::npos);
+      EXPECT_NE(text.find("const int m0 = tile.m * kCtaM;"), std::string::npos);
+    }
     if (p.schedule.algorithm_name() == "implicit_gemm_sm90") {
-      EXPECT_NE(text.find("make_coord(tile_m, tile_n, _, Int<0>{})"), std::string::npos);
+      EXPECT_NE(text.find("make_coord(tile.m, tile.n, _, Int<0>{})"), std::string::npos);
     }
     // The summary names the order where it is not the grid's own.
     EXPECT_EQ(p.schedule.summary().find(", raster ") == std::string::npos, identity);
   }
   EXPECT_EQ(seen["pixel panels"], (std::set<bool>{false, true}));
+  EXPECT_EQ(seen["pingpong"], (std::set<bool>{false, true}));
+  seen.erase("pingpong");
   expect_every_section_taken_both_ways("partials/tile_raster.mustache", seen);
   // Kernels that differ only in their order share a compile unit, whose
   // summary is the main loop's.
   const std::vector<CompileUnit> units = compile_units(lib);
-  ASSERT_EQ(units.size(), 2u);
+  ASSERT_EQ(units.size(), 3u);
   for (const CompileUnit& unit : units) {
     SCOPED_TRACE(unit.file);
     EXPECT_GE(unit.kernels.size(), 3u);

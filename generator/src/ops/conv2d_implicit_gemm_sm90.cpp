@@ -8,7 +8,10 @@
 // to TF32); `warpgroups` warpgroups of 128 threads multiply them with
 // wgmma, both operands read from shared memory, in the kernel's own loop.
 // split_k splits K over a cluster of blocks that add their partial tiles
-// through distributed shared memory. The epilogue is convgen's,
+// through distributed shared memory. With `pingpong`, the grid is
+// persistent (as many blocks as the GPU holds, each taking tile after tile)
+// and two warpgroups take turns at the tiles, one's epilogue running while
+// the other multiplies. The epilogue is convgen's,
 // the same as implicit_gemm's: the accumulators go through shared memory
 // to rows of output channels, where every thread of the block applies bias
 // or scale/shift, the residual and the activation in fp32 and stores one
@@ -34,6 +37,9 @@ constexpr int kArch = 90;  // the only GPU: wgmma and TMA are sm_90a's
 constexpr int kMaxAccumulators = 128;
 // Floats of padding per row of the epilogue's tile (as implicit_gemm's).
 constexpr int kEpiloguePad = 8;
+// Pingpong: rows of its tile a warpgroup's epilogue finishes at once (one
+// wgmma's rows), each warpgroup in shared memory of its own.
+constexpr int kChunkRows = 64;
 // The TMA's im2col limits for two spatial dimensions (CUTLASS's
 // can_implement): corners of the window in [-128, 127], filter offsets
 // below 255, traversal strides of at most 8.
@@ -46,6 +52,7 @@ struct Sm90Gemm {
   int warpgroups = 0;                   // warpgroups that multiply, each cta_m / warpgroups rows
   int stages = 0;                       // shared-memory buffers of the main loop's ring
   int split_k = 1;                      // blocks of a cluster that share a tile, each summing a run of K's steps
+  bool pingpong = false;                // persistent; two warpgroups take turns, each a whole tile
 };
 
 struct Sm90Shape {
@@ -73,16 +80,22 @@ Sm90Shape sm90_shape(const Workload& wl, const Sm90Gemm& s) {
   g.out_vec = vector_elements(wl.c_out, g.element_bytes);
   // CUTLASS's ring: each stage holds the input tile (cta_m x cta_k) and the
   // filter tile (cta_n x cta_k), swizzled, unpadded; the epilogue's tile of
-  // floats shares those bytes; the ring's barriers (two 8-byte ones a
-  // stage) follow, the whole rounded to 128 bytes. The template checks
+  // floats shares those bytes (pingpong: each warpgroup's kChunkRows rows
+  // follow them); the ring's barriers (two 8-byte ones a stage, pingpong's
+  // two turns) follow, the whole rounded to 128 bytes. The template checks
   // this against sizeof.
   g.mainloop_bytes = s.stages * (s.cta_m + s.cta_n) * s.cta_k * g.element_bytes;
-  g.epilogue_bytes = s.cta_m * (s.cta_n + kEpiloguePad) * 4;
   g.barrier_bytes = 16 * s.stages;
-  g.smem_bytes = round_up(round_up(std::max(g.mainloop_bytes, g.epilogue_bytes), 128) + g.barrier_bytes, 128);
+  if (s.pingpong) {
+    g.epilogue_bytes = 2 * kChunkRows * (s.cta_n + kEpiloguePad) * 4;
+    g.smem_bytes = round_up(g.mainloop_bytes + g.epilogue_bytes + g.barrier_bytes + 16, 128);
+  } else {
+    g.epilogue_bytes = s.cta_m * (s.cta_n + kEpiloguePad) * 4;
+    g.smem_bytes = round_up(round_up(std::max(g.mainloop_bytes, g.epilogue_bytes), 128) + g.barrier_bytes, 128);
+  }
   g.k_steps = wl.kh * wl.kw * ceil_div(wl.c, s.cta_k);
   g.n_tiles = ceil_div(wl.c_out, s.cta_n);
-  g.accumulators = s.cta_m / s.warpgroups * s.cta_n / 128;
+  g.accumulators = (s.pingpong ? s.cta_m : s.cta_m / s.warpgroups) * s.cta_n / 128;
   return g;
 }
 
@@ -189,11 +202,41 @@ constexpr int kLeastSharedStages = 4;
 // of 32, ran slower than 96 and 128.
 constexpr int kNarrowColumns = 96;
 
+// Pingpong where the tile (at most 128 rows: one warpgroup's) gives every
+// SM at least kPingpongTilesPerSm tiles: every block then takes two or
+// more, so that each warpgroup's epilogue and each tile's first copies run
+// under the other warpgroup's main loop. On the H200 (docs/performance.md,
+// "Persistent pingpong"), float16: 1.04 to 1.26 times faster on the four
+// layers of 2.3 to 5.9 tiles an SM; on five of 0.4 to 1.9 (a block takes
+// at most two tiles, often one), 0.96 to 1.06: three slower, two faster.
+// Float32 (tf32) is not measured: it keeps one tile a block.
+constexpr int kPingpongTilesPerSm = 2;
+
+bool pingpong_pays(const Workload& wl, long long pixels, const Sm90Gemm& s) {
+  const int cta_m = std::min(s.cta_m, 128);
+  const long long tiles = ceil_div_ll(pixels, cta_m) * ceil_div(wl.c_out, s.cta_n);
+  return wl.dtype != DataType::kFloat32 && s.split_k == 1 && cta_m * s.cta_n / 128 <= kMaxAccumulators &&
+         tiles >= kPingpongTilesPerSm * sm90_sm_count();
+}
+
+// A schedule's tile taken in turns: each warpgroup a tile of at most 128
+// rows, unsplit, with the most stages that fit beside the warpgroups' rows
+// of outputs (one block an SM), at most 6.
+void to_pingpong(const Workload& wl, Sm90Gemm& s) {
+  s.pingpong = true;
+  s.warpgroups = 2;
+  s.cta_m = std::min(s.cta_m, 128);
+  s.split_k = 1;
+  s.stages = 6;
+  while (s.stages > 2 && sm90_shape(wl, s).smem_bytes > sm90_shared_limit()) --s.stages;
+}
+
 // Either way: the tile's columns narrowed where that makes no more tiles;
 // steps of 128 bytes of K where a tap's channels fill one (64 otherwise);
 // as many stages as fit, at most 6, but where the grid has more blocks
 // than SMs and kLeastSharedStages or more let two blocks share an SM, the
-// most stages that do.
+// most stages that do. (Pingpong, where it pays, is made of this tile:
+// to_pingpong.)
 Sm90Gemm default_sm90(const Workload& wl, int batch) {
   const long long pixels = 1LL * std::max(batch, 1) * wl.out_h() * wl.out_w();
   const int element_bytes = ops::element_bytes(wl);
@@ -246,6 +289,14 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   const ScheduleRequest& req = wl.schedule;
   std::vector<Diagnostic> errors;
   Sm90Gemm s = default_sm90(wl, p.cost_batch);
+  // Pingpong by default where it pays on the default's tile and the spec
+  // sets no tile or split of its own; the spec's pingpong takes the
+  // default's tile (or the spec's) in turns.
+  const bool own_tile = req.has("cta_m") || req.has("warpgroups");
+  const long long pixels = 1LL * std::max(p.cost_batch, 1) * wl.out_h() * wl.out_w();
+  if (req.value("pingpong").value_or(!own_tile && !req.has("split_k") && pingpong_pays(wl, pixels, s)) != 0) {
+    to_pingpong(wl, s);
+  }
   s.cta_m = req.value("cta_m").value_or(s.cta_m);
   s.cta_n = req.value("cta_n").value_or(s.cta_n);
   s.cta_k = req.value("cta_k").value_or(s.cta_k);
@@ -253,14 +304,17 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   s.stages = req.value("stages").value_or(s.stages);
   // The default's split is for the default's tile: a spec's own tile runs
   // unsplit unless the spec splits it too.
-  const bool own_tile = req.has("cta_m") || req.has("warpgroups");
-  s.split_k = req.value("split_k").value_or(own_tile ? 1 : s.split_k);
+  s.split_k = req.value("split_k").value_or(own_tile || s.pingpong ? 1 : s.split_k);
   // Warpgroups without a tile: the default's rows, within the 64 to 128 a
   // warpgroup takes.
-  if (req.has("warpgroups") && !req.has("cta_m")) {
+  if (req.has("warpgroups") && !req.has("cta_m") && !s.pingpong) {
     s.cta_m = std::clamp(s.cta_m, 64 * s.warpgroups, 128 * s.warpgroups);
   }
   if (!req.has("stages")) s.stages = stages_k_can_fill(wl, s);
+  // Pingpong's own shared memory: as many of those stages as fit beside it.
+  if (s.pingpong && !req.has("stages")) {
+    while (s.stages > 2 && sm90_shape(wl, s).smem_bytes > sm90_shared_limit()) --s.stages;
+  }
   const int element_bytes = ops::element_bytes(wl);
 
   if (!has_sm90a_image(options)) {
@@ -284,12 +338,30 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   const SourceLocation& cta_at = req.at("cta_tile");
   if (!is_one_of(s.warpgroups, {1, 2})) {
     errors.push_back({req.at("warpgroups"), "warpgroups " + num(s.warpgroups) + ": 1 or 2 warpgroups multiply"});
+  } else if (s.pingpong) {
+    if (s.warpgroups != 2) {
+      errors.push_back({req.at("warpgroups"), "warpgroups " + num(s.warpgroups) +
+                                                  " with pingpong: its two warpgroups take turns at the tiles"});
+    }
+    if (!is_one_of(s.cta_m, {64, 128})) {
+      errors.push_back({cta_at, "cta_tile " + num(s.cta_m) + " pixels with pingpong: a warpgroup takes a whole "
+                                "tile, 64 or 128 rows (wgmma's 64, once or twice)"});
+    }
+    if (s.split_k != 1) {
+      errors.push_back({req.at("split_k"), "split_k " + num(s.split_k) + " with pingpong: its blocks take whole "
+                                           "tiles (use one or the other)"});
+    }
   } else if (!is_one_of(s.cta_m / s.warpgroups, {64, 128}) || s.cta_m % s.warpgroups != 0) {
     errors.push_back({cta_at, "cta_tile " + num(s.cta_m) + " pixels in " + num(s.warpgroups) +
                                   " warpgroup(s): each warpgroup takes 64 or 128 rows (wgmma's 64, once or twice)"});
   }
   if (s.cta_n < 16 || s.cta_n > 256 || s.cta_n % 16 != 0) {
     errors.push_back({cta_at, "cta_tile " + num(s.cta_n) + " channels: wgmma takes 16 to 256, a multiple of 16"});
+  } else if (wl.dtype == DataType::kFloat32 && s.cta_n > 32 && s.cta_n % 32 != 0) {
+    // CUTLASS's shared-memory layout of a float filter tile does not
+    // divide such widths (48, 80, 112 fail to compile; 16, 32, 64, 96, 128
+    // build and run).
+    errors.push_back({cta_at, "cta_tile " + num(s.cta_n) + " channels in float32: 16, 32, or a multiple of 32"});
   }
   if (s.cta_k * element_bytes != 64 && s.cta_k * element_bytes != 128) {
     errors.push_back({cta_at, "cta_tile reduction step " + num(s.cta_k) + ": " + num(64 / element_bytes) + " or " +
@@ -300,8 +372,9 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   const Sm90Shape g = sm90_shape(wl, s);
   const TileOrder order = requested_tile_order(req, g.n_tiles);
   if (g.accumulators > kMaxAccumulators) {
-    errors.push_back({cta_at, "cta_tile " + num(s.cta_m) + "x" + num(s.cta_n) + " in " + num(s.warpgroups) +
-                                  " warpgroup(s) gives a thread " + num(g.accumulators) + " accumulators; at most " +
+    errors.push_back({cta_at, "cta_tile " + num(s.cta_m) + "x" + num(s.cta_n) + " in " +
+                                  (s.pingpong ? std::string("one warpgroup (pingpong)") : num(s.warpgroups) + " warpgroup(s)") +
+                                  " gives a thread " + num(g.accumulators) + " accumulators; at most " +
                                   num(kMaxAccumulators) + " fit its registers: use 2 warpgroups or a smaller tile"});
   }
   const int limit = sm90_shared_limit();
@@ -310,7 +383,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   } else if (g.smem_bytes > limit) {
     errors.push_back({req.at("stages"), "the schedule needs " + num(g.smem_bytes) +
                                             " bytes of shared memory per block (" + num(s.stages) + " stages of " +
-                                            num(g.mainloop_bytes / s.stages) + ", or the epilogue's " +
+                                            num(g.mainloop_bytes / s.stages) + (s.pingpong ? ", and" : ", or") + " the epilogue's " +
                                             num(g.epilogue_bytes) + ", and the barriers); sm_90 allows " +
                                             num(limit) + ": use fewer stages or a smaller cta_tile"});
   }
@@ -325,7 +398,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
 
   p.schedule.values = {{"cta_m", s.cta_m}, {"cta_n", s.cta_n}, {"cta_k", s.cta_k},
                        {"warpgroups", s.warpgroups}, {"stages", s.stages}, {"split_k", s.split_k},
-                       {"raster", order.raster}, {"swizzle", order.swizzle}};
+                       {"pingpong", s.pingpong ? 1 : 0}, {"raster", order.raster}, {"swizzle", order.swizzle}};
   p.threads = g.threads;
   p.block_threads = g.threads;
   p.smem_bytes = g.smem_bytes;
@@ -336,7 +409,9 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   p.values = {
       {"images_per_launch", n(images_per_launch)},
       {"warpgroups", n(s.warpgroups)},
-      {"warpgroup_m", n(s.cta_m / s.warpgroups)},
+      {"warpgroup_m", n(s.pingpong ? s.cta_m : s.cta_m / s.warpgroups)},
+      {"pingpong", s.pingpong},
+      {"chunk_rows", n(kChunkRows)},
       {"out_vec", n(g.out_vec)},
       {"epilogue_pad", n(kEpiloguePad)},
       {"mainloop_bytes", n(g.mainloop_bytes)},
@@ -359,7 +434,8 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
 
 std::string describe(const Schedule& s) {
   return "cta_tile " + num(s.at("cta_m")) + "x" + num(s.at("cta_n")) + "x" + num(s.at("cta_k")) + ", " +
-         num(s.at("warpgroups")) + " warpgroup(s), " + num(s.at("stages")) + " stages" +
+         num(s.at("warpgroups")) + " warpgroup(s)" + (s.at("pingpong") ? " in turns (pingpong, persistent)" : "") +
+         ", " + num(s.at("stages")) + " stages" +
          (s.at("split_k") > 1 ? ", split_k " + num(s.at("split_k")) : "") + describe_tile_order(s);
 }
 
@@ -390,6 +466,8 @@ const Algorithm kImplicitGemmSm90{
      Knob::integer("warpgroups", 1, 2, "warpgroups of 128 threads that multiply (wgmma), each cta_m / warpgroups rows"),
      Knob::integer("stages", 2, 8, "shared-memory buffers of the main loop's ring (TMA copies)"),
      split_k_knob(),
+     Knob::flag("pingpong", "persistent blocks, each taking tile after tile; two warpgroups take turns at them, one's "
+                            "epilogue running while the other multiplies (cta_tile is one warpgroup's)"),
      raster_knob(),
      swizzle_knob()},
     "conv2d_nhwc_implicit_gemm_sm90.cu.mustache",
