@@ -1953,7 +1953,21 @@ TEST(PlanImplicitGemmSm90, DefaultRuleAndLimitsWorkedByHand) {
                   h100a);
   EXPECT_EQ(p.schedule.at("pingpong"), 1);
   EXPECT_EQ(p.schedule.at("cta_m"), 128);
-  // A spec's own tile or split is not taken in turns unless it asks.
+  // A spec's own tile, split or stages is not taken in turns unless it asks
+  // (6 stages of 128 x 128 fit one tile a block, not beside pingpong's rows
+  // of outputs).
+  p = plan_kernel(workload("{op: conv2d, n: 64, c: 128, c_out: 128, h: 28, w: 28, filter: 3, padding: same, "
+                           "dtype: float16, layout: NHWC, schedule: {algorithm: implicit_gemm_sm90, stages: 6}}"),
+                  h100a);
+  EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 128x128x64, 1 warpgroup(s), 6 stages");
+  // A spec's pingpong tile gets the most stages that fit beside it (6 of
+  // 64 x 128, where the default's 128 x 128 took 4).
+  p = plan_kernel(workload("{op: conv2d, n: 64, c: 128, c_out: 128, h: 28, w: 28, filter: 3, padding: same, "
+                           "dtype: float16, layout: NHWC, schedule: {algorithm: implicit_gemm_sm90, pingpong: true, "
+                           "cta_tile: [64, 128, 64]}}"),
+                  h100a);
+  EXPECT_EQ(p.schedule.summary(),
+            "implicit_gemm_sm90: cta_tile 64x128x64, 2 warpgroup(s) in turns (pingpong, persistent), 6 stages");
   p = plan_kernel(workload("{op: conv2d, n: 64, c: 128, c_out: 128, h: 28, w: 28, filter: 3, padding: same, "
                            "dtype: float16, layout: NHWC, schedule: {algorithm: implicit_gemm_sm90, cta_tile: [128, 128, 64]}}"),
                   h100a);
@@ -2069,7 +2083,9 @@ TEST(PlanImplicitGemmSm90, DefaultRuleAndLimitsWorkedByHand) {
   EXPECT_NE(errors[0].str().find("split_k 2 with pingpong"), std::string::npos);
   errors = pingpong_errors(", cta_tile: [128, 256, 64]");  // (and its shared memory)
   ASSERT_FALSE(errors.empty());
-  EXPECT_NE(errors[0].str().find("in one warpgroup (pingpong) gives a thread 256 accumulators"), std::string::npos);
+  EXPECT_NE(errors[0].str().find("in one warpgroup (pingpong) gives a thread 256 accumulators; at most 128 fit its "
+                                 "registers: use a smaller tile (cta_m x cta_n at most 16384)"),
+            std::string::npos);
   EXPECT_NO_THROW(plan_kernel(workload("{op: conv2d, n: 4, c: 64, c_out: 64, h: 28, w: 28, filter: 3, padding: same, "
                                        "dtype: float16, layout: NHWC, schedule: {algorithm: implicit_gemm_sm90, "
                                        "pingpong: true, cta_tile: [64, 256, 64]}}"),

@@ -290,11 +290,13 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   std::vector<Diagnostic> errors;
   Sm90Gemm s = default_sm90(wl, p.cost_batch);
   // Pingpong by default where it pays on the default's tile and the spec
-  // sets no tile or split of its own; the spec's pingpong takes the
-  // default's tile (or the spec's) in turns.
+  // sets no tile, split or stages of its own (its stages may not fit beside
+  // pingpong's rows of outputs); the spec's pingpong takes the default's
+  // tile (or the spec's) in turns.
   const bool own_tile = req.has("cta_m") || req.has("warpgroups");
   const long long pixels = 1LL * std::max(p.cost_batch, 1) * wl.out_h() * wl.out_w();
-  if (req.value("pingpong").value_or(!own_tile && !req.has("split_k") && pingpong_pays(wl, pixels, s)) != 0) {
+  const bool own_schedule = own_tile || req.has("split_k") || req.has("stages");
+  if (req.value("pingpong").value_or(!own_schedule && pingpong_pays(wl, pixels, s)) != 0) {
     to_pingpong(wl, s);
   }
   s.cta_m = req.value("cta_m").value_or(s.cta_m);
@@ -310,10 +312,15 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   if (req.has("warpgroups") && !req.has("cta_m") && !s.pingpong) {
     s.cta_m = std::clamp(s.cta_m, 64 * s.warpgroups, 128 * s.warpgroups);
   }
-  if (!req.has("stages")) s.stages = stages_k_can_fill(wl, s);
-  // Pingpong's own shared memory: as many of those stages as fit beside it.
-  if (s.pingpong && !req.has("stages")) {
-    while (s.stages > 2 && sm90_shape(wl, s).smem_bytes > sm90_shared_limit()) --s.stages;
+  if (!req.has("stages")) {
+    // Pingpong: to_pingpong's count was for the default's tile; for the
+    // tile now planned, as many stages as K can fill and fit beside the
+    // warpgroups' rows of outputs.
+    if (s.pingpong) s.stages = 6;
+    s.stages = stages_k_can_fill(wl, s);
+    if (s.pingpong) {
+      while (s.stages > 2 && sm90_shape(wl, s).smem_bytes > sm90_shared_limit()) --s.stages;
+    }
   }
   const int element_bytes = ops::element_bytes(wl);
 
@@ -375,7 +382,9 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
     errors.push_back({cta_at, "cta_tile " + num(s.cta_m) + "x" + num(s.cta_n) + " in " +
                                   (s.pingpong ? std::string("one warpgroup (pingpong)") : num(s.warpgroups) + " warpgroup(s)") +
                                   " gives a thread " + num(g.accumulators) + " accumulators; at most " +
-                                  num(kMaxAccumulators) + " fit its registers: use 2 warpgroups or a smaller tile"});
+                                  num(kMaxAccumulators) + " fit its registers: " +
+                                  (s.pingpong ? "use a smaller tile (cta_m x cta_n at most 16384)"
+                                              : "use 2 warpgroups or a smaller tile")});
   }
   const int limit = sm90_shared_limit();
   if (s.stages < 2 || s.stages > 8) {
