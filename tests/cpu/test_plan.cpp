@@ -1885,6 +1885,20 @@ TEST(PlanImplicitGemmSm90, DefaultRuleAndLimitsWorkedByHand) {
                            "split_k: 2}}"),
                   h100a);
   EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 128x64x64, 1 warpgroup(s), 6 stages, split_k 2");
+  // A tile without warpgroups takes the count whose rows it fits: the
+  // default's two warpgroups (ResNet's 28^2 layer at batch 32, above) for
+  // 64 rows become one (the default's 4 stages kept); the default's one
+  // (at batch 1) for 256 rows, two.
+  p = plan_kernel(workload("{op: conv2d, n: 32, c: 128, c_out: 128, h: 28, w: 28, filter: 3, padding: same, "
+                           "dtype: float16, layout: NHWC, schedule: {algorithm: implicit_gemm_sm90, "
+                           "cta_tile: [64, 128, 64]}}"),
+                  h100a);
+  EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 64x128x64, 1 warpgroup(s), 4 stages");
+  p = plan_kernel(workload("{op: conv2d, n: 1, c: 1024, c_out: 1024, h: 7, w: 7, filter: 3, padding: same, "
+                           "dtype: float16, layout: NHWC, schedule: {algorithm: implicit_gemm_sm90, "
+                           "cta_tile: [256, 32, 64]}}"),
+                  h100a);
+  EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 256x32x64, 2 warpgroup(s), 6 stages");
   // Two warpgroups without a tile: the default's 64 rows become 128, 64 a
   // warpgroup.
   p = plan_kernel(workload("{op: conv2d, n: 1, c: 1024, c_out: 1024, h: 7, w: 7, filter: 3, padding: same, "

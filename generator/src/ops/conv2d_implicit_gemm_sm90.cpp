@@ -312,6 +312,12 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   if (req.has("warpgroups") && !req.has("cta_m") && !s.pingpong) {
     s.cta_m = std::clamp(s.cta_m, 64 * s.warpgroups, 128 * s.warpgroups);
   }
+  // A tile without warpgroups: the default's where they take its rows, else
+  // the count that does (64 rows: one; 256: two).
+  if (req.has("cta_m") && !req.has("warpgroups") && !s.pingpong) {
+    if (s.cta_m < 64 * s.warpgroups) s.warpgroups = 1;
+    if (s.cta_m > 128 * s.warpgroups) s.warpgroups = 2;
+  }
   if (!req.has("stages")) {
     // Pingpong: to_pingpong's count was for the default's tile; for the
     // tile now planned, as many stages as K can fill and fit beside the
