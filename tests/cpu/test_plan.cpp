@@ -2015,6 +2015,14 @@ TEST(PlanImplicitGemmSm90, DefaultRuleAndLimitsWorkedByHand) {
                   h100a);
   EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 256x128x64, 2 warpgroup(s), 2 stages");
   EXPECT_EQ(p.smem_bytes, 256 * 136 * 4 + 128);
+  // Taken in turns (by default: 98 x 5 = 490 tiles of 128 x 128, 3.7 an
+  // SM), the ring is not capped at a tile's steps: the copying warp runs
+  // on into the next tile. 4 stages fit beside the rows of outputs.
+  p = plan_kernel(workload("{op: conv2d, n: 64, c: 96, c_out: 576, h: 14, w: 14, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC}"),
+                  h100a);
+  EXPECT_EQ(p.schedule.summary(),
+            "implicit_gemm_sm90: cta_tile 128x128x64, 2 warpgroup(s) in turns (pingpong, persistent), 4 stages");
   p = plan_kernel(workload("{op: conv2d, n: 1, c: 1024, c_out: 256, h: 14, w: 14, filter: 1, padding: valid, "
                            "dtype: float16, layout: NHWC}"),
                   h100a);
