@@ -1092,6 +1092,18 @@ TEST(ScheduleSpace, TheTensorCoreAlgorithmsAreSearchedWhereTheyServe) {
   }
   EXPECT_EQ(std::find(names.begin(), names.end(), "direct"), names.end()) << "direct serves float32 NCHW only";
 
+  // A default taken in turns (pingpong: 392 tiles, 2.97 an SM) plans again
+  // to itself from its values, as a tuning database entry is applied; its
+  // neighbours fit too.
+  const Workload turns = workload(
+      "{op: conv2d, n: 64, c: 128, c_out: 128, h: 28, w: 28, filter: 3, padding: same, dtype: float16, layout: NHWC}");
+  const AlgorithmSpace& sm90 = space_of(schedule_space(turns), "implicit_gemm_sm90");
+  KernelPlan own;
+  ASSERT_TRUE(try_plan(turns, *sm90.algorithm, {}, sm90a, own));
+  ASSERT_EQ(own.schedule.at("pingpong"), 1);
+  EXPECT_EQ(plan_kernel(with_schedule(turns, *sm90.algorithm, own.schedule.values), sm90a).schedule, own.schedule);
+  EXPECT_FALSE(neighbour_schedules(own, sm90a).empty());
+
   const Workload single = workload("{op: conv2d, n: 8, c: 64, c_out: 64, h: 28, w: 28, filter: 3, padding: same}");
   for (const AlgorithmSpace& s : schedule_space(single)) {
     EXPECT_EQ(s.algorithm->tune_compiler, TuneCompiler::kNvrtc) << s.algorithm->name;
