@@ -179,6 +179,13 @@ void pick_latency_tile(const Workload& wl, long long pixels, Sm90Gemm& s) {
   }
 }
 
+// The most stages, at most 6, whose shared memory fits a block (at least 2).
+int most_stages_that_fit(const Workload& wl, Sm90Gemm s) {
+  for (s.stages = 6; s.stages > 2 && sm90_shape(wl, s).smem_bytes > sm90_shared_limit(); --s.stages) {
+  }
+  return s.stages;
+}
+
 // The blocks of a schedule that an SM holds at once, by their shared memory.
 int sm90_resident_blocks(const Workload& wl, const Sm90Gemm& s) {
   const ArchFacts& f = *find_arch(kArch);
@@ -220,15 +227,12 @@ bool pingpong_pays(const Workload& wl, long long pixels, const Sm90Gemm& s) {
 }
 
 // A schedule's tile taken in turns: each warpgroup a tile of at most 128
-// rows, unsplit, with the most stages that fit beside the warpgroups' rows
-// of outputs (one block an SM), at most 6.
-void to_pingpong(const Workload& wl, Sm90Gemm& s) {
+// rows, unsplit (plan() then gives it its stages).
+void to_pingpong(Sm90Gemm& s) {
   s.pingpong = true;
   s.warpgroups = 2;
   s.cta_m = std::min(s.cta_m, 128);
   s.split_k = 1;
-  s.stages = 6;
-  while (s.stages > 2 && sm90_shape(wl, s).smem_bytes > sm90_shared_limit()) --s.stages;
 }
 
 // Either way: the tile's columns narrowed where that makes no more tiles;
@@ -250,8 +254,7 @@ Sm90Gemm default_sm90(const Workload& wl, int batch) {
   if (s.warpgroups == 1 && s.cta_n == 128 && ceil_div(wl.c_out, kNarrowColumns) == ceil_div(wl.c_out, 128)) {
     s.cta_n = kNarrowColumns;
   }
-  s.stages = 6;
-  while (s.stages > 2 && sm90_shape(wl, s).smem_bytes > sm90_shared_limit()) --s.stages;
+  s.stages = most_stages_that_fit(wl, s);
   const long long blocks = ceil_div_ll(pixels, s.cta_m) * ceil_div(wl.c_out, s.cta_n) * s.split_k;
   if (blocks > sm90_sm_count()) {
     Sm90Gemm shared = s;
@@ -297,7 +300,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   const long long pixels = 1LL * std::max(p.cost_batch, 1) * wl.out_h() * wl.out_w();
   const bool own_schedule = own_tile || req.has("split_k") || req.has("stages");
   if (req.value("pingpong").value_or(!own_schedule && pingpong_pays(wl, pixels, s)) != 0) {
-    to_pingpong(wl, s);
+    to_pingpong(s);
   }
   s.cta_m = req.value("cta_m").value_or(s.cta_m);
   s.cta_n = req.value("cta_n").value_or(s.cta_n);
@@ -320,14 +323,12 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   }
   if (!req.has("stages")) {
     if (s.pingpong) {
-      // to_pingpong's count was for the default's tile; for the tile now
-      // planned, as many as fit beside the warpgroups' rows of outputs, at
-      // most 6. Not capped at a tile's steps of K: the copying warp runs
-      // on into the block's next tile (on the H200, 96 -> 576 1x1 at batch
-      // 64, 2 steps a tile, ran 1.05 times faster with 4 stages than 2:
-      // docs/performance.md, "Persistent pingpong").
-      s.stages = 6;
-      while (s.stages > 2 && sm90_shape(wl, s).smem_bytes > sm90_shared_limit()) --s.stages;
+      // As many as fit beside the warpgroups' rows of outputs. Not capped
+      // at a tile's steps of K: the copying warp runs on into the block's
+      // next tile (on the H200, 96 -> 576 1x1 at batch 64, 2 steps a tile,
+      // ran 1.05 times faster with 4 stages than 2: docs/performance.md,
+      // "Persistent pingpong").
+      s.stages = most_stages_that_fit(wl, s);
     } else {
       s.stages = stages_k_can_fill(wl, s);
     }
