@@ -216,7 +216,7 @@ conv_bf16_nhwc_n2_c64_co96_h20_w12_k3x3_s1_p1_bias(const Params params) {
   const int col = (epilogue_thread % kThreadsPerRow) * kOutVec;
   const int row_begin = slice * kRowsPerBlock, row_end = row_begin + kRowsPerBlock;
   const int first_row = row_begin + epilogue_thread / kThreadsPerRow;
-#pragma unroll
+  #pragma unroll
   for (int col_step = 0; col_step < kColSteps; ++col_step) {
     const int c = col + col_step * kThreadsPerRow * kOutVec;  // in the tile
     const int co = n0 + c;
@@ -224,18 +224,18 @@ conv_bf16_nhwc_n2_c64_co96_h20_w12_k3x3_s1_p1_bias(const Params params) {
     float a[kOutVec] = {}, b[kOutVec] = {};
     if (kEpilogue >= 1) convgen::load<Element, kOutVec>(params.epilogue_a + co, a);
     if (kEpilogue == 2) convgen::load<Element, kOutVec>(params.epilogue_b + co, b);
-#pragma unroll
+    #pragma unroll
     for (int batch = 0; batch < kRowBatches; ++batch) {
       const int row0 = first_row + batch * kBatch * kRowsPerStep;
       convgen::Packed<Element, kOutVec> residual[kBatch] = {};
-#pragma unroll
+      #pragma unroll
       for (int k = 0; k < kBatch; ++k) {
         const int row = row0 + k * kRowsPerStep;
         if (kResidual && row < row_end && m0 + row < params.pixels) {
           residual[k] = convgen::load_packed<Element, kOutVec>(params.residual + static_cast<long long>(m0 + row) * kOutChannels + co);
         }
       }
-#pragma unroll
+      #pragma unroll
       for (int k = 0; k < kBatch; ++k) {
         const int row = row0 + k * kRowsPerStep;
         const int m = m0 + row;
@@ -244,19 +244,19 @@ conv_bf16_nhwc_n2_c64_co96_h20_w12_k3x3_s1_p1_bias(const Params params) {
         // Every rank's vector is loaded before any is added (the loads
         // cross the cluster), then they are summed in rank order.
         float part[kSplitK][kOutVec];
-#pragma unroll
+        #pragma unroll
         for (int rank = 0; rank < kSplitK; ++rank) {
           convgen::load_shared<float, kOutVec>(partials[rank] + row * kPitch + c, part[rank]);
         }
-#pragma unroll
+        #pragma unroll
         for (int j = 0; j < kOutVec; ++j) sum[j] = part[0][j];
-#pragma unroll
+        #pragma unroll
         for (int rank = 1; rank < kSplitK; ++rank) {
-#pragma unroll
+          #pragma unroll
           for (int j = 0; j < kOutVec; ++j) sum[j] += part[rank][j];
         }
         convgen::unpack(residual[k], r);
-#pragma unroll
+        #pragma unroll
         for (int j = 0; j < kOutVec; ++j) v[j] = epilogue(sum[j], a[j], b[j], r[j]);
         convgen::store<Element, kOutVec>(params.output + static_cast<long long>(m) * kOutChannels + co, v);
       }
