@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # Writes one spec per schedule variant index (library v<i> holds the i-th variant of every row of
-# $ROWS: rows1.py to rows8.py), CMakeLists.txt and main.cu, which times each variant beside the default's output.
-# A rows module's DTYPE ("float16", the default, in NHWC; or "float32", in NCHW) is every row's.
+# $ROWS: rows1.py to rows10.py), CMakeLists.txt and main.cu, which times each variant beside the default's output.
+# A rows module's DTYPE ("float16", the default, in NHWC; or "float32", in NCHW) is every row's; its TEMPLATES
+# ({variant index: folder}, optional) generates that variant's library from other templates.
 import importlib
 import os
 
@@ -9,6 +10,7 @@ rows = importlib.import_module(os.environ.get("ROWS", "rows1"))
 R = rows.R
 DTYPE = getattr(rows, "DTYPE", "float16")
 LAYOUT = "NHWC" if DTYPE == "float16" else "NCHW"
+TEMPLATES = getattr(rows, "TEMPLATES", {})  # variant index: the templates folder its library is generated from
 nlib = max(len(r[8]) for r in R)
 cm = ["cmake_minimum_required(VERSION 3.22)", "project(sweep LANGUAGES CXX CUDA)", "find_package(convgen REQUIRED)"]
 for i in range(nlib):
@@ -20,13 +22,21 @@ for i in range(nlib):
         lines.append(f"  - {{op: conv2d, n: {n}, c: {c}, c_out: {co}, h: {h}, w: {h}, filter: {k}, stride: {s}, "
                      f"padding: {(k - 1) // 2}, epilogue: scale_shift, activation: {act}{sch}}}  # {name}")
     open(f"v{i}.yaml", "w").write("\n".join(lines) + "\n")
-    cm.append(f"convgen_add_library(convgen_v{i} SPECS ${{CMAKE_CURRENT_SOURCE_DIR}}/v{i}.yaml)")
+    add = f"convgen_add_library(convgen_v{i} SPECS ${{CMAKE_CURRENT_SOURCE_DIR}}/v{i}.yaml)"
+    if i in TEMPLATES:  # this variant's kernels from other templates (an A/B of a template change)
+        add = (f"set(kept_templates ${{CONVGEN_TEMPLATE_DIR}})\nset(CONVGEN_TEMPLATE_DIR {TEMPLATES[i]})\n{add}\n"
+               "set(CONVGEN_TEMPLATE_DIR ${kept_templates})")
+    cm.append(add)
 cm.append("add_executable(sweep main.cu)")
 cm.append("target_link_libraries(sweep PRIVATE " + " ".join(f"convgen_v{i}" for i in range(nlib)) + ")")
 open("CMakeLists.txt", "w").write("\n".join(cm) + "\n")
 inc = "\n".join(f'#include "v{i}.h"' for i in range(nlib))
 calls = ",\n".join(f"  [](const convgen::Conv2dProblem& p, const convgen::Conv2dArgs& a, cudaStream_t s) {{ return convgen::v{i}::conv2d(p, a, s, convgen::Dispatch::kStrict); }}" for i in range(nlib))
-ws = ",\n".join(f'  {{"{r[0]}", {r[1]}, {r[2]}, {r[3]}, {r[4]}, {r[5]}, {r[6]}, convgen::Activation::k{r[7].capitalize()}, {len(r[8])}, {{{", ".join(chr(34) + (v or "default") + chr(34) for v in r[8])}}}}}' for r in R)
+def label(i, variant):
+    return (variant or "default") + (f" [templates {TEMPLATES[i]}]" if i in TEMPLATES else "")
+
+
+ws = ",\n".join(f'  {{"{r[0]}", {r[1]}, {r[2]}, {r[3]}, {r[4]}, {r[5]}, {r[6]}, convgen::Activation::k{r[7].capitalize()}, {len(r[8])}, {{{", ".join(chr(34) + label(i, v) + chr(34) for i, v in enumerate(r[8]))}}}}}' for r in R)
 elem = {"float16": ("__half", "kFloat16", "kNHWC"), "float32": ("float", "kFloat32", "kNCHW")}[DTYPE]
 src = open("main.cu.in").read().replace("@ELEM@", elem[0]).replace("@DTYPE@", elem[1]).replace("@LAYOUT@", elem[2])
 src = src.replace("@INCLUDES@", inc).replace("@CALLS@", calls).replace("@WORKLOADS@", ws)

@@ -1841,9 +1841,11 @@ TEST(PlanImplicitGemmSm90, DefaultRuleAndLimitsWorkedByHand) {
   // ResNet 3x3 at batch 32, 28x28, 128 -> 128: M = 25088. 256 x 128 tiles
   // make 98 blocks (one wave: 1 x 32768 / 1.18 = 27769), 128 x 128 make 196
   // (two waves: 32768), 128 x 64 392 (three: 44680): 256 x 128 in two
-  // warpgroups, steps of 64 channels (128 bytes), 4 stages of 48 KiB.
+  // warpgroups, steps of 64 channels (128 bytes), 4 stages of 48 KiB. (By
+  // default this layer is taken in turns, below; the spec turns that off.)
   KernelPlan p = plan_kernel(workload("{op: conv2d, n: 32, c: 128, c_out: 128, h: 28, w: 28, filter: 3, "
-                                      "padding: same, dtype: float16, layout: NHWC}"),
+                                      "padding: same, dtype: float16, layout: NHWC, schedule: "
+                                      "{algorithm: implicit_gemm_sm90, pingpong: false}}"),
                              h100a);
   EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 256x128x64, 2 warpgroup(s), 4 stages");
   EXPECT_EQ(p.min_arch, 90);
@@ -1918,9 +1920,10 @@ TEST(PlanImplicitGemmSm90, DefaultRuleAndLimitsWorkedByHand) {
   // let them share one. ResNet's 64-channel 3x3 layer at batch 8 (M =
   // 25088): 196 blocks of 128 x 64. 6 stages of (128 + 64) x 64 halves take
   // 147,584 bytes, one block of the H100's 233,472 an SM (1 KiB reserved a
-  // block); 4 take 98,432, two blocks (2 x 99,456 = 198,912).
+  // block); 4 take 98,432, two blocks (2 x 99,456 = 198,912). (By default
+  // this layer is taken in turns, below; the spec turns that off.)
   p = plan_kernel(workload("{op: conv2d, n: 8, c: 64, c_out: 64, h: 56, w: 56, filter: 3, padding: same, "
-                           "dtype: float16, layout: NHWC}"),
+                           "dtype: float16, layout: NHWC, schedule: {algorithm: implicit_gemm_sm90, pingpong: false}}"),
                   h100a);
   EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 128x64x64, 1 warpgroup(s), 4 stages");
   EXPECT_EQ(p.smem_bytes, 4 * (128 + 64) * 64 * 2 + 128);
@@ -1944,19 +1947,37 @@ TEST(PlanImplicitGemmSm90, DefaultRuleAndLimitsWorkedByHand) {
             "implicit_gemm_sm90: cta_tile 128x128x64, 2 warpgroup(s) in turns (pingpong, persistent), 4 stages");
   EXPECT_EQ(p.schedule.at("pingpong"), 1);
   EXPECT_EQ(p.smem_bytes, 4 * (128 + 128) * 64 * 2 + 2 * 64 * 136 * 4 + 128);
-  // A default of two warpgroups on 256 rows is taken in turns as 128-row
-  // tiles (16 x 14^2 pixels, 384 -> 1536: 25 x 12 = 300 tiles, 2.27 an SM);
-  // 320 -> 1280 on 7^2 at batch 64 makes 250 (1.89): not in turns. Float32
-  // (tf32) is not taken in turns by default; a spec may ask.
+  // Pingpong's tiles are of 64 rows where a block's tiles, times 0.55,
+  // are fewer than with 128 rows. 16 x 14^2 pixels, 384 -> 1536: 25 x 12 =
+  // 300 tiles of 128 rows, 3 a block (of 132); 49 x 12 = 588 of 64, 5 a
+  // block, and 5 x 0.55 = 2.75 < 3: 64 x 128 in turns, with 6 stages of
+  // (64 + 128) x 64 halves beside 2 x 64 x 136 floats. 320 -> 1280 on 7^2
+  // at batch 64: 250 tiles of 128 (2 a block), 490 of 64 (4 x 0.55 = 2.2):
+  // 128 rows, 1.89 tiles an SM, not in turns. Batch 32's 28^2 layer above:
+  // 196 tiles of 128 (2 a block), 392 of 64 (3 x 0.55 = 1.65), 2.97 an SM:
+  // 64 x 128 in turns; batch 8's 64 -> 64 on 56^2: 196 of 128 x 64 (2),
+  // 392 of 64 x 64 (3): 64 x 64 in turns. Float32 (tf32) is not taken in
+  // turns by default; a spec may ask.
   p = plan_kernel(workload("{op: conv2d, n: 16, c: 384, c_out: 1536, h: 14, w: 14, filter: 1, padding: valid, "
                            "dtype: float16, layout: NHWC}"),
                   h100a);
   EXPECT_EQ(p.schedule.summary(),
-            "implicit_gemm_sm90: cta_tile 128x128x64, 2 warpgroup(s) in turns (pingpong, persistent), 4 stages");
+            "implicit_gemm_sm90: cta_tile 64x128x64, 2 warpgroup(s) in turns (pingpong, persistent), 6 stages");
+  EXPECT_EQ(p.smem_bytes, 6 * (64 + 128) * 64 * 2 + 2 * 64 * 136 * 4 + 128);
   p = plan_kernel(workload("{op: conv2d, n: 64, c: 320, c_out: 1280, h: 7, w: 7, filter: 1, padding: valid, "
                            "dtype: float16, layout: NHWC}"),
                   h100a);
   EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 256x128x64, 2 warpgroup(s), 4 stages");
+  p = plan_kernel(workload("{op: conv2d, n: 32, c: 128, c_out: 128, h: 28, w: 28, filter: 3, padding: same, "
+                           "dtype: float16, layout: NHWC}"),
+                  h100a);
+  EXPECT_EQ(p.schedule.summary(),
+            "implicit_gemm_sm90: cta_tile 64x128x64, 2 warpgroup(s) in turns (pingpong, persistent), 6 stages");
+  p = plan_kernel(workload("{op: conv2d, n: 8, c: 64, c_out: 64, h: 56, w: 56, filter: 3, padding: same, "
+                           "dtype: float16, layout: NHWC}"),
+                  h100a);
+  EXPECT_EQ(p.schedule.summary(),
+            "implicit_gemm_sm90: cta_tile 64x64x64, 2 warpgroup(s) in turns (pingpong, persistent), 6 stages");
   p = plan_kernel(workload("{op: conv2d, n: 64, c: 128, c_out: 128, h: 28, w: 28, filter: 3, padding: same, "
                            "dtype: float32, math: tf32, layout: NHWC}"),
                   h100a);

@@ -209,29 +209,46 @@ constexpr int kLeastSharedStages = 4;
 // of 32, ran slower than 96 and 128.
 constexpr int kNarrowColumns = 96;
 
-// Pingpong where the tile (at most 128 rows: one warpgroup's) gives every
-// SM at least kPingpongTilesPerSm tiles: every block then takes two or
-// more, so that each warpgroup's epilogue and each tile's first copies run
-// under the other warpgroup's main loop. On the H200 (docs/performance.md,
-// "Persistent pingpong"), float16: 1.04 to 1.26 times faster on the four
-// layers of 2.3 to 5.9 tiles an SM; on five of 0.4 to 1.9 (a block takes
-// at most two tiles, often one), 0.96 to 1.06: three slower, two faster.
-// Float32 (tf32) is not measured: it keeps one tile a block.
+// Pingpong's rows a tile: 128, or 64 where the tiles then spread over the
+// blocks so much more evenly that the blocks finish sooner. A persistent
+// block's time is about its count of tiles times a tile's; on the H200
+// (docs/performance.md, "Pingpong's rows"), float16, a tile of 64 rows took
+// 0.52 to 0.59 of one of 128 (fitted on four layers where the tiles are
+// 3 to 12 a block). Where there are fewer tiles than SMs, 128.
+constexpr double kHalfTileTime = 0.55;
+
+int pingpong_rows(const Workload& wl, long long pixels, const Sm90Gemm& s) {
+  const long long sms = sm90_sm_count();
+  const auto tiles_a_block = [&](int rows) {
+    return ceil_div_ll(ceil_div_ll(pixels, rows) * ceil_div(wl.c_out, s.cta_n), sms);
+  };
+  if (s.cta_m < 128) return s.cta_m;
+  return kHalfTileTime * tiles_a_block(64) < tiles_a_block(128) ? 64 : 128;
+}
+
+// Pingpong where its tile gives every SM at least kPingpongTilesPerSm
+// tiles: every block then takes two or more, so that each warpgroup's
+// epilogue and each tile's first copies run under the other warpgroup's
+// main loop. On the H200 (docs/performance.md, "Persistent pingpong"),
+// float16: 1.04 to 1.26 times faster on the four layers of 2.3 to 5.9
+// tiles an SM; on five of 0.4 to 1.9 (a block takes at most two tiles,
+// often one), 0.96 to 1.06: three slower, two faster. Float32 (tf32) is
+// not measured: it keeps one tile a block.
 constexpr int kPingpongTilesPerSm = 2;
 
 bool pingpong_pays(const Workload& wl, long long pixels, const Sm90Gemm& s) {
-  const int cta_m = std::min(s.cta_m, 128);
+  const int cta_m = pingpong_rows(wl, pixels, s);
   const long long tiles = ceil_div_ll(pixels, cta_m) * ceil_div(wl.c_out, s.cta_n);
   return wl.dtype != DataType::kFloat32 && s.split_k == 1 && cta_m * s.cta_n / 128 <= kMaxAccumulators &&
          tiles >= kPingpongTilesPerSm * sm90_sm_count();
 }
 
-// A schedule's tile taken in turns: each warpgroup a tile of at most 128
+// A schedule's tile taken in turns: each warpgroup a tile of pingpong's
 // rows, unsplit (plan() then gives it its stages).
-void to_pingpong(Sm90Gemm& s) {
+void to_pingpong(const Workload& wl, long long pixels, Sm90Gemm& s) {
+  s.cta_m = pingpong_rows(wl, pixels, s);
   s.pingpong = true;
   s.warpgroups = 2;
-  s.cta_m = std::min(s.cta_m, 128);
   s.split_k = 1;
 }
 
@@ -292,15 +309,15 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   const ScheduleRequest& req = wl.schedule;
   std::vector<Diagnostic> errors;
   Sm90Gemm s = default_sm90(wl, p.cost_batch);
-  // Pingpong by default where it pays on the default's tile and the spec
-  // sets no tile, split or stages of its own (its stages may not fit beside
-  // pingpong's rows of outputs); the spec's pingpong takes the default's
-  // tile (or the spec's) in turns.
+  // Pingpong by default where it pays on the default's columns and the
+  // spec sets no tile, split or stages of its own (its stages may not fit
+  // beside pingpong's rows of outputs); the spec's pingpong takes the
+  // default's columns and pingpong's rows (or the spec's tile) in turns.
   const bool own_tile = req.has("cta_m") || req.has("warpgroups");
   const long long pixels = 1LL * std::max(p.cost_batch, 1) * wl.out_h() * wl.out_w();
   const bool own_schedule = own_tile || req.has("split_k") || req.has("stages");
   if (req.value("pingpong").value_or(!own_schedule && pingpong_pays(wl, pixels, s)) != 0) {
-    to_pingpong(s);
+    to_pingpong(wl, pixels, s);
   }
   s.cta_m = req.value("cta_m").value_or(s.cta_m);
   s.cta_n = req.value("cta_n").value_or(s.cta_n);
