@@ -131,10 +131,10 @@ struct Tile {
 
 // The tile taken `launched`-th of the tiles_m x tiles_n tiles: by the block
 // launched in that place (blocks start in the order x, then y in practice),
-// or in a persistent grid, the block's next tile.
-// The tiles are taken in panels kSwizzle tiles across, one panel after
-// another, so that the tiles taken at once read a compact patch of input
-// rows and filter columns, which L2 keeps. The last panel may be narrower.
+// or in a persistent grid, the block's next tile. The tiles are taken in
+// panels kSwizzle tiles across, one panel after another, so that the tiles
+// taken at once read a compact patch of input rows and filter columns,
+// which L2 keeps. The last panel may be narrower.
 __device__ __forceinline__ Tile tile_of(int launched, int tiles_m, int tiles_n) {
   constexpr int kSwizzle = 2;
   // raster pixels: panels of kSwizzle output-channel tiles, taken down
@@ -193,7 +193,6 @@ conv_bf16_nhwc_n2_c64_co96_h20_w12_k3x3_s1_p1_bias(const Params params) {
   // The epilogue's threads are the block's; its tile, the block's.
   constexpr int kEpilogueThreads = kThreads, kTileRows = kCtaM;
   const int epilogue_thread = tid;
-  const float(*const out_tile)[kPitch] = shared.out;
   // Epilogue: kEpilogueThreads threads (epilogue_thread is this one's
   // place among them) finish the kTileRows x kCtaN floats of out_tile, whose
   // first row is pixel m0 and first column output channel n0. A thread owns

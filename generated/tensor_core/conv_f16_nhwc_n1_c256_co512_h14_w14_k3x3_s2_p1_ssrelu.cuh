@@ -129,14 +129,6 @@ struct Tile {
   int m, n;
 };
 
-// The tile taken `launched`-th of the tiles_m x tiles_n tiles: by the block
-// launched in that place (blocks start in the order x, then y in practice),
-// or in a persistent grid, the block's next tile.
-// The grid's own order: down the pixel tiles of one column of output
-// channels, then the next column.
-__device__ __forceinline__ Tile tile_of(int launched, int tiles_m, int tiles_n) {
-  return {launched % tiles_m, launched / tiles_m};
-}
 #endif
 
 }  // namespace
@@ -186,7 +178,6 @@ conv_f16_nhwc_n1_c256_co512_h14_w14_k3x3_s2_p1_ssrelu(const Params params) {
   // The epilogue's threads are the block's; its tile, the block's.
   constexpr int kEpilogueThreads = kThreads, kTileRows = kCtaM;
   const int epilogue_thread = tid;
-  const float(*const out_tile)[kPitch] = shared.out;
   // Epilogue: kEpilogueThreads threads (epilogue_thread is this one's
   // place among them) finish the kTileRows x kCtaN floats of out_tile, whose
   // first row is pixel m0 and first column output channel n0. A thread owns

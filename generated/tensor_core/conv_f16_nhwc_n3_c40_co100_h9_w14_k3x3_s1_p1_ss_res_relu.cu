@@ -127,10 +127,10 @@ struct Tile {
 
 // The tile taken `launched`-th of the tiles_m x tiles_n tiles: by the block
 // launched in that place (blocks start in the order x, then y in practice),
-// or in a persistent grid, the block's next tile.
-// The tiles are taken in panels kSwizzle tiles across, one panel after
-// another, so that the tiles taken at once read a compact patch of input
-// rows and filter columns, which L2 keeps. The last panel may be narrower.
+// or in a persistent grid, the block's next tile. The tiles are taken in
+// panels kSwizzle tiles across, one panel after another, so that the tiles
+// taken at once read a compact patch of input rows and filter columns,
+// which L2 keeps. The last panel may be narrower.
 __device__ __forceinline__ Tile tile_of(int launched, int tiles_m, int tiles_n) {
   constexpr int kSwizzle = 4;
   // raster channels: panels of kSwizzle pixel tiles, taken along their

@@ -125,14 +125,6 @@ struct Tile {
   int m, n;
 };
 
-// The tile taken `launched`-th of the tiles_m x tiles_n tiles: by the block
-// launched in that place (blocks start in the order x, then y in practice),
-// or in a persistent grid, the block's next tile.
-// The grid's own order: down the pixel tiles of one column of output
-// channels, then the next column.
-__device__ __forceinline__ Tile tile_of(int launched, int tiles_m, int tiles_n) {
-  return {launched % tiles_m, launched / tiles_m};
-}
 #endif
 
 }  // namespace

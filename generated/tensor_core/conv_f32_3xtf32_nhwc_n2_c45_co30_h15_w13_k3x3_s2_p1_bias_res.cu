@@ -131,14 +131,6 @@ struct Tile {
   int m, n;
 };
 
-// The tile taken `launched`-th of the tiles_m x tiles_n tiles: by the block
-// launched in that place (blocks start in the order x, then y in practice),
-// or in a persistent grid, the block's next tile.
-// The grid's own order: down the pixel tiles of one column of output
-// channels, then the next column.
-__device__ __forceinline__ Tile tile_of(int launched, int tiles_m, int tiles_n) {
-  return {launched % tiles_m, launched / tiles_m};
-}
 #endif
 
 }  // namespace
@@ -188,7 +180,6 @@ conv_f32_3xtf32_nhwc_n2_c45_co30_h15_w13_k3x3_s2_p1_bias_res(const Params params
   // The epilogue's threads are the block's; its tile, the block's.
   constexpr int kEpilogueThreads = kThreads, kTileRows = kCtaM;
   const int epilogue_thread = tid;
-  const float(*const out_tile)[kPitch] = shared.out;
   // Epilogue: kEpilogueThreads threads (epilogue_thread is this one's
   // place among them) finish the kTileRows x kCtaN floats of out_tile, whose
   // first row is pixel m0 and first column output channel n0. A thread owns

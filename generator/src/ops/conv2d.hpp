@@ -50,9 +50,11 @@ Knob swizzle_knob();
 // The spec's order (else the grid's own) on a grid of `n_tiles` columns of
 // output-channel tiles, written as the one order it is there.
 TileOrder requested_tile_order(const ScheduleRequest& req, int n_tiles);
-// The template's values for the order (the tile_raster partial), and the
-// words a schedule summary adds where it is not the grid's own.
-void add_tile_order_values(const TileOrder& order, TemplateValues& values);
+// The template's values for the order (the tile_raster partial: a
+// persistent kernel takes every tile through its function, another only
+// where the order is not the grid's own), and the words a schedule summary
+// adds where it is not the grid's own.
+void add_tile_order_values(const TileOrder& order, bool persistent, TemplateValues& values);
 std::string describe_tile_order(const Schedule& s);
 extern const Algorithm kPointwise;  // conv2d_pointwise.cpp
 // Whether the default rule gives a workload pointwise: a 1x1 stride-1 layer

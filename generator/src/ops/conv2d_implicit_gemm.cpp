@@ -329,7 +329,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"cp_async", s.stages > 2},
       {"k_steps", n(g.k_steps)},
   };
-  add_tile_order_values(order, p.values);
+  add_tile_order_values(order, false, p.values);
 }
 
 std::string describe(const Schedule& s) {
@@ -385,8 +385,10 @@ TileOrder requested_tile_order(const ScheduleRequest& req, int n_tiles) {
   return order;
 }
 
-void add_tile_order_values(const TileOrder& order, TemplateValues& values) {
-  values["raster_identity"] = order.raster == kRasterPixels && order.swizzle == 1;
+void add_tile_order_values(const TileOrder& order, bool persistent, TemplateValues& values) {
+  const bool identity = order.raster == kRasterPixels && order.swizzle == 1;
+  values["raster_identity"] = identity;
+  values["tile_function"] = persistent || !identity;
   values["raster_channels"] = order.raster == kRasterChannels;
   values["swizzle"] = TemplateValue(static_cast<long long>(order.swizzle));
 }

@@ -468,7 +468,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                          ? num(g.k_steps / s.split_k) + " steps each"
                          : num(g.k_steps / s.split_k + 1) + " or " + num(g.k_steps / s.split_k) + " steps each"},
   };
-  add_tile_order_values(order, p.values);
+  add_tile_order_values(order, s.pingpong, p.values);
 }
 
 std::string describe(const Schedule& s) {
