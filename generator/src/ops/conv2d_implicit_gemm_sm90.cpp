@@ -68,6 +68,12 @@ struct Sm90Shape {
 int round_up(int v, int to) { return (v + to - 1) / to * to; }
 long long ceil_div_ll(long long a, long long b) { return (a + b - 1) / b; }
 
+// The tiles of rows x cols that cover the GEMM's output: `pixels` rows (M)
+// by the workload's output channels.
+long long output_tiles(const Workload& wl, long long pixels, int rows, int cols) {
+  return ceil_div_ll(pixels, rows) * ceil_div(wl.c_out, cols);
+}
+
 // The shared memory a block may have, and the SMs (the H100's), on the one
 // GPU the kernel runs on.
 int sm90_shared_limit() { return find_arch(kArch)->shared_per_block; }
@@ -132,7 +138,7 @@ void pick_throughput_tile(const Workload& wl, long long pixels, Sm90Gemm& s) {
   const long long sms = sm90_sm_count();
   double best_time = 0;
   for (const TileRate& t : tiles) {
-    const long long blocks = ceil_div_ll(pixels, t.cta_m) * ceil_div(wl.c_out, t.cta_n);
+    const long long blocks = output_tiles(wl, pixels, t.cta_m, t.cta_n);
     const double time = static_cast<double>(ceil_div_ll(blocks, sms)) * t.cta_m * t.cta_n / t.rate;
     if (s.cta_m == 0 || time < best_time) {
       s.cta_m = t.cta_m, s.cta_n = t.cta_n, s.warpgroups = t.warpgroups;
@@ -167,7 +173,7 @@ void pick_latency_tile(const Workload& wl, long long pixels, Sm90Gemm& s) {
   for (const TileStep& t : tiles) {
     if (wl.c_out <= 64 && t.cta_n > 64) continue;
     for (int split_k = 1; split_k <= std::min(kMaxSplitK, k_steps); split_k *= 2) {
-      const long long blocks = ceil_div_ll(pixels, t.cta_m) * ceil_div(wl.c_out, t.cta_n) * split_k;
+      const long long blocks = output_tiles(wl, pixels, t.cta_m, t.cta_n) * split_k;
       const double time = static_cast<double>(ceil_div_ll(blocks, sms)) *
                               (kBlockUs + ceil_div(k_steps, split_k) * t.step_us) +
                           split_us(split_k, t.cta_m, t.cta_n);
@@ -222,7 +228,7 @@ constexpr double kHalfTileTime = 0.55;
 int pingpong_rows(const Workload& wl, long long pixels, const Sm90Gemm& s) {
   const long long sms = sm90_sm_count();
   const auto tiles_a_block = [&](int rows) {
-    return ceil_div_ll(ceil_div_ll(pixels, rows) * ceil_div(wl.c_out, s.cta_n), sms);
+    return ceil_div_ll(output_tiles(wl, pixels, rows, s.cta_n), sms);
   };
   if (s.cta_m < 128) return s.cta_m;
   return kHalfTileTime * tiles_a_block(64) < tiles_a_block(128) ? 64 : 128;
@@ -240,7 +246,7 @@ constexpr int kPingpongTilesPerSm = 2;
 
 bool pingpong_pays(const Workload& wl, long long pixels, const Sm90Gemm& s) {
   const int cta_m = pingpong_rows(wl, pixels, s);
-  const long long tiles = ceil_div_ll(pixels, cta_m) * ceil_div(wl.c_out, s.cta_n);
+  const long long tiles = output_tiles(wl, pixels, cta_m, s.cta_n);
   return wl.dtype != DataType::kFloat32 && s.split_k == 1 && cta_m * s.cta_n / 128 <= kMaxAccumulators &&
          tiles >= kPingpongTilesPerSm * sm90_sm_count();
 }
@@ -265,7 +271,7 @@ Sm90Gemm default_sm90(const Workload& wl, int batch) {
   const int element_bytes = ops::element_bytes(wl);
   Sm90Gemm s;
   s.cta_k = (wl.c * element_bytes >= 128 ? 128 : 64) / element_bytes;
-  if (ceil_div_ll(pixels, 128) * ceil_div(wl.c_out, 64) >= sm90_sm_count()) {
+  if (output_tiles(wl, pixels, 128, 64) >= sm90_sm_count()) {
     pick_throughput_tile(wl, pixels, s);
   } else {
     pick_latency_tile(wl, pixels, s);
@@ -274,7 +280,7 @@ Sm90Gemm default_sm90(const Workload& wl, int batch) {
     s.cta_n = kNarrowColumns;
   }
   s.stages = most_stages_that_fit(wl, s);
-  const long long blocks = ceil_div_ll(pixels, s.cta_m) * ceil_div(wl.c_out, s.cta_n) * s.split_k;
+  const long long blocks = output_tiles(wl, pixels, s.cta_m, s.cta_n) * s.split_k;
   if (blocks > sm90_sm_count()) {
     Sm90Gemm shared = s;
     while (shared.stages > kLeastSharedStages && sm90_resident_blocks(wl, shared) < 2) --shared.stages;
