@@ -1,8 +1,8 @@
 # Sweep 16: pingpong's epilogue in turns, the two warpgroups sharing one tile of floats, so that the ring takes
 # the shared memory of the second: 128 x 128 tiles get 6 stages (4 before), 64 x 192 get 5 (3 before), and
 # 64 x 128 could take 8. Run in a checkout with that change and in one without it with BEFORE=1 (which leaves
-# out the 8-stage variant: it does not fit beside two tiles of floats). The change was not kept:
-# docs/performance.md, "Pingpong's epilogue, ring and tiles", describes it and its figures.
+# out the 8-stage variant: it does not fit beside two tiles of floats). It is now the knob epilogue_turns, off
+# by default (docs/performance.md, "Pingpong's epilogue, ring and tiles", has the figures).
 import os
 
 SG = "algorithm: implicit_gemm_sm90, pingpong: true"

@@ -2007,6 +2007,27 @@ TEST(PlanImplicitGemmSm90, DefaultRuleAndLimitsWorkedByHand) {
                            "dtype: float16, layout: NHWC, schedule: {algorithm: implicit_gemm_sm90, cta_tile: [128, 128, 64]}}"),
                   h100a);
   EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 128x128x64, 1 warpgroup(s), 6 stages");
+  // With the epilogue in turns too, one tile of floats serves both
+  // warpgroups: 64 x 192 in turns, a stage 256 x 64 halves (32,768 bytes),
+  // two tiles of 64 x (192 + 8) floats (102,400) leave 3 stages of the
+  // 232,448 bytes; one (51,200) leaves 5: 163,840 + 51,200 + 16 x 5 for the
+  // ring's barriers + 32 for the turns' = 215,152, rounded to 215,168.
+  p = plan_kernel(workload("{op: conv2d, n: 16, c: 384, c_out: 1536, h: 14, w: 14, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC, schedule: {algorithm: implicit_gemm_sm90, pingpong: true, "
+                           "cta_tile: [64, 192, 64]}}"),
+                  h100a);
+  EXPECT_EQ(p.schedule.summary(),
+            "implicit_gemm_sm90: cta_tile 64x192x64, 2 warpgroup(s) in turns (pingpong, persistent), 3 stages");
+  EXPECT_EQ(p.schedule.at("epilogue_turns"), 0);
+  p = plan_kernel(workload("{op: conv2d, n: 16, c: 384, c_out: 1536, h: 14, w: 14, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC, schedule: {algorithm: implicit_gemm_sm90, pingpong: true, "
+                           "cta_tile: [64, 192, 64], epilogue_turns: true}}"),
+                  h100a);
+  EXPECT_EQ(p.schedule.summary(),
+            "implicit_gemm_sm90: cta_tile 64x192x64, 2 warpgroup(s) in turns (pingpong, persistent), the epilogue in "
+            "turns too, 5 stages");
+  EXPECT_EQ(p.schedule.at("epilogue_turns"), 1);
+  EXPECT_EQ(p.smem_bytes, 215168);
   // A one-warpgroup tile 128 channels wide becomes 96 wide where 96 covers
   // c_out in as many tiles: MobileNetV2's 960 -> 160 1x1 on 7^2 at batch 64
   // (M = 3136: 25 x 3 = 75 tiles of 128 x 64, fewer than the SMs) takes the
@@ -2124,6 +2145,16 @@ TEST(PlanImplicitGemmSm90, DefaultRuleAndLimitsWorkedByHand) {
   errors = pingpong_errors(", split_k: 2");
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].str().find("split_k 2 with pingpong"), std::string::npos);
+  // The epilogue in turns is pingpong's alone.
+  errors = spec_errors([&] {
+    plan_kernel(workload("{op: conv2d, n: 4, c: 64, c_out: 64, h: 28, w: 28, filter: 3, padding: same, "
+                         "dtype: float16, layout: NHWC, schedule: {algorithm: implicit_gemm_sm90, pingpong: false, "
+                         "epilogue_turns: true}}"),
+                h100a);
+  });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].str().find("epilogue_turns without pingpong: only pingpong's two warpgroups take turns"),
+            std::string::npos);
   errors = pingpong_errors(", cta_tile: [128, 256, 64]");  // (and its shared memory)
   ASSERT_FALSE(errors.empty());
   EXPECT_NE(errors[0].str().find("in one warpgroup (pingpong) gives a thread 256 accumulators; at most 128 fit its "

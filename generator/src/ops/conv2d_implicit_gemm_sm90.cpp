@@ -38,7 +38,8 @@ constexpr int kMaxAccumulators = 128;
 // Floats of padding per row of the epilogue's tile (as implicit_gemm's).
 constexpr int kEpiloguePad = 8;
 // Pingpong: rows of its tile a warpgroup's epilogue finishes at once (one
-// wgmma's rows), each warpgroup in shared memory of its own.
+// wgmma's rows), each warpgroup in shared memory of its own (or, with
+// epilogue_turns, in the same, in turns).
 constexpr int kChunkRows = 64;
 // The TMA's im2col limits for two spatial dimensions (CUTLASS's
 // can_implement): corners of the window in [-128, 127], filter offsets
@@ -53,6 +54,7 @@ struct Sm90Gemm {
   int stages = 0;                       // shared-memory buffers of the main loop's ring
   int split_k = 1;                      // blocks of a cluster that share a tile, each summing a run of K's steps
   bool pingpong = false;                // persistent; two warpgroups take turns, each a whole tile
+  bool epilogue_turns = false;          // pingpong: the warpgroups take turns at the epilogue too, sharing its floats
 };
 
 struct Sm90Shape {
@@ -87,14 +89,16 @@ Sm90Shape sm90_shape(const Workload& wl, const Sm90Gemm& s) {
   // CUTLASS's ring: each stage holds the input tile (cta_m x cta_k) and the
   // filter tile (cta_n x cta_k), swizzled, unpadded; the epilogue's tile of
   // floats shares those bytes (pingpong: each warpgroup's kChunkRows rows
-  // follow them); the ring's barriers (two 8-byte ones a stage, pingpong's
-  // two turns) follow, the whole rounded to 128 bytes. The template checks
-  // this against sizeof.
+  // follow them, or with epilogue_turns one warpgroup's, which both take in
+  // turns); the ring's barriers (two 8-byte ones a stage, and pingpong's of
+  // the turns: 8 bytes for each warpgroup and turn a tile) follow, the whole
+  // rounded to 128 bytes. The template checks this against sizeof.
   g.mainloop_bytes = s.stages * (s.cta_m + s.cta_n) * s.cta_k * g.element_bytes;
   g.barrier_bytes = 16 * s.stages;
   if (s.pingpong) {
-    g.epilogue_bytes = 2 * kChunkRows * (s.cta_n + kEpiloguePad) * 4;
-    g.smem_bytes = round_up(g.mainloop_bytes + g.epilogue_bytes + g.barrier_bytes + 16, 128);
+    const int turns_a_tile = s.epilogue_turns ? 2 : 1;
+    g.epilogue_bytes = (s.epilogue_turns ? 1 : 2) * kChunkRows * (s.cta_n + kEpiloguePad) * 4;
+    g.smem_bytes = round_up(g.mainloop_bytes + g.epilogue_bytes + g.barrier_bytes + 16 * turns_a_tile, 128);
   } else {
     g.epilogue_bytes = s.cta_m * (s.cta_n + kEpiloguePad) * 4;
     g.smem_bytes = round_up(round_up(std::max(g.mainloop_bytes, g.epilogue_bytes), 128) + g.barrier_bytes, 128);
@@ -327,6 +331,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   if (req.value("pingpong").value_or(!own_schedule && pingpong_pays(wl, pixels, s)) != 0) {
     to_pingpong(wl, pixels, s);
   }
+  s.epilogue_turns = req.value("epilogue_turns").value_or(0) != 0;
   s.cta_m = req.value("cta_m").value_or(s.cta_m);
   s.cta_n = req.value("cta_n").value_or(s.cta_n);
   s.cta_k = req.value("cta_k").value_or(s.cta_k);
@@ -377,6 +382,10 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                                 ", a filter's reach (size - 1) x dilation of at most " + num(kMaxFilterOffset) +
                                 " and paddings of 0 to " + num(kCornerLimit) + " within 128 of that reach: " +
                                 "use implicit_gemm"});
+  }
+  if (s.epilogue_turns && !s.pingpong) {
+    errors.push_back({req.at("epilogue_turns"), "epilogue_turns without pingpong: only pingpong's two warpgroups "
+                                                "take turns (add pingpong: true, or leave epilogue_turns out)"});
   }
   const SourceLocation& cta_at = req.at("cta_tile");
   if (!is_one_of(s.warpgroups, {1, 2})) {
@@ -443,7 +452,8 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
 
   p.schedule.values = {{"cta_m", s.cta_m}, {"cta_n", s.cta_n}, {"cta_k", s.cta_k},
                        {"warpgroups", s.warpgroups}, {"stages", s.stages}, {"split_k", s.split_k},
-                       {"pingpong", s.pingpong ? 1 : 0}, {"raster", order.raster}, {"swizzle", order.swizzle}};
+                       {"pingpong", s.pingpong ? 1 : 0}, {"epilogue_turns", s.epilogue_turns ? 1 : 0},
+                       {"raster", order.raster}, {"swizzle", order.swizzle}};
   p.threads = g.threads;
   p.block_threads = g.threads;
   p.smem_bytes = g.smem_bytes;
@@ -456,6 +466,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"warpgroups", n(s.warpgroups)},
       {"warpgroup_m", n(s.pingpong ? s.cta_m : s.cta_m / s.warpgroups)},
       {"pingpong", s.pingpong},
+      {"epilogue_turns", s.epilogue_turns},
       {"chunk_rows", n(kChunkRows)},
       {"out_vec", n(g.out_vec)},
       {"epilogue_pad", n(kEpiloguePad)},
@@ -480,6 +491,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
 std::string describe(const Schedule& s) {
   return "cta_tile " + num(s.at("cta_m")) + "x" + num(s.at("cta_n")) + "x" + num(s.at("cta_k")) + ", " +
          num(s.at("warpgroups")) + " warpgroup(s)" + (s.at("pingpong") ? " in turns (pingpong, persistent)" : "") +
+         (s.at("epilogue_turns") ? ", the epilogue in turns too" : "") +
          ", " + num(s.at("stages")) + " stages" +
          (s.at("split_k") > 1 ? ", split_k " + num(s.at("split_k")) : "") + describe_tile_order(s);
 }
@@ -513,6 +525,9 @@ const Algorithm kImplicitGemmSm90{
      split_k_knob(),
      Knob::flag("pingpong", "persistent blocks, each taking tile after tile; two warpgroups take turns at them, one's "
                             "epilogue running while the other multiplies (cta_tile is one warpgroup's)"),
+     Knob::flag("epilogue_turns", "with pingpong, off unless asked: the warpgroups take turns at the epilogue too, "
+                                  "sharing one tile of floats, so that the ring has the shared memory of the other "
+                                  "(pays only where two such tiles leave the ring few stages and the epilogue is short)"),
      raster_knob(),
      swizzle_knob()},
     "conv2d_nhwc_implicit_gemm_sm90.cu.mustache",
