@@ -62,6 +62,14 @@ Launch launch(const Library& library, const Problem& problem, const Args& args) 
   };
 }
 
+// A call's scratch memory: the dense kernels that compute through one
+// (winograd_nonfused) take it from Conv2dArgs; depthwise kernels take none.
+inline void give_workspace(convgen::Conv2dArgs& args, const DeviceBuffer& workspace) {
+  args.workspace = workspace.data();
+  args.workspace_bytes = workspace.bytes();
+}
+inline void give_workspace(convgen::DepthwiseArgs&, const DeviceBuffer&) {}
+
 // The outputs of one run on poisoned buffers, downloaded.
 struct Outputs {
   std::vector<float> fused, plain, residual, cudnn;
@@ -145,17 +153,26 @@ RowResult<Op> measure_row(const Selected<Op>& selected, const Machine& machine, 
   };
   const DeviceBuffer out = output_buffer(true), plain_out = output_buffer(true);
   const DeviceBuffer residual_out = output_buffer(Op::kHasResidual);
-  const Launch fused = launch(Op::kLibrary, row.problem, Op::make_args(row.problem, ops, out));
-  const Launch plain = launch(Op::kLibrary, plain_problem, Op::make_args(plain_problem, ops, plain_out));
+  // One workspace for every call of the row: they run one after another on one stream.
+  size_t workspace_bytes = std::max(selected.choice.workspace_bytes, selected.plain_choice.workspace_bytes);
+  if (Op::kHasResidual) workspace_bytes = std::max(workspace_bytes, selected.residual_choice.workspace_bytes);
+  if (Op::kTuned.linked()) workspace_bytes = std::max(workspace_bytes, selected.tuned_choice.workspace_bytes);
+  const DeviceBuffer workspace(workspace_bytes);
+  const auto args = [&](const Problem& p, const DeviceBuffer& output) {
+    typename Op::Args a = Op::make_args(p, ops, output);
+    give_workspace(a, workspace);
+    return a;
+  };
+  const Launch fused = launch(Op::kLibrary, row.problem, args(row.problem, out));
+  const Launch plain = launch(Op::kLibrary, plain_problem, args(plain_problem, plain_out));
   Launch residual;
   if constexpr (Op::kHasResidual) {
     const Problem residual_problem = with_residual(row.problem);
-    residual = launch(Op::kLibrary, residual_problem, Op::make_args(residual_problem, ops, residual_out));
+    residual = launch(Op::kLibrary, residual_problem, args(residual_problem, residual_out));
   }
   // The tuned kernel reads the same operands and writes its own output.
   const DeviceBuffer tuned_out = output_buffer(Op::kTuned.linked());
-  const Launch tuned =
-      Op::kTuned.linked() ? launch(Op::kTuned, row.problem, Op::make_args(row.problem, ops, tuned_out)) : Launch();
+  const Launch tuned = Op::kTuned.linked() ? launch(Op::kTuned, row.problem, args(row.problem, tuned_out)) : Launch();
 
   std::vector<std::pair<const DeviceBuffer*, const Launch*>> runs = {{&out, &fused}, {&plain_out, &plain}};
   if (Op::kHasResidual) runs.push_back({&residual_out, &residual});

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs compute-sanitizer's memcheck, racecheck and initcheck over every kernel
-# of the shipped specs (and of tests/gpu/tensor_core.yaml where the build made
-# it), then checks their machine code (no local memory, no loop left over
+# of the shipped specs (and of tests/gpu/tensor_core.yaml and the other test
+# specs sanitize_shipped links, where the build made them), then checks their machine code (no local memory, no loop left over
 # filter taps). Exits non-zero on any error.
 #   scripts/sanitize.sh BUILD_DIR OUT_DIR
 # CONVGEN_SANITIZE_ONLY=TEXT runs only the kernels whose names hold TEXT under
@@ -32,6 +32,7 @@ libs=("$build"/libconvgen_seeds.a "$build"/libconvgen_mobilenet_v2.a)
 [ -f "$build"/tests/gpu/libconvgen_tensor_core.a ] && libs+=("$build"/tests/gpu/libconvgen_tensor_core.a)
 [ -f "$build"/tests/gpu/libconvgen_sm90_float32.a ] && libs+=("$build"/tests/gpu/libconvgen_sm90_float32.a)
 [ -f "$build"/tests/gpu/libconvgen_tensor_core_sm90.a ] && libs+=("$build"/tests/gpu/libconvgen_tensor_core_sm90.a)
+[ -f "$build"/tests/gpu/libconvgen_winograd_nonfused.a ] && libs+=("$build"/tests/gpu/libconvgen_winograd_nonfused.a)
 # The stem algorithm's kernels loop by design (scripts/check_sass.py): their
 # names, from the generated sources' headers.
 designed_loops=()

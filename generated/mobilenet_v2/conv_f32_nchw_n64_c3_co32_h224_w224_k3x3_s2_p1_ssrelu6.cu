@@ -236,9 +236,10 @@ cudaError_t allow_shared_memory() {
 }  // namespace
 
 // Launches the kernel for `batch` images on `stream`; every pointer holds
-// Elements. Unused epilogue and residual pointers are ignored.
+// Elements. Unused epilogue and residual pointers are ignored; the
+// kernel needs no workspace.
 cudaError_t launch_conv_f32_nchw_n64_c3_co32_h224_w224_k3x3_s2_p1_ssrelu6(const void* input, const void* filter, const void* epilogue_a,
-    const void* epilogue_b, const void* residual, void* output, int batch,
+    const void* epilogue_b, const void* residual, void* output, void* /*workspace*/, int batch,
     cudaStream_t stream) {
   dim3 grid(28, batch, 1);
   const dim3 block(224, 1, 1);

@@ -30,7 +30,8 @@ namespace {
 // field (n is 0 for a runtime batch), then the kernel's name, schedule,
 // origin, launcher, the alignment in bytes its input and output pointers
 // need, the most images one launch covers, the oldest GPU it runs on
-// (0: every GPU of the library) and the dynamic shared memory a block takes.
+// (0: every GPU of the library), the dynamic shared memory a block takes and
+// the workspace a call needs (bytes, and bytes more per image).
 constexpr detail::RegistryEntry<DepthwiseProblem> kDepthwiseEntries[] = {
     {[] { DepthwiseProblem p; p.n = 1; p.c = 256; p.h = 21; p.w = 21; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; p.dtype = DataType::kFloat32; p.layout = Layout::kNCHW; return p; }(),
      "dw_f32_nchw_n1_c256_h21_w21_k3x3_s1_p1_m1",
@@ -39,6 +40,8 @@ constexpr detail::RegistryEntry<DepthwiseProblem> kDepthwiseEntries[] = {
      &convgen_seeds::launch_dw_f32_nchw_n1_c256_h21_w21_k3x3_s1_p1_m1,
      4,
      65535,
+     0,
+     0,
      0,
      0,
      0},
@@ -51,6 +54,8 @@ constexpr detail::RegistryEntry<DepthwiseProblem> kDepthwiseEntries[] = {
      65535,
      0,
      0,
+     0,
+     0,
      0},
     {[] { DepthwiseProblem p; p.n = 1; p.c = 256; p.h = 64; p.w = 64; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; p.dtype = DataType::kFloat32; p.layout = Layout::kNCHW; return p; }(),
      "dw_f32_nchw_n1_c256_h64_w64_k3x3_s1_p1_m1",
@@ -59,6 +64,8 @@ constexpr detail::RegistryEntry<DepthwiseProblem> kDepthwiseEntries[] = {
      &convgen_seeds::launch_dw_f32_nchw_n1_c256_h64_w64_k3x3_s1_p1_m1,
      4,
      65535,
+     0,
+     0,
      0,
      0,
      0},
@@ -71,6 +78,8 @@ constexpr detail::RegistryEntry<DepthwiseProblem> kDepthwiseEntries[] = {
      65535,
      0,
      0,
+     0,
+     0,
      0},
     {[] { DepthwiseProblem p; p.n = 1; p.c = 256; p.h = 96; p.w = 96; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kScaleShift; p.activation = Activation::kRelu; p.dtype = DataType::kFloat32; p.layout = Layout::kNCHW; return p; }(),
      "dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m1_ssrelu",
@@ -79,6 +88,8 @@ constexpr detail::RegistryEntry<DepthwiseProblem> kDepthwiseEntries[] = {
      &convgen_seeds::launch_dw_f32_nchw_n1_c256_h96_w96_k3x3_s1_p1_m1_ssrelu,
      4,
      65535,
+     0,
+     0,
      0,
      0,
      0},
@@ -91,6 +102,8 @@ constexpr detail::RegistryEntry<DepthwiseProblem> kDepthwiseEntries[] = {
      65535,
      0,
      0,
+     0,
+     0,
      0},
     {[] { DepthwiseProblem p; p.n = 1; p.c = 256; p.h = 96; p.w = 96; p.kh = 5; p.kw = 5; p.stride_h = 1; p.stride_w = 1; p.pad_top = 2; p.pad_bottom = 2; p.pad_left = 2; p.pad_right = 2; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; p.dtype = DataType::kFloat32; p.layout = Layout::kNCHW; return p; }(),
      "dw_f32_nchw_n1_c256_h96_w96_k5x5_s1_p2_m1",
@@ -99,6 +112,8 @@ constexpr detail::RegistryEntry<DepthwiseProblem> kDepthwiseEntries[] = {
      &convgen_seeds::launch_dw_f32_nchw_n1_c256_h96_w96_k5x5_s1_p2_m1,
      4,
      65535,
+     0,
+     0,
      0,
      0,
      0},
@@ -111,6 +126,8 @@ constexpr detail::RegistryEntry<DepthwiseProblem> kDepthwiseEntries[] = {
      65535,
      0,
      0,
+     0,
+     0,
      0},
     {[] { DepthwiseProblem p; p.n = 3; p.c = 4; p.h = 16; p.w = 32; p.kh = 7; p.kw = 7; p.stride_h = 1; p.stride_w = 1; p.pad_top = 3; p.pad_bottom = 3; p.pad_left = 3; p.pad_right = 3; p.dilation_h = 1; p.dilation_w = 1; p.multiplier = 1; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; p.dtype = DataType::kFloat32; p.layout = Layout::kNCHW; return p; }(),
      "dw_f32_nchw_n3_c4_h16_w32_k7x7_s1_p3_m1",
@@ -121,6 +138,8 @@ constexpr detail::RegistryEntry<DepthwiseProblem> kDepthwiseEntries[] = {
      65535,
      0,
      0,
+     0,
+     0,
      0},
 };
 constexpr detail::Registry<DepthwiseProblem> kDepthwiseRegistry{"seeds", "75-real;80-real;86-real;89-real;90", kDepthwiseEntries, 9};
@@ -129,7 +148,8 @@ constexpr detail::Registry<DepthwiseProblem> kDepthwiseRegistry{"seeds", "75-rea
 // field (n is 0 for a runtime batch), then the kernel's name, schedule,
 // origin, launcher, the alignment in bytes its input and output pointers
 // need, the most images one launch covers, the oldest GPU it runs on
-// (0: every GPU of the library) and the dynamic shared memory a block takes.
+// (0: every GPU of the library), the dynamic shared memory a block takes and
+// the workspace a call needs (bytes, and bytes more per image).
 constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
     {[] { Conv2dProblem p; p.n = 1; p.c = 128; p.h = 64; p.w = 64; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 128; p.groups = 1; p.residual = false; p.math = Math::kFloat32; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; p.dtype = DataType::kFloat32; p.layout = Layout::kNCHW; return p; }(),
      "conv_f32_nchw_n1_c128_co128_h64_w64_k3x3_s1_p1",
@@ -140,7 +160,9 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
      65535,
      0,
      0,
-     42240},
+     42240,
+     0,
+     0},
     {[] { Conv2dProblem p; p.n = 1; p.c = 16; p.h = 64; p.w = 64; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 16; p.groups = 1; p.residual = false; p.math = Math::kFloat32; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; p.dtype = DataType::kFloat32; p.layout = Layout::kNCHW; return p; }(),
      "conv_f32_nchw_n1_c16_co16_h64_w64_k3x3_s1_p1",
      "direct: threads 2x8x8, thread_tile 4x1x4, column_groups 1, ci_step 8",
@@ -150,17 +172,21 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
      65535,
      0,
      0,
+     0,
+     0,
      0},
     {[] { Conv2dProblem p; p.n = 1; p.c = 256; p.h = 64; p.w = 64; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 256; p.groups = 1; p.residual = false; p.math = Math::kFloat32; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; p.dtype = DataType::kFloat32; p.layout = Layout::kNCHW; return p; }(),
      "conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1",
-     "winograd: block 32x32 (channels x 2x2 tiles), k_step 4, thread_groups 2x2 (4x4 of one element's GEMM each)",
+     "winograd_nonfused: F(4x4, 3x3) through a workspace; batched GEMM tile 64x128 (channels x tiles), 2 stages",
      "specs/seeds.yaml:66",
      &convgen_seeds::launch_conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1,
-     8,
+     4,
      65535,
      0,
      0,
-     42240},
+     0,
+     9437184,
+     18874368},
     {[] { Conv2dProblem p; p.n = 1; p.c = 32; p.h = 64; p.w = 64; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 32; p.groups = 1; p.residual = false; p.math = Math::kFloat32; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; p.dtype = DataType::kFloat32; p.layout = Layout::kNCHW; return p; }(),
      "conv_f32_nchw_n1_c32_co32_h64_w64_k3x3_s1_p1",
      "winograd: block 32x16 (channels x 2x2 tiles), k_step 4, thread_groups 2x1 (4x4 of one element's GEMM each)",
@@ -170,7 +196,9 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
      65535,
      0,
      0,
-     34048},
+     34048,
+     0,
+     0},
     {[] { Conv2dProblem p; p.n = 1; p.c = 64; p.h = 64; p.w = 64; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 1; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 64; p.groups = 1; p.residual = false; p.math = Math::kFloat32; p.epilogue = Epilogue::kNone; p.activation = Activation::kNone; p.dtype = DataType::kFloat32; p.layout = Layout::kNCHW; return p; }(),
      "conv_f32_nchw_n1_c64_co64_h64_w64_k3x3_s1_p1",
      "winograd: block 32x16 (channels x 2x2 tiles), k_step 4, thread_groups 2x1 (4x4 of one element's GEMM each)",
@@ -180,7 +208,9 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
      65535,
      0,
      0,
-     34048},
+     34048,
+     0,
+     0},
 };
 constexpr detail::Registry<Conv2dProblem> kConv2dRegistry{"seeds", "75-real;80-real;86-real;89-real;90", kConv2dEntries, 5};
 

@@ -452,9 +452,10 @@ cudaError_t allow_shared_memory() {
 }  // namespace
 
 // Launches the kernel for `batch` images on `stream`; every pointer holds
-// Elements. Unused epilogue and residual pointers are ignored.
+// Elements. Unused epilogue and residual pointers are ignored; the
+// kernel needs no workspace.
 cudaError_t launch_conv_bf16_nhwc_n3_c4_co96_h60_w60_k4x4_s4_p0_bias(const void* input, const void* filter, const void* epilogue_a,
-    const void* epilogue_b, const void* residual, void* output, int batch,
+    const void* epilogue_b, const void* residual, void* output, void* /*workspace*/, int batch,
     cudaStream_t stream) {
   dim3 grid(batch, 1, 1);
   const dim3 block(384, 1, 1);

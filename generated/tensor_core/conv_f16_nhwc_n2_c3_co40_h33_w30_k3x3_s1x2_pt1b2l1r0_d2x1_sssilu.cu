@@ -452,9 +452,10 @@ cudaError_t allow_shared_memory() {
 }  // namespace
 
 // Launches the kernel for `batch` images on `stream`; every pointer holds
-// Elements. Unused epilogue and residual pointers are ignored.
+// Elements. Unused epilogue and residual pointers are ignored; the
+// kernel needs no workspace.
 cudaError_t launch_conv_f16_nhwc_n2_c3_co40_h33_w30_k3x3_s1x2_pt1b2l1r0_d2x1_sssilu(const void* input, const void* filter, const void* epilogue_a,
-    const void* epilogue_b, const void* residual, void* output, int batch,
+    const void* epilogue_b, const void* residual, void* output, void* /*workspace*/, int batch,
     cudaStream_t stream) {
   const long long count = static_cast<long long>(batch) * 33;  // tiles
   if (count > 0x7fffffffLL) return cudaErrorInvalidConfiguration;  // the kernel numbers them with an int

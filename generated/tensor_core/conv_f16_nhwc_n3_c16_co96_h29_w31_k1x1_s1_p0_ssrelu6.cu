@@ -279,9 +279,10 @@ cudaError_t allow_shared_memory() {
 }  // namespace
 
 // Launches the kernel for `batch` images on `stream`; every pointer holds
-// Elements. Unused epilogue and residual pointers are ignored.
+// Elements. Unused epilogue and residual pointers are ignored; the
+// kernel needs no workspace.
 cudaError_t launch_conv_f16_nhwc_n3_c16_co96_h29_w31_k1x1_s1_p0_ssrelu6(const void* input, const void* filter, const void* epilogue_a,
-    const void* epilogue_b, const void* residual, void* output, int batch,
+    const void* epilogue_b, const void* residual, void* output, void* /*workspace*/, int batch,
     cudaStream_t stream) {
   const long long count = static_cast<long long>(batch) * 899;  // output pixels
   if (count > 0x7fffffffLL) return cudaErrorInvalidConfiguration;  // the kernel numbers them with an int

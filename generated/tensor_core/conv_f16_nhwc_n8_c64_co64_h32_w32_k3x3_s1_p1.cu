@@ -273,11 +273,13 @@ cudaError_t allow_shared_memory() {
 }  // namespace
 
 // Launches the kernel for `batch` images on `stream`; every pointer holds
-// Elements. Unused epilogue and residual pointers are ignored. The main
+// Elements. Unused epilogue and residual pointers are ignored; the kernel
+// needs no workspace. The main
 // loop addresses a tensor with 32-bit counts: a batch whose input or output
 // reaches 2^31 bytes runs in launches of 16383 images.
 cudaError_t launch_conv_f16_nhwc_n8_c64_co64_h32_w32_k3x3_s1_p1(const void* input, const void* filter, const void* epilogue_a,
-    const void* epilogue_b, const void* residual, void* output, int batch, cudaStream_t stream) {
+    const void* epilogue_b, const void* residual, void* output, void* /*workspace*/, int batch,
+    cudaStream_t stream) {
   constexpr int kImagesPerLaunch = 16383;
   constexpr long long kInputImage = 1LL * kH * kW * kC, kOutputImage = 1LL * kOutH * kOutW * kOutChannels;
   const cudaError_t e = allow_shared_memory();
@@ -298,8 +300,10 @@ cudaError_t launch_conv_f16_nhwc_n8_c64_co64_h32_w32_k3x3_s1_p1(const void* inpu
 
 #ifndef __CUDACC_RTC__
 cudaError_t launch_conv_f16_nhwc_n8_c64_co64_h32_w32_k3x3_s1_p1(const void* input, const void* filter, const void* epilogue_a,
-    const void* epilogue_b, const void* residual, void* output, int batch, cudaStream_t stream) {
-  return conv_f16_nhwc_n8_c64_co64_h32_w32_k3x3_s1_p1_detail::launch_conv_f16_nhwc_n8_c64_co64_h32_w32_k3x3_s1_p1(input, filter, epilogue_a, epilogue_b, residual, output, batch, stream);
+    const void* epilogue_b, const void* residual, void* output, void* workspace, int batch,
+    cudaStream_t stream) {
+  return conv_f16_nhwc_n8_c64_co64_h32_w32_k3x3_s1_p1_detail::launch_conv_f16_nhwc_n8_c64_co64_h32_w32_k3x3_s1_p1(input, filter, epilogue_a, epilogue_b, residual, output, workspace, batch,
+                                          stream);
 }
 #endif  // __CUDACC_RTC__
 

@@ -94,6 +94,9 @@ nlohmann::json schedule_json(const KernelPlan& p) {
   j["max_batch"] = p.max_batch;
   j["min_arch"] = p.min_arch;
   j["max_arch"] = p.max_arch;
+  // The workspace a call needs: workspace_fixed + workspace_per_image x batch bytes.
+  j["workspace_fixed"] = p.workspace_fixed;
+  j["workspace_per_image"] = p.workspace_per_image;
   for (const Knob& k : s.algorithm->op->common_knobs) j[k.key] = knob_json(k, s);
   // The numbers the algorithm derives (group_lanes, tiles_y, ...).
   for (const auto& [name, value] : p.values) {

@@ -267,6 +267,8 @@ ms::data kernel_data(const LibraryPlan& lib, const KernelPlan& p, const RenderOp
   v["max_batch"] = static_cast<long long>(p.max_batch);
   v["min_arch"] = static_cast<long long>(p.min_arch);
   v["max_arch"] = static_cast<long long>(p.max_arch);
+  v["workspace_fixed"] = p.workspace_fixed;
+  v["workspace_per_image"] = p.workspace_per_image;
   v["smem_bytes"] = static_cast<long long>(p.smem_bytes);
   v["block_threads"] = static_cast<long long>(p.block_threads);
   // The knobs, by value name: flags as sections, the others as numbers.

@@ -375,6 +375,15 @@ at::Tensor conv2d(const at::Tensor& input, const at::Tensor& weight, const std::
   a.shift = pointer_or_null(shift);
   a.residual = pointer_or_null(residual);
   a.output = out.data_ptr();
+  // The workspace a kernel computes through (winograd_nonfused's), from
+  // PyTorch's caching allocator on this stream: freed when this returns,
+  // it is reused only by work queued on the stream after this call's.
+  at::Tensor workspace;
+  if (const std::size_t bytes = lib::find(p).workspace_bytes; bytes > 0) {
+    workspace = at::empty({static_cast<int64_t>(bytes)}, input.options().dtype(at::kByte));
+    a.workspace = workspace.data_ptr();
+    a.workspace_bytes = bytes;
+  }
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream(input.device().index()).stream();
   if (ran(lib::conv2d(p, a, stream, convgen::Dispatch::kStrict))) return out;
   return aten_conv(input, weight, 1, stride, padding, dilation, bias, scale, shift, residual, p.activation,

@@ -22,6 +22,10 @@ long long output_count(const ReferenceProblem& p) {
 }
 
 double bound_terms(const ReferenceProblem& p) {
+  if (p.winograd_f4) {
+    const double products = 36.0 * p.c * row(p.math).products;
+    return p.exact_sums ? std::sqrt(products) + 16 : products + 16;
+  }
   const double products = static_cast<double>(p.c / p.groups) * p.kh * p.kw * row(p.math).products;
   return p.exact_sums ? std::sqrt(products) + 2 : products;
 }

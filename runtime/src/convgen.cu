@@ -659,6 +659,12 @@ std::string too_big_a_batch(const Entry& e, int batch) {
          " runs on the generic kernel, or split it into several calls";
 }
 
+// The workspace a kernel needs for `batch` images.
+template <class Entry>
+long long workspace_bytes(const Entry& e, int batch) {
+  return e.workspace_fixed + e.workspace_per_image * batch;
+}
+
 }  // namespace
 
 namespace detail {
@@ -682,6 +688,7 @@ KernelChoice Registry<Problem>::find(const Problem& p) const {
   }
   choice.specialized = true;
   choice.kernel = e->name;
+  choice.workspace_bytes = static_cast<std::size_t>(workspace_bytes(*e, p.n));
   const std::string alignment =
       e->alignment > element_bytes(p.dtype) ? "; tensors aligned to less than " + std::to_string(e->alignment) +
                                                   " bytes run the generic kernel"
@@ -755,6 +762,21 @@ Status Registry<Problem>::run(const Problem& p, const typename OperatorTraits<Pr
       return Traits::generic(p, a, stream);
     }
   }
+  if (const long long need = workspace_bytes(*e, p.n); need > 0) {
+    const void* given = Traits::workspace(a);
+    if (given == nullptr || Traits::workspace_bytes(a) < static_cast<std::size_t>(need) ||
+        reinterpret_cast<std::uintptr_t>(given) % kWorkspaceAlignment != 0) {
+      return error(StatusCode::kInvalidPointer,
+                   std::string("kernel ") + e->name + " needs a workspace of " + std::to_string(need) +
+                       " bytes aligned to " + std::to_string(kWorkspaceAlignment) +
+                       " (KernelChoice::workspace_bytes, from find()); the call gives " +
+                       (given == nullptr ? std::string("none")
+                                         : std::to_string(Traits::workspace_bytes(a)) + " bytes at " +
+                                               std::to_string(reinterpret_cast<std::uintptr_t>(given) % 256) +
+                                               " past a 256-byte boundary") +
+                       "; nothing was launched");
+    }
+  }
   return launched(Traits::launch(e->launch, p, a, stream), e->name,
                   {std::string("library ") + library, archs,
                    std::string("the ARCHS of the convgen_add_library() that makes library ") + library});
@@ -765,7 +787,8 @@ std::vector<KernelInfoFor<Problem>> Registry<Problem>::list() const {
   std::vector<KernelInfoFor<Problem>> infos;
   for (int i = 0; i < count; ++i) {
     const RegistryEntry<Problem>& e = entries[i];
-    infos.push_back({e.name, e.problem, e.schedule, e.spec_location, e.alignment, e.max_batch, e.min_arch, e.max_arch});
+    infos.push_back({e.name, e.problem, e.schedule, e.spec_location, e.alignment, e.max_batch, e.min_arch, e.max_arch,
+                     e.workspace_fixed, e.workspace_per_image});
   }
   return infos;
 }

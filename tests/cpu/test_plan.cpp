@@ -978,11 +978,12 @@ TEST(PlanStorage, TheDefaultRuleServesEveryDtypeAndLayoutSomeAlgorithmServes) {
 }
 
 // Dense convolution serves float32 NCHW in every math (direct, gemm,
-// winograd, stem), half precision in NHWC and float32 NHWC with math tf32
+// winograd, winograd_nonfused, stem), half precision in NHWC and float32 NHWC with math tf32
 // or 3xtf32 (implicit_gemm): other storage is refused, the message in full.
 TEST(PlanStorage, Conv2dRefusesOtherStorageByName) {
   const std::string served =
-      "(direct: float32 in NCHW; gemm: float32 in NCHW; winograd: float32 in NCHW; stem: float32 in NCHW; "
+      "(direct: float32 in NCHW; gemm: float32 in NCHW; winograd: float32 in NCHW; winograd_nonfused: float32 in "
+      "NCHW; stem: float32 in NCHW; "
       "implicit_gemm: float16, bfloat16 or float32 (math tf32 or 3xtf32) in NHWC; implicit_gemm_sm90: float16, bfloat16 or float32 (math tf32) in NHWC; "
       "pointwise: float16 or bfloat16 in NHWC; tensor_stem: float16 or bfloat16 in NHWC)";
   const Workload half = workload(
@@ -2297,12 +2298,13 @@ TEST(Conv2dPlan, MathTf32AndTensorCores) {
   // The compute floor at the TF32 rate: half the fp16 peak of 762, 381 TFLOP/s.
   EXPECT_NEAR(strided.compute_floor_us, static_cast<double>(strided.flops) / 381e6, 1e-9);
 
-  // A stride-1 3x3 layer keeps Winograd's fp32 kernel (faster than the
-  // tensor cores' GEMM), the math in its name; so does 3xtf32 on a strided one.
+  // A stride-1 3x3 layer keeps Winograd's fp32 kernels (faster than the
+  // tensor cores' GEMM; at batch 32, the non-fused one), the math in its
+  // name; so does 3xtf32 on a strided one.
   const KernelPlan winograd =
       plan("{op: conv2d, n: 32, c: 64, c_out: 64, h: 56, w: 56, filter: 3, padding: same, math: tf32}", h100);
   EXPECT_EQ(winograd.name, "conv_f32_tf32_nchw_n32_c64_co64_h56_w56_k3x3_s1_p1");
-  EXPECT_EQ(winograd.schedule.algorithm_name(), "winograd");
+  EXPECT_EQ(winograd.schedule.algorithm_name(), "winograd_nonfused");
   EXPECT_NEAR(winograd.compute_floor_us, static_cast<double>(winograd.flops) / 51.6e6, 1e-9);
   EXPECT_FALSE(plan("{op: conv2d, n: 32, c: 64, c_out: 128, h: 56, w: 56, filter: 3, stride: 2, padding: same, "
                     "math: 3xtf32}",
@@ -2397,9 +2399,12 @@ TEST(Conv2dPlan, WinogradDefaultTiles) {
            std::to_string(p.schedule.at("k_step"));
   };
   EXPECT_EQ(tile("n: 1, c: 1024, c_out: 1024, h: 7, w: 7"), "32x16 k16");
-  EXPECT_EQ(tile("n: 32, c: 512, c_out: 512, h: 7, w: 7"), "64x32 k8");
-  EXPECT_EQ(tile("n: 32, c: 256, c_out: 256, h: 14, w: 14"), "32x32 k8");
-  EXPECT_EQ(tile("n: 32, c: 64, c_out: 64, h: 56, w: 56"), "64x32 k8");
+  // ResNet's layers at batch 32 run the non-fused kernel by default; the
+  // fused one's tiles, forced there.
+  const std::string fused = ", schedule: {algorithm: winograd}";
+  EXPECT_EQ(tile("n: 32, c: 512, c_out: 512, h: 7, w: 7" + fused), "64x32 k8");
+  EXPECT_EQ(tile("n: 32, c: 256, c_out: 256, h: 14, w: 14" + fused), "32x32 k8");
+  EXPECT_EQ(tile("n: 32, c: 64, c_out: 64, h: 56, w: 56" + fused), "64x32 k8");
   EXPECT_EQ(tile("n: 1, c: 16, c_out: 16, h: 64, w: 64"), "32x16 k16");
   EXPECT_EQ(tile("n: 1, c: 5, c_out: 16, h: 64, w: 64, schedule: {algorithm: winograd}"), "32x16 k8");
   // Under 16 input channels the default rule keeps the direct algorithm;
@@ -2413,6 +2418,44 @@ TEST(Conv2dPlan, WinogradDefaultTiles) {
   EXPECT_EQ(plan("{op: conv2d, n: 1, c: 32, c_out: 16, h: 64, w: 64, filter: 3, padding: same}")
                 .schedule.algorithm_name(),
             "winograd");
+}
+
+// The non-fused Winograd by the default rule on ResNet's 256-channel 14x14
+// layer at batch 32, its workspace worked by hand: 14x14 in 4x4 tiles is
+// 4 x 4 = 16 tiles an image; U holds 36 x 256 x 256 floats (9,437,184
+// bytes), V and M 36 x (256 + 256) x 16 floats an image (1,179,648 bytes).
+TEST(Conv2dPlan, WinogradNonfusedWorkspaceAndDefaultRule) {
+  PlanOptions h100;
+  h100.target = parse_arch_list("90");
+  const KernelPlan p = plan("{op: conv2d, n: 32, c: 256, c_out: 256, h: 14, w: 14, filter: 3, padding: same}", h100);
+  EXPECT_EQ(p.schedule.summary(),
+            "winograd_nonfused: F(4x4, 3x3) through a workspace; batched GEMM tile 64x128 (channels x tiles), 3 stages");
+  EXPECT_EQ(p.workspace_fixed, 9437184);
+  EXPECT_EQ(p.workspace_per_image, 1179648);
+  EXPECT_EQ(p.number("tiles_per_image"), 16);
+  EXPECT_EQ(p.smem_bytes, 0);
+  EXPECT_EQ(p.max_batch, 65535);
+  // Other kernels need no workspace.
+  const KernelPlan fused =
+      plan("{op: conv2d, n: 32, c: 256, c_out: 256, h: 14, w: 14, filter: 3, padding: same, "
+           "schedule: {algorithm: winograd}}",
+           h100);
+  EXPECT_EQ(fused.workspace_fixed + fused.workspace_per_image, 0);
+  // A library that also runs on a T4 takes CUTLASS's two-stage loop.
+  EXPECT_EQ(plan("{op: conv2d, n: 32, c: 256, c_out: 256, h: 14, w: 14, filter: 3, padding: same}")
+                .schedule.at("gemm_stages"),
+            2);
+  // The rule: 64 channels and more in and out, 128 tiles or more in the
+  // batch, GEMMs of 0.4 GFLOP or more, a declared batch.
+  const auto algorithm = [&](const std::string& shape) {
+    return plan("{op: conv2d, " + shape + ", filter: 3, padding: same}", h100).schedule.algorithm_name();
+  };
+  EXPECT_EQ(algorithm("n: 8, c: 256, c_out: 256, h: 14, w: 14"), "winograd_nonfused");  // 128 tiles, 0.60 GFLOP
+  EXPECT_EQ(algorithm("n: 8, c: 512, c_out: 512, h: 7, w: 7"), "winograd");             // 32 tiles
+  EXPECT_EQ(algorithm("n: 1, c: 256, c_out: 256, h: 64, w: 64"), "winograd_nonfused");  // 256 tiles, 1.21 GFLOP
+  EXPECT_EQ(algorithm("n: 1, c: 128, c_out: 128, h: 64, w: 64"), "winograd");           // 0.30 GFLOP
+  EXPECT_EQ(algorithm("n: 32, c: 32, c_out: 256, h: 28, w: 28"), "winograd");           // 32 channels in
+  EXPECT_EQ(algorithm("n: runtime, c: 256, c_out: 256, h: 14, w: 14"), "winograd");     // a runtime batch
 }
 
 // ResNet's stem at batch 8 by the default rule: the stem algorithm, worked
@@ -2527,7 +2570,9 @@ TEST(Conv2dPlan, SplitKDefaults) {
   EXPECT_EQ(plan("{op: conv2d, n: 8, c: 512, c_out: 512, h: 7, w: 7, filter: 3, padding: same}", h100)
                 .schedule.at("split_k"),
             1);
-  EXPECT_EQ(plan("{op: conv2d, n: 32, c: 512, c_out: 512, h: 7, w: 7, filter: 3, padding: same}", h100)
+  EXPECT_EQ(plan("{op: conv2d, n: 32, c: 512, c_out: 512, h: 7, w: 7, filter: 3, padding: same, "
+                 "schedule: {algorithm: winograd}}",
+                 h100)
                 .schedule.at("split_k"),
             1);
   // Enough tiles: no split (MobileNetV2's 1x1 layers at batch 64).

@@ -93,21 +93,23 @@ TEST(Render, ShippedSpecsRenderCompletely) {
                 algorithm == "tiles" || algorithm == "direct" || algorithm == "staged" || algorithm == "stem");
       EXPECT_EQ(text.find("constexpr int kRowFloats = ") != std::string::npos, algorithm == "stem");
       EXPECT_EQ(text.find("constexpr int kBM = ") != std::string::npos, algorithm == "gemm" || algorithm == "winograd");
-      EXPECT_EQ(text.find("constexpr int kTilesPerImage = ") != std::string::npos, algorithm == "winograd");
+      EXPECT_EQ(text.find("constexpr int kTilesPerImage = ") != std::string::npos,
+                algorithm == "winograd" || algorithm == "winograd_nonfused");
       EXPECT_EQ(text.find("constexpr int kInStride = ") != std::string::npos, algorithm == "planes");
       // The header says where the schedule came from: a shipped spec is
       // planned without a tuning database, so the spec or the default rule.
       EXPECT_NE(k.origin, ScheduleOrigin::kTuned);
       EXPECT_NE(text.find("// Schedule (" + origin_text(k) + "): " + k.schedule.summary() + "\n"), std::string::npos);
       // The registry declares and lists every kernel, with its schedule, alignment, batch limit,
-      // oldest and newest GPU and dynamic shared memory.
+      // oldest and newest GPU, dynamic shared memory and workspace.
       EXPECT_NE(files[1].text.find("\"" + k.schedule.summary() + "\",\n"), std::string::npos);
       const int shared = k.schedule.algorithm->launch_description(k).dynamic_shared_bytes;
       EXPECT_NE(files[1].text.find("&convgen_" + lib.name + "::launch_" + k.name + ",\n     " +
                                    std::to_string(k.alignment) + ",\n     " + std::to_string(k.max_batch) +
                                    ",\n     " + std::to_string(k.min_arch) + ",\n     " + std::to_string(k.max_arch) +
-                                   ",\n     " + std::to_string(shared) +
-                                   "}"),
+                                   ",\n     " + std::to_string(shared) + ",\n     " +
+                                   std::to_string(k.workspace_fixed) + ",\n     " +
+                                   std::to_string(k.workspace_per_image) + "}"),
                 std::string::npos);
     }
     EXPECT_NE(files[0].text.find("namespace " + lib.name + " {"), std::string::npos);

@@ -35,11 +35,12 @@ oracle::ReferenceProblem reference_problem(const DepthwiseProblem& p) {
 
 // One group; operands multiples of 1/16, so that the convolution's sums are
 // exact and one missed product exceeds the bound even in a sum of thousands.
-oracle::ReferenceProblem reference_problem(const Conv2dProblem& p) {
+oracle::ReferenceProblem reference_problem(const Conv2dProblem& p, DenseSum sum) {
   oracle::ReferenceProblem r = oracle::convolution_geometry(p, p.n, p.c_out);
   r.residual = p.residual;
   r.math = p.math;
   r.exact_sums = true;
+  r.winograd_f4 = sum == DenseSum::kWinogradF4;
   return r;
 }
 
@@ -208,13 +209,13 @@ CheckResult check_problem(const DepthwiseProblem& p, const Runner& run, std::uin
 }
 
 CheckResult check_problem(const Conv2dProblem& p, const Conv2dRunner& run, std::uint64_t seed,
-                          DenseOperands operands) {
+                          DenseOperands operands, DenseSum sum) {
   if (p.groups != 1 || p.n < 1 || p.c < 1 || p.c_out < 1 || p.h < 1 || p.w < 1 || p.out_h() < 1 || p.out_w() < 1) {
     CheckResult result;
     result.message = "the harness checks valid dense (groups = 1) problems only: " + describe(p);
     return result;
   }
-  oracle::ReferenceProblem r = reference_problem(p);
+  oracle::ReferenceProblem r = reference_problem(p, sum);
   r.exact_sums = operands == DenseOperands::kSixteenths;
   return launch_and_compare(r, seed, [&](const KernelOperands& o, void* output) {
     Conv2dArgs args;
@@ -225,6 +226,26 @@ CheckResult check_problem(const Conv2dProblem& p, const Conv2dRunner& run, std::
     args.residual = o.residual;
     return run(p, args, nullptr);
   });
+}
+
+DenseSum dense_sum_of(const Conv2dKernelInfo& kernel) {
+  return kernel.schedule.rfind("winograd_nonfused:", 0) == 0 ? DenseSum::kWinogradF4 : DenseSum::kProducts;
+}
+
+Conv2dRunner with_workspace(Conv2dFind find, Conv2dRunner run) {
+  return [find, run](const Conv2dProblem& p, const Conv2dArgs& a, cudaStream_t stream) {
+    const std::size_t bytes = find(p).workspace_bytes;
+    if (bytes == 0) return run(p, a, stream);
+    oracle::DeviceArray<unsigned char> workspace(bytes);
+    if (workspace.ptr == nullptr) return Status{StatusCode::kCudaError, "no device memory for the workspace"};
+    Conv2dArgs with = a;
+    with.workspace = workspace.ptr;
+    with.workspace_bytes = bytes;
+    const Status s = run(p, with, stream);
+    // The call's kernels read and write the workspace until they finish.
+    if (cudaStreamSynchronize(stream) != cudaSuccess) return Status{StatusCode::kCudaError, "the call's work failed"};
+    return s;
+  };
 }
 
 }  // namespace convgen::testing

@@ -80,9 +80,25 @@ CheckResult check_problem(const DepthwiseProblem& problem, const Runner& run, st
 // what tells the products' math apart (tf32 rounds each operand to 10 bits
 // after the point; 3xtf32 keeps fp32's accuracy), where sixteenths are
 // exact in every math.
+// With kWinogradF4 the kernel sums through Winograd F(4x4, 3x3) (the
+// winograd_nonfused algorithm), whose transforms round even sixteenths: S is
+// then the magnitude of the transformed sum and the terms sqrt(36 c) + 16
+// (oracle/problem.h, ReferenceProblem::winograd_f4), which a missed input
+// channel or transform element still exceeds.
 enum class DenseOperands { kSixteenths, kUniform };
+enum class DenseSum { kProducts, kWinogradF4 };
 CheckResult check_problem(const Conv2dProblem& problem, const Conv2dRunner& run, std::uint64_t seed,
-                          DenseOperands operands = DenseOperands::kSixteenths);
+                          DenseOperands operands = DenseOperands::kSixteenths,
+                          DenseSum sum = DenseSum::kProducts);
+// How a library's kernel sums: kWinogradF4 for the winograd_nonfused
+// algorithm's kernels (their schedule names it), else kProducts.
+DenseSum dense_sum_of(const Conv2dKernelInfo& kernel);
+
+// A runner that gives each call the workspace the library's find() says its
+// kernel needs (Conv2dArgs::workspace): allocated before the call and freed
+// once the stream has finished the call's work.
+using Conv2dFind = KernelChoice (*)(const Conv2dProblem&);
+Conv2dRunner with_workspace(Conv2dFind find, Conv2dRunner run);
 
 // Every dtype x layout that none of `kernels` (a library's
 // depthwise_kernels() or conv2d_kernels()) is made for.

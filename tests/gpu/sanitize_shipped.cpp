@@ -8,6 +8,7 @@
 // set, runs only the kernels whose "library/name" holds it (e.g. "tf32", or
 // "tensor_core_sm90/" for one library).
 #include <convgen/oracle/oracle.h>
+#include <convgen/oracle/reference_gpu.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +25,9 @@
 #endif
 #if defined(CONVGEN_SANITIZE_SM90)
 #include "tensor_core_sm90.h"  // tests/gpu/tensor_core_sm90.yaml: implicit_gemm_sm90 (TMA, wgmma)
+#endif
+#if defined(CONVGEN_SANITIZE_WINOGRAD_NONFUSED)
+#include "winograd_nonfused.h"  // tests/gpu/winograd_nonfused.yaml: F(4x4) through a workspace
 #endif
 
 namespace {
@@ -143,6 +147,11 @@ int run_all_conv2d(const char* library, const std::vector<convgen::Conv2dKernelI
     if (p.epilogue == convgen::Epilogue::kBias) a.bias = d.epilogue_a;
     if (p.epilogue == convgen::Epilogue::kScaleShift) a.scale = d.epilogue_a, a.shift = d.epilogue_b;
     a.residual = d.residual;
+    // The workspace the kernel computes through (winograd_nonfused's), as its info sizes it.
+    const long long workspace = k.workspace_fixed + k.workspace_per_image * p.n;
+    const convgen::oracle::DeviceArray<unsigned char> scratch(static_cast<size_t>(workspace));
+    a.workspace = scratch.ptr;
+    a.workspace_bytes = static_cast<size_t>(workspace);
     failures += report(library, k.name, p, run(p, a));
   }
   return failures;
@@ -181,6 +190,12 @@ int main() {
   failures += run_all_conv2d("tensor_core_sm90", convgen::tensor_core_sm90::conv2d_kernels(),
                              [&](const Conv2dProblem& p, const Conv2dArgs& a) {
                                return convgen::tensor_core_sm90::conv2d(p, a, nullptr, strict);
+                             });
+#endif
+#if defined(CONVGEN_SANITIZE_WINOGRAD_NONFUSED)
+  failures += run_all_conv2d("winograd_nonfused", convgen::winograd_nonfused::conv2d_kernels(),
+                             [&](const Conv2dProblem& p, const Conv2dArgs& a) {
+                               return convgen::winograd_nonfused::conv2d(p, a, nullptr, strict);
                              });
 #endif
   int total = 0;

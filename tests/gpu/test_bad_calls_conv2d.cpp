@@ -2,10 +2,12 @@
 // nothing (the poisoned output must stay as it was), strict dispatch refuses a
 // problem with no kernel, and `find` says which kernel serves a problem and
 // why. Runs against the shipped mobilenet_v2 library, on one of its dense
-// (pointwise) kernels. Needs no GPU (see OperandBuffer); on one, the
+// (pointwise) kernels; the workspace checks on seeds' winograd_nonfused
+// kernel. Needs no GPU (see OperandBuffer); on one, the
 // operands are device memory.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -17,6 +19,7 @@
 
 #include "harness.h"
 #include "mobilenet_v2.h"
+#include "seeds.h"
 
 namespace {
 
@@ -487,6 +490,52 @@ TEST(Conv2dFind, EveryKernelIsFoundForItsOwnProblem) {
     EXPECT_EQ(choice.kernel, k.name);
     EXPECT_TRUE(convgen::validate(p).ok()) << k.name;
   }
+}
+
+// A kernel that computes through a workspace (seeds' winograd_nonfused
+// kernel) says in find() how many bytes it needs, and refuses a call that
+// gives none, too few or a misaligned one: kInvalidPointer naming what it
+// needs, and nothing launched.
+TEST(BadConv2dWorkspace, MissingShortOrMisalignedWorkspaceLaunchesNothing) {
+  const Conv2dKernelInfo* kernel = nullptr;
+  for (const Conv2dKernelInfo& k : convgen::seeds::conv2d_kernels()) {
+    if (k.workspace_fixed > 0) kernel = &k;
+  }
+  ASSERT_NE(kernel, nullptr) << "seeds has no kernel that takes a workspace";
+  Conv2dProblem p = kernel->problem;
+  p.n = std::max(p.n, 1);
+  const convgen::KernelChoice choice = convgen::seeds::find(p);
+  ASSERT_EQ(choice.kernel, kernel->name);
+  const size_t need = static_cast<size_t>(kernel->workspace_fixed + kernel->workspace_per_image * p.n);
+  EXPECT_EQ(choice.workspace_bytes, need);
+  EXPECT_GT(need, 0u);
+  constexpr std::uint32_t kPoison = 0xffffffffu;
+  const size_t outputs = static_cast<size_t>(p.n) * p.c_out * p.out_h() * p.out_w();
+  OperandBuffer input(static_cast<size_t>(p.n) * p.c * p.h * p.w, 0);
+  OperandBuffer filter(static_cast<size_t>(p.c_out) * p.c * p.kh * p.kw, 0);
+  OperandBuffer output(outputs, kPoison);
+  OperandBuffer workspace(need / sizeof(float) + 4, 0);
+  Conv2dArgs a;
+  a.input = input.get();
+  a.filter = filter.get();
+  a.output = output.get();
+  const auto expect_refused = [&](const Conv2dArgs& call, const std::string& mention) {
+    const Status s = convgen::seeds::conv2d(p, call, nullptr);
+    EXPECT_EQ(s.code, StatusCode::kInvalidPointer) << convgen::to_string(s.code) << ": " << s.message;
+    EXPECT_TRUE(contains(s.message, "workspace of " + std::to_string(need) + " bytes")) << s.message;
+    EXPECT_TRUE(contains(s.message, mention)) << "'" << mention << "' not in: " << s.message;
+    EXPECT_TRUE(contains(s.message, "nothing was launched")) << s.message;
+    const std::vector<std::uint32_t> words = output.words();
+    ASSERT_EQ(words.size(), output.size()) << "reading the output back failed";
+    for (size_t i = 0; i < words.size(); ++i) ASSERT_EQ(words[i], kPoison) << "element " << i << " was written";
+  };
+  expect_refused(a, "gives none");
+  a.workspace = workspace.get();
+  a.workspace_bytes = need - 1;
+  expect_refused(a, "gives " + std::to_string(need - 1) + " bytes");
+  a.workspace = shifted(workspace.get(), 4);
+  a.workspace_bytes = need;
+  expect_refused(a, "at 4 past a 256-byte boundary");
 }
 
 }  // namespace

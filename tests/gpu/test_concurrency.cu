@@ -61,9 +61,18 @@ float* device_random(size_t count, std::mt19937_64& rng, float lo, float hi) {
 struct Case {
   std::string name;
   long long out_count = 0;
-  std::function<Status(float* output, cudaStream_t)> run;
+  // The call, into `output`, through `workspace` (at least workspace_bytes).
+  std::function<Status(float* output, void* workspace, cudaStream_t)> run;
   float* solo = nullptr;  // the output of the call made alone
+  long long workspace_bytes = 0;  // what its kernel computes through (winograd_nonfused's)
 };
+
+// A call's workspace: dense kernels take it from Conv2dArgs, depthwise ones take none.
+void give_workspace(Conv2dArgs& a, void* workspace, long long bytes) {
+  a.workspace = workspace;
+  a.workspace_bytes = static_cast<size_t>(bytes);
+}
+void give_workspace(DepthwiseArgs&, void*, long long) {}
 
 class Concurrency : public ::testing::Test {
  protected:
@@ -77,10 +86,11 @@ class Concurrency : public ::testing::Test {
     add_depthwise("mobilenet_v2", convgen::mobilenet_v2::depthwise_kernels(), &convgen::mobilenet_v2::depthwise_conv2d);
     add_conv2d("seeds", convgen::seeds::conv2d_kernels(), &convgen::seeds::conv2d);
     add_conv2d("mobilenet_v2", convgen::mobilenet_v2::conv2d_kernels(), &convgen::mobilenet_v2::conv2d);
+    void* workspace = keep_bytes(largest_workspace());
     for (Case& c : cases_) {
       ASSERT_EQ(cudaMalloc(&c.solo, c.out_count * sizeof(float)), cudaSuccess) << c.name;
       ASSERT_EQ(cudaMemset(c.solo, 0xff, c.out_count * sizeof(float)), cudaSuccess);
-      const Status s = c.run(c.solo, nullptr);
+      const Status s = c.run(c.solo, workspace, nullptr);
       ASSERT_TRUE(s.ok()) << c.name << ": " << s.message;
     }
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -103,12 +113,17 @@ class Concurrency : public ::testing::Test {
       Problem p = k.problem;
       if (p.n == 0) p.n = 2;  // a runtime batch
       const Args args = make_args(p, rng_of(library, k.name));
-      cases_.push_back({library + "/" + k.name, out_count(p), [=](float* out, cudaStream_t s) {
+      const long long workspace = k.workspace_fixed + k.workspace_per_image * p.n;
+      cases_.push_back({library + "/" + k.name, out_count(p),
+                        [=](float* out, void* scratch, cudaStream_t s) {
                           Args a = args;
                           a.output = out;
+                          give_workspace(a, scratch, workspace);
                           return call(p, a, s, Dispatch::kStrict);
-                        }});
-      cases_.push_back({library + "/" + k.name + " (generic)", out_count(p), [=](float* out, cudaStream_t s) {
+                        },
+                        nullptr, workspace});
+      cases_.push_back({library + "/" + k.name + " (generic)", out_count(p),
+                        [=](float* out, void*, cudaStream_t s) {
                           Args a = args;
                           a.output = out;
                           return generic(p, a, s);
@@ -122,6 +137,13 @@ class Concurrency : public ::testing::Test {
   }
 
   static float* keep(float* p) {
+    allocations_.push_back(p);
+    return p;
+  }
+  // Device memory of `bytes` (at least one), freed with the suite.
+  static void* keep_bytes(long long bytes) {
+    void* p = nullptr;
+    if (cudaMalloc(&p, static_cast<size_t>(std::max(bytes, 1LL))) != cudaSuccess) return nullptr;
     allocations_.push_back(p);
     return p;
   }
@@ -165,7 +187,7 @@ class Concurrency : public ::testing::Test {
 
   // Runs every case into `out` on `stream` and counts its differences from
   // the solo output into differences[case].
-  static std::vector<std::string> run_all(int first, float* out, cudaStream_t stream,
+  static std::vector<std::string> run_all(int first, float* out, void* workspace, cudaStream_t stream,
                                           unsigned long long* differences) {
     std::vector<std::string> errors;
     const int count = static_cast<int>(cases_.size());
@@ -173,7 +195,7 @@ class Concurrency : public ::testing::Test {
       const int i = (first + k) % count;
       const Case& c = cases_[i];
       cudaMemsetAsync(out, 0xff, c.out_count * sizeof(float), stream);
-      const Status s = c.run(out, stream);
+      const Status s = c.run(out, workspace, stream);
       if (!s.ok()) {
         errors.push_back(c.name + ": " + s.message);
         continue;
@@ -190,6 +212,11 @@ class Concurrency : public ::testing::Test {
     for (const Case& c : cases_) most = std::max(most, c.out_count);
     return most;
   }
+  static long long largest_workspace() {
+    long long most = 0;
+    for (const Case& c : cases_) most = std::max(most, c.workspace_bytes);
+    return most;
+  }
 
   static inline std::vector<Case> cases_;
   static inline std::vector<void*> allocations_;
@@ -202,7 +229,7 @@ TEST_F(Concurrency, SameCallTwiceGivesTheSameBits) {
   ASSERT_EQ(cudaMalloc(&out, largest_output() * sizeof(float)), cudaSuccess);
   ASSERT_EQ(cudaMalloc(&differences, cases_.size() * sizeof(unsigned long long)), cudaSuccess);
   cudaMemset(differences, 0, cases_.size() * sizeof(unsigned long long));
-  const std::vector<std::string> errors = run_all(0, out, nullptr, differences);
+  const std::vector<std::string> errors = run_all(0, out, keep_bytes(largest_workspace()), nullptr, differences);
   EXPECT_TRUE(errors.empty()) << errors.front();
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   std::vector<unsigned long long> host(cases_.size());
@@ -225,7 +252,10 @@ TEST_F(Concurrency, EightThreadsOnEightStreamsIntoTwoLibraries) {
   const size_t counters = static_cast<size_t>(kThreads) * cases_.size();
   ASSERT_EQ(cudaMalloc(&differences, counters * sizeof(unsigned long long)), cudaSuccess);
   cudaMemset(differences, 0, counters * sizeof(unsigned long long));
+  std::vector<void*> workspaces(kThreads);  // each stream its own
   for (int t = 0; t < kThreads; ++t) {
+    workspaces[t] = keep_bytes(largest_workspace());
+    ASSERT_NE(workspaces[t], nullptr);
     ASSERT_EQ(cudaMalloc(&outputs[t], most * sizeof(float)), cudaSuccess);
     ASSERT_EQ(cudaStreamCreateWithFlags(&streams[t], cudaStreamNonBlocking), cudaSuccess);
   }
@@ -243,7 +273,7 @@ TEST_F(Concurrency, EightThreadsOnEightStreamsIntoTwoLibraries) {
         // Each thread starts at its own place in the list, so different
         // kernels of both libraries run at the same time.
         const int first = (t * count / kThreads + round * 7) % count;
-        auto e = run_all(first, outputs[t], streams[t], differences + static_cast<size_t>(t) * count);
+        auto e = run_all(first, outputs[t], workspaces[t], streams[t], differences + static_cast<size_t>(t) * count);
         errors[t].insert(errors[t].end(), e.begin(), e.end());
       }
       cudaStreamSynchronize(streams[t]);

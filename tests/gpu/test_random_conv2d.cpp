@@ -3,7 +3,9 @@
 // the generic dense kernel on the same problem, against the float64
 // reference. A kernel of math tf32 or 3xtf32 is checked a second time on
 // uniform operands, which its math rounds (sixteenths are exact in TF32),
-// against the bound of that math. Built once per drawn library:
+// against the bound of that math. A winograd_nonfused kernel is checked
+// against the bound of its F(4x4) transforms, with the workspace it asks
+// for. Built once per drawn library:
 // DRAW_LIBRARY names it (default random_conv2d).
 #include <gtest/gtest.h>
 
@@ -36,9 +38,11 @@ TEST(RandomConv2dDraw, EveryKernelAndTheGenericKernelMatchFloat64Reference) {
   const std::uint64_t seed = convgen::testing::test_seed();
   std::printf(DRAW_NAME ": input seed %llu (set CONVGEN_TEST_SEED to replay)\n",
               static_cast<unsigned long long>(seed));
-  auto specialized = [](const Conv2dProblem& p, const Conv2dArgs& a, cudaStream_t s) {
-    return convgen::DRAW_LIBRARY::conv2d(p, a, s, Dispatch::kStrict);
-  };
+  // Each call with the workspace its kernel needs (winograd_nonfused's).
+  const auto specialized = convgen::testing::with_workspace(
+      &convgen::DRAW_LIBRARY::find, [](const Conv2dProblem& p, const Conv2dArgs& a, cudaStream_t s) {
+        return convgen::DRAW_LIBRARY::conv2d(p, a, s, Dispatch::kStrict);
+      });
   auto generic = [](const Conv2dProblem& p, const Conv2dArgs& a, cudaStream_t s) {
     return convgen::generic_conv2d(p, a, s);
   };
@@ -48,14 +52,16 @@ TEST(RandomConv2dDraw, EveryKernelAndTheGenericKernelMatchFloat64Reference) {
     const convgen::KernelChoice choice = convgen::DRAW_LIBRARY::find(k.problem);
     EXPECT_TRUE(choice.specialized && choice.kernel == k.name)
         << k.name << ": find chose " << choice.kernel << ": " << choice.reason << choice.status.message;
-    const auto kernel = convgen::testing::check_problem(k.problem, specialized, seed + checked);
+    const convgen::testing::DenseSum sum = convgen::testing::dense_sum_of(k);
+    const auto kernel = convgen::testing::check_problem(k.problem, specialized, seed + checked,
+                                                        convgen::testing::DenseOperands::kSixteenths, sum);
     const auto fallback = convgen::testing::check_problem(k.problem, generic, seed + checked);
     ++checked;
     worst = std::max(worst, kernel.max_rel_error);
     worst_generic = std::max(worst_generic, fallback.max_rel_error);
     if (k.problem.math != convgen::Math::kFloat32) {
       const auto rounded = convgen::testing::check_problem(k.problem, specialized, seed + checked,
-                                                           convgen::testing::DenseOperands::kUniform);
+                                                           convgen::testing::DenseOperands::kUniform, sum);
       EXPECT_TRUE(rounded.passed) << k.name << " on uniform operands (math " << convgen::to_string(k.problem.math)
                                   << "): " << rounded.message;
       if (!rounded.passed && kernel.passed) ++kernel_failed;

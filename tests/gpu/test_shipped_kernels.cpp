@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <functional>
+#include <type_traits>
 
 #include "harness.h"
 #include "mobilenet_v2.h"
@@ -29,6 +31,8 @@ struct CaseFor {
   convgen::KernelInfoFor<Problem> kernel;
   Status (*run)(const Problem&, const Args&, cudaStream_t, Dispatch);
   Status (*generic)(const Problem&, const Args&, cudaStream_t);
+  // Dense cases: the library's find(), which says the workspace a kernel needs.
+  convgen::KernelChoice (*find)(const Problem&) = nullptr;
 };
 using Case = CaseFor<DepthwiseProblem, DepthwiseArgs>;
 using Conv2dCase = CaseFor<Conv2dProblem, Conv2dArgs>;
@@ -53,18 +57,39 @@ std::vector<Case> all_cases() {
 std::vector<Conv2dCase> all_conv2d_cases() {
   std::vector<Conv2dCase> cases;
   for (const Conv2dKernelInfo& k : convgen::seeds::conv2d_kernels()) {
-    cases.push_back({"seeds", k, &convgen::seeds::conv2d, &convgen::generic_conv2d});
+    cases.push_back({"seeds", k, &convgen::seeds::conv2d, &convgen::generic_conv2d, &convgen::seeds::find});
   }
   for (const Conv2dKernelInfo& k : convgen::mobilenet_v2::conv2d_kernels()) {
-    cases.push_back({"mobilenet_v2", k, &convgen::mobilenet_v2::conv2d, &convgen::generic_conv2d});
+    cases.push_back(
+        {"mobilenet_v2", k, &convgen::mobilenet_v2::conv2d, &convgen::generic_conv2d, &convgen::mobilenet_v2::find});
   }
   return cases;
 }
 
-template <class Problem, class Runner>
-void expect_correct(const Problem& problem, const Runner& run, const char* what) {
+// Runs the case's kernel under strict dispatch (or the generic kernel) on
+// `problem`: a dense kernel with the workspace it asks for, against the
+// bound of how it sums.
+template <class Problem, class Args>
+convgen::testing::CheckResult check_case(const CaseFor<Problem, Args>& c, const Problem& problem, bool generic,
+                                         std::uint64_t seed) {
+  const std::function<Status(const Problem&, const Args&, cudaStream_t)> run =
+      [&c, generic](const Problem& p, const Args& a, cudaStream_t s) {
+        return generic ? c.generic(p, a, s) : c.run(p, a, s, Dispatch::kStrict);
+      };
+  if constexpr (std::is_same_v<Problem, Conv2dProblem>) {
+    if (!generic) {
+      return check_problem(problem, convgen::testing::with_workspace(c.find, run), seed,
+                           convgen::testing::DenseOperands::kSixteenths, convgen::testing::dense_sum_of(c.kernel));
+    }
+  }
+  return check_problem(problem, run, seed);
+}
+
+template <class Problem, class Args>
+void expect_correct(const CaseFor<Problem, Args>& c, const Problem& problem, bool generic) {
+  const char* what = generic ? "generic" : "kernel";
   const std::uint64_t seed = convgen::testing::test_seed();
-  const auto result = check_problem(problem, run, seed);
+  const auto result = check_case(c, problem, generic, seed);
   EXPECT_TRUE(result.passed) << what << " " << convgen::describe(problem) << " (seed " << seed
                              << "): " << result.message;
   std::printf("  %-8s n=%-3d %lld elements, max |err|/sum|terms| = %.2e, seed %llu\n", what, problem.n,
@@ -79,13 +104,11 @@ void expect_shipped_kernel_correct(const CaseFor<Problem, Args>& c) {
   if (!convgen::testing::gpu_available(&why)) GTEST_SKIP() << "no GPU, GPU tests skipped: " << why;
   Problem problem = c.kernel.problem;
   problem.n = problem.n == 0 ? 2 : problem.n;
-  auto strict = [&](const Problem& p, const Args& a, cudaStream_t s) { return c.run(p, a, s, Dispatch::kStrict); };
-  expect_correct(problem, strict, "kernel");
+  expect_correct(c, problem, false);
   Problem other = problem;
   other.n = problem.n == 3 ? 2 : 3;
-  expect_correct(other, strict, "kernel");
-  auto generic = [&](const Problem& p, const Args& a, cudaStream_t s) { return c.generic(p, a, s); };
-  expect_correct(problem, generic, "generic");
+  expect_correct(c, other, false);
+  expect_correct(c, problem, true);
 }
 
 class ShippedKernel : public ::testing::TestWithParam<Case> {};

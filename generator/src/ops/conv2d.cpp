@@ -106,7 +106,8 @@ int winograd_min_channels(const PlanOptions& options) {
 // at most 4 input channels; the GEMM over im2col on strided 3x3 layers (1.5
 // to 2.9 times faster than direct on four such layers, docs/performance.md,
 // "gemm for any filter"); Winograd on 3x3 stride-1 layers deep enough for
-// it to win; the direct one everywhere else. The GEMM's filter offsets are
+// it to win, non-fused through a workspace where its GEMMs are large; the
+// direct one everywhere else. The GEMM's filter offsets are
 // 32-bit: a filter past 2^31 elements stays with direct.
 const Algorithm& default_algorithm(const Workload& wl, const PlanOptions& options) {
   if (pointwise_by_default(wl, options)) return kPointwise;
@@ -117,7 +118,9 @@ const Algorithm& default_algorithm(const Workload& wl, const PlanOptions& option
   if (is_pointwise(wl) && gemm_filter_fits(wl)) return kGemm;
   if (kStem.serves(wl) && is_stem_shape(wl)) return kStem;
   if (kGemm.serves(wl) && is_strided_3x3(wl) && gemm_filter_fits(wl)) return kGemm;
-  if (kWinograd.serves(wl) && is_winograd_shape(wl) && wl.c >= winograd_min_channels(options)) return kWinograd;
+  if (kWinograd.serves(wl) && is_winograd_shape(wl) && wl.c >= winograd_min_channels(options)) {
+    return kWinogradNonfused.serves(wl) && winograd_nonfused_by_default(wl) ? kWinogradNonfused : kWinograd;
+  }
   return kDirect;
 }
 
@@ -180,12 +183,16 @@ void template_values(const KernelPlan& p, TemplateValues& v) {
 }
 
 // One group: every output channel sums all c*kh*kw products, so operands
-// are multiples of 1/16 and the sums exact (the bound stays tight).
+// are multiples of 1/16 and the sums exact (the bound stays tight). Where
+// winograd_nonfused serves the workload, the tuner's candidates may be its
+// kernels, whose F(4x4) transforms round: the bound takes their magnitudes
+// (oracle/problem.h), for every candidate of the workload.
 oracle::ReferenceProblem reference_problem(const Workload& wl, int n) {
   oracle::ReferenceProblem p = oracle::convolution_geometry(wl, n, wl.c_out);
   p.residual = wl.residual;
   p.math = wl.math;
   p.exact_sums = true;
+  p.winograd_f4 = kWinogradNonfused.serves(wl) && is_winograd_shape(wl);
   return p;
 }
 
@@ -206,7 +213,7 @@ const Operator kOperator{
      {"residual", "epilogue", true, 0, 1, false, "add a tensor shaped like the output",
       [](Workload& wl, int v) { wl.residual = v != 0; }, [](const Workload& wl) { return wl.residual ? 1 : 0; }}},
     {},
-    {&kDirect, &kGemm, &kWinograd, &kStem, &kImplicitGemm, &kImplicitGemmSm90, &kPointwise, &kTensorStem},
+    {&kDirect, &kGemm, &kWinograd, &kWinogradNonfused, &kStem, &kImplicitGemm, &kImplicitGemmSm90, &kPointwise, &kTensorStem},
     &default_algorithm,
     &kernel_name,
     &plan_cost,

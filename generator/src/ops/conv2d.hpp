@@ -67,6 +67,11 @@ extern const Algorithm kTensorStem;  // conv2d_tensor_stem.cpp
 // newest GPU has mma.sync.
 bool tensor_stem_by_default(const Workload& wl, const PlanOptions& options);
 extern const Algorithm kWinograd;      // conv2d_winograd.cpp
+extern const Algorithm kWinogradNonfused;  // conv2d_winograd_nonfused.cpp
+// Whether the default rule gives a 3x3 stride-1 float32 NCHW workload the
+// non-fused Winograd (its GEMMs large enough to pay for the workspace's
+// round trips).
+bool winograd_nonfused_by_default(const Workload& wl);
 extern const Algorithm kStem;          // conv2d_stem.cpp
 
 using ops::kMaxThreads;

@@ -183,10 +183,11 @@ std::string shared_object_source(const std::string& kernel_source, const std::st
          "// above, under a name it looks up, with the runtime's message on failure.\n"
          "extern \"C\" const char* " + std::string(kSharedObjectLauncher) +
          "(const void* input, const void* filter, const void* epilogue_a,\n"
-         "    const void* epilogue_b, const void* residual, void* output, int batch, void* stream) {\n"
+         "    const void* epilogue_b, const void* residual, void* output, void* workspace, int batch,\n"
+         "    void* stream) {\n"
          "  const cudaError_t e = convgen_" + library + "::launch_" + kernel_name +
          "(input, filter, epilogue_a, epilogue_b, residual, output,\n"
-         "      batch, static_cast<cudaStream_t>(stream));\n"
+         "      workspace, batch, static_cast<cudaStream_t>(stream));\n"
          "  return e == cudaSuccess ? nullptr : cudaGetErrorString(e);\n"
          "}\n";
 }

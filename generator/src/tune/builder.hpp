@@ -36,8 +36,8 @@ Compiled compile(const CudaApi& api, const std::string& source, const std::strin
 // on success, else the CUDA runtime's message.
 constexpr const char* kSharedObjectLauncher = "convgen_tune_launch";
 using SharedObjectLauncher = const char* (*)(const void* input, const void* filter, const void* epilogue_a,
-                                             const void* epilogue_b, const void* residual, void* output, int batch,
-                                             void* stream);
+                                             const void* epilogue_b, const void* residual, void* output,
+                                             void* workspace, int batch, void* stream);
 
 // What nvcc builds need: nvcc, and the folder holding cutlass/cutlass.h.
 struct NvccToolchain {

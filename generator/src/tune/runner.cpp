@@ -131,6 +131,7 @@ struct Loaded {
   SharedObjectLauncher launcher = nullptr;
   int batch = 0;
   CUdeviceptr in, filter, ea, eb, residual, out;
+  DeviceMemory workspace;  // the scratch memory a launcher's kernels compute through (none for most)
   int count = 0;
 };
 
@@ -138,7 +139,8 @@ void launch(const CudaApi& api, Loaded& l, CUstream stream) {
   if (l.launcher != nullptr) {
     const auto pointer = [](CUdeviceptr p) { return reinterpret_cast<void*>(static_cast<uintptr_t>(p)); };
     if (const char* error = l.launcher(pointer(l.in), pointer(l.filter), pointer(l.ea), pointer(l.eb),
-                                       pointer(l.residual), pointer(l.out), l.batch, stream)) {
+                                       pointer(l.residual), pointer(l.out), pointer(l.workspace.get()), l.batch,
+                                       stream)) {
       throw CudaError(std::string("the candidate's launcher: ") + error);
     }
     return;
@@ -270,6 +272,8 @@ void prepare(const CudaApi& api, Device& d, const KernelPlan& plan, const Compil
     l.launcher = reinterpret_cast<SharedObjectLauncher>(dlsym(l.library, kSharedObjectLauncher));
     if (l.launcher == nullptr) throw CudaError(std::string("the candidate's launcher: ") + dlerror());
     l.batch = problem.reference_problem.n;
+    const long long workspace = plan.workspace_fixed + plan.workspace_per_image * l.batch;
+    if (workspace > 0) l.workspace = DeviceMemory(api, static_cast<size_t>(workspace));
     return;
   }
   api.check(api.cuModuleLoadData(&l.module, compiled.cubin.data()), "loading the candidate");

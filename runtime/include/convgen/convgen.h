@@ -44,6 +44,7 @@
 #include "convgen/epilogue.h"
 #include "convgen/limits.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <tuple>
@@ -186,6 +187,16 @@ struct Conv2dArgs {
   const void* shift = nullptr;
   const void* residual = nullptr;
   void* output = nullptr;
+  // Scratch device memory for the kernels that compute through one (the
+  // `winograd_nonfused` algorithm's transformed operands), as cuDNN's
+  // workspace: KernelChoice::workspace_bytes (the library's find()) says
+  // how many bytes a problem's kernel needs, 0 for most. The call owns it
+  // until the work it launched on the stream is done: give each stream its
+  // own. Aligned to kWorkspaceAlignment bytes, overlapping no tensor of the
+  // call. A call whose kernel needs more than workspace_bytes returns
+  // kInvalidPointer and launches nothing.
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 0;
 };
 
 enum class Dispatch {
@@ -211,6 +222,10 @@ struct KernelInfoFor {
   // The newest GPU it runs on (90: sm_90 only, the arch-specific wgmma and
   // TMA); 0: every GPU from min_arch. Another one runs the generic kernel.
   int max_arch = 0;
+  // The workspace a call needs (Conv2dArgs::workspace): workspace_fixed +
+  // workspace_per_image x batch bytes; both 0 for most kernels.
+  long long workspace_fixed = 0;
+  long long workspace_per_image = 0;
 };
 using DepthwiseKernelInfo = KernelInfoFor<DepthwiseProblem>;
 using Conv2dKernelInfo = KernelInfoFor<Conv2dProblem>;
@@ -221,6 +236,9 @@ struct KernelChoice {
   bool specialized = false;
   std::string kernel;     // kernel name, or the generic kernel's: "generic_depthwise_f16_nhwc"
   std::string reason;     // one line a person can read
+  // Bytes of Conv2dArgs::workspace the call needs at this problem's batch
+  // (0: none; the generic kernels and most specialized ones need none).
+  std::size_t workspace_bytes = 0;
 };
 
 // Checks a problem's shape and parameters without touching memory: every
@@ -273,6 +291,9 @@ struct OperatorTraits<DepthwiseProblem> {
     return launcher(a.input, a.filter, p.epilogue == Epilogue::kBias ? a.bias : a.scale, a.shift, a.output, p.n,
                     stream);
   }
+  // Depthwise kernels take no workspace.
+  static void* workspace(const DepthwiseArgs&) { return nullptr; }
+  static std::size_t workspace_bytes(const DepthwiseArgs&) { return 0; }
   // The fields a kernel is made for: all but the batch, which it takes at launch.
   // Whether `ok` holds for every pointer of a call (null ones included).
   template <class Check>
@@ -290,15 +311,18 @@ template <>
 struct OperatorTraits<Conv2dProblem> {
   using Args = Conv2dArgs;
   using Launcher = cudaError_t(const void* input, const void* filter, const void* epilogue_a,
-                               const void* epilogue_b, const void* residual, void* output, int batch,
-                               cudaStream_t stream);
+                               const void* epilogue_b, const void* residual, void* output, void* workspace,
+                               int batch, cudaStream_t stream);
   static Status generic(const Conv2dProblem& p, const Conv2dArgs& a, cudaStream_t stream) {
     return generic_conv2d(p, a, stream);
   }
   static cudaError_t launch(Launcher* launcher, const Conv2dProblem& p, const Conv2dArgs& a, cudaStream_t stream) {
     return launcher(a.input, a.filter, p.epilogue == Epilogue::kBias ? a.bias : a.scale, a.shift, a.residual,
-                    a.output, p.n, stream);
+                    a.output, a.workspace, p.n, stream);
   }
+  // The scratch memory a call gives its kernel.
+  static void* workspace(const Conv2dArgs& a) { return a.workspace; }
+  static std::size_t workspace_bytes(const Conv2dArgs& a) { return a.workspace_bytes; }
   template <class Check>
   static bool all_pointers(const Conv2dArgs& a, const Check& ok) {
     return ok(a.input) && ok(a.filter) && ok(a.bias) && ok(a.scale) && ok(a.shift) && ok(a.residual) && ok(a.output);
@@ -329,6 +353,9 @@ struct RegistryEntry {
   // less (one that runs the library's code without being on its list: an
   // sm_86 running sm_80 code) runs the generic kernel.
   int shared_bytes;
+  // The workspace a call needs: workspace_fixed + workspace_per_image x batch bytes.
+  long long workspace_fixed;
+  long long workspace_per_image;
 };
 
 // A library's table of one operator's kernels, and the calls a generated

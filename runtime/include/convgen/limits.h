@@ -24,6 +24,9 @@ inline constexpr int kMaxBatch = 65535;
 inline constexpr long long kMaxTensorElements = 1LL << 40;
 // Static shared memory one block may use without the opt-in for more.
 inline constexpr int kMaxStaticSharedBytes = 48 * 1024;
+// The alignment a call's workspace (Conv2dArgs::workspace) must have: the
+// widest vector a kernel moves through it.
+inline constexpr int kWorkspaceAlignment = 16;
 
 // The table of size limits: every field of a problem and every size derived
 // from them, each bounded twice where the two kinds of kernel differ:

@@ -51,6 +51,10 @@ struct KernelPlan {
   // the runtime's batch limit, is 65535). A larger declared batch is a spec
   // error; a larger runtime batch gets an error status, nothing launched.
   int max_batch = kMaxBatch;
+  // The scratch memory a call needs (Conv2dArgs::workspace):
+  // workspace_fixed + workspace_per_image x batch bytes; 0 for kernels that
+  // compute without one.
+  long long workspace_fixed = 0, workspace_per_image = 0;
   // Cost at the declared batch (1 when the batch is runtime).
   int cost_batch = 1;
   long long bytes_read = 0, bytes_written = 0;

@@ -39,6 +39,13 @@ struct ReferenceProblem {
   // enough to catch one missed product in a sum of thousands. Otherwise
   // they are uniform in [-1, 1], and the bound grows with the sum's length.
   bool exact_sums = false;
+  // The kernel computes through Winograd F(4x4, 3x3) (3x3, stride 1, one
+  // group): its transforms round intermediate values far larger than the
+  // products (G holds 1/6, 1/12, 1/24), so S is the magnitude of the
+  // transformed sum, per input channel |A^T| (|G||g||G^T| o |B^T||d||B|) |A|
+  // at the output's place in its 4x4 tile (at least the products' S), and
+  // the sum counts as sqrt(36 c) + 16 terms (36 c + 16 with uniform operands).
+  bool winograd_f4 = false;
 };
 
 }  // namespace convgen::oracle

@@ -9,6 +9,55 @@
 #include <convgen/epilogue.h>
 #include <convgen/oracle/problem.h>
 
+// L X L^T for an R x N matrix L and an N x N matrix X.
+template <int R, int N>
+__device__ void sandwich(const double (&l)[R][N], const double (&x)[N][N], double (&out)[R][R]) {
+  double lx[R][N];
+  for (int i = 0; i < R; ++i)
+    for (int k = 0; k < N; ++k) {
+      lx[i][k] = 0;
+      for (int m = 0; m < N; ++m) lx[i][k] += l[i][m] * x[m][k];
+    }
+  for (int i = 0; i < R; ++i)
+    for (int j = 0; j < R; ++j) {
+      out[i][j] = 0;
+      for (int k = 0; k < N; ++k) out[i][j] += lx[i][k] * l[j][k];
+    }
+}
+
+// The magnitude of an output's Winograd F(4x4, 3x3) sum: over the input
+// channels, sum_ij |A^T|[a][i] |A^T|[b][j] (|G||g||G^T|)[i][j] (|B^T||d||B|)[i][j],
+// where (a, b) is the output's place in its 4x4 tile and d the tile's 6x6
+// input patch (zeros outside the image).
+__device__ double winograd_f4_magnitude(const convgen::oracle::ReferenceProblem& p, const float* input,
+                                        const float* filter, long long n, int co, int oy, int ox) {
+  const double bt[6][6] = {{4, 0, 5, 0, 1, 0}, {0, 4, 4, 1, 1, 0}, {0, 4, 4, 1, 1, 0},
+                           {0, 2, 1, 2, 1, 0}, {0, 2, 1, 2, 1, 0}, {0, 4, 0, 5, 0, 1}};
+  const double g[6][3] = {{1.0 / 4, 0, 0},          {1.0 / 6, 1.0 / 6, 1.0 / 6}, {1.0 / 6, 1.0 / 6, 1.0 / 6},
+                          {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, 1.0 / 12, 1.0 / 6}, {0, 0, 1}};
+  const double at[4][6] = {{1, 1, 1, 1, 1, 0}, {0, 1, 1, 2, 2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, 1, 8, 8, 1}};
+  const int a = oy % 4, b = ox % 4;
+  const int y0 = oy - a - p.pad_top, x0 = ox - b - p.pad_left;
+  double total = 0;
+  for (int k = 0; k < p.c; ++k) {
+    const float* in = input + (n * p.c + k) * (long long)p.h * p.w;
+    const float* taps = filter + ((long long)co * p.c + k) * 9;
+    double d[6][6], t[3][3], v[6][6], u[6][6];
+    for (int y = 0; y < 6; ++y)
+      for (int x = 0; x < 6; ++x) {
+        const int iy = y0 + y, ix = x0 + x;
+        d[y][x] = iy >= 0 && iy < p.h && ix >= 0 && ix < p.w ? fabs((double)in[(long long)iy * p.w + ix]) : 0.0;
+      }
+    for (int y = 0; y < 3; ++y)
+      for (int x = 0; x < 3; ++x) t[y][x] = fabs((double)taps[y * 3 + x]);
+    sandwich(bt, d, v);
+    sandwich(g, t, u);
+    for (int i = 0; i < 6; ++i)
+      for (int j = 0; j < 6; ++j) total += at[a][i] * at[b][j] * u[i][j] * v[i][j];
+  }
+  return total;
+}
+
 extern "C" __global__ void convgen_reference(convgen::oracle::ReferenceProblem p, const float* input,
                                              const float* filter, const float* ea, const float* eb,
                                              const float* residual, double* value, double* magnitude) {
@@ -35,6 +84,7 @@ extern "C" __global__ void convgen_reference(convgen::oracle::ReferenceProblem p
       }
     }
   }
+  if (p.winograd_f4) abs_acc = winograd_f4_magnitude(p, input, filter, n, co, oy, ox);
   const double ea_co = p.epilogue == convgen::Epilogue::kNone ? 0.0 : ea[co];
   const double eb_co = p.epilogue == convgen::Epilogue::kScaleShift ? eb[co] : 0.0;
   acc = convgen::apply_epilogue(p.epilogue, acc, ea_co, eb_co);

@@ -1,0 +1,155 @@
+// conv2d, algorithm `winograd_nonfused`: Winograd F(4x4, 3x3) for 3x3
+// convolutions with stride 1 and dilation 1 (any padding), float32 NCHW, in
+// four launches through a workspace the caller passes (Conv2dArgs::workspace),
+// as cuDNN's WINOGRAD_NONFUSED:
+//   U[e] = G g G^T   the filter transform, 36 elements e per filter pair
+//   V[e] = B^T d B   the input transform, per input channel and 4x4 output tile
+//   M[e] = U[e] V[e] 36 GEMMs (output channels x tiles, over the input
+//                    channels): CUTLASS's batched SIMT GEMM, fp32 FMA
+//   y = A^T M A      the output transform, with the fused epilogue.
+// F(4x4) takes 36 multiply-adds per input channel for 16 outputs, 2.25 an
+// output against the fused `winograd` kernel's 4 and the direct sum's 9; the
+// transforms pass through memory instead of shared memory, which pays where
+// the GEMMs are large. The fused F(4x4) lost to F(2x2) because its block
+// tile was small (docs/performance.md, "Winograd F(4x4, 3x3), fused"); here
+// each GEMM has the whole layer. The prototype and its measurements:
+// docs/performance.md, "Winograd, non-fused".
+#include <iterator>
+
+#include "conv2d.hpp"
+
+namespace convgen::gen::conv2d {
+
+namespace {
+
+constexpr int kElements = 36;         // of the 6x6 transform
+constexpr int kTransformThreads = 256;  // a block of each transform kernel
+// The tile is 4x4 outputs: each of U, V and M holds 36 floats per pair.
+constexpr long long kBytesPerPair = 4LL * kElements;
+
+// The GEMM's tiles (output channels x tiles per block; 8 of K a step) and
+// the warp tile each takes: CUTLASS's SIMT configurations of 4 and 8 warps.
+struct GemmTile {
+  const char* word;
+  int m, n, warp_m, warp_n;
+};
+constexpr GemmTile kGemmTiles[] = {
+    {"128x128", 128, 128, 32, 64},
+    {"128x64", 128, 64, 64, 32},
+    {"64x128", 64, 128, 32, 64},
+    {"64x64", 64, 64, 32, 32},
+};
+// The default, from the prototype's sweep of the four on ten 3x3 layers
+// (H200): 64x128 fastest or within 10% on all but ResNet-34's 28x28 at batch 8.
+constexpr int kDefaultGemmTile = 2;
+// cp.async stages from sm_80 (CUTLASS's multistage SIMT main loop); a
+// library that also runs on older GPUs takes the two-stage loop through
+// registers (CUTLASS's sm_70 one).
+constexpr int kMinMultistageArch = 80;
+
+int tiles_per_image(const Workload& wl) { return ceil_div(wl.out_h(), 4) * ceil_div(wl.out_w(), 4); }
+
+void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
+  const ScheduleRequest& req = wl.schedule;
+  if (!is_winograd_shape(wl)) {
+    throw InputError({{req.algorithm ? req.algorithm_where : req.where,
+                       "the winograd_nonfused algorithm runs 3x3 convolutions with stride 1 and dilation 1; this "
+                       "one is " + num(wl.kh) + "x" + num(wl.kw) + " with stride " +
+                           ops::pair_name(wl.stride_h, wl.stride_w) + " and dilation " +
+                           ops::pair_name(wl.dilation_h, wl.dilation_w) + ": use algorithm: direct"}});
+  }
+  const bool multistage = oldest_arch(options) >= kMinMultistageArch;
+  const int tile_index = req.value("gemm_tile").value_or(kDefaultGemmTile);
+  const int stages = req.value("gemm_stages").value_or(multistage ? 3 : 2);
+  if (stages > 2 && !multistage) {
+    throw InputError({{req.at("gemm_stages"), "gemm_stages " + num(stages) +
+                                                  " copies the GEMM's operands with cp.async, which needs sm_" +
+                                                  num(kMinMultistageArch) + " or newer; this library is built for sm_" +
+                                                  num(oldest_arch(options)) + " too: use gemm_stages: 2"}});
+  }
+  const GemmTile& tile = kGemmTiles[tile_index];
+  const int per_image = tiles_per_image(wl);
+
+  p.schedule.values = {{"gemm_tile", tile_index}, {"gemm_stages", stages}};
+  p.threads = kTransformThreads;
+  p.block_threads = kTransformThreads;
+  p.smem_bytes = 0;  // the transforms use none; CUTLASS's GEMM its own static buffers
+  // The GEMMs' N, batch x tiles, is an int.
+  p.max_batch = static_cast<int>(std::min<long long>(kMaxBatch, 0x7fffffffLL / per_image));
+  p.alignment = 4;
+  p.workspace_fixed = kBytesPerPair * wl.c_out * wl.c;
+  p.workspace_per_image = kBytesPerPair * (wl.c + wl.c_out) * per_image;
+  auto n = [](long long v) { return TemplateValue(v); };
+  p.values = {
+      {"tiles_h", n(ceil_div(wl.out_h(), 4))},
+      {"tiles_w", n(ceil_div(wl.out_w(), 4))},
+      {"tiles_per_image", n(per_image)},
+      {"transform_threads", n(kTransformThreads)},
+      {"gemm_m", n(tile.m)},
+      {"gemm_n", n(tile.n)},
+      {"warp_m", n(tile.warp_m)},
+      {"warp_n", n(tile.warp_n)},
+      {"gemm_warps", n((tile.m / tile.warp_m) * (tile.n / tile.warp_n))},
+      {"gemm_stages", n(stages)},
+      {"gemm_arch", n(stages > 2 ? 80 : 70)},
+      {"gemm_m_tiles", n(ceil_div(wl.c_out, tile.m))},
+  };
+}
+
+std::string describe(const Schedule& s) {
+  return "F(4x4, 3x3) through a workspace; batched GEMM tile " + std::string(kGemmTiles[s.at("gemm_tile")].word) +
+         " (channels x tiles), " + num(s.at("gemm_stages")) + " stages";
+}
+
+// What the tuner's nvcc build calls is the template's own launcher (four
+// launches); this is the transforms' shape, for the kernel's header.
+LaunchDescription launch(const KernelPlan& p) {
+  LaunchDescription l;
+  l.grid[0].blocks = 1;
+  l.grid[0].per_image = 1LL * p.workload.c * p.number("tiles_per_image");
+  l.grid[0].per_block = kTransformThreads;
+  l.block[0] = kTransformThreads;
+  return l;
+}
+
+Knob gemm_tile_knob() {
+  std::vector<std::string> words;
+  for (const GemmTile& t : kGemmTiles) words.push_back(t.word);
+  return Knob::choice("gemm_tile", words, "the batched GEMM's block tile: output channels x 4x4 output tiles");
+}
+
+}  // namespace
+
+bool winograd_nonfused_by_default(const Workload& wl) {
+  // Where the prototype measured it faster than the fused kernel (ResNet's
+  // 3x3 layers at batches 8 and 32): both channel counts of 64 and up, at
+  // least a GEMM tile's width of output tiles in the batch, and GEMMs of at
+  // least 0.4 GFLOP in all. Deep layers on small planes at small batches
+  // (too few tiles to fill the GEMM's tiles) and runtime batches stay fused.
+  if (wl.n == 0 || wl.c < 64 || wl.c_out < 64) return false;
+  const long long tiles = 1LL * wl.n * tiles_per_image(wl);
+  const double gemm_flops = 2.0 * kElements * wl.c_out * wl.c * static_cast<double>(tiles);
+  return tiles >= 128 && gemm_flops >= 0.4e9;
+}
+
+const Algorithm kWinogradNonfused{
+    "winograd_nonfused",
+    &kOperator,
+    {gemm_tile_knob(),
+     Knob::integer("gemm_stages", 2, 4,
+                   "shared-memory stages of the batched GEMM's main loop (3 and 4: cp.async, sm_80 and newer)")},
+    "conv2d_nchw_winograd_nonfused.cu.mustache",
+    &plan,
+    &describe,
+    &launch,
+    {DataType::kFloat32},
+    {Layout::kNCHW},
+    TuneCompiler::kNvcc,
+    &is_winograd_shape,
+    kEveryMath,
+    // Most of a kernel's compile time is CUTLASS's headers and its GEMM's
+    // instantiation, the same for every kernel of one GEMM schedule.
+    true,
+};
+
+}  // namespace convgen::gen::conv2d
