@@ -154,7 +154,7 @@ conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1_input(const float* __restrict__ i
 #pragma unroll
     for (int y = 0; y < 6; ++y) {
       const int iy = y0 + y, ix = x0 + x;
-      column[y] = iy >= 0 && iy < kInH && ix >= 0 && ix < kInW ? __ldg(plane + iy * kInW + ix) : 0.0f;
+      column[y] = iy >= 0 && iy < kInH && ix >= 0 && ix < kInW ? __ldg(plane + 1LL * iy * kInW + ix) : 0.0f;
     }
     input_rows(column, bd[x]);
   }

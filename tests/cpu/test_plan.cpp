@@ -2446,7 +2446,8 @@ TEST(Conv2dPlan, WinogradNonfusedWorkspaceAndDefaultRule) {
                 .schedule.at("gemm_stages"),
             2);
   // The rule: 64 channels and more in and out, 128 tiles or more in the
-  // batch, GEMMs of 0.4 GFLOP or more, a declared batch.
+  // batch, GEMMs of 0.4 GFLOP or more, a declared batch, a workspace of at
+  // most 1 GiB.
   const auto algorithm = [&](const std::string& shape) {
     return plan("{op: conv2d, " + shape + ", filter: 3, padding: same}", h100).schedule.algorithm_name();
   };
@@ -2456,6 +2457,8 @@ TEST(Conv2dPlan, WinogradNonfusedWorkspaceAndDefaultRule) {
   EXPECT_EQ(algorithm("n: 1, c: 128, c_out: 128, h: 64, w: 64"), "winograd");           // 0.30 GFLOP
   EXPECT_EQ(algorithm("n: 32, c: 32, c_out: 256, h: 28, w: 28"), "winograd");           // 32 channels in
   EXPECT_EQ(algorithm("n: runtime, c: 256, c_out: 256, h: 14, w: 14"), "winograd");     // a runtime batch
+  // 50,176 tiles of 1,024 channels and 512 x 512 filters: a 7.4 GB workspace.
+  EXPECT_EQ(algorithm("n: 256, c: 512, c_out: 512, h: 56, w: 56"), "winograd");
 }
 
 // ResNet's stem at batch 8 by the default rule: the stem algorithm, worked

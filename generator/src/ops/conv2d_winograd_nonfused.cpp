@@ -47,7 +47,12 @@ constexpr int kDefaultGemmTile = 2;
 // registers (CUTLASS's sm_70 one).
 constexpr int kMinMultistageArch = 80;
 
-int tiles_per_image(const Workload& wl) { return ceil_div(wl.out_h(), 4) * ceil_div(wl.out_w(), 4); }
+long long tiles_per_image(const Workload& wl) { return 1LL * ceil_div(wl.out_h(), 4) * ceil_div(wl.out_w(), 4); }
+
+// The default rule's cap on the workspace a call needs at the declared
+// batch: past it a caller would rather run the fused kernel than find the
+// memory (ResNet's layers at batch 32 take 47 to 116 MB).
+constexpr long long kMaxDefaultWorkspaceBytes = 1LL << 30;
 
 void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   const ScheduleRequest& req = wl.schedule;
@@ -68,7 +73,13 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                                                   num(oldest_arch(options)) + " too: use gemm_stages: 2"}});
   }
   const GemmTile& tile = kGemmTiles[tile_index];
-  const int per_image = tiles_per_image(wl);
+  // The kernels number a batch's tiles (the GEMMs' N) with int.
+  const long long per_image = tiles_per_image(wl);
+  if (per_image > 0x7fffffffLL) {
+    throw InputError({{req.algorithm ? req.algorithm_where : req.where,
+                       "the winograd_nonfused algorithm numbers an image's 4x4 output tiles with int; this output "
+                       "has " + num(per_image) + " of them, more than 2147483647: use algorithm: winograd"}});
+  }
 
   p.schedule.values = {{"gemm_tile", tile_index}, {"gemm_stages", stages}};
   p.threads = kTransformThreads;
@@ -124,12 +135,14 @@ bool winograd_nonfused_by_default(const Workload& wl) {
   // Where the prototype measured it faster than the fused kernel (ResNet's
   // 3x3 layers at batches 8 and 32): both channel counts of 64 and up, at
   // least a GEMM tile's width of output tiles in the batch, and GEMMs of at
-  // least 0.4 GFLOP in all. Deep layers on small planes at small batches
-  // (too few tiles to fill the GEMM's tiles) and runtime batches stay fused.
+  // least 0.4 GFLOP in all, with a workspace of at most 1 GiB. Deep layers
+  // on small planes at small batches (too few tiles to fill the GEMM's
+  // tiles) and runtime batches stay fused.
   if (wl.n == 0 || wl.c < 64 || wl.c_out < 64) return false;
   const long long tiles = 1LL * wl.n * tiles_per_image(wl);
   const double gemm_flops = 2.0 * kElements * wl.c_out * wl.c * static_cast<double>(tiles);
-  return tiles >= 128 && gemm_flops >= 0.4e9;
+  const double workspace = static_cast<double>(kBytesPerPair) * (1.0 * wl.c_out * wl.c + (wl.c + wl.c_out) * 1.0 * tiles);
+  return tiles >= 128 && tiles <= 0x7fffffffLL && gemm_flops >= 0.4e9 && workspace <= kMaxDefaultWorkspaceBytes;
 }
 
 const Algorithm kWinogradNonfused{
