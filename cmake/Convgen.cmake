@@ -66,13 +66,14 @@ endforeach()
 # function, and fails on the warning.
 set(CONVGEN_NO_LOCAL_MEMORY_FLAGS "-Xptxas=-warn-lmem-usage,-warn-spills,-Werror")
 
-# CUTLASS's headers, for the kernels of the implicit_gemm algorithm (float16
-# and bfloat16 NHWC dense convolution on tensor cores), whose main loop is
-# CUTLASS's. CONVGEN_CUTLASS_INCLUDE_DIR names the folder holding
-# cutlass/cutlass.h; left empty, it is that of the nvidia-cutlass Python
-# package (scripts/install_deps.sh installs the pinned version). Without
-# them a library still builds every other kernel; an implicit_gemm kernel's
-# source then stops the build with an #error saying what to install.
+# CUTLASS's headers, for the kernels of the implicit_gemm algorithms (dense
+# convolution on tensor cores), whose main loop is CUTLASS's, and of the
+# winograd_nonfused algorithm (float32 NCHW 3x3 layers), whose batched GEMM
+# is. CONVGEN_CUTLASS_INCLUDE_DIR names the folder holding cutlass/cutlass.h;
+# left empty, it is that of the nvidia-cutlass Python package
+# (scripts/install_deps.sh installs the pinned version). Without them a
+# library still builds every other kernel; such a kernel's source then stops
+# the build with an #error saying what to install.
 set(CONVGEN_CUTLASS_INCLUDE_DIR "" CACHE PATH "CUTLASS's include folder (holds cutlass/cutlass.h); empty: the nvidia-cutlass Python package's")
 if(NOT CONVGEN_CUTLASS_INCLUDE_DIR)
   find_package(Python3 COMPONENTS Interpreter QUIET)

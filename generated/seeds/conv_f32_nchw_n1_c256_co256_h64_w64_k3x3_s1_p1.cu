@@ -19,7 +19,7 @@
 //   4. y = A^T M A, the 4x4 outputs of each tile and output channel, with the epilogue (a thread per channel and tile).
 //
 // Workspace: 9437184 + 18874368 x N bytes (U, then V and M), aligned to 16 bytes.
-// Launch: transforms in blocks of 256 threads; the GEMM's grid (ceil(T / 128), 4, 36).
+// Launch: transforms in blocks of 256 threads; the GEMM's grid (4, ceil(T / 128), 36).
 //
 // Rounding: G holds 1/6, 1/12 and 1/24, so the transforms round even exact
 // operands; each output's error scales with the magnitudes of the
@@ -221,21 +221,26 @@ cudaError_t launch_conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1(const void* in
   float* u = static_cast<float*>(workspace);
   float* v = u + kElements * kFilterPlane;
   float* m = v + kElements * (1LL * kChannels * tiles);
+  // The GEMM's parameters first: a problem it refuses launches nothing.
+  const typename Gemm::Arguments arguments(
+      {kOutChannels, tiles, kChannels}, {u, kChannels}, kFilterPlane, {v, tiles}, 1LL * kChannels * tiles,
+      {m, tiles}, 1LL * kOutChannels * tiles, {m, tiles}, 1LL * kOutChannels * tiles, {1.0f, 0.0f}, kElements);
+  Gemm gemm;
+  if (gemm.initialize(arguments, nullptr, stream) != cutlass::Status::kSuccess) return cudaErrorInvalidValue;
   const auto blocks = [](long long threads) {
     return static_cast<unsigned>((threads + kTransformThreads - 1) / kTransformThreads);
   };
   conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1_filter<<<blocks(kFilterPlane), kTransformThreads, 0, stream>>>(static_cast<const float*>(filter), u);
   conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1_input<<<blocks(1LL * kChannels * tiles), kTransformThreads, 0, stream>>>(
       static_cast<const float*>(input), v, tiles);
-  cudaError_t e = cudaGetLastError();
+  const cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess) return e;
-  const typename Gemm::Arguments arguments(
-      {kOutChannels, tiles, kChannels}, {u, kChannels}, kFilterPlane, {v, tiles}, 1LL * kChannels * tiles,
-      {m, tiles}, 1LL * kOutChannels * tiles, {m, tiles}, 1LL * kOutChannels * tiles, {1.0f, 0.0f}, kElements);
-  Gemm gemm;
-  if (gemm(arguments, nullptr, stream) != cutlass::Status::kSuccess) {
-    e = cudaGetLastError();
-    return e != cudaSuccess ? e : cudaErrorLaunchFailure;
+  if (gemm.run(stream) != cutlass::Status::kSuccess) {
+    // CUTLASS took the launch's error; the kernel's attributes say whether
+    // this GPU has its image (the common cause), else it failed to launch.
+    cudaFuncAttributes attributes;
+    const cudaError_t image = cudaFuncGetAttributes(&attributes, cutlass::Kernel<typename Gemm::GemmKernel>);
+    return image != cudaSuccess ? image : cudaErrorLaunchFailure;
   }
   conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1_output<<<blocks(1LL * kOutChannels * tiles), kTransformThreads, 0, stream>>>(
       m, static_cast<const float*>(epilogue_a), static_cast<const float*>(epilogue_b),

@@ -181,7 +181,7 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
      "specs/seeds.yaml:66",
      &convgen_seeds::launch_conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1,
      4,
-     65535,
+     32767,
      0,
      0,
      0,

@@ -665,6 +665,23 @@ long long workspace_bytes(const Entry& e, int batch) {
   return e.workspace_fixed + e.workspace_per_image * batch;
 }
 
+// Whether the first `bytes` of a call's workspace share a byte with one of
+// its tensors (the kernels write the workspace while they read them).
+bool workspace_overlaps(const Conv2dProblem& p, const Conv2dArgs& a, long long bytes) {
+  const DerivedSizes d = derived_sizes(p);
+  const int element = element_bytes(p.dtype);
+  const long long workspace_elements = (bytes + element - 1) / element;
+  const std::pair<const void*, long long> tensors[] = {
+      {a.input, d.input_elements}, {a.filter, d.filter_elements}, {a.bias, d.out_channels},
+      {a.scale, d.out_channels},   {a.shift, d.out_channels},     {a.residual, d.output_elements},
+      {a.output, d.output_elements}};
+  for (const auto& [tensor, elements] : tensors) {
+    if (tensor != nullptr && overlap(a.workspace, workspace_elements, tensor, elements, element)) return true;
+  }
+  return false;
+}
+bool workspace_overlaps(const DepthwiseProblem&, const DepthwiseArgs&, long long) { return false; }  // none taken
+
 }  // namespace
 
 namespace detail {
@@ -764,17 +781,22 @@ Status Registry<Problem>::run(const Problem& p, const typename OperatorTraits<Pr
   }
   if (const long long need = workspace_bytes(*e, p.n); need > 0) {
     const void* given = Traits::workspace(a);
-    if (given == nullptr || Traits::workspace_bytes(a) < static_cast<std::size_t>(need) ||
-        reinterpret_cast<std::uintptr_t>(given) % kWorkspaceAlignment != 0) {
+    const std::uintptr_t misaligned = reinterpret_cast<std::uintptr_t>(given) % kWorkspaceAlignment;
+    if (given == nullptr || Traits::workspace_bytes(a) < static_cast<std::size_t>(need) || misaligned != 0) {
       return error(StatusCode::kInvalidPointer,
                    std::string("kernel ") + e->name + " needs a workspace of " + std::to_string(need) +
                        " bytes aligned to " + std::to_string(kWorkspaceAlignment) +
                        " (KernelChoice::workspace_bytes, from find()); the call gives " +
                        (given == nullptr ? std::string("none")
                                          : std::to_string(Traits::workspace_bytes(a)) + " bytes at " +
-                                               std::to_string(reinterpret_cast<std::uintptr_t>(given) % 256) +
-                                               " past a 256-byte boundary") +
+                                               std::to_string(misaligned) + " past a multiple of " +
+                                               std::to_string(kWorkspaceAlignment)) +
                        "; nothing was launched");
+    }
+    if (workspace_overlaps(p, a, need)) {
+      return error(StatusCode::kInvalidPointer, std::string("kernel ") + e->name +
+                                                    ": the workspace overlaps a tensor of the call; nothing was "
+                                                    "launched");
     }
   }
   return launched(Traits::launch(e->launch, p, a, stream), e->name,

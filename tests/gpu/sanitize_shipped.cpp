@@ -148,7 +148,7 @@ int run_all_conv2d(const char* library, const std::vector<convgen::Conv2dKernelI
     if (p.epilogue == convgen::Epilogue::kScaleShift) a.scale = d.epilogue_a, a.shift = d.epilogue_b;
     a.residual = d.residual;
     // The workspace the kernel computes through (winograd_nonfused's), as its info sizes it.
-    const long long workspace = k.workspace_fixed + k.workspace_per_image * p.n;
+    const long long workspace = k.workspace_bytes(p.n);
     const convgen::oracle::DeviceArray<unsigned char> scratch(static_cast<size_t>(workspace));
     a.workspace = scratch.ptr;
     a.workspace_bytes = static_cast<size_t>(workspace);

@@ -494,9 +494,9 @@ TEST(Conv2dFind, EveryKernelIsFoundForItsOwnProblem) {
 
 // A kernel that computes through a workspace (seeds' winograd_nonfused
 // kernel) says in find() how many bytes it needs, and refuses a call that
-// gives none, too few or a misaligned one: kInvalidPointer naming what it
-// needs, and nothing launched.
-TEST(BadConv2dWorkspace, MissingShortOrMisalignedWorkspaceLaunchesNothing) {
+// gives none, too few, a misaligned one or one over a tensor:
+// kInvalidPointer naming what it needs, and nothing launched.
+TEST(BadConv2dWorkspace, MissingShortMisalignedOrOverlappingWorkspaceLaunchesNothing) {
   const Conv2dKernelInfo* kernel = nullptr;
   for (const Conv2dKernelInfo& k : convgen::seeds::conv2d_kernels()) {
     if (k.workspace_fixed > 0) kernel = &k;
@@ -506,7 +506,7 @@ TEST(BadConv2dWorkspace, MissingShortOrMisalignedWorkspaceLaunchesNothing) {
   p.n = std::max(p.n, 1);
   const convgen::KernelChoice choice = convgen::seeds::find(p);
   ASSERT_EQ(choice.kernel, kernel->name);
-  const size_t need = static_cast<size_t>(kernel->workspace_fixed + kernel->workspace_per_image * p.n);
+  const size_t need = static_cast<size_t>(kernel->workspace_bytes(p.n));
   EXPECT_EQ(choice.workspace_bytes, need);
   EXPECT_GT(need, 0u);
   constexpr std::uint32_t kPoison = 0xffffffffu;
@@ -535,7 +535,18 @@ TEST(BadConv2dWorkspace, MissingShortOrMisalignedWorkspaceLaunchesNothing) {
   expect_refused(a, "gives " + std::to_string(need - 1) + " bytes");
   a.workspace = shifted(workspace.get(), 4);
   a.workspace_bytes = need;
-  expect_refused(a, "at 4 past a 256-byte boundary");
+  expect_refused(a, "at 4 past a multiple of 16");
+  // Large enough and aligned, but over the output.
+  OperandBuffer shared((need + outputs * sizeof(float)) / sizeof(float) + 4, kPoison);
+  Conv2dArgs over = a;
+  over.output = shared.get();
+  over.workspace = shared.get();
+  const Status s = convgen::seeds::conv2d(p, over, nullptr);
+  EXPECT_EQ(s.code, StatusCode::kInvalidPointer) << s.message;
+  EXPECT_TRUE(contains(s.message, "the workspace overlaps a tensor of the call; nothing was launched")) << s.message;
+  const std::vector<std::uint32_t> words = shared.words();
+  ASSERT_EQ(words.size(), shared.size()) << "reading the buffer back failed";
+  for (size_t i = 0; i < words.size(); ++i) ASSERT_EQ(words[i], kPoison) << "word " << i << " was written";
 }
 
 }  // namespace

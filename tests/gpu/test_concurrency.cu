@@ -113,7 +113,7 @@ class Concurrency : public ::testing::Test {
       Problem p = k.problem;
       if (p.n == 0) p.n = 2;  // a runtime batch
       const Args args = make_args(p, rng_of(library, k.name));
-      const long long workspace = k.workspace_fixed + k.workspace_per_image * p.n;
+      const long long workspace = k.workspace_bytes(p.n);
       cases_.push_back({library + "/" + k.name, out_count(p),
                         [=](float* out, void* scratch, cudaStream_t s) {
                           Args a = args;

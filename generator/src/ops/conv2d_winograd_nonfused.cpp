@@ -14,7 +14,9 @@
 // tile was small (docs/performance.md, "Winograd F(4x4, 3x3), fused"); here
 // each GEMM has the whole layer. The prototype and its measurements:
 // docs/performance.md, "Winograd, non-fused".
+#include <algorithm>
 #include <iterator>
+#include <string>
 
 #include "conv2d.hpp"
 
@@ -40,14 +42,32 @@ constexpr GemmTile kGemmTiles[] = {
     {"64x64", 64, 64, 32, 32},
 };
 // The default, from the prototype's sweep of the four on ten 3x3 layers
-// (H200): 64x128 fastest or within 10% on all but ResNet-34's 28x28 at batch 8.
-constexpr int kDefaultGemmTile = 2;
+// (H200): 64x128 is the fastest, or within 2.2%, on every layer the
+// default rule gives the algorithm but ResNet-34's 28x28 at batch 8 (9.8%).
+constexpr const char* kDefaultGemmTile = "64x128";
 // cp.async stages from sm_80 (CUTLASS's multistage SIMT main loop); a
 // library that also runs on older GPUs takes the two-stage loop through
 // registers (CUTLASS's sm_70 one).
 constexpr int kMinMultistageArch = 80;
+constexpr int kTwoStageArch = 70;
+constexpr long long kMaxInt = 0x7fffffffLL;
+constexpr long long kMaxGridY = 65535;
+
+int default_gemm_tile() {
+  for (size_t i = 0; i < std::size(kGemmTiles); ++i) {
+    if (std::string(kGemmTiles[i].word) == kDefaultGemmTile) return static_cast<int>(i);
+  }
+  return 0;
+}
 
 long long tiles_per_image(const Workload& wl) { return 1LL * ceil_div(wl.out_h(), 4) * ceil_div(wl.out_w(), 4); }
+
+// The most tiles one launch takes: the GEMMs' N is an int; CUTLASS's
+// batched GEMM puts its tiles along N on grid.y (at most 65535); a
+// transform's grid, a thread per channel and tile, has at most 2^31 - 1 blocks.
+long long max_tiles(const Workload& wl, const GemmTile& tile) {
+  return std::min({kMaxInt, kMaxGridY * tile.n, kMaxInt * kTransformThreads / std::max(wl.c, wl.c_out)});
+}
 
 // The default rule's cap on the workspace a call needs at the declared
 // batch: past it a caller would rather run the fused kernel than find the
@@ -64,7 +84,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                            ops::pair_name(wl.dilation_h, wl.dilation_w) + ": use algorithm: direct"}});
   }
   const bool multistage = oldest_arch(options) >= kMinMultistageArch;
-  const int tile_index = req.value("gemm_tile").value_or(kDefaultGemmTile);
+  const int tile_index = req.value("gemm_tile").value_or(default_gemm_tile());
   const int stages = req.value("gemm_stages").value_or(multistage ? 3 : 2);
   if (stages > 2 && !multistage) {
     throw InputError({{req.at("gemm_stages"), "gemm_stages " + num(stages) +
@@ -73,20 +93,22 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                                                   num(oldest_arch(options)) + " too: use gemm_stages: 2"}});
   }
   const GemmTile& tile = kGemmTiles[tile_index];
-  // The kernels number a batch's tiles (the GEMMs' N) with int.
   const long long per_image = tiles_per_image(wl);
-  if (per_image > 0x7fffffffLL) {
+  const long long most_tiles = max_tiles(wl, tile);
+  if (per_image > most_tiles) {
     throw InputError({{req.algorithm ? req.algorithm_where : req.where,
-                       "the winograd_nonfused algorithm numbers an image's 4x4 output tiles with int; this output "
-                       "has " + num(per_image) + " of them, more than 2147483647: use algorithm: winograd"}});
+                       "the winograd_nonfused algorithm takes at most " + num(most_tiles) +
+                           " 4x4 output tiles in one launch (an int, and the grids of its GEMM and transforms); "
+                           "one image of this output has " + num(per_image) + ": use algorithm: winograd"}});
   }
 
   p.schedule.values = {{"gemm_tile", tile_index}, {"gemm_stages", stages}};
   p.threads = kTransformThreads;
   p.block_threads = kTransformThreads;
-  p.smem_bytes = 0;  // the transforms use none; CUTLASS's GEMM its own static buffers
-  // The GEMMs' N, batch x tiles, is an int.
-  p.max_batch = static_cast<int>(std::min<long long>(kMaxBatch, 0x7fffffffLL / per_image));
+  // The transforms use no shared memory; CUTLASS's GEMM sets its own (16 to
+  // 32 KB, within what every GPU gives a block without opting in).
+  p.smem_bytes = 0;
+  p.max_batch = static_cast<int>(std::min<long long>(kMaxBatch, most_tiles / per_image));
   p.alignment = 4;
   p.workspace_fixed = kBytesPerPair * wl.c_out * wl.c;
   p.workspace_per_image = kBytesPerPair * (wl.c + wl.c_out) * per_image;
@@ -102,7 +124,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"warp_n", n(tile.warp_n)},
       {"gemm_warps", n((tile.m / tile.warp_m) * (tile.n / tile.warp_n))},
       {"gemm_stages", n(stages)},
-      {"gemm_arch", n(stages > 2 ? 80 : 70)},
+      {"gemm_arch", n(stages > 2 ? kMinMultistageArch : kTwoStageArch)},
       {"gemm_m_tiles", n(ceil_div(wl.c_out, tile.m))},
   };
 }
@@ -142,7 +164,8 @@ bool winograd_nonfused_by_default(const Workload& wl) {
   const long long tiles = 1LL * wl.n * tiles_per_image(wl);
   const double gemm_flops = 2.0 * kElements * wl.c_out * wl.c * static_cast<double>(tiles);
   const double workspace = static_cast<double>(kBytesPerPair) * (1.0 * wl.c_out * wl.c + (wl.c + wl.c_out) * 1.0 * tiles);
-  return tiles >= 128 && tiles <= 0x7fffffffLL && gemm_flops >= 0.4e9 && workspace <= kMaxDefaultWorkspaceBytes;
+  return tiles >= 128 && tiles <= max_tiles(wl, kGemmTiles[default_gemm_tile()]) && gemm_flops >= 0.4e9 &&
+         workspace <= kMaxDefaultWorkspaceBytes;
 }
 
 const Algorithm kWinogradNonfused{

@@ -272,7 +272,7 @@ void prepare(const CudaApi& api, Device& d, const KernelPlan& plan, const Compil
     l.launcher = reinterpret_cast<SharedObjectLauncher>(dlsym(l.library, kSharedObjectLauncher));
     if (l.launcher == nullptr) throw CudaError(std::string("the candidate's launcher: ") + dlerror());
     l.batch = problem.reference_problem.n;
-    const long long workspace = plan.workspace_fixed + plan.workspace_per_image * l.batch;
+    const long long workspace = plan.workspace_bytes(l.batch);
     if (workspace > 0) l.workspace = DeviceMemory(api, static_cast<size_t>(workspace));
     return;
   }

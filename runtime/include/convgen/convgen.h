@@ -226,6 +226,7 @@ struct KernelInfoFor {
   // workspace_per_image x batch bytes; both 0 for most kernels.
   long long workspace_fixed = 0;
   long long workspace_per_image = 0;
+  long long workspace_bytes(int batch) const { return workspace_fixed + workspace_per_image * batch; }
 };
 using DepthwiseKernelInfo = KernelInfoFor<DepthwiseProblem>;
 using Conv2dKernelInfo = KernelInfoFor<Conv2dProblem>;

@@ -55,6 +55,7 @@ struct KernelPlan {
   // workspace_fixed + workspace_per_image x batch bytes; 0 for kernels that
   // compute without one.
   long long workspace_fixed = 0, workspace_per_image = 0;
+  long long workspace_bytes(int batch) const { return workspace_fixed + workspace_per_image * batch; }
   // Cost at the declared batch (1 when the batch is runtime).
   int cost_batch = 1;
   long long bytes_read = 0, bytes_written = 0;
