@@ -63,12 +63,13 @@ def _installed_prefix(prefix):
     return os.path.dirname(os.path.dirname(os.path.realpath(executable))) if executable else None
 
 
-def _runtime(build_dir, prefix):
+def _runtime(build_dir, prefix, runtime_dir=None):
     """The runtime archive and the folder of its headers: the build tree's
-    (convgen built in it, or added with add_subdirectory), else an installed
+    (convgen built in it, or added with add_subdirectory; `runtime_dir` when
+    the library lies in a subfolder of that tree), else an installed
     convgen's (find_package: PREFIX/lib*/libconvgen_runtime.a and
     PREFIX/include)."""
-    archive = os.path.join(build_dir, "libconvgen_runtime.a")
+    archive = os.path.join(runtime_dir or build_dir, "libconvgen_runtime.a")
     if os.path.exists(archive):
         return archive, os.path.join(_ROOT, "runtime", "include")
     installed = _installed_prefix(prefix)
@@ -84,14 +85,15 @@ def _runtime(build_dir, prefix):
                             "it is installed)")
 
 
-def load(build_dir, library, prefix=None, verbose=False):
+def load(build_dir, library, prefix=None, verbose=False, runtime_dir=None):
     """Builds (or reuses) and loads the operators over library `library`,
     whose header and archive convgen_add_library left under `build_dir`; the
-    runtime comes from the build folder or an installed convgen (`prefix`,
-    $CONVGEN_ROOT, or the `convgen` on PATH). Returns the extension's name,
-    which names the archives' content: a rebuilt library (a new schedule
-    leaves its header as it was) gets an extension of its own. One process
-    loads one: torch registers the operators once."""
+    runtime comes from the build folder (`runtime_dir` where that is another
+    folder of the build tree than the library's) or an installed convgen
+    (`prefix`, $CONVGEN_ROOT, or the `convgen` on PATH). Returns the
+    extension's name, which names the archives' content: a rebuilt library
+    (a new schedule leaves its header as it was) gets an extension of its
+    own. One process loads one: torch registers the operators once."""
     from torch.utils import cpp_extension
 
     check_library_name(library)
@@ -101,7 +103,7 @@ def load(build_dir, library, prefix=None, verbose=False):
     for path in (os.path.join(header_dir, f"{library}.h"), archive):
         if not os.path.exists(path):
             raise FileNotFoundError(f"convgen_torch.load: {path} is missing; build the library first")
-    runtime, runtime_include = _runtime(build_dir, prefix)
+    runtime, runtime_include = _runtime(build_dir, prefix, runtime_dir and os.path.abspath(runtime_dir))
     # The one header convgen_torch.cpp includes: the library's, and an alias
     # for its namespace.
     alias_dir = os.path.join(build_dir, f"convgen_torch_{library}")

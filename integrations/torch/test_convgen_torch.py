@@ -12,21 +12,18 @@ import os
 import sys
 import unittest
 
-try:
-    import torch
-    from torch import nn
-    import torch.nn.functional as F
-except ImportError as e:
-    print(f"SKIPPED: {e}: needs torch")
-    sys.exit(77)
-if not torch.cuda.is_available():
-    print("SKIPPED: no CUDA device")
-    sys.exit(77)
-if len(sys.argv) >= 3 and not os.path.exists(os.path.join(sys.argv[1], f"libconvgen_{sys.argv[2]}.a")):
-    print(f"SKIPPED: no library {sys.argv[2]} in {sys.argv[1]}: configure with -DCONVGEN_BUILD_TORCH_MODELS=ON")
-    sys.exit(77)
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpu_test  # noqa: E402
+
+if len(sys.argv) >= 3:
+    gpu_test.require(sys.argv[1], sys.argv[2], "configure with -DCONVGEN_BUILD_TORCH_MODELS=ON")
+else:
+    gpu_test.require()
+
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
 import convgen_torch  # noqa: E402
 
 ACTIVATIONS = {"none": lambda y: y, "relu": F.relu, "relu6": F.relu6, "silu": F.silu, "hardswish": F.hardswish}
