@@ -659,12 +659,6 @@ std::string too_big_a_batch(const Entry& e, int batch) {
          " runs on the generic kernel, or split it into several calls";
 }
 
-// The workspace a kernel needs for `batch` images.
-template <class Entry>
-long long workspace_bytes(const Entry& e, int batch) {
-  return e.workspace_fixed + e.workspace_per_image * batch;
-}
-
 // Whether the first `bytes` of a call's workspace share a byte with one of
 // its tensors (the kernels write the workspace while they read them).
 bool workspace_overlaps(const Conv2dProblem& p, const Conv2dArgs& a, long long bytes) {
@@ -705,7 +699,7 @@ KernelChoice Registry<Problem>::find(const Problem& p) const {
   }
   choice.specialized = true;
   choice.kernel = e->name;
-  choice.workspace_bytes = static_cast<std::size_t>(workspace_bytes(*e, p.n));
+  choice.workspace_bytes = static_cast<std::size_t>(e->workspace_bytes(p.n));
   const std::string alignment =
       e->alignment > element_bytes(p.dtype) ? "; tensors aligned to less than " + std::to_string(e->alignment) +
                                                   " bytes run the generic kernel"
@@ -779,7 +773,7 @@ Status Registry<Problem>::run(const Problem& p, const typename OperatorTraits<Pr
       return Traits::generic(p, a, stream);
     }
   }
-  if (const long long need = workspace_bytes(*e, p.n); need > 0) {
+  if (const long long need = e->workspace_bytes(p.n); need > 0) {
     const void* given = Traits::workspace(a);
     const std::uintptr_t misaligned = reinterpret_cast<std::uintptr_t>(given) % kWorkspaceAlignment;
     if (given == nullptr || Traits::workspace_bytes(a) < static_cast<std::size_t>(need) || misaligned != 0) {

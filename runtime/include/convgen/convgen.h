@@ -357,6 +357,7 @@ struct RegistryEntry {
   // The workspace a call needs: workspace_fixed + workspace_per_image x batch bytes.
   long long workspace_fixed;
   long long workspace_per_image;
+  long long workspace_bytes(int batch) const { return workspace_fixed + workspace_per_image * batch; }
 };
 
 // A library's table of one operator's kernels, and the calls a generated
