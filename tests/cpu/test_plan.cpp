@@ -2128,14 +2128,16 @@ TEST(PlanImplicitGemmSm90, DefaultRuleAndLimitsWorkedByHand) {
   EXPECT_NE(errors[0].str().find("split_k 2 splits K into more parts than its 1 steps of 64 channels"),
             std::string::npos);
   // Pingpong: two warpgroups, each a whole tile of 64 or 128 rows, unsplit.
-  const auto pingpong_errors = [&](const std::string& schedule) {
+  // The errors of a 28x28 layer's implicit_gemm_sm90 schedule with `knobs` added.
+  const auto sm90_errors = [&](const std::string& knobs) {
     return spec_errors([&] {
       plan_kernel(workload("{op: conv2d, n: 4, c: 64, c_out: 64, h: 28, w: 28, filter: 3, padding: same, "
-                           "dtype: float16, layout: NHWC, schedule: {algorithm: implicit_gemm_sm90, pingpong: true" +
-                           schedule + "}}"),
+                           "dtype: float16, layout: NHWC, schedule: {algorithm: implicit_gemm_sm90" +
+                           knobs + "}}"),
                   h100a);
     });
   };
+  const auto pingpong_errors = [&](const std::string& knobs) { return sm90_errors(", pingpong: true" + knobs); };
   errors = pingpong_errors(", warpgroups: 1");
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].str().find("warpgroups 1 with pingpong: its two warpgroups take turns"), std::string::npos);
@@ -2147,12 +2149,7 @@ TEST(PlanImplicitGemmSm90, DefaultRuleAndLimitsWorkedByHand) {
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].str().find("split_k 2 with pingpong"), std::string::npos);
   // The epilogue in turns is pingpong's alone.
-  errors = spec_errors([&] {
-    plan_kernel(workload("{op: conv2d, n: 4, c: 64, c_out: 64, h: 28, w: 28, filter: 3, padding: same, "
-                         "dtype: float16, layout: NHWC, schedule: {algorithm: implicit_gemm_sm90, pingpong: false, "
-                         "epilogue_turns: true}}"),
-                h100a);
-  });
+  errors = sm90_errors(", pingpong: false, epilogue_turns: true");
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].str().find("epilogue_turns without pingpong: only pingpong's two warpgroups take turns"),
             std::string::npos);
