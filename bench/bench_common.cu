@@ -518,7 +518,7 @@ size_t CudnnConvolution::largest_workspace_bytes() const {
 }
 
 // Runs every algorithm on the real buffers and keeps the fastest that
-// succeeded (in float32: without tensor cores).
+// succeeded (in float32: without tensor cores) as candidates.
 void CudnnConvolution::choose_algorithm() {
   cudnnConvolutionFwdAlgoPerf_t results[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   int returned = 0;
@@ -532,9 +532,13 @@ void CudnnConvolution::choose_algorithm() {
         result.mathType == CUDNN_TENSOR_OP_MATH || result.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
     if (result.status == CUDNN_STATUS_SUCCESS && (tensor_cores_allowed_ || !tensor_cores) &&
         result.memory <= workspace_.bytes()) {
-      algo_ = result.algo;
-      return;
+      candidates_.push_back(result.algo);
+      if (candidates_.size() == kCudnnCandidates) break;
     }
+  }
+  if (!candidates_.empty()) {
+    algo_ = candidates_.front();
+    return;
   }
   fail(__FILE__, __LINE__,
        std::string("cuDNN found no ") + (tensor_cores_allowed_ ? "" : "fp32 FMA ") + "algorithm for this convolution");

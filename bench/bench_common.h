@@ -31,6 +31,12 @@ constexpr size_t kL2FlushBytes = size_t{256} << 20;    // far larger than any L2
 constexpr size_t kCopyCeilingBytes = size_t{1} << 30;  // 1 GiB device-to-device copy
 constexpr int kCopyCeilingTrials = 10;
 constexpr size_t kMaxCudnnWorkspaceBytes = size_t{2} << 30;
+// How many of cudnnFindConvolutionForwardAlgorithmEx's fastest algorithms the
+// benchmark times hot before it keeps one: Find times each algorithm once,
+// and algorithms within its noise swap places from run to run (ResNet's
+// 128-channel 28x28 layer at batch 32: FFT_TILING first at 113 us hot, where
+// WINOGRAD_NONFUSED runs in 90).
+constexpr int kCudnnCandidates = 3;
 constexpr double kMaxRelativeError = 1e-4;
 
 // ---------------------------------------------------------------------------
@@ -226,8 +232,9 @@ struct CudnnConvShape {
 
 class CudnnConvolution {
  public:
-  // Describes the convolution and picks the fastest algorithm by running
-  // them on x, w and y (in float32, the fastest that uses no tensor cores).
+  // Describes the convolution and finds its algorithms by running them on x,
+  // w and y (in float32, those that use no tensor cores); runs Find's fastest
+  // until use() picks another of candidates().
   CudnnConvolution(cudnnHandle_t handle, cudaStream_t stream, const CudnnConvShape& shape, const void* x,
                    const void* w, void* y);
   ~CudnnConvolution();
@@ -236,6 +243,10 @@ class CudnnConvolution {
 
   void run(cudaStream_t stream) const;
   const char* algorithm() const { return algo_name(algo_); }
+  // Find's fastest algorithms that may run here, fastest first (at most
+  // kCudnnCandidates, at least one).
+  const std::vector<cudnnConvolutionFwdAlgo_t>& candidates() const { return candidates_; }
+  void use(cudnnConvolutionFwdAlgo_t algo) { algo_ = algo; }
 
  private:
   size_t largest_workspace_bytes() const;
@@ -250,6 +261,7 @@ class CudnnConvolution {
   cudnnFilterDescriptor_t w_desc_ = nullptr;
   cudnnConvolutionDescriptor_t conv_desc_ = nullptr;
   cudnnConvolutionFwdAlgo_t algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  std::vector<cudnnConvolutionFwdAlgo_t> candidates_;
   DeviceBuffer workspace_;
 };
 

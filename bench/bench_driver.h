@@ -47,6 +47,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -185,9 +186,18 @@ RowResult<Op> measure_row(const Selected<Op>& selected, const Machine& machine, 
 
   if (cudnn_handle && cudnn_supports(row.problem)) {
     const DeviceBuffer cudnn_out = DeviceBuffer::elements(outputs, dtype);
-    const CudnnConvolution cudnn(cudnn_handle, stopwatch.stream(), Op::cudnn_shape(row.problem), ops.input.data(),
-                                 ops.filter_for_cudnn().data(), cudnn_out.data());
+    CudnnConvolution cudnn(cudnn_handle, stopwatch.stream(), Op::cudnn_shape(row.problem), ops.input.data(),
+                           ops.filter_for_cudnn().data(), cudnn_out.data());
     const Launch conv = [&cudnn](cudaStream_t stream) { cudnn.run(stream); };
+    // cuDNN's best: of Find's fastest few, the one fastest hot.
+    row.cudnn_hot_us = std::numeric_limits<double>::infinity();
+    cudnnConvolutionFwdAlgo_t fastest = cudnn.candidates().front();
+    for (const cudnnConvolutionFwdAlgo_t algo : cudnn.candidates()) {
+      cudnn.use(algo);
+      const double hot = stopwatch.hot_us(conv, options.hot_launches, options.hot_replays);
+      if (hot < row.cudnn_hot_us) row.cudnn_hot_us = hot, fastest = algo;
+    }
+    cudnn.use(fastest);
     row.cudnn_algo = cudnn.algorithm();
 
     runs.push_back({&cudnn_out, &conv});
@@ -198,7 +208,6 @@ RowResult<Op> measure_row(const Selected<Op>& selected, const Machine& machine, 
     check_against_cudnn(row, ops, host, fused_reference);
     if (Op::kTuned.linked()) check_tuned(row, tuned_out.download(dtype), host.fused, &fused_reference);
 
-    row.cudnn_hot_us = stopwatch.hot_us(conv, options.hot_launches, options.hot_replays);
     row.cudnn_cold_us = stopwatch.cold_us(conv, options.trials);
   } else if (Op::kTuned.linked()) {
     // No cuDNN output to check against: the tuned kernel against the default one.
