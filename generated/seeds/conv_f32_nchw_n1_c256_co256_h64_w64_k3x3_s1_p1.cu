@@ -9,17 +9,19 @@
 //   output  [N, 256, 64, 64]
 //   epilogue: none
 //
-// Schedule (the default rule): winograd_nonfused: F(4x4, 3x3) through a workspace; batched GEMM tile 64x128 (channels x tiles), 2 stages
+// Schedule (the default rule): winograd_nonfused: F(4x4, 3x3) through a workspace; batched GEMM tile 64x128 (channels x tiles), 2 stages, split_k 2
 //   the output is cut into 16x16 tiles of 4x4 per image, numbered over the batch (T = N x 256);
 //   tile t reads the 6x6 input patch d around it. Four launches, through the call's workspace:
-//   1. U[e][co][ci] = (G g G^T)[e], the filter transform (36 elements e; a thread per filter);
-//   2. V[e][ci][t] = (B^T d B)[e], the input transform (a thread per input channel and tile);
-//   3. M[e] = U[e] x V[e], 36 GEMMs of 256 x T over K = 256 (CUTLASS's batched SIMT GEMM, fp32 FMA:
-//      64 x 128 x 8 tiles, 4 warps, 2 stages, its sm_70 main loop);
-//   4. y = A^T M A, the 4x4 outputs of each tile and output channel, with the epilogue (a thread per channel and tile).
+//   The input channels are cut into 2 parts p of 128 (split K), each with its own GEMMs:
+//   1. U[e][p][co][ci] = (G g G^T)[e], the filter transform (36 elements e; a thread per filter);
+//   2. V[e][p][ci][t] = (B^T d B)[e], the input transform (a thread per input channel and tile);
+//   3. M[e][p] = U[e][p] x V[e][p], 72 GEMMs of 256 x T over K = 128 (CUTLASS's batched SIMT
+//      GEMM, fp32 FMA: 64 x 128 x 8 tiles, 4 warps, 2 stages, its sm_70 main loop);
+//   4. y = A^T M A, M the sum of M[e][0..1] in order: the 4x4 outputs of each tile and output channel, with
+//      the epilogue (a thread per channel and tile).
 //
-// Workspace: 9437184 + 18874368 x N bytes (U, then V and M), aligned to 16 bytes.
-// Launch: transforms in blocks of 256 threads; the GEMM's grid (4, ceil(T / 128), 36).
+// Workspace: 9437184 + 28311552 x N bytes (U, then V and M), aligned to 16 bytes.
+// Launch: transforms in blocks of 256 threads; the GEMM's grid (4, ceil(T / 128), 72).
 //
 // Rounding: G holds 1/6, 1/12 and 1/24, so the transforms round even exact
 // operands; each output's error scales with the magnitudes of the
@@ -47,7 +49,7 @@ namespace conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1_detail {
 namespace {
 
 // Problem constants (the batch is given at launch).
-constexpr int kChannels = 256;  // input channels (the GEMMs' K)
+constexpr int kChannels = 256;  // input channels
 constexpr int kOutChannels = 256;  // output channels (the GEMMs' M)
 constexpr int kInH = 64;
 constexpr int kInW = 64;
@@ -62,11 +64,13 @@ constexpr bool kResidual = false;  // + residual[n, co, oy, ox] after the affine
 constexpr int kTilesW = 16;
 constexpr int kTilesPerImage = 256;
 constexpr int kElements = 36;  // of the 6x6 transform
+constexpr int kParts = 2;  // of the input channels, each its own GEMMs
+constexpr int kPartChannels = kChannels / kParts;  // the GEMMs' K
 constexpr int kTransformThreads = 256;
 constexpr long long kFilterPlane = 1LL * kOutChannels * kChannels;  // U's elements per transform element
 
-// The batched GEMM: M[e] (kOutChannels x T) = U[e] (kOutChannels x kChannels) x V[e] (kChannels x T),
-// row-major, in fp32 FMAs.
+// The batched GEMM: M[e][p] (kOutChannels x T) = U[e][p] (kOutChannels x kPartChannels) x V[e][p]
+// (kPartChannels x T), row-major, in fp32 FMAs.
 using Gemm = cutlass::gemm::device::GemmBatched<
     float, cutlass::layout::RowMajor, float, cutlass::layout::RowMajor, float, cutlass::layout::RowMajor, float,
     cutlass::arch::OpClassSimt, cutlass::arch::Sm70, cutlass::gemm::GemmShape<64, 128, 8>,
@@ -126,6 +130,9 @@ conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1_filter(const float* __restrict__ 
   const long long i = blockIdx.x * static_cast<long long>(kTransformThreads) + threadIdx.x;  // co x kChannels + ci
   if (i >= kFilterPlane) return;
   const float* g = filter + i * 9;
+  // U[e]'s parts, each kOutChannels x kPartChannels.
+  const int co = static_cast<int>(i / kChannels), ci = static_cast<int>(i % kChannels);
+  const long long at = (1LL * (ci / kPartChannels) * kOutChannels + co) * kPartChannels + ci % kPartChannels;
   float gg[3][6];  // G g, by column of g
 #pragma unroll
   for (int x = 0; x < 3; ++x) filter_rows(__ldg(g + x), __ldg(g + 3 + x), __ldg(g + 6 + x), gg[x]);
@@ -134,11 +141,12 @@ conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1_filter(const float* __restrict__ 
     float row[6];
     filter_rows(gg[0][y], gg[1][y], gg[2][y], row);
 #pragma unroll
-    for (int x = 0; x < 6; ++x) u[(y * 6 + x) * kFilterPlane + i] = row[x];
+    for (int x = 0; x < 6; ++x) u[(y * 6 + x) * kFilterPlane + at] = row[x];
   }
 }
 
-// 2. A thread per (input channel, tile), tiles fastest: V = B^T d B.
+// 2. A thread per (input channel, tile), tiles fastest: V = B^T d B (V[e]'s
+// parts are its rows of kPartChannels channels).
 __global__ void __launch_bounds__(kTransformThreads)
 conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1_input(const float* __restrict__ input, float* __restrict__ v, int tiles) {
   const long long i = blockIdx.x * static_cast<long long>(kTransformThreads) + threadIdx.x;  // ci x tiles + t
@@ -169,8 +177,8 @@ conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1_input(const float* __restrict__ i
   }
 }
 
-// 4. A thread per (output channel, tile), tiles fastest: y = A^T M A, the
-// epilogue, the tile's outputs that lie in the plane.
+// 4. A thread per (output channel, tile), tiles fastest: y = A^T M A, M the
+// sum of the parts in order, the epilogue, the tile's outputs that lie in the plane.
 __global__ void __launch_bounds__(kTransformThreads)
 conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1_output(const float* __restrict__ m, const float* __restrict__ epilogue_a,
     const float* __restrict__ epilogue_b, const float* __restrict__ residual, float* __restrict__ output,
@@ -184,7 +192,12 @@ conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1_output(const float* __restrict__ 
   for (int x = 0; x < 6; ++x) {
     float column[6];
 #pragma unroll
-    for (int y = 0; y < 6; ++y) column[y] = m[(y * 6 + x) * plane_m + i];
+    for (int y = 0; y < 6; ++y) {
+      const float* parts = m + (y * 6 + x) * kParts * plane_m + i;
+      column[y] = parts[0];
+#pragma unroll
+      for (int p = 1; p < kParts; ++p) column[y] += parts[p * plane_m];
+    }
     output_rows(column, am[x]);
   }
   const float ea = kEpilogue != 0 ? __ldg(epilogue_a + co) : 0.0f;
@@ -210,7 +223,7 @@ conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1_output(const float* __restrict__ 
 }  // namespace conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1_detail
 
 // Launches the four steps for `batch` images on `stream`, through
-// `workspace` (9437184 + 18874368 x batch bytes, 16-byte aligned).
+// `workspace` (9437184 + 28311552 x batch bytes, 16-byte aligned).
 // Unused epilogue and residual pointers are ignored.
 cudaError_t launch_conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1(const void* input, const void* filter, const void* epilogue_a,
     const void* epilogue_b, const void* residual, void* output, void* workspace, int batch,
@@ -222,9 +235,10 @@ cudaError_t launch_conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1(const void* in
   float* v = u + kElements * kFilterPlane;
   float* m = v + kElements * (1LL * kChannels * tiles);
   // The GEMM's parameters first: a problem it refuses launches nothing.
-  const typename Gemm::Arguments arguments(
-      {kOutChannels, tiles, kChannels}, {u, kChannels}, kFilterPlane, {v, tiles}, 1LL * kChannels * tiles,
-      {m, tiles}, 1LL * kOutChannels * tiles, {m, tiles}, 1LL * kOutChannels * tiles, {1.0f, 0.0f}, kElements);
+  // Batch b = e x kParts + p: U, V and M hold their parts b after b.
+  const typename Gemm::Arguments arguments({kOutChannels, tiles, kPartChannels}, {u, kPartChannels},
+      1LL * kOutChannels * kPartChannels, {v, tiles}, 1LL * kPartChannels * tiles, {m, tiles},
+      1LL * kOutChannels * tiles, {m, tiles}, 1LL * kOutChannels * tiles, {1.0f, 0.0f}, kElements * kParts);
   Gemm gemm;
   if (gemm.initialize(arguments, nullptr, stream) != cutlass::Status::kSuccess) return cudaErrorInvalidValue;
   const auto blocks = [](long long threads) {

@@ -24,13 +24,15 @@ import convgen_torch  # noqa: E402
 
 convgen_torch.load(LIBRARY_DIR, "winograd_nonfused", runtime_dir=BUILD)
 
-ACTIVATIONS = {"relu": F.relu, "relu6": F.relu6, "silu": F.silu}
+ACTIVATIONS = {"none": lambda t: t, "relu": F.relu, "relu6": F.relu6, "silu": F.silu}
 # The library's kernels: (n, c, c_out, h, w, padding [top, bottom, left, right], epilogue, residual, activation);
-# the runtime-batch kernel at a batch of 5.
+# the runtime-batch kernels at batches of 5 and 3.
 CASES = [
     (2, 67, 70, 13, 11, [1, 1, 1, 1], "scale_shift", True, "relu"),
     (3, 128, 136, 14, 14, [1, 1, 1, 1], "none", False, "relu6"),
     (5, 32, 64, 9, 10, [0, 0, 0, 0], "bias", False, "silu"),
+    (5, 256, 72, 11, 9, [1, 1, 1, 1], "scale_shift", True, "silu"),  # input channels split in 2
+    (3, 64, 40, 6, 13, [2, 0, 1, 1], "bias", False, "none"),  # split in 8, at a batch of 3
 ]
 # |err| against the sum of an output's |products|: F(4x4)'s transforms round
 # at a few times fp32's unit there (docs/performance.md, "Winograd, non-fused").

@@ -2425,10 +2425,17 @@ TEST(Conv2dPlan, WinogradNonfusedWorkspaceAndDefaultRule) {
   PlanOptions h100;
   h100.target = parse_arch_list("90");
   const KernelPlan p = plan("{op: conv2d, n: 32, c: 256, c_out: 256, h: 14, w: 14, filter: 3, padding: same}", h100);
+  // 4 x 4 x 36 = 576 GEMM blocks, under 5 an SM of the H100's 132, and
+  // 128 channels a part: split in 2.
   EXPECT_EQ(p.schedule.summary(),
-            "winograd_nonfused: F(4x4, 3x3) through a workspace; batched GEMM tile 64x128 (channels x tiles), 3 stages");
-  EXPECT_EQ(p.workspace_fixed, 9437184);
-  EXPECT_EQ(p.workspace_per_image, 1179648);
+            "winograd_nonfused: F(4x4, 3x3) through a workspace; batched GEMM tile 64x128 (channels x tiles), 3 stages, "
+            "split_k 2");
+  EXPECT_EQ(p.number("gemms"), 72);
+  EXPECT_EQ(p.number("part_channels"), 128);
+  // U: 36 x 256 x 256 floats; an image's 16 tiles: V 36 x 256 floats, M 36
+  // x 256 floats a part.
+  EXPECT_EQ(p.workspace_fixed, 36 * 256 * 256 * 4);
+  EXPECT_EQ(p.workspace_per_image, 16 * 36 * (256 + 2 * 256) * 4);
   EXPECT_EQ(p.number("tiles_per_image"), 16);
   EXPECT_EQ(p.smem_bytes, 0);
   EXPECT_EQ(p.max_batch, 65535);
@@ -2456,6 +2463,26 @@ TEST(Conv2dPlan, WinogradNonfusedWorkspaceAndDefaultRule) {
   EXPECT_EQ(algorithm("n: runtime, c: 256, c_out: 256, h: 14, w: 14"), "winograd");     // a runtime batch
   // 50,176 tiles of 1,024 channels and 512 x 512 filters: a 7.4 GB workspace.
   EXPECT_EQ(algorithm("n: 256, c: 512, c_out: 512, h: 56, w: 56"), "winograd");
+  // The split: in 2 under 5 GEMM blocks an SM (660) where each part keeps
+  // 128 channels or more.
+  const auto split = [&](const std::string& shape) {
+    return plan("{op: conv2d, " + shape + ", filter: 3, padding: same, schedule: {algorithm: winograd_nonfused}}",
+                h100)
+        .schedule.at("split_k");
+  };
+  EXPECT_EQ(split("n: 32, c: 512, c_out: 512, h: 7, w: 7"), 2);     // 8 x 1 x 36 = 288 blocks
+  EXPECT_EQ(split("n: 64, c: 256, c_out: 256, h: 14, w: 14"), 1);   // 4 x 8 x 36 = 1,152
+  EXPECT_EQ(split("n: 8, c: 128, c_out: 128, h: 28, w: 28"), 1);    // 64 channels a part
+  EXPECT_EQ(split("n: runtime, c: 512, c_out: 512, h: 7, w: 7"), 1);  // a runtime batch
+  // A spec's split: 4 parts of 64 channels, 144 GEMMs, M four times over.
+  const KernelPlan four =
+      plan("{op: conv2d, n: 2, c: 256, c_out: 128, h: 14, w: 14, filter: 3, padding: same, "
+           "schedule: {algorithm: winograd_nonfused, split_k: 4}}",
+           h100);
+  EXPECT_EQ(four.number("gemms"), 144);
+  EXPECT_EQ(four.number("part_channels"), 64);
+  EXPECT_EQ(four.workspace_fixed, 36 * 128 * 256 * 4);
+  EXPECT_EQ(four.workspace_per_image, 16 * 36 * (256 + 4 * 128) * 4);
 }
 
 // ResNet's stem at batch 8 by the default rule: the stem algorithm, worked

@@ -51,6 +51,7 @@ constexpr const char* kDefaultGemmTile = "64x128";
 constexpr int kMinMultistageArch = 80;
 constexpr int kTwoStageArch = 70;
 constexpr long long kMaxInt = 0x7fffffffLL;
+constexpr int kMaxSplit = 8;
 constexpr long long kMaxGridY = 65535;
 
 int default_gemm_tile() {
@@ -67,6 +68,30 @@ long long tiles_per_image(const Workload& wl) { return 1LL * ceil_div(wl.out_h()
 // transform's grid, a thread per channel and tile, has at most 2^31 - 1 blocks.
 long long max_tiles(const Workload& wl, const GemmTile& tile) {
   return std::min({kMaxInt, kMaxGridY * tile.n, kMaxInt * kTransformThreads / std::max(wl.c, wl.c_out)});
+}
+
+// The workspace's bytes: U, 36 floats per filter pair; for each of the
+// batch's tiles, V's 36 floats per input channel and M's per output channel
+// and part of the input channels.
+long long workspace_fixed(const Workload& wl) { return kBytesPerPair * wl.c_out * wl.c; }
+long long workspace_per_tile(const Workload& wl, int split) { return kBytesPerPair * (wl.c + 1LL * split * wl.c_out); }
+
+// The default split: in 2 where the batch's GEMMs make fewer blocks than
+// kSplitBelowBlocksPerSm an SM and each part keeps kMinPartChannels input
+// channels (16 steps of the GEMM's main loop). From a sweep on the H200 of
+// ResNet's 3x3 layers at batches 8 to 64 (docs/performance.md, "Winograd,
+// non-fused: split K"): split in 2, 512 channels on 7x7 at batch 32 went
+// from 109.6 to 100.1 us and 256 on 14x14 at batch 8 from 40.3 to 34.4;
+// 128 channels (64 a part) lost at every batch, and so did 256 at batch 64
+// (1,152 blocks); a split in 4 lost to the split in 2 everywhere.
+constexpr int kSplitBelowBlocksPerSm = 5;
+constexpr int kMinPartChannels = 128;
+
+int default_split(const Workload& wl, const GemmTile& tile, const PlanOptions& options) {
+  if (wl.n == 0 || wl.c % 2 != 0 || wl.c / 2 < kMinPartChannels) return 1;
+  const long long tiles = wl.n * tiles_per_image(wl);
+  const long long blocks = 1LL * kElements * ceil_div(wl.c_out, tile.m) * ((tiles + tile.n - 1) / tile.n);
+  return blocks < 1LL * kSplitBelowBlocksPerSm * options.target.newest.sm_count ? 2 : 1;
 }
 
 // The default rule's cap on the workspace a call needs at the declared
@@ -93,6 +118,16 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                                                   num(oldest_arch(options)) + " too: use gemm_stages: 2"}});
   }
   const GemmTile& tile = kGemmTiles[tile_index];
+  const int split = req.value("split_k").value_or(default_split(wl, tile, options));
+  if (wl.c % split != 0) {
+    std::string divisors;
+    for (int d = 1; d <= kMaxSplit; d *= 2) {
+      if (wl.c % d == 0) divisors += (divisors.empty() ? "" : ", ") + num(d);
+    }
+    throw InputError({{req.at("split_k"), "split_k " + num(split) + " does not divide the " + num(wl.c) +
+                                              " input channels into equal parts (each part's GEMMs share one K): "
+                                              "use one of " + divisors}});
+  }
   const long long per_image = tiles_per_image(wl);
   const long long most_tiles = max_tiles(wl, tile);
   if (per_image > most_tiles) {
@@ -102,7 +137,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                            "one image of this output has " + num(per_image) + ": use algorithm: winograd"}});
   }
 
-  p.schedule.values = {{"gemm_tile", tile_index}, {"gemm_stages", stages}};
+  p.schedule.values = {{"gemm_tile", tile_index}, {"gemm_stages", stages}, {"split_k", split}};
   p.threads = kTransformThreads;
   p.block_threads = kTransformThreads;
   // The transforms use no shared memory; CUTLASS's GEMM sets its own (16 to
@@ -110,8 +145,8 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   p.smem_bytes = 0;
   p.max_batch = static_cast<int>(std::min<long long>(kMaxBatch, most_tiles / per_image));
   p.alignment = 4;
-  p.workspace_fixed = kBytesPerPair * wl.c_out * wl.c;
-  p.workspace_per_image = kBytesPerPair * (wl.c + wl.c_out) * per_image;
+  p.workspace_fixed = workspace_fixed(wl);
+  p.workspace_per_image = workspace_per_tile(wl, split) * per_image;
   auto n = [](long long v) { return TemplateValue(v); };
   p.values = {
       {"tiles_h", n(ceil_div(wl.out_h(), 4))},
@@ -126,12 +161,18 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"gemm_stages", n(stages)},
       {"gemm_arch", n(stages > 2 ? kMinMultistageArch : kTwoStageArch)},
       {"gemm_m_tiles", n(ceil_div(wl.c_out, tile.m))},
+      {"split_k", n(split)},
+      {"split", split > 1},
+      {"part_channels", n(wl.c / split)},
+      {"last_part", n(split - 1)},
+      {"gemms", n(1LL * kElements * split)},
   };
 }
 
 std::string describe(const Schedule& s) {
   return "F(4x4, 3x3) through a workspace; batched GEMM tile " + std::string(kGemmTiles[s.at("gemm_tile")].word) +
-         " (channels x tiles), " + num(s.at("gemm_stages")) + " stages";
+         " (channels x tiles), " + num(s.at("gemm_stages")) + " stages" +
+         (s.at("split_k") > 1 ? ", split_k " + num(s.at("split_k")) : "");
 }
 
 // What the tuner's nvcc build calls is the template's own launcher (four
@@ -151,6 +192,15 @@ Knob gemm_tile_knob() {
   return Knob::choice("gemm_tile", words, "the batched GEMM's block tile: output channels x 4x4 output tiles");
 }
 
+Knob split_knob() {
+  Knob k = Knob::integer("split_k", 1, kMaxSplit,
+                         "parts of the input channels, each its own GEMMs into its own slice of M; the output "
+                         "transform adds the parts in order (more GEMM blocks where a layer makes few)");
+  k.allowed = {1, 2, 4, 8};
+  k.rule_note = "(and a divisor of the input channels)";
+  return k;
+}
+
 }  // namespace
 
 bool winograd_nonfused_by_default(const Workload& wl) {
@@ -163,7 +213,7 @@ bool winograd_nonfused_by_default(const Workload& wl) {
   if (wl.n == 0 || wl.c < 64 || wl.c_out < 64) return false;
   const long long tiles = 1LL * wl.n * tiles_per_image(wl);
   const double gemm_flops = 2.0 * kElements * wl.c_out * wl.c * static_cast<double>(tiles);
-  const double workspace = static_cast<double>(kBytesPerPair) * (1.0 * wl.c_out * wl.c + (wl.c + wl.c_out) * 1.0 * tiles);
+  const double workspace = workspace_fixed(wl) + static_cast<double>(workspace_per_tile(wl, 1)) * tiles;
   return tiles >= 128 && tiles <= max_tiles(wl, kGemmTiles[default_gemm_tile()]) && gemm_flops >= 0.4e9 &&
          workspace <= kMaxDefaultWorkspaceBytes;
 }
@@ -173,7 +223,8 @@ const Algorithm kWinogradNonfused{
     &kOperator,
     {gemm_tile_knob(),
      Knob::integer("gemm_stages", 2, 4,
-                   "shared-memory stages of the batched GEMM's main loop (3 and 4: cp.async, sm_80 and newer)")},
+                   "shared-memory stages of the batched GEMM's main loop (3 and 4: cp.async, sm_80 and newer)"),
+     split_knob()},
     "conv2d_nchw_winograd_nonfused.cu.mustache",
     &plan,
     &describe,
