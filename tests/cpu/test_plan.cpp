@@ -1761,26 +1761,35 @@ TEST(Conv2dPlan, DirectDefaultOfTheSeedLayer) {
   EXPECT_EQ(p.bytes_written, 4LL * 64 * 64 * 64);
 }
 
-// ResNet-50's stride-2 3x3 layer (128 -> 128 on 56x56 at batch 32) by the
-// default rule: the GEMM over im2col, worked out by hand. K = 128 x 9 =
-// 1152 rows in 72 stages of 16; a 64 x 64 tile with 2x1 groups of 4x4 a
-// thread: (64 / 8) x (64 / 4) = 128 threads, one gathered pixel column
-// each; 28 x 28 x 32 / 64 = 392 pixel blocks x 2 channel blocks (plenty:
-// no split). A strided 5x5 keeps direct, a 3x3 with
-// 4 input channels the stem algorithm.
+// ResNet-50's stride-2 3x3 layers by the default rule: the GEMM over
+// im2col, worked out by hand. 128 -> 128 on 56x56 at batch 32: K = 128 x 9
+// = 1152 rows in 72 stages of 16; 28 x 28 x 32 / 64 = 392 pixel blocks of
+// one 128-channel block make two waves of the H100's 132 SMs (264), so the
+// tile is 128 x 64 with 4x1 groups of 4x4 a thread: (128 / 16) x (64 / 4)
+// = 128 threads, one gathered pixel column each (plenty of blocks: no
+// split). 128 -> 256 on 28x28 makes 98 x 2 = 196 blocks of 128 x 64, under
+// two waves: 64 x 64 with 2x1 groups, (64 / 8) x (64 / 4) = 128 threads. A
+// strided 5x5 keeps direct, a 3x3 with 4 input channels the stem algorithm.
 TEST(Conv2dPlan, GemmOverIm2colForStrided3x3) {
   const KernelPlan p = plan(
       "{op: conv2d, n: 32, c: 128, c_out: 128, h: 56, w: 56, filter: 3, stride: 2, padding: same, "
       "epilogue: scale_shift, activation: relu}");
-  EXPECT_EQ(p.schedule.summary(), "gemm: block_tile 64x64, k_step 16, vthreads 2x1 (4x4 outputs each)");
+  EXPECT_EQ(p.schedule.summary(), "gemm: block_tile 128x64, k_step 16, vthreads 4x1 (4x4 outputs each)");
   EXPECT_EQ(p.number("gemm_k"), 1152);
   EXPECT_EQ(p.number("k_steps"), 72);
   EXPECT_EQ(p.number("pixels"), 28 * 28);
   EXPECT_EQ(p.number("x_vec"), 1);
   EXPECT_EQ(p.block_threads, 128);
-  EXPECT_EQ(p.number("m_blocks"), 2);
+  EXPECT_EQ(p.number("m_blocks"), 1);
   EXPECT_EQ(p.alignment, 4);
-  EXPECT_EQ(p.smem_bytes, 2 * (16 * (64 + 4) + 16 * 64) * 4);
+  EXPECT_EQ(p.smem_bytes, 2 * (16 * (128 + 4) + 16 * 64) * 4);
+  const KernelPlan deeper = plan(
+      "{op: conv2d, n: 32, c: 128, c_out: 256, h: 28, w: 28, filter: 3, stride: 2, padding: same, "
+      "epilogue: scale_shift, activation: relu}");
+  EXPECT_EQ(deeper.schedule.summary(), "gemm: block_tile 64x64, k_step 16, vthreads 2x1 (4x4 outputs each)");
+  EXPECT_EQ(deeper.block_threads, 128);
+  EXPECT_EQ(deeper.number("m_blocks"), 4);
+  EXPECT_EQ(deeper.smem_bytes, 2 * (16 * (64 + 4) + 16 * 64) * 4);
   EXPECT_EQ(plan("{op: conv2d, n: 8, c: 64, c_out: 64, h: 56, w: 56, filter: 5, stride: 2, padding: same}")
                 .schedule.algorithm_name(),
             "direct");

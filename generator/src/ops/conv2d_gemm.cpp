@@ -137,15 +137,27 @@ constexpr int kMinStepsPerSplit = 8;
 // groups a thread (warps of 32 x 64) where those tiles still make two
 // waves: of 5 tiles on two 3x3 layers at batch 32 (stride 1 and 2), the
 // fastest, 15-17% ahead of 64 x 64; on fewer tiles (batch 8, 14^2) 64 x 64
-// was as fast or faster (docs/performance.md, "Math tf32 and 3xtf32").
+// was as fast or faster (docs/performance.md, "Math tf32 and 3xtf32"). In
+// fp32 FMAs, 128 x 64 with 4x1 groups a thread where those tiles make two
+// waves: of ResNet's six stride-2 3x3 layers at batches 1, 8 and 32 on the
+// H200, those are 64 -> 128 and 128 -> 128 channels on 56x56 at batch 32,
+// 14% and 16% faster than 64 x 64 (135.5 -> 116.2 and 263.4 -> 220.8 us);
+// on the other 16 (fewer blocks) it lost, by 8 to 22% at batch 32 and by
+// 11% to 13x at batches 1 and 8, where its stages leave no room to split K
+// (docs/performance.md, "gemm for any filter: the tile at batch 32").
 Gemm default_gemm(const Workload& wl, const PlanOptions& options, int products) {
   Gemm s;
   s.products = products;
   if (!is_pointwise(wl)) {
     s.block_co = 64, s.block_pixels = 64, s.k_step = 16, s.vthreads_co = 2, s.vthreads_pixels = 1;
+    const long long two_waves = 2LL * options.target.newest.sm_count;
     Gemm wide = s;
-    wide.block_pixels = 128, wide.vthreads_pixels = 2;
-    if (products == kTensorCores && gemm_blocks(wl, wide) >= 2LL * options.target.newest.sm_count) s = wide;
+    if (products == kTensorCores) {
+      wide.block_pixels = 128, wide.vthreads_pixels = 2;
+    } else {
+      wide.block_co = 128, wide.vthreads_co = 4;
+    }
+    if (gemm_blocks(wl, wide) >= two_waves) s = wide;
     return s;
   }
   // (On tensor cores, the same tiles: of 5 swept on 1x1 layers, none won on
