@@ -205,17 +205,30 @@ conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1_output(const float* __restrict__ 
   const int image = t / kTilesPerImage, r = t % kTilesPerImage;
   const int oy = (r / kTilesW) * 4, ox = (r % kTilesW) * 4;
   const long long base = ((1LL * image * kOutChannels + co) * kOutH + oy) * kOutW + ox;
+  // A row of the tile in one 16-byte store where the plane's width keeps
+  // the rows aligned and the call's pointers are: scalar stores of
+  // neighbouring tiles would write each 32-byte sector in eight pieces.
+  const bool vector = kOutW % 4 == 0 && (reinterpret_cast<unsigned long long>(output) % 16 == 0) &&
+                      (!kResidual || reinterpret_cast<unsigned long long>(residual) % 16 == 0);
 #pragma unroll
   for (int y = 0; y < 4; ++y) {
     if (kOutH % 4 != 0 && oy + y >= kOutH) break;
     const float row[6] = {am[0][y], am[1][y], am[2][y], am[3][y], am[4][y], am[5][y]};
     float out[4];
     output_rows(row, out);
+    const long long at = base + y * kOutW;
+    if (vector) {
+      const float4 r =
+          kResidual ? __ldg(reinterpret_cast<const float4*>(residual + at)) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      *reinterpret_cast<float4*>(output + at) = make_float4(
+          epilogue(out[0], ea, eb, r.x), epilogue(out[1], ea, eb, r.y), epilogue(out[2], ea, eb, r.z),
+          epilogue(out[3], ea, eb, r.w));
+      continue;
+    }
 #pragma unroll
     for (int x = 0; x < 4; ++x) {
       if (kOutW % 4 != 0 && ox + x >= kOutW) break;
-      const long long at = base + y * kOutW + x;
-      output[at] = epilogue(out[x], ea, eb, kResidual ? __ldg(residual + at) : 0.0f);
+      output[at + x] = epilogue(out[x], ea, eb, kResidual ? __ldg(residual + at + x) : 0.0f);
     }
   }
 }
