@@ -1790,6 +1790,11 @@ TEST(Conv2dPlan, GemmOverIm2colForStrided3x3) {
   EXPECT_EQ(deeper.block_threads, 128);
   EXPECT_EQ(deeper.number("m_blocks"), 4);
   EXPECT_EQ(deeper.smem_bytes, 2 * (16 * (64 + 4) + 16 * 64) * 4);
+  // 64 output channels would leave half of a 128-channel tile idle: 64 x 64
+  // however many blocks (3,136 here).
+  EXPECT_EQ(plan("{op: conv2d, n: 64, c: 64, c_out: 64, h: 112, w: 112, filter: 3, stride: 2, padding: same}")
+                .schedule.at("block_co"),
+            64);
   EXPECT_EQ(plan("{op: conv2d, n: 8, c: 64, c_out: 64, h: 56, w: 56, filter: 5, stride: 2, padding: same}")
                 .schedule.algorithm_name(),
             "direct");

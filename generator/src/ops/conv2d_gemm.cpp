@@ -157,7 +157,10 @@ Gemm default_gemm(const Workload& wl, const PlanOptions& options, int products) 
     } else {
       wide.block_co = 128, wide.vthreads_co = 4;
     }
-    if (gemm_blocks(wl, wide) >= two_waves) s = wide;
+    // (A layer of fewer than 128 output channels would leave FMA rows of
+    // the 128 x 64 tile idle.)
+    const bool fills = products == kTensorCores || wl.c_out >= 128;
+    if (fills && gemm_blocks(wl, wide) >= two_waves) s = wide;
     return s;
   }
   // (On tensor cores, the same tiles: of 5 swept on 1x1 layers, none won on
