@@ -33,6 +33,7 @@ CASES = [
     (5, 32, 64, 9, 10, [0, 0, 0, 0], "bias", False, "silu"),
     (5, 256, 72, 11, 9, [1, 1, 1, 1], "scale_shift", True, "silu"),  # input channels split in 2
     (3, 64, 40, 6, 13, [2, 0, 1, 1], "bias", False, "none"),  # split in 8, at a batch of 3
+    (2, 40, 24, 12, 8, [1, 1, 1, 1], "scale_shift", True, "relu"),  # 16-byte rows, the residual's too
 ]
 # |err| against the sum of an output's |products|: F(4x4)'s transforms round
 # at a few times fp32's unit there (docs/performance.md, "Winograd, non-fused").
