@@ -532,6 +532,8 @@ void CudnnConvolution::choose_algorithm() {
         result.mathType == CUDNN_TENSOR_OP_MATH || result.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
     if (result.status == CUDNN_STATUS_SUCCESS && (tensor_cores_allowed_ || !tensor_cores) &&
         result.memory <= workspace_.bytes()) {
+      // (Find may list an algorithm once for each math type it tried.)
+      if (std::find(candidates_.begin(), candidates_.end(), result.algo) != candidates_.end()) continue;
       candidates_.push_back(result.algo);
       if (candidates_.size() == kCudnnCandidates) break;
     }
