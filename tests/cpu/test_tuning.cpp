@@ -1111,7 +1111,11 @@ TEST(ScheduleSpace, TheTensorCoreAlgorithmsAreSearchedWhereTheyServe) {
     EXPECT_EQ(s.algorithm->tune_compiler,
               s.algorithm->name == "winograd_nonfused" ? TuneCompiler::kNvcc : TuneCompiler::kNvrtc)
         << s.algorithm->name;
+    // Its candidates alone are checked against F(4x4)'s bound; the
+    // workload's reference is the products' (tight for every other one).
+    EXPECT_EQ(s.algorithm->winograd_f4_bound, s.algorithm->name == "winograd_nonfused") << s.algorithm->name;
   }
+  EXPECT_FALSE(single.op->reference_problem(single, 8).winograd_f4);
 }
 
 // Every schedule enumerate_schedules gives plans as it says; it gives every

@@ -183,16 +183,12 @@ void template_values(const KernelPlan& p, TemplateValues& v) {
 }
 
 // One group: every output channel sums all c*kh*kw products, so operands
-// are multiples of 1/16 and the sums exact (the bound stays tight). Where
-// winograd_nonfused serves the workload, the tuner's candidates may be its
-// kernels, whose F(4x4) transforms round: the bound takes their magnitudes
-// (oracle/problem.h), for every candidate of the workload.
+// are multiples of 1/16 and the sums exact (the bound stays tight).
 oracle::ReferenceProblem reference_problem(const Workload& wl, int n) {
   oracle::ReferenceProblem p = oracle::convolution_geometry(wl, n, wl.c_out);
   p.residual = wl.residual;
   p.math = wl.math;
   p.exact_sums = true;
-  p.winograd_f4 = kWinogradNonfused.serves(wl) && is_winograd_shape(wl);
   return p;
 }
 

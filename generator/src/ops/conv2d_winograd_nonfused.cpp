@@ -243,6 +243,8 @@ const Algorithm kWinogradNonfused{
     // Most of a kernel's compile time is CUTLASS's headers and its GEMM's
     // instantiation, the same for every kernel of one GEMM schedule.
     true,
+    // F(4x4)'s transforms round: its own bound.
+    true,
 };
 
 }  // namespace convgen::gen::conv2d

@@ -105,15 +105,28 @@ Problem make_problem(const CudaApi& api, Device& d, const KernelPlan& plan) {
   DeviceMemory value(api, out_count * sizeof(double)), magnitude(api, out_count * sizeof(double));
   CUdeviceptr in = ref_input.get(), filter = ref_filter.get(), ea = ref_ea.get(), eb = ref_eb.get();
   CUdeviceptr residual = ref_residual.get(), v = value.get(), m = magnitude.get();
-  void* args[] = {&p.reference_problem, &in, &filter, &ea, &eb, &residual, &v, &m};
-  api.check(api.cuLaunchKernel(d.reference, oracle::reference_blocks(rp), 1, 1, oracle::kReferenceBlock, 1, 1, 0, d.stream,
-                               args, nullptr),
-            "the reference");
-  api.check(api.cuStreamSynchronize(d.stream), "the reference");
-  p.reference.value.resize(out_count);
-  p.reference.magnitude.resize(out_count);
-  api.check(api.cuMemcpyDtoH(p.reference.value.data(), v, out_count * sizeof(double)), "cuMemcpyDtoH");
-  api.check(api.cuMemcpyDtoH(p.reference.magnitude.data(), m, out_count * sizeof(double)), "cuMemcpyDtoH");
+  const auto reference_of = [&](oracle::ReferenceProblem problem) {
+    void* args[] = {&problem, &in, &filter, &ea, &eb, &residual, &v, &m};
+    api.check(api.cuLaunchKernel(d.reference, oracle::reference_blocks(problem), 1, 1, oracle::kReferenceBlock, 1, 1,
+                                 0, d.stream, args, nullptr),
+              "the reference");
+    api.check(api.cuStreamSynchronize(d.stream), "the reference");
+    oracle::Reference r;
+    r.value.resize(out_count);
+    r.magnitude.resize(out_count);
+    api.check(api.cuMemcpyDtoH(r.value.data(), v, out_count * sizeof(double)), "cuMemcpyDtoH");
+    api.check(api.cuMemcpyDtoH(r.magnitude.data(), m, out_count * sizeof(double)), "cuMemcpyDtoH");
+    return r;
+  };
+  p.reference = reference_of(rp);
+  for (const gen::Algorithm* algorithm : wl.op->algorithms) {
+    if (algorithm->winograd_f4_bound && algorithm->serves(wl) && algorithm->serves_shape(wl)) {
+      p.reference_problem_f4 = rp;
+      p.reference_problem_f4.winograd_f4 = true;
+      p.reference_f4 = reference_of(p.reference_problem_f4);
+      break;
+    }
+  }
   return p;
 }
 
@@ -133,6 +146,7 @@ struct Loaded {
   CUdeviceptr in, filter, ea, eb, residual, out;
   DeviceMemory workspace;  // the scratch memory a launcher's kernels compute through (none for most)
   int count = 0;
+  bool winograd_f4_bound = false;  // its algorithm's: which of the problem's references checks it
 };
 
 void launch(const CudaApi& api, Loaded& l, CUstream stream) {
@@ -252,7 +266,8 @@ std::string verify(const CudaApi& api, Device& d, Loaded& l, Problem& p) {
   api.check(api.cuStreamSynchronize(d.stream), "the candidate");
   std::vector<unsigned char> got(p.output.bytes());
   api.check(api.cuMemcpyDtoH(got.data(), p.output.get(), got.size()), "cuMemcpyDtoH");
-  return oracle::describe(oracle::compare(p.reference_problem, got, p.reference), p.reference_problem, 1);
+  const oracle::ReferenceProblem& rp = l.winograd_f4_bound ? p.reference_problem_f4 : p.reference_problem;
+  return oracle::describe(oracle::compare(rp, got, l.winograd_f4_bound ? p.reference_f4 : p.reference), rp, 1);
 }
 
 void prepare(const CudaApi& api, Device& d, const KernelPlan& plan, const Compiled& compiled, Problem& problem,
@@ -263,6 +278,7 @@ void prepare(const CudaApi& api, Device& d, const KernelPlan& plan, const Compil
   l.eb = problem.eb.get();
   l.residual = problem.residual.get();
   l.out = problem.out();
+  l.winograd_f4_bound = plan.schedule.algorithm->winograd_f4_bound;
   if (!compiled.shared_object.empty()) {
     l.library = dlopen(compiled.shared_object.c_str(), RTLD_NOW | RTLD_LOCAL);
     // Loaded (or not), the file is not needed again: a run builds hundreds.

@@ -72,6 +72,11 @@ struct Problem {
   DeviceMemory input, filter, ea, eb, residual;
   DeviceMemory output;  // oracle::kGuardWords guard elements each side
   oracle::Reference reference;
+  // Where an algorithm with Winograd F(4x4)'s bound serves the workload:
+  // the same reference with that bound (the magnitudes of the transformed
+  // terms), for that algorithm's candidates.
+  oracle::ReferenceProblem reference_problem_f4;
+  oracle::Reference reference_f4;
 
   CUdeviceptr out() const { return output.get() + oracle::kGuardWords * oracle::element_size(reference_problem); }
 };

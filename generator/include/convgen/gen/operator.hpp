@@ -184,6 +184,11 @@ struct Algorithm {
   // headers and the instantiation of a main loop that the schedule, not the
   // shape, determines (CUTLASS's).
   bool shares_compile_units = false;
+  // Whether its sums pass through Winograd F(4x4, 3x3)'s transforms, which
+  // round even exact operands: `convgen tune` checks its candidates against
+  // the oracle's F(4x4) bound (oracle::ReferenceProblem::winograd_f4), every
+  // other candidate of the workload against the products' bound.
+  bool winograd_f4_bound = false;
 
   bool serves(const Workload& wl) const;
   bool serves_shape(const Workload& wl) const { return shapes == nullptr || shapes(wl); }
@@ -223,7 +228,8 @@ struct Operator {
   // The knob a spec key names, in `algorithm` or among the common knobs; null if none.
   const Knob* knob(const Algorithm& algorithm, const std::string& key) const;
   // The workload at batch `n` as the float64 reference computes it (the
-  // tuner's verification): its operand shapes, grouping and epilogue.
+  // tuner's verification): its operand shapes, grouping and epilogue; the
+  // products' bound (an algorithm with winograd_f4_bound sets that flag).
   oracle::ReferenceProblem (*reference_problem)(const Workload& wl, int n) = nullptr;
 };
 
