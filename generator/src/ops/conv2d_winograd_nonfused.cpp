@@ -80,10 +80,11 @@ long long workspace_per_tile(const Workload& wl, int split) { return kBytesPerPa
 // kSplitBelowBlocksPerSm an SM and each part keeps kMinPartChannels input
 // channels (16 steps of the GEMM's main loop). From a sweep on the H200 of
 // ResNet's 3x3 layers at batches 8 to 64 (docs/performance.md, "Winograd,
-// non-fused: split K"): split in 2, 512 channels on 7x7 at batch 32 went
-// from 109.6 to 100.1 us and 256 on 14x14 at batch 8 from 40.3 to 34.4;
-// 128 channels (64 a part) lost at every batch, and so did 256 at batch 64
-// (1,152 blocks); a split in 4 lost to the split in 2 everywhere.
+// non-fused: split K, 16-byte stores, and cuDNN's best of three"): split
+// in 2, 512 channels on 7x7 at batch 32 went from 109.6 to 100.1 us and 256
+// on 14x14 at batch 8 from 40.3 to 34.4; 128 channels (64 a part) lost at
+// every batch, and so did 256 at batch 64 (1,152 blocks); a split in 4 lost
+// to the split in 2 everywhere.
 constexpr int kSplitBelowBlocksPerSm = 5;
 constexpr int kMinPartChannels = 128;
 
