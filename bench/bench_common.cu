@@ -518,7 +518,7 @@ size_t CudnnConvolution::largest_workspace_bytes() const {
 }
 
 // Runs every algorithm on the real buffers and keeps the fastest that
-// succeeded (in float32: without tensor cores) as candidates.
+// succeeded (in float32: without tensor cores) as candidates, fastest first.
 void CudnnConvolution::choose_algorithm() {
   cudnnConvolutionFwdAlgoPerf_t results[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   int returned = 0;
@@ -535,7 +535,6 @@ void CudnnConvolution::choose_algorithm() {
       // (Find may list an algorithm once for each math type it tried.)
       if (std::find(candidates_.begin(), candidates_.end(), result.algo) != candidates_.end()) continue;
       candidates_.push_back(result.algo);
-      if (candidates_.size() == kCudnnCandidates) break;
     }
   }
   if (!candidates_.empty()) {

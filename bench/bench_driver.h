@@ -189,7 +189,7 @@ RowResult<Op> measure_row(const Selected<Op>& selected, const Machine& machine, 
     CudnnConvolution cudnn(cudnn_handle, stopwatch.stream(), Op::cudnn_shape(row.problem), ops.input.data(),
                            ops.filter_for_cudnn().data(), cudnn_out.data());
     const Launch conv = [&cudnn](cudaStream_t stream) { cudnn.run(stream); };
-    // cuDNN's best: of Find's fastest few, the one fastest hot.
+    // cuDNN's best: of every algorithm Find ran, the one fastest hot.
     row.cudnn_hot_us = std::numeric_limits<double>::infinity();
     cudnnConvolutionFwdAlgo_t fastest = cudnn.candidates().front();
     for (const cudnnConvolutionFwdAlgo_t algo : cudnn.candidates()) {
