@@ -9,14 +9,14 @@
 //   output  [N, 32, 112, 112]
 //   epilogue: relu6(conv * scale[co] + shift[co]), relu6(x) = min(max(x, 0), 6)
 //
-// Schedule (the default rule): stem: block_outputs 32x4x112 (channels x rows x columns), thread_outputs 16x4 (channels x columns a thread row apart)
-//   a block computes 32 output channels x 4 rows x 112 columns of one image: it copies the
-//   9x225 input window of all 3 channel(s) and the 32 filters into shared memory once,
-//   then each thread sums all 3x3x3 taps for 16 channels x 4 columns (28 apart);
+// Schedule (the default rule): stem: block_outputs 16x4x112 (channels x rows x columns), thread_outputs 8x4 (channels x columns a thread row apart)
+//   a block computes 16 output channels x 4 rows x 112 columns of one image: it copies the
+//   9x225 input window of all 3 channel(s) and the 16 filters into shared memory once,
+//   then each thread sums all 3x3x3 taps for 8 channels x 4 columns (28 apart);
 //   the window is stored by column phase (column mod 2), so strided reads are unit-stride
 //
-// Launch: grid (28, N) = (output channel blocks 1 x tiles 28x1, batch), block 224 threads
-//   = 2 channel groups x 4 rows x 28 columns; 29168 bytes of dynamic shared memory per block
+// Launch: grid (56, N) = (output channel blocks 2 x tiles 28x1, batch), block 224 threads
+//   = 2 channel groups x 4 rows x 28 columns; 27440 bytes of dynamic shared memory per block
 //
 // Cost at N = 1: reads 605824 bytes, writes 1605632 bytes, 21676032 flops;
 //   floor 0.74 us at the copy bandwidth of 3.00 TB/s, 0.42 us at the fp32 peak.
@@ -58,30 +58,30 @@ constexpr int kEpilogue = 2;    // 0 none, 1 + bias[co], 2 * scale[co] + shift[c
 constexpr bool kResidual = false;  // + residual[n, co, oy, ox] after the affine step
 
 // Schedule constants.
-constexpr int kTileCO = 32;  // a block's output channels, rows and columns
+constexpr int kTileCO = 16;  // a block's output channels, rows and columns
 constexpr int kTileH = 4;
 constexpr int kTileW = 112;
-constexpr int kRCO = 16;   // output channels per thread
+constexpr int kRCO = 8;   // output channels per thread
 constexpr int kRCols = 4;  // output columns per thread, kTX apart
 
 // Derived by the plan.
 constexpr int kTX = 28;  // threads along a tile row
 constexpr int kThreads = 224;  // kTX x kTileH x (kTileCO / kRCO)
-constexpr int kCOBlocks = 1;
+constexpr int kCOBlocks = 2;
 constexpr int kTilesX = 1;
 constexpr int kInTileH = 9;  // input rows and columns of the block's window
 constexpr int kInTileW = 225;
 constexpr int kPitch = 119;  // floats of a column phase (113 used): a warp's read takes at most 1 word(s) from a bank
 constexpr int kRowFloats = kStrideW * kPitch;  // a staged row: its kStrideW phases side by side
 constexpr int kInFloats = 6428;  // the staged window, rounded up to 16 bytes
-constexpr int kWFloats = 864;  // the staged filters, [ci][ky][kx][co]
+constexpr int kWFloats = 432;  // the staged filters, [ci][ky][kx][co]
 constexpr int kKK = kKH * kKW;
 constexpr int kInFloatsUsed = kChannels * kInTileH * kInTileW;  // the window's values, copied once
 constexpr int kInCopies = (kInFloatsUsed + kThreads - 1) / kThreads;  // copies a thread makes of them
 constexpr int kWCopies = (kWFloats + kThreads - 1) / kThreads;  // and of the filters
 constexpr int kMinBlocksPerSM = 2;  // blocks per SM: the register cap stays above the estimated need
 // The launch the host launcher makes (ops/conv2d_stem.cpp states it).
-static_assert(kThreads == kTX * kTileH * (kTileCO / kRCO) && kCOBlocks * 28 * kTilesX == 28,
+static_assert(kThreads == kTX * kTileH * (kTileCO / kRCO) && kCOBlocks * 28 * kTilesX == 56,
               "block and grid as the launch description says");
 
 // The activation: relu6(x) = min(max(x, 0), 6).
@@ -219,7 +219,7 @@ conv_f32_nchw_n1_c3_co32_h224_w224_k3x3_s2_p1_ssrelu6(const float* __restrict__ 
 #ifndef __CUDACC_RTC__
 namespace {
 
-// Opts the kernel in to its 29168 bytes of dynamic shared
+// Opts the kernel in to its 27440 bytes of dynamic shared
 // memory, once per device (thread-safe: racing first calls set the same value).
 cudaError_t allow_shared_memory() {
   constexpr int kMaxDevices = 64;
@@ -228,7 +228,7 @@ cudaError_t allow_shared_memory() {
   cudaError_t e = cudaGetDevice(&device);
   if (e != cudaSuccess) return e;
   if (device < kMaxDevices && done[device].load(std::memory_order_relaxed)) return cudaSuccess;
-  e = cudaFuncSetAttribute(conv_f32_nchw_n1_c3_co32_h224_w224_k3x3_s2_p1_ssrelu6, cudaFuncAttributeMaxDynamicSharedMemorySize, 29168);
+  e = cudaFuncSetAttribute(conv_f32_nchw_n1_c3_co32_h224_w224_k3x3_s2_p1_ssrelu6, cudaFuncAttributeMaxDynamicSharedMemorySize, 27440);
   if (e == cudaSuccess && device < kMaxDevices) done[device].store(true, std::memory_order_relaxed);
   return e;
 }
@@ -241,11 +241,11 @@ cudaError_t allow_shared_memory() {
 cudaError_t launch_conv_f32_nchw_n1_c3_co32_h224_w224_k3x3_s2_p1_ssrelu6(const void* input, const void* filter, const void* epilogue_a,
     const void* epilogue_b, const void* residual, void* output, void* /*workspace*/, int batch,
     cudaStream_t stream) {
-  dim3 grid(28, batch, 1);
+  dim3 grid(56, batch, 1);
   const dim3 block(224, 1, 1);
   const cudaError_t allowed = allow_shared_memory();
   if (allowed != cudaSuccess) return allowed;
-  conv_f32_nchw_n1_c3_co32_h224_w224_k3x3_s2_p1_ssrelu6<<<grid, block, 29168, stream>>>(static_cast<const Element*>(input), static_cast<const Element*>(filter),
+  conv_f32_nchw_n1_c3_co32_h224_w224_k3x3_s2_p1_ssrelu6<<<grid, block, 27440, stream>>>(static_cast<const Element*>(input), static_cast<const Element*>(filter),
       static_cast<const Element*>(epilogue_a), static_cast<const Element*>(epilogue_b),
       static_cast<const Element*>(residual), static_cast<Element*>(output));
   return cudaGetLastError();

@@ -2541,6 +2541,35 @@ TEST(Conv2dPlan, StemDefaultOfTheResNetStem) {
   EXPECT_EQ(one.number("grid_x"), 2 * 28 * 2);
 }
 
+// The two stems of few taps at batch 8 by the default rule, worked out by
+// hand from conv2d_stem.cpp. EfficientNet's 3x3 stride-2 stem sums 3 x 9 =
+// 27 taps a thread (under 96): 8 channels x 4 columns a thread, a tile 28
+// threads (112 columns) wide, all 32 channels (4 groups): 112 threads a row,
+// rows for 448 threads, 448 / 112 = 4, which divides the 112 output rows:
+// 8 x 28 = 224 blocks. The 4x4 stride-4 patchify stem (48 taps): 56
+// columns (14 threads) x 96 channels (12 groups) = 168 threads a row, 448 /
+// 168 = 2 rows, which divide the 56: 336 threads, 8 x 28 = 224 blocks.
+TEST(Conv2dPlan, StemDefaultOfTheStemsOfFewTaps) {
+  PlanOptions h100;
+  h100.target = parse_arch_list("90");
+  // 8 RGB images of 224 x 224, as the H100 plans them.
+  const auto stem = [&](const std::string& layer) {
+    return plan("{op: conv2d, n: 8, c: 3, h: 224, w: 224, " + layer + "}", h100);
+  };
+  const KernelPlan three = stem("c_out: 32, filter: 3, stride: 2, padding: same, epilogue: scale_shift, activation: silu");
+  EXPECT_EQ(three.schedule.summary(),
+            "stem: block_outputs 32x4x112 (channels x rows x columns), thread_outputs 8x4 (channels x columns a "
+            "thread row apart)");
+  EXPECT_EQ(three.block_threads, 28 * 4 * 4);
+  EXPECT_EQ(three.number("grid_x"), 1 * 28 * 1);  // channel blocks x row tiles x column tiles
+  const KernelPlan patchify = stem("c_out: 96, filter: 4, stride: 4, padding: valid, epilogue: bias");
+  EXPECT_EQ(patchify.schedule.at("thread_co"), 8);
+  EXPECT_EQ(patchify.schedule.at("tile_h"), 2);
+  EXPECT_EQ(patchify.schedule.at("tile_w"), 56);
+  EXPECT_EQ(patchify.block_threads, 14 * 2 * 12);
+  EXPECT_EQ(patchify.number("grid_x"), 1 * 28 * 1);
+}
+
 // Split K by the default rule, worked by hand from conv2d_gemm.cpp and
 // conv2d_direct.cpp, on the H100 (132 SMs, clusters) and not where the
 // library also runs on older GPUs. ResNet-50's 2048 -> 512 1x1 on 7x7 at

@@ -89,31 +89,35 @@ StemShape stem_shape(const Workload& wl, const Stem& s) {
 }
 
 // The default, from the tuner's search on an H100 class GPU over stems
-// (docs/performance.md, "Stems"): 4 columns x 16 channels a thread (fewer
-// where the layer has fewer); a tile up to 32 threads (128 columns) wide, 16
-// for filters of 5 columns and more (taller tiles read less of the window
-// twice); all output channels up to 128; rows for up to 448 threads where a
-// thread sums many taps (7x7: the window's copy is a small part of a
-// block's time), else 256 (two blocks an SM: one copies while the other
-// sums), a divisor of the output's rows where one is at least half as
-// many (no ragged last tile). Where that makes fewer blocks than half the
-// SMs (a batch of 1), fewer channels a block, then fewer rows. Knobs the
-// spec sets stay; the tile is cut to the thread's outputs.
+// (docs/performance.md, "Stems"), then a sweep of thread outputs on the
+// H200 ("Stems: 8 channels a thread where the taps are few"): 4 columns a
+// thread, x 16 channels where a thread sums 96 taps or more (7x7 x 3: the
+// 8-channel thread was 24% slower there), else x 8 (3x3 and 4x4 x 3: 8%
+// and 7% faster than 16, with twice the threads); fewer where the layer
+// has fewer. A tile up to 32 threads (128 columns) wide, 16 for filters of
+// 5 columns and more (taller tiles read less of the window twice); all
+// output channels up to 128; rows for up to 448 threads, a divisor of the
+// output's rows where one is at least half as many (no ragged last tile).
+// Where that makes fewer blocks than half the SMs (a batch of 1), fewer
+// channels a block, then fewer rows. Knobs the spec sets stay; the tile is
+// cut to the thread's outputs.
+constexpr int kManyTaps = 96;
+constexpr int kMaxDefaultThreads = 448;
 constexpr int kMinDefaultThreads = 128;
 
 Stem default_stem(const Workload& wl, const PlanOptions& options) {
   const ScheduleRequest& req = wl.schedule;
   Stem s;
   s.thread_cols = req.value("thread_cols").value_or(std::min(4, wl.out_w()));
-  s.thread_co = req.value("thread_co").value_or(std::min(16, ops::pow2_at_least(wl.c_out)));
+  const int taps = wl.c * wl.kh * wl.kw;
+  s.thread_co = req.value("thread_co").value_or(std::min(taps >= kManyTaps ? 16 : 8, ops::pow2_at_least(wl.c_out)));
   const int max_threads_x = wl.kw >= 5 ? 16 : 32;
   s.tile_w = req.value("tile_w").value_or(std::min(ceil_div(wl.out_w(), s.thread_cols), max_threads_x) * s.thread_cols);
   // All channels up to 128, else the fewest blocks of at most 128.
   const int co_blocks = ceil_div(wl.c_out, 128);
   s.tile_co = req.value("tile_co").value_or(ceil_div(ceil_div(wl.c_out, co_blocks), s.thread_co) * s.thread_co);
   const int per_row = std::max(1, (s.tile_w / s.thread_cols) * (s.tile_co / s.thread_co));
-  const int max_threads = wl.c * wl.kh * wl.kw >= 96 ? 448 : 256;
-  const int max_rows = std::clamp(max_threads / per_row, 1, wl.out_h());
+  const int max_rows = std::clamp(kMaxDefaultThreads / per_row, 1, wl.out_h());
   int rows = max_rows;
   while (wl.out_h() % rows != 0) --rows;
   s.tile_h = req.value("tile_h").value_or(2 * rows >= max_rows ? rows : max_rows);
