@@ -92,7 +92,7 @@ StemShape stem_shape(const Workload& wl, const Stem& s) {
 // (docs/performance.md, "Stems"), then a sweep of thread outputs on the
 // H200 ("Stems: 8 channels a thread where the taps are few"): 4 columns a
 // thread, x 16 channels where a thread sums 96 taps or more (7x7 x 3: the
-// 8-channel thread was 24% slower there), else x 8 (3x3 and 4x4 x 3: 8%
+// 8-channel thread was 2 to 24% slower there), else x 8 (3x3 and 4x4 x 3: 8%
 // and 7% faster than 16, with twice the threads); fewer where the layer
 // has fewer. A tile up to 32 threads (128 columns) wide, 16 for filters of
 // 5 columns and more (taller tiles read less of the window twice); all
