@@ -2556,7 +2556,8 @@ TEST(Conv2dPlan, StemDefaultOfTheStemsOfFewTaps) {
   const auto stem = [&](const std::string& layer) {
     return plan("{op: conv2d, n: 8, c: 3, h: 224, w: 224, " + layer + "}", h100);
   };
-  const KernelPlan three = stem("c_out: 32, filter: 3, stride: 2, padding: same, epilogue: scale_shift, activation: silu");
+  const KernelPlan three =
+      stem("c_out: 32, filter: 3, stride: 2, padding: same, epilogue: scale_shift, activation: silu");
   EXPECT_EQ(three.schedule.summary(),
             "stem: block_outputs 32x4x112 (channels x rows x columns), thread_outputs 8x4 (channels x columns a "
             "thread row apart)");
