@@ -18,14 +18,27 @@ Dense kernels of the stem algorithm have no stages; they loop by design
 over their cooperative copies and over the rows of their filter taps, each
 row unrolled (unrolled whole, ptxas kept too much live and spilled,
 templates/conv2d_nchw_stem.cu.mustache): in a kernel named with
---designed-loops only local memory is an error. Any other loop is.
+--designed-loops, or found a stem kernel among the generated sources of
+--sources, only local memory is an error. Any other loop is.
 
-    scripts/check_sass.py LIBRARY.a... [--designed-loops KERNEL...] [--cuobjdump PATH]
+    scripts/check_sass.py BINARY... [--sources DIR...] [--designed-loops KERNEL...] [--cuobjdump PATH]
+    scripts/check_sass.py --which
 
-Prints one line per kernel and a summary; exits 1 if any kernel fails.
+BINARY is anything cuobjdump reads: a static library, an object, a cubin or
+a fat binary (every architecture it holds is checked). cuobjdump (and the
+nvdisasm it runs) is looked for on PATH, beside nvcc, then in the
+nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm wheels that
+scripts/install_deps.sh installs; --which prints the two found, or exits 2.
+
+Prints one line per kernel and a summary; exits 1 if any kernel fails, 2
+when cuobjdump is not found.
 """
 import argparse
+import glob
+import importlib.util
+import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -73,22 +86,74 @@ def problems(body, designed_loops=False):
     return found
 
 
+def find_tool(name):
+    """The CUDA binary utility `name`: on PATH, beside nvcc, or from its pip
+    wheel (nvidia/cu*/bin in site-packages, the newest first); None if none."""
+    found = shutil.which(name)
+    if found:
+        return found
+    nvcc = shutil.which("nvcc")
+    if nvcc and os.access(os.path.join(os.path.dirname(nvcc), name), os.X_OK):
+        return os.path.join(os.path.dirname(nvcc), name)
+    spec = importlib.util.find_spec("nvidia")
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        for candidate in sorted(glob.glob(os.path.join(root, "cu*", "bin", name)), reverse=True):
+            if os.access(candidate, os.X_OK):
+                return candidate
+    return None
+
+
+# How the generated sources name a stem kernel's schedule (its header's
+# "// Schedule (origin): stem: ..." line).
+STEM_SCHEDULE = re.compile(r"^// Schedule \(.*\): stem:", re.MULTILINE)
+
+
+def stem_kernels(directories):
+    """The names of the stem kernels among the generated sources (*.cu) of `directories`."""
+    names = []
+    for directory in directories:
+        for path in sorted(glob.glob(os.path.join(directory, "conv_*.cu"))):
+            with open(path, encoding="utf-8") as f:
+                if STEM_SCHEDULE.search(f.read()):
+                    names.append(os.path.splitext(os.path.basename(path))[0])
+    return names
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("libraries", nargs="+")
+    parser.add_argument("binaries", nargs="*", metavar="BINARY")
+    parser.add_argument("--sources", nargs="*", default=[], metavar="DIR",
+                        help="folders of generated kernels: their stem kernels' loops are by design")
     parser.add_argument("--designed-loops", nargs="*", default=[], metavar="KERNEL",
                         help="kernels (their generated names) whose loops are by design (the stem algorithm's)")
-    parser.add_argument("--cuobjdump", default="cuobjdump")
+    parser.add_argument("--cuobjdump", help="cuobjdump to run (default: on PATH, beside nvcc, or from its pip wheel)")
+    parser.add_argument("--which", action="store_true", help="print the cuobjdump and nvdisasm found, and exit")
     args = parser.parse_args()
+    # cuobjdump -sass runs nvdisasm, from PATH: both are needed.
+    tools = {"cuobjdump": args.cuobjdump or find_tool("cuobjdump"), "nvdisasm": find_tool("nvdisasm")}
+    for name, path in tools.items():
+        if path is None:
+            print("check_sass: %s not found (on PATH, beside nvcc, or from the nvidia-cuda-%s wheel): install "
+                  "the CUDA toolkit's, or run scripts/install_deps.sh" % (name, name), file=sys.stderr)
+            return 2
+    if args.which:
+        print("\n".join(tools.values()))
+        return 0
+    if not args.binaries:
+        parser.error("no BINARY to check")
+    cuobjdump = tools["cuobjdump"]
+    path = [os.path.dirname(tools["nvdisasm"])]
+    env = dict(os.environ, PATH=os.pathsep.join(path + [os.environ.get("PATH", "")]))
+    designed = args.designed_loops + stem_kernels(args.sources)
     checked, failed = 0, 0
-    for library in args.libraries:
-        sass = subprocess.run([args.cuobjdump, "-sass", library], check=True, capture_output=True,
-                              text=True).stdout
+    for binary in args.binaries:
+        sass = subprocess.run([cuobjdump, "-sass", binary], check=True, capture_output=True, text=True,
+                              env=env).stdout
         for name, body in kernels(sass):
             if not body:
                 continue
             checked += 1
-            found = problems(body, any(k in name for k in args.designed_loops))
+            found = problems(body, any(k in name for k in designed))
             failed += bool(found)
             print("%-4s %s (%d instructions)" % ("FAIL" if found else "ok", name, len(body)))
             for p in found[:5]:

@@ -15,6 +15,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}"
 fi
+# pip_install ARGS...: python3's pip, quietly, into a system Python too
+# (PEP 668's marker refuses that unless told, where pip knows the flag).
+pip_install() {
+  local flags=()
+  python3 -m pip install --help 2>/dev/null | grep -q -- --break-system-packages && flags+=(--break-system-packages)
+  python3 -m pip install -q "${flags[@]}" "$@"
+}
 # The onnx package, for tools/spec_from_model.py and its tests: from Debian
 # for the system's python3 (pip may not install there), else from PyPI.
 if ! python3 -c "import onnx" >/dev/null 2>&1; then
@@ -22,7 +29,7 @@ if ! python3 -c "import onnx" >/dev/null 2>&1; then
   if [ "$(command -v python3)" = /usr/bin/python3 ]; then
     DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq python3-onnx
   else
-    python3 -m pip install -q onnx
+    pip_install onnx
   fi
 fi
 # dask.distributed, for tools/tune_cluster.py (tuning on a cluster) and its
@@ -30,9 +37,7 @@ fi
 dask_version=2025.11.0
 if ! python3 -c "import distributed, sys; sys.exit(distributed.__version__ != '$dask_version')" >/dev/null 2>&1; then
   echo "installing dask.distributed $dask_version"
-  pip_flags=()
-  python3 -m pip install --help 2>/dev/null | grep -q -- --break-system-packages && pip_flags+=(--break-system-packages)
-  python3 -m pip install -q "${pip_flags[@]}" "dask==$dask_version" "distributed==$dask_version"
+  pip_install "dask==$dask_version" "distributed==$dask_version"
 fi
 # CUTLASS's headers (the nvidia-cutlass wheel carries them), for the
 # tensor-core kernels of the implicit_gemm algorithm: pinned, since a
@@ -40,9 +45,17 @@ fi
 cutlass_version=4.2.0.0
 if ! python3 -c "import importlib.metadata as m, sys; sys.exit(m.version('nvidia-cutlass') != '$cutlass_version')" >/dev/null 2>&1; then
   echo "installing the CUTLASS headers (nvidia-cutlass $cutlass_version)"
-  pip_flags=()
-  python3 -m pip install --help 2>/dev/null | grep -q -- --break-system-packages && pip_flags+=(--break-system-packages)
-  python3 -m pip install -q --no-deps "${pip_flags[@]}" "nvidia-cutlass==$cutlass_version"
+  pip_install --no-deps "nvidia-cutlass==$cutlass_version"
+fi
+# cuobjdump and the nvdisasm it runs, for scripts/check_sass.py (the machine
+# code of every kernel for every arch, in the arch_matrix test), where the
+# CUDA toolkit at hand has none: pinned, from their PyPI wheels. A newer
+# disassembler reads the code of an older nvcc.
+cuda_binutils_version=13.5.37
+if ! python3 "$(dirname "$0")/check_sass.py" --which >/dev/null 2>&1; then
+  echo "installing cuobjdump and nvdisasm (nvidia-cuda-cuobjdump, nvidia-cuda-nvdisasm $cuda_binutils_version)"
+  pip_install --no-deps "nvidia-cuda-cuobjdump==$cuda_binutils_version" \
+    "nvidia-cuda-nvdisasm==$cuda_binutils_version"
 fi
 if ! command -v nvcc >/dev/null 2>&1; then
   for dir in /usr/local/cuda/bin /usr/local/cuda-*/bin; do

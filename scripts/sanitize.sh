@@ -33,16 +33,13 @@ libs=("$build"/libconvgen_seeds.a "$build"/libconvgen_mobilenet_v2.a)
 [ -f "$build"/tests/gpu/libconvgen_sm90_float32.a ] && libs+=("$build"/tests/gpu/libconvgen_sm90_float32.a)
 [ -f "$build"/tests/gpu/libconvgen_tensor_core_sm90.a ] && libs+=("$build"/tests/gpu/libconvgen_tensor_core_sm90.a)
 [ -f "$build"/tests/gpu/libconvgen_winograd_nonfused.a ] && libs+=("$build"/tests/gpu/libconvgen_winograd_nonfused.a)
-# The stem algorithm's kernels loop by design (scripts/check_sass.py): their
-# names, from the generated sources' headers.
-designed_loops=()
+# The stem algorithm's kernels loop by design (scripts/check_sass.py finds
+# them among each library's generated sources).
+sources=()
 for lib in "${libs[@]}"; do
-  dir="$(dirname "$lib")/$(basename "$lib" .a | sed 's/^lib//').convgen"
-  for f in $(grep -l -E "^// Schedule \(.*\): stem:" "$dir"/conv_*.cu 2>/dev/null); do
-    designed_loops+=("$(basename "$f" .cu)")
-  done
+  sources+=("$(dirname "$lib")/$(basename "$lib" .a | sed 's/^lib//').convgen")
 done
-python3 "$here/check_sass.py" "${libs[@]}" --designed-loops "${designed_loops[@]}" | tee "$out/sass_check.log"
+python3 "$here/check_sass.py" "${libs[@]}" --sources "${sources[@]}" | tee "$out/sass_check.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 summary+=("sass: $(tail -1 "$out/sass_check.log")")
 echo "== summary"

@@ -13,6 +13,8 @@
 # arch in one place, convgen/shared_copy.h's cp.async guard; the test fails
 # if another guard appears), and ptxas for every arch. Any error or warning
 # (e.g. ptxas ignoring launch bounds a GPU cannot honour) fails the test.
+# Then scripts/check_sass.py reads the machine code of every kernel for
+# every arch: local memory or a loop over taps fails the test.
 # Prints the matrix: archs, kernels, seconds.
 set -uo pipefail
 if (( $# != 4 )); then
@@ -105,5 +107,19 @@ for ((b = 0; b < batches; b++)); do
 done
 echo "arch matrix: ${#kernels[@]} kernels x ${#archs[@]} archs (${list//,/ }; ${front_ends} front ends) in $((SECONDS - start)) s"
 (( failed == 0 )) || fail "some kernels do not build for every arch (above)"
+
+# Their machine code for every arch: no local memory, and no loop but a
+# stage loop (the stem kernels' loops are by design), with every kernel
+# disassembled for every arch.
+start=$SECONDS
+sass_log=$scratch/check_sass.log
+python3 "$here/../../scripts/check_sass.py" "$scratch"/*.fatbin --sources "$scratch" >"$sass_log" 2>&1
+sass_status=$?
+grep -v '^ok ' "$sass_log"
+(( sass_status == 0 )) || fail "check_sass.py exited $sass_status (above)"
+checked=$(sed -n 's/^\([0-9]*\) kernels checked.*/\1/p' "$sass_log")
+(( checked == ${#kernels[@]} * ${#archs[@]} )) ||
+  fail "check_sass.py read $checked kernels' code, not ${#kernels[@]} kernels x ${#archs[@]} archs"
+echo "machine code: $checked kernels' code checked in $((SECONDS - start)) s"
 rm -rf "$scratch"
 echo "PASS"
