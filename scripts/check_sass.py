@@ -31,7 +31,7 @@ nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm wheels that
 scripts/install_deps.sh installs; --which prints the two found, or exits 2.
 
 Prints one line per kernel and a summary; exits 1 if any kernel fails, 2
-when cuobjdump is not found.
+when cuobjdump or nvdisasm is not found.
 """
 import argparse
 import glob

@@ -100,6 +100,7 @@ for ((b = 0; b < batches; b++)); do
   if grep -q "^ok   batch_$b.cu$" <<<"$results"; then
     for ((i = b; i < ${#kernels[@]}; i += batches)); do echo "ok   $(basename "${kernels[$i]}")"; done
   else
+    rm -f "$scratch/batch_$b.fatbin"  # its kernels' code comes from their own fat binaries
     for ((i = b; i < ${#kernels[@]}; i += batches)); do
       (set -f; gencode=($gencode_text); compile "${kernels[$i]}") || failed=1
     done
