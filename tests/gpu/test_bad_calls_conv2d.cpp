@@ -82,6 +82,33 @@ Conv2dProblem unserved_like(const Conv2dProblem& p) {
   return q;
 }
 
+constexpr std::uint32_t kPoison = 0xffffffffu;
+
+// Every word of `buffer` still holds the poison.
+void expect_all_poison(const OperandBuffer& buffer) {
+  const std::vector<std::uint32_t> words = buffer.words();
+  ASSERT_EQ(words.size(), buffer.size()) << "reading the buffer back failed";
+  for (size_t i = 0; i < words.size(); ++i) ASSERT_EQ(words[i], kPoison) << "element " << i << " was written";
+}
+
+// The pointers problem `p` takes: those its epilogue and residual use, the
+// scale and shift `channel_stride` floats apart in `channels` (bias, scale,
+// shift).
+Conv2dArgs operand_args(const Conv2dProblem& p, float* input, float* filter, float* channels, int channel_stride,
+                        float* residual, float* output) {
+  Conv2dArgs a;
+  a.input = input;
+  a.filter = filter;
+  a.output = output;
+  if (p.epilogue == Epilogue::kBias) a.bias = channels;
+  if (p.epilogue == Epilogue::kScaleShift) {
+    a.scale = channels + channel_stride;
+    a.shift = channels + 2 * channel_stride;
+  }
+  if (p.residual) a.residual = residual;
+  return a;
+}
+
 class BadConv2dCall : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -91,24 +118,10 @@ class BadConv2dCall : public ::testing::Test {
     }
   }
   // Every word of the output buffer still holds the poison.
-  void expect_output_untouched() {
-    const std::vector<std::uint32_t> words = output_.words();
-    ASSERT_EQ(words.size(), output_.size()) << "reading the output back failed";
-    for (size_t i = 0; i < words.size(); ++i) ASSERT_EQ(words[i], kPoison) << "element " << i << " was written";
-  }
+  void expect_output_untouched() { expect_all_poison(output_); }
   // The right pointers for problem `p`: those its epilogue and residual use.
   Conv2dArgs args(const Conv2dProblem& p) const {
-    Conv2dArgs a;
-    a.input = input_.get();
-    a.filter = filter_.get();
-    a.output = output_.get();
-    if (p.epilogue == Epilogue::kBias) a.bias = channels_.get();
-    if (p.epilogue == Epilogue::kScaleShift) {
-      a.scale = channels_.get() + p_.c_out;
-      a.shift = channels_.get() + 2 * p_.c_out;
-    }
-    if (p.residual) a.residual = residual_.get();
-    return a;
+    return operand_args(p, input_.get(), filter_.get(), channels_.get(), p_.c_out, residual_.get(), output_.get());
   }
   Conv2dArgs args() const { return args(p_); }
   // Calls the library (generic fallback allowed) and expects `code`, a
@@ -129,7 +142,6 @@ class BadConv2dCall : public ::testing::Test {
   // kSlack more floats than the problem needs, so that a pointer shifted by
   // a float stays inside its buffer.
   static constexpr size_t kSlack = 4;
-  static constexpr std::uint32_t kPoison = 0xffffffffu;
   const Conv2dProblem p_ = picked_problem();
   const size_t in_count_ = static_cast<size_t>(p_.n) * p_.c * p_.h * p_.w;
   const size_t out_count_ = static_cast<size_t>(p_.n) * p_.c_out * p_.out_h() * p_.out_w();
@@ -361,22 +373,13 @@ TEST_F(BadConv2dCall, StrictDispatchRefusesPointersLessAlignedThanTheKernel) {
   OperandBuffer residual(out_count + kSlack, 0);
   OperandBuffer output(out_count + kSlack, kPoison);
   for (int which = 0; which < 2; ++which) {
-    Conv2dArgs a;
-    a.input = input.get() + (which == 0 ? 1 : 0);  // 4-byte aligned, not more (the buffers have slack)
-    a.filter = filter.get();
-    a.output = output.get() + (which == 1 ? 1 : 0);
-    if (p.epilogue == Epilogue::kBias) a.bias = channels.get();
-    if (p.epilogue == Epilogue::kScaleShift) {
-      a.scale = channels.get() + p.c_out;
-      a.shift = channels.get() + 2 * p.c_out;
-    }
-    if (p.residual) a.residual = residual.get();
+    // 4-byte aligned, not more (the buffers have slack).
+    const Conv2dArgs a = operand_args(p, input.get() + (which == 0 ? 1 : 0), filter.get(), channels.get(), p.c_out,
+                                      residual.get(), output.get() + (which == 1 ? 1 : 0));
     const Status s = convgen::mobilenet_v2::conv2d(p, a, nullptr, Dispatch::kStrict);
     EXPECT_EQ(s.code, StatusCode::kInvalidPointer) << k->name << ": " << s.message;
     EXPECT_TRUE(contains(s.message, "aligned")) << s.message;
-    const std::vector<std::uint32_t> words = output.words();
-    ASSERT_EQ(words.size(), output.size()) << "reading the output back failed";
-    for (size_t i = 0; i < words.size(); ++i) ASSERT_EQ(words[i], kPoison) << "element " << i << " was written";
+    expect_all_poison(output);
   }
 }
 
@@ -534,7 +537,6 @@ TEST(BadConv2dWorkspace, MissingShortMisalignedOrOverlappingWorkspaceLaunchesNot
   const size_t need = static_cast<size_t>(kernel->workspace_bytes(p.n));
   EXPECT_EQ(choice.workspace_bytes, need);
   EXPECT_GT(need, 0u);
-  constexpr std::uint32_t kPoison = 0xffffffffu;
   const size_t outputs = static_cast<size_t>(p.n) * p.c_out * p.out_h() * p.out_w();
   OperandBuffer input(static_cast<size_t>(p.n) * p.c * p.h * p.w, 0);
   OperandBuffer filter(static_cast<size_t>(p.c_out) * p.c * p.kh * p.kw, 0);
@@ -550,9 +552,7 @@ TEST(BadConv2dWorkspace, MissingShortMisalignedOrOverlappingWorkspaceLaunchesNot
     EXPECT_TRUE(contains(s.message, "workspace of " + std::to_string(need) + " bytes")) << s.message;
     EXPECT_TRUE(contains(s.message, mention)) << "'" << mention << "' not in: " << s.message;
     EXPECT_TRUE(contains(s.message, "nothing was launched")) << s.message;
-    const std::vector<std::uint32_t> words = output.words();
-    ASSERT_EQ(words.size(), output.size()) << "reading the output back failed";
-    for (size_t i = 0; i < words.size(); ++i) ASSERT_EQ(words[i], kPoison) << "element " << i << " was written";
+    expect_all_poison(output);
   };
   expect_refused(a, "gives none");
   a.workspace = workspace.get();
@@ -569,9 +569,7 @@ TEST(BadConv2dWorkspace, MissingShortMisalignedOrOverlappingWorkspaceLaunchesNot
   const Status s = convgen::seeds::conv2d(p, over, nullptr);
   EXPECT_EQ(s.code, StatusCode::kInvalidPointer) << s.message;
   EXPECT_TRUE(contains(s.message, "the workspace overlaps a tensor of the call; nothing was launched")) << s.message;
-  const std::vector<std::uint32_t> words = shared.words();
-  ASSERT_EQ(words.size(), shared.size()) << "reading the buffer back failed";
-  for (size_t i = 0; i < words.size(); ++i) ASSERT_EQ(words[i], kPoison) << "word " << i << " was written";
+  expect_all_poison(shared);
 }
 
 }  // namespace
