@@ -8,13 +8,13 @@
 //   output  [N, 24, 56, 56]
 //   epilogue: conv * scale[co] + shift[co]
 //
-// Schedule (the default rule): gemm: block_tile 24x128, k_step 8, vthreads 1x2 (4x4 outputs each)
+// Schedule (the default rule): gemm: block_tile 24x128, k_step 8, 3 stages, vthreads 1x2 (4x4 outputs each)
 //   per image the GEMM out[24 x 3136] = filter[24 x 96] x input[96 x 3136], the batch's pixels side by side;
-//   a block computes 24 output channels x 128 pixels in 12 stage(s) of 8 input channels, double-buffered;
+//   a block computes 24 output channels x 128 pixels in 12 stage(s) of 8 input channels through 3 buffers;
 //   a thread computes 1x2 groups of 4x4 outputs, 24/1 channels and 128/2 pixels apart
 //
 // Launch: grid (ceil(N * 3136 / 128) * 1), block 96 threads
-//   shared memory 9984 bytes per block; input and output pointers aligned to 16 bytes
+//   shared memory 14976 bytes per block; input and output pointers aligned to 16 bytes
 //
 // Cost at N = 1: reads 1213632 bytes, writes 301056 bytes, 14450688 flops;
 //   floor 0.50 us at the copy bandwidth of 3.00 TB/s, 0.28 us at the fp32 peak.
@@ -47,6 +47,7 @@ constexpr bool kResidual = false;  // + residual[n, co, oy, ox] after the affine
 constexpr int kBM = 24;  // output channels per block
 constexpr int kBN = 128;  // pixels per block
 constexpr int kBK = 8;  // rows of K per shared-memory stage
+constexpr int kStages = 3;  // shared-memory buffers: stage i + kStages - 1 is copied while stage i is computed
 constexpr int kVM = 1;  // 4-row groups per thread (kBM / kVM apart)
 constexpr int kVN = 2;  // 4-column groups per thread (kBN / kVN apart)
 
@@ -62,7 +63,7 @@ constexpr int kXPasses = 3;
 constexpr int kWLoads = 2;  // staged weights per thread
 constexpr int kAPitch = 28;  // floats between staged weight rows (4 of padding)
 constexpr int kXPitch = 128;  // floats between staged input rows
-constexpr int kMinBlocksPerSM = 5;  // blocks per SM: the register cap stays above the estimated need
+constexpr int kMinBlocksPerSM = 4;  // blocks per SM: the register cap stays above the estimated need
 
 
 // The activation: none.
@@ -82,8 +83,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSM)
 conv_f32_nchw_n1_c96_co24_h56_w56_k1x1_s1_p0_ss(const float* __restrict__ input, const float* __restrict__ filter,
           const float* __restrict__ epilogue_a, const float* __restrict__ epilogue_b,
           const float* __restrict__ residual, float* __restrict__ output, int batch) {
-  __shared__ __align__(16) float w_s[2][kBK][kAPitch];  // weights, [k][m]
-  __shared__ __align__(16) float x_s[2][kBK][kXPitch];  // pixels,  [k][p]
+  __shared__ __align__(16) float w_s[kStages][kBK][kAPitch];  // weights, [k][m]
+  __shared__ __align__(16) float x_s[kStages][kBK][kXPitch];  // pixels,  [k][p]
 
   const int tid = threadIdx.x;
   // Output-channel blocks vary fastest, so the blocks that read one X tile run
@@ -105,12 +106,19 @@ conv_f32_nchw_n1_c96_co24_h56_w56_k1x1_s1_p0_ss(const float* __restrict__ input,
 
   auto load_stage = [&](int step, int buf) {
     const int k0 = step * kBK;
+    // This thread's first row of the stage; its others are whole planes
+    // further, offsets the compiler folds into the copies' addresses.
+    const float* x_stage = x_src + static_cast<long long>(k0 + x_row) * kPixels;
 #pragma unroll
     for (int q = 0; q < kXPasses; ++q) {
       const int k = x_row + q * kXRowsPerPass;
       if (kBK % kXRowsPerPass != 0 && k >= kBK) break;
-      const bool valid = x_valid && (kGemmK % kBK == 0 || k0 + k < kGemmK);
-      const float* src = valid ? x_src + static_cast<long long>(k0 + k) * kPixels : input;
+      // Where row k0 + k exists the address is inside the input, even for a
+      // pixel past the batch (x_src is then the input's first image): only
+      // a ragged last stage needs the fallback.
+      const bool row_exists = kGemmK % kBK == 0 || k0 + k < kGemmK;
+      const bool valid = x_valid && row_exists;
+      const float* src = row_exists ? x_stage + q * kXRowsPerPass * kPixels : input;
       // src-size 0 writes zeros: the padding of ragged M/N/K costs no branch.
       if (kXVec == 4) convgen::copy_to_shared_16(&x_s[buf][k][x_col], src, valid);
       else convgen::copy_to_shared_4(&x_s[buf][k][x_col], src, valid);
@@ -126,7 +134,6 @@ conv_f32_nchw_n1_c96_co24_h56_w56_k1x1_s1_p0_ss(const float* __restrict__ input,
                          (kGemmK % kBK == 0 || k0 + k < kGemmK);
       convgen::copy_to_shared_4(&w_s[buf][k][m], valid ? filter + (m0 + m) * kGemmK + k0 + k : filter, valid);
     }
-    convgen::commit_copies();
   };
 
   const int tn = tid % kThreadsN;  // threads of a warp differ first along N
@@ -137,18 +144,29 @@ conv_f32_nchw_n1_c96_co24_h56_w56_k1x1_s1_p0_ss(const float* __restrict__ input,
 #pragma unroll
     for (int j = 0; j < kVN * 4; ++j) acc[i][j] = 0.0f;
 
-  load_stage(0, 0);
+  constexpr int steps = kKSteps;
+  auto step_of = [](int i) { return i; };
+  // The pipeline: the first kStages - 1 stages are in flight before the loop.
+  // A group is committed for every stage, empty past the last, so that
+  // "stage i has landed" is always "at most kStages - 2 groups pending".
+#pragma unroll
+  for (int stage = 0; stage < kStages - 1; ++stage) {
+    if (stage < steps) load_stage(step_of(stage), stage);
+    convgen::commit_copies();
+  }
 #pragma unroll 1
-  for (int step = 0; step < kKSteps; ++step) {
-    const int buf = step & 1;
-    // Fetch the next stage while this one is computed.
-    if (step + 1 < kKSteps) {
-      load_stage(step + 1, buf ^ 1);
-      convgen::wait_copies<1>();
-    } else {
-      convgen::wait_copies<0>();
-    }
+  for (int stage = 0; stage < steps; ++stage) {
+    // The buffers by the stage's index, not a counter carried around the
+    // loop: ptxas kept 12 more registers for the counter.
+    const int buf = stage % kStages;
+    convgen::wait_copies<kStages - 2>();
+    // This stage is in shared memory for the whole block, and every thread
+    // is done with the previous one, whose buffer is refilled while this one
+    // is computed: one barrier a stage.
     __syncthreads();
+    const int refill = (stage + kStages - 1) % kStages;
+    if (stage + kStages - 1 < steps) load_stage(step_of(stage + kStages - 1), refill);
+    convgen::commit_copies();
 #pragma unroll
     for (int k = 0; k < kBK; ++k) {
       float a[kVM * 4], b[kVN * 4];
@@ -167,7 +185,6 @@ conv_f32_nchw_n1_c96_co24_h56_w56_k1x1_s1_p0_ss(const float* __restrict__ input,
 #pragma unroll
         for (int j = 0; j < kVN * 4; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
     }
-    __syncthreads();  // the buffer is refilled by the next iteration's load
   }
 
   // Epilogue in registers, then one store per output (4-wide where HW % 4 == 0).

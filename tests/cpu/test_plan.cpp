@@ -1803,6 +1803,31 @@ TEST(Conv2dPlan, GemmOverIm2colForStrided3x3) {
             "stem");
 }
 
+// The gemm algorithm's ring of shared-memory buffers: 3 for 1x1 layers
+// whose stages hold 8 rows of K, 2 for deeper stages and for im2col; a
+// spec's count is the kernel's, and the buffers count in its shared memory.
+TEST(Conv2dPlan, GemmRingOfStages) {
+  PlanOptions h100;  // (a T4's 64 KiB of shared memory would hold 4 blocks)
+  h100.target = parse_arch_list("90");
+  const std::string thin = "{op: conv2d, n: 64, c: 24, c_out: 144, h: 56, w: 56, filter: 1, padding: valid";
+  const KernelPlan p = plan(thin + "}", h100);
+  EXPECT_EQ(p.schedule.summary(), "gemm: block_tile 32x128, k_step 8, 3 stages, vthreads 2x2 (4x4 outputs each)");
+  EXPECT_EQ(p.smem_bytes, 3 * (8 * (32 + 4) + 8 * 128) * 4);
+  // 64 sums, 2 x (4 + 4) fragments and 48: 144 registers, 7 blocks of 64 threads.
+  EXPECT_EQ(p.number("min_blocks"), 7);
+  const KernelPlan deep = plan("{op: conv2d, n: 64, c: 320, c_out: 1280, h: 7, w: 7, filter: 1, padding: valid}");
+  EXPECT_EQ(deep.schedule.at("k_step"), 16);
+  EXPECT_EQ(deep.schedule.at("stages"), 2);
+  EXPECT_EQ(deep.schedule.summary().find("stages"), std::string::npos) << deep.schedule.summary();
+  EXPECT_EQ(deep.smem_bytes, 2 * (16 * (32 + 4) + 16 * 128) * 4);
+  const KernelPlan strided = plan("{op: conv2d, n: 8, c: 24, c_out: 64, h: 56, w: 56, filter: 3, stride: 2, "
+                                  "padding: same, schedule: {algorithm: gemm, k_step: 8}}");
+  EXPECT_EQ(strided.schedule.at("stages"), 2);
+  const KernelPlan forced = plan(thin + ", schedule: {algorithm: gemm, k_step: 16, stages: 4}}");
+  EXPECT_EQ(forced.schedule.at("stages"), 4);
+  EXPECT_EQ(forced.smem_bytes, 4 * (16 * (32 + 4) + 16 * 128) * 4);
+}
+
 // The tile order (raster, swizzle) of both implicit GEMMs: the default is
 // the grid's own (raster pixels, swizzle 1), which the summary leaves
 // unsaid; a spec's order is the kernel's and is said, written as the one
@@ -2327,7 +2352,7 @@ TEST(Conv2dPlan, MathTf32AndTensorCores) {
                   .flag("tensor_cores"));
   const KernelPlan thin =
       plan("{op: conv2d, n: 64, c: 96, c_out: 24, h: 28, w: 28, filter: 1, padding: valid, math: tf32}", h100);
-  EXPECT_EQ(thin.schedule.summary(), "gemm: block_tile 24x128, k_step 8, vthreads 1x2 (4x4 outputs each)");
+  EXPECT_EQ(thin.schedule.summary(), "gemm: block_tile 24x128, k_step 8, 3 stages, vthreads 1x2 (4x4 outputs each)");
   // Forced: a tensor-core warp takes 16 x vthreads_co channels, so the block 32.
   const KernelPlan forced = plan(
       "{op: conv2d, n: 64, c: 96, c_out: 24, h: 28, w: 28, filter: 1, padding: valid, math: 3xtf32, "
@@ -2335,7 +2360,7 @@ TEST(Conv2dPlan, MathTf32AndTensorCores) {
       h100);
   EXPECT_EQ(forced.name, "conv_f32_3xtf32_nchw_n64_c96_co24_h28_w28_k1x1_s1_p0");
   EXPECT_EQ(forced.schedule.summary(),
-            "gemm: block_tile 32x128, k_step 8, vthreads 1x2 (4x4 outputs each), products tensor_cores");
+            "gemm: block_tile 32x128, k_step 8, 3 stages, vthreads 1x2 (4x4 outputs each), products tensor_cores");
   EXPECT_TRUE(forced.flag("three_products"));
   EXPECT_NEAR(forced.compute_floor_us, static_cast<double>(forced.flops) / 127e6, 1e-9);
   // Tensor cores need a math that allows them.

@@ -82,6 +82,10 @@ inline bool is_one_of(int v, std::initializer_list<int> allowed) {
 // Accumulators a thread may keep: beyond 64 a thread needs about 250
 // registers, and such schedules never won in the sweep.
 constexpr int kMaxAccumulators = 64;
+// Shared-memory buffers of a main loop's ring (the `stages` knob of gemm and
+// of implicit_gemm): one range for both, since a spec that names no
+// algorithm has its knobs read before the algorithm is chosen.
+constexpr int kMinPipelineStages = 2, kMaxPipelineStages = 8;
 
 // 1x1 convolutions with stride 1 and no padding: per image, out[c_out x
 // HW] = filter[c_out x c] x input[c x HW], the GEMM algorithm's own shape

@@ -8,8 +8,9 @@
 // im2col matrix is materialized. The pixels of all images of the batch sit
 // side by side along N, so small planes still fill whole tiles. A block
 // computes a block_tile of output channels x pixels; the reduction runs over
-// K in stages of k_step through double-buffered shared memory (cp.async,
-// 16-byte copies of a 1x1 input where HW % 4 == 0). Each thread
+// K in stages of k_step through a ring of `stages` shared-memory buffers
+// (cp.async, 16-byte copies of a 1x1 input where HW % 4 == 0; one barrier a
+// stage). Each thread
 // owns vthreads groups of 4x4 outputs, spread a block's fraction apart so
 // that a warp's 16-byte shared-memory reads are conflict-free, and applies
 // the fused epilogue in registers before one 16-byte store per 4 outputs.
@@ -36,6 +37,7 @@ enum Products { kFma = 0, kTensorCores = 1 };
 struct Gemm {
   int block_co = 0, block_pixels = 0;  // output channels and pixels per block
   int k_step = 0;                      // rows of K per shared-memory stage
+  int stages = 2;                      // shared-memory buffers of the main loop's ring
   int vthreads_co = 1, vthreads_pixels = 1;  // 4x4 groups per thread along each
   int split_k = 1;                     // blocks of a cluster that share a tile
   int products = kFma;                 // fp32 FMA, or TF32 tensor cores (math tf32, 3xtf32)
@@ -88,7 +90,7 @@ GemmShape gemm_shape(const Workload& wl, const Gemm& s) {
   g.a_pitch = s.block_co + (tensor ? 8 : 4);
   g.x_pitch = s.block_pixels + (tensor ? 8 : 0);
   g.tile_pitch = s.block_pixels + (tensor ? 8 : 0);
-  const int stage_bytes = 2 * (s.k_step * g.a_pitch + s.k_step * g.x_pitch) * 4;
+  const int stage_bytes = s.stages * (s.k_step * g.a_pitch + s.k_step * g.x_pitch) * 4;
   const int tile_bytes = s.block_co * g.tile_pitch * 4;
   // The block's tile of sums: with tensor cores in the stages' buffers once
   // the main loop is done; with split K on FMA beside them.
@@ -101,7 +103,13 @@ GemmShape gemm_shape(const Workload& wl, const Gemm& s) {
   // under the FMA estimate's cap).
   const int fragments = tensor ? (4 * s.vthreads_co + 8 * s.vthreads_pixels) * 2 * (wl.math == Math::k3xTF32 ? 2 : 1)
                                : 8 * (s.vthreads_co + s.vthreads_pixels);
-  g.registers = g.accumulators + fragments + 64;
+  // Plus 40 for indices, pointers and the epilogue, and one a copy the
+  // thread issues a stage. A flat 64 let ptxas give MobileNetV2's 24 -> 144
+  // 1x1 kernel (2x2 groups, 64 threads, 8 copies a stage) 141 registers
+  // under the ring of stages, 7 blocks an SM; asked for 7 blocks it fits 127
+  // without spilling, 8 blocks. A flat 48 made 384 -> 96 (16 copies a
+  // stage) spill.
+  g.registers = g.accumulators + fragments + 40 + g.x_passes + g.w_loads;
   return g;
 }
 
@@ -193,6 +201,16 @@ Gemm default_gemm(const Workload& wl, const PlanOptions& options, int products) 
   return s;
 }
 
+// Buffers of the main loop's ring, once the stage's depth is known: 3 for
+// 1x1 layers whose stages hold 8 rows of K, else 2. Short stages of the
+// thin, memory-bound 1x1 layers need two stages' copies in flight; with
+// longer stages the third buffer only costs shared memory. On the H200,
+// of MobileNetV2's 1x1 layers at batch 64 (docs/performance.md, "The ring
+// of stages in the product"), the four with 8-row stages ran faster
+// with 3 buffers than with 2 (2-9%), the others (16 rows) as fast or up
+// to 3% slower.
+int default_stages(const Workload& wl, const Gemm& s) { return is_pointwise(wl) && s.k_step == 8 ? 3 : 2; }
+
 void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   const ScheduleRequest& req = wl.schedule;
   if (!gemm_filter_fits(wl)) {
@@ -208,6 +226,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   s.k_step = req.value("k_step").value_or(s.k_step);
   s.vthreads_co = req.value("vthreads_co").value_or(s.vthreads_co);
   s.vthreads_pixels = req.value("vthreads_pixels").value_or(s.vthreads_pixels);
+  s.stages = req.value("stages").value_or(default_stages(wl, s));
 
   std::vector<Diagnostic> errors;
   const SourceLocation& tile_at = req.at("block_tile");
@@ -265,13 +284,14 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   if (g.smem_bytes > smem_limit) {
     errors.push_back({req.at("k_step"), "the schedule stages " + num(g.smem_bytes) +
                                             " bytes of shared memory per block; the limit is " + num(smem_limit) +
-                                            ": use a smaller k_step or block_tile"});
+                                            ": use a smaller k_step or block_tile, or fewer stages"});
   }
   if (!errors.empty()) throw InputError(std::move(errors));
 
   p.schedule.values = {{"block_co", s.block_co},
                        {"block_pixels", s.block_pixels},
                        {"k_step", s.k_step},
+                       {"stages", s.stages},
                        {"vthreads_co", s.vthreads_co},
                        {"vthreads_pixels", s.vthreads_pixels},
                        {"split_k", s.split_k},
@@ -315,8 +335,9 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
 
 std::string describe(const Schedule& s) {
   return "block_tile " + num(s.at("block_co")) + "x" + num(s.at("block_pixels")) + ", k_step " +
-         num(s.at("k_step")) + ", vthreads " + num(s.at("vthreads_co")) + "x" + num(s.at("vthreads_pixels")) +
-         " (4x4 outputs each)" + (s.at("split_k") > 1 ? ", split_k " + num(s.at("split_k")) : "") +
+         num(s.at("k_step")) + (s.at("stages") != 2 ? ", " + num(s.at("stages")) + " stages" : "") + ", vthreads " +
+         num(s.at("vthreads_co")) + "x" + num(s.at("vthreads_pixels")) + " (4x4 outputs each)" +
+         (s.at("split_k") > 1 ? ", split_k " + num(s.at("split_k")) : "") +
          (s.at("products") == kTensorCores ? ", products tensor_cores" : "");
 }
 
@@ -342,6 +363,9 @@ const Algorithm kGemm{
     {Knob::tuple("block_tile", {"block_co", "block_pixels"}, 4, 512, "[channels, pixels]",
                  "output channels x pixels per block"),
      Knob::integer("k_step", 1, 64, "rows of K (input channels x filter taps) per shared-memory stage (the reduction split)"),
+     Knob::integer("stages", kMinPipelineStages, kMaxPipelineStages,
+                   "shared-memory buffers of the main loop's ring: stage i + stages - 1 is copied while stage i is "
+                   "computed"),
      Knob::tuple("vthreads", {"vthreads_co", "vthreads_pixels"}, 1, 4, "[channels, pixels]",
                  "groups of 4x4 outputs per thread, spread over the block tile (virtual threads)"),
      split_k_knob(),

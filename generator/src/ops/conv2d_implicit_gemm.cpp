@@ -435,7 +435,7 @@ const Algorithm kImplicitGemm{
                  "the block's tile of the GEMM: output pixels x output channels, and the reduction step"),
      Knob::tuple("warp_tile", {"warp_m", "warp_n"}, 32, 64, "[pixels, channels]",
                  "one warp's part of the block tile (mma.sync tiles: 16x8x16 of half operands, 16x8x8 of tf32)"),
-     Knob::integer("stages", 2, 8,
+     Knob::integer("stages", kMinPipelineStages, kMaxPipelineStages,
                    "shared-memory buffers of the main loop's pipeline (cp.async; 2: staged through registers, odd c)"),
      split_k_knob(),
      Knob::choice("iterator", {"optimized", "few_channels"},
