@@ -263,7 +263,8 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                                         "cp.async, and the main loop that stages through registers has 2 stages, "
                                         "not " + num(s.stages)});
   } else if (!odd_halves && s.stages < 3) {
-    errors.push_back({req.at("stages"), "the cp.async main loop takes 3 to 8 stages, not " + num(s.stages) +
+    errors.push_back({req.at("stages"), "the cp.async main loop takes 3 to " + num(kMaxPipelineStages) + " stages, not " +
+                                        num(s.stages) +
                                         "; 2 stages are for an odd c of " + to_string(wl.dtype == DataType::kFloat32
                                                                                           ? DataType::kFloat16
                                                                                           : wl.dtype)});
