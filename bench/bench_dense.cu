@@ -185,11 +185,12 @@ struct DenseBench {
   static inline const std::vector<const char*> kJsonColumns = {
       "suite", "name", "specialized", "n", "c", "c_out", "h", "w", "kh", "kw", "stride", "pad", "epilogue",
       "dtype", "layout", "math", "out_h", "out_w", "flops", "floor_us", "roofline_us", "convgen_hot_us", "convgen_cold_us",
-      "convgen_noepilogue_hot_us", "noepilogue_name", "noepilogue_specialized", "convgen_residual_hot_us",
-      "residual_name", "residual_specialized", "cudnn_hot_us", "cudnn_cold_us", "cudnn_algo", "tflops",
-      "cudnn_tflops", "convgen_frac_ceiling", "cudnn_frac_ceiling", "convgen_frac_roofline", "cudnn_frac_roofline",
-      "copy_cold_us", "copy_frac_ceiling", "speedup_vs_cudnn", "fused_plain_ratio", "residual_plain_ratio",
-      "max_rel_err", "fused_max_rel_err", "residual_max_rel_err", "check_limit", "check_ok", "dispatch_reason"};
+      "convgen_noepilogue_hot_us", "convgen_noepilogue_cold_us", "noepilogue_name", "noepilogue_specialized",
+      "convgen_residual_hot_us", "residual_name", "residual_specialized", "cudnn_hot_us", "cudnn_cold_us",
+      "cudnn_algo", "tflops", "cudnn_tflops", "convgen_frac_ceiling", "cudnn_frac_ceiling", "convgen_frac_roofline",
+      "cudnn_frac_roofline", "copy_cold_us", "copy_frac_ceiling", "speedup_vs_cudnn", "fused_plain_ratio",
+      "fused_plain_ratio_cold", "residual_plain_ratio", "max_rel_err", "fused_max_rel_err", "residual_max_rel_err",
+      "check_limit", "check_ok", "dispatch_reason"};
   static inline const std::vector<const char*> kTunedJsonExtras = {"tuned_tflops", "tuned_frac_roofline"};
   static inline const std::vector<TableColumn> kRowColumns = {
       {"suite", "suite"},

@@ -59,10 +59,11 @@ struct DepthwiseBench {
                                                               "stride", "pad", "mult", "epilogue"};
   static inline const std::vector<const char*> kJsonColumns = {
       "suite", "name", "specialized", "n", "c", "h", "w", "kh", "kw", "stride", "pad", "mult", "epilogue", "dtype", "layout", "out_h",
-      "out_w", "floor_us", "convgen_hot_us", "convgen_cold_us", "convgen_noepilogue_hot_us", "noepilogue_name",
-      "noepilogue_specialized", "cudnn_hot_us", "cudnn_cold_us", "cudnn_algo", "convgen_frac_ceiling",
-      "cudnn_frac_ceiling", "copy_cold_us", "copy_frac_ceiling", "speedup_vs_cudnn", "max_rel_err",
-      "fused_max_rel_err", "check_ok", "dispatch_reason"};
+      "out_w", "floor_us", "convgen_hot_us", "convgen_cold_us", "convgen_noepilogue_hot_us",
+      "convgen_noepilogue_cold_us", "noepilogue_name", "noepilogue_specialized", "cudnn_hot_us", "cudnn_cold_us",
+      "cudnn_algo", "convgen_frac_ceiling", "cudnn_frac_ceiling", "copy_cold_us", "copy_frac_ceiling",
+      "speedup_vs_cudnn", "fused_plain_ratio", "fused_plain_ratio_cold", "max_rel_err", "fused_max_rel_err",
+      "check_ok", "dispatch_reason"};
   static inline const std::vector<const char*> kTunedJsonExtras = {"tuned_frac_ceiling"};
   static inline const std::vector<TableColumn> kRowColumns = {
       {"suite", "suite"},

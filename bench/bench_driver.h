@@ -226,6 +226,8 @@ RowResult<Op> measure_row(const Selected<Op>& selected, const Machine& machine, 
   row.convgen_noepilogue_hot_us = has_epilogue(row.problem)
                                       ? stopwatch.hot_us(plain, options.hot_launches, options.hot_replays)
                                       : row.convgen_hot_us;
+  row.convgen_noepilogue_cold_us =
+      has_epilogue(row.problem) ? stopwatch.cold_us(plain, options.trials) : row.convgen_cold_us;
   if (Op::kHasResidual) {
     row.convgen_residual_hot_us = stopwatch.hot_us(residual, options.hot_launches, options.hot_replays);
   }

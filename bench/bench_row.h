@@ -355,6 +355,9 @@ struct RowResult : Selected<Op> {
 
   double floor_us = kNaN, roofline_us = kNaN, flops = kNaN;
   double convgen_hot_us = kNaN, convgen_cold_us = kNaN, convgen_noepilogue_hot_us = kNaN;
+  // The plain kernel cold too: an epilogue costs instructions, which show hot (L2 warm), and a few
+  // parameter loads, which is all a kernel bound by DRAM should pay for it cold.
+  double convgen_noepilogue_cold_us = kNaN;
   double convgen_residual_hot_us = kNaN;
   double cudnn_hot_us = kNaN, cudnn_cold_us = kNaN;
   // A device-to-device copy that reads and writes as many bytes as the row,
@@ -383,6 +386,7 @@ struct RowResult : Selected<Op> {
   double copy_frac_ceiling() const { return floor_us / copy_cold_us; }
   double speedup_vs_cudnn() const { return cudnn_hot_us / convgen_hot_us; }
   double fused_plain_ratio() const { return convgen_hot_us / convgen_noepilogue_hot_us; }
+  double fused_plain_ratio_cold() const { return convgen_cold_us / convgen_noepilogue_cold_us; }
   double residual_plain_ratio() const { return convgen_residual_hot_us / convgen_noepilogue_hot_us; }
   double tuned_tflops() const { return flops / (tuned_hot_us * 1e6); }
   double tuned_frac_ceiling() const { return floor_us / tuned_cold_us; }
