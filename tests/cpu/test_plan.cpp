@@ -2830,16 +2830,29 @@ TEST(StagedPlan, PairsOfRowsWhereTheActivationClampsAfterTheRounding) {
   EXPECT_FALSE(one_row.flag("pair_rows"));
 }
 
-// The same in float32: 16 channels (64 bytes), 128 / 16 = 8 columns; the
-// window of 34 x 14 pixels of 16 floats is 30,464 bytes. A 5x5 layer of
+// The same in float32, whose runs are longer: 32 channels (128 bytes), 128 /
+// 32 = 4 columns; the window of 34 x 10 pixels of 32 floats is 43,520
+// bytes. 96 rows take 4 tiles of 24 (28 would leave the last 12), and at
+// stride 1 a plane narrower than two tiles of columns is one (7 for 4; at
+// stride 2 it stays 4). A 5x5 layer of
 // 72 float16 channels on 56x56: they run 24 (48 bytes; 40 and 36 do not
 // divide 72 in whole 16-byte copies), 128 / 24 = 5.3 columns, nearest power
 // of two 4; window 28 + 4 = 32 rows by 4 + 4 = 8 columns: 32 x 8 x 48 =
 // 12,288 bytes.
 TEST(StagedPlan, ChannelsAndColumnsFollowTheRunAndTheThreads) {
   const KernelPlan f32 = plan("{n: 16, c: 128, h: 56, w: 56, filter: 7, padding: same, layout: NHWC}");
-  EXPECT_EQ(f32.schedule.summary(), "staged: channels_per_block 16, block_tile [28, 8], copy_groups 4");
-  EXPECT_EQ(f32.smem_bytes, 34 * 14 * 16 * 4);
+  EXPECT_EQ(f32.schedule.summary(), "staged: channels_per_block 32, block_tile [28, 4], copy_groups 4");
+  EXPECT_EQ(f32.smem_bytes, 34 * 10 * 32 * 4);
+  EXPECT_EQ(plan("{n: 1, c: 256, h: 96, w: 96, filter: 5, padding: same, layout: NHWC}").schedule.summary(),
+            "staged: channels_per_block 32, block_tile [24, 4], copy_groups 4");
+  EXPECT_EQ(plan("{n: 64, c: 960, h: 7, w: 7, filter: 5, padding: same, layout: NHWC}").schedule.summary(),
+            "staged: channels_per_block 32, block_tile [7, 7], copy_groups 4");
+  EXPECT_EQ(plan("{n: 64, c: 672, h: 14, w: 14, filter: 5, stride: 2, padding: same, layout: NHWC}")
+                .schedule.summary(),
+            "staged: channels_per_block 32, block_tile [7, 4], copy_groups 4");
+  // 120 channels: 24 (96 bytes; 32 does not divide 120, 30 is no multiple of 16 bytes).
+  EXPECT_EQ(plan("{n: 64, c: 120, h: 28, w: 28, filter: 5, padding: same, layout: NHWC}").schedule.summary(),
+            "staged: channels_per_block 24, block_tile [28, 4], copy_groups 4");
   const KernelPlan p =
       plan("{n: 64, c: 72, h: 56, w: 56, filter: 5, padding: same, dtype: float16, layout: NHWC}");
   EXPECT_EQ(p.schedule.summary(), "staged: channels_per_block 24, block_tile [28, 4], copy_groups 4");
@@ -2852,18 +2865,19 @@ TEST(StagedPlan, ChannelsAndColumnsFollowTheRunAndTheThreads) {
 // Where a pixel's run of the block's channels is no multiple of 4 bytes (7
 // channels of float16: 14 bytes), each copy is one 2-byte element, a load
 // and a store; and where a tile does not divide the plane, its last tiles
-// are ragged. 7 channels take 128 / 7 = 18.3 columns: 16; the 28 rows
-// copy 34 x 19 x 7 = 4,522 elements over 112 threads, 41 a thread, over
-// the 32 that fit, so the tile shrinks to 21 rows (27 x 19 x 7 / 112 = 32).
+// are ragged. 7 channels take 128 / 7 = 18.3 columns: 16, and the 28-wide
+// plane, narrower than two such tiles, is one of 28 columns; the 28 rows
+// copy 34 x 32 x 7 = 7,616 elements over 196 threads, 39 a thread, over
+// the 32 that fit, so the tile shrinks to 21 rows (25 x 32 x 7 / 196 = 29).
 TEST(StagedPlan, TwoByteCopiesAndRaggedTiles) {
   const KernelPlan p =
       plan("{n: 8, c: 7, h: 28, w: 28, filter: 5, padding: same, epilogue: bias, dtype: float16, layout: NHWC}");
-  EXPECT_EQ(p.schedule.summary(), "staged: channels_per_block 7, block_tile [21, 16]");
+  EXPECT_EQ(p.schedule.summary(), "staged: channels_per_block 7, block_tile [21, 28]");
   EXPECT_EQ(p.number("copy_bytes"), 2);
   EXPECT_FALSE(p.flag("async_copies"));
   EXPECT_EQ(p.number("copy_groups"), 1);  // loads and stores: nothing lands later
   EXPECT_TRUE(p.flag("ragged_tiles"));
-  EXPECT_EQ(p.number("tiles_per_image"), 1 * 2 * 2);
+  EXPECT_EQ(p.number("tiles_per_image"), 1 * 2 * 1);
   EXPECT_EQ(p.alignment, 2);
 }
 
@@ -2889,20 +2903,22 @@ TEST(StagedPlan, DefaultRuleInNhwc) {
 }
 
 // Small filters: the most channels in runs of up to 128 bytes, in multiples
-// of 32 (144 float32 channels: 24, 96 bytes; 32 does not divide 144); 7 or
+// of 32; in float32, where that run is no multiple of 64 bytes, up to 192
+// bytes in multiples of 64 (144 channels: 48, 192 bytes, not 24, 96 bytes;
+// 192 channels keep 32, 128 bytes); 7 or
 // 8 columns, whichever leaves fewer ragged (56 columns: 8, none ragged; 28:
 // 7); 14 rows at stride 1, 7 at stride 2. At batch 1 the rows halve while
 // the grid holds fewer than two blocks for each of the H100's 132 SMs: 960
 // channels of 7 x 7 at 64 a block, 15 x 1 x 1 tiles of 7 rows, then 4, 2,
 // 1 row (15 x 7 = 105 blocks, as many as it gets), copied in one group:
 // groups only where the grid holds 4 blocks an SM (528 on the H100). The
-// batch-64 layers' grids do (64 x 6 x 4 x 7 = 10,752 blocks for the first).
+// batch-64 layers' grids do (64 x 3 x 4 x 7 = 5,376 blocks for the first).
 TEST(StagedPlan, SmallFilterDefaults) {
   const KernelPlan p = plan("{n: 64, c: 144, h: 56, w: 56, filter: 3, padding: same, layout: NHWC}");
-  EXPECT_EQ(p.schedule.summary(), "staged: channels_per_block 24, block_tile [14, 8], copy_groups 4");
-  EXPECT_EQ(p.block_threads, 24 * 8);
-  EXPECT_EQ(p.smem_bytes, 16 * 10 * 24 * 4);
-  EXPECT_EQ(p.number("tiles_per_image"), 6 * 4 * 7);
+  EXPECT_EQ(p.schedule.summary(), "staged: channels_per_block 48, block_tile [14, 8], copy_groups 4");
+  EXPECT_EQ(p.block_threads, 48 * 8);
+  EXPECT_EQ(p.smem_bytes, 16 * 10 * 48 * 4);
+  EXPECT_EQ(p.number("tiles_per_image"), 3 * 4 * 7);
   EXPECT_EQ(plan("{n: 64, c: 192, h: 56, w: 56, filter: 3, stride: 2, padding: same, dtype: bfloat16, "
                  "layout: NHWC}")
                 .schedule.summary(),

@@ -69,6 +69,19 @@ constexpr int kWholePixelColumns = 4;
 // tiles for 132 SMs) 48 channels stay faster.
 constexpr int kWholePixelStride1Columns = 3;
 constexpr int kWholePixelStride1Rows = 28;
+// float32 takes longer runs than the half types' sweeps chose. On the H200
+// (docs/performance.md, "float32 NHWC depthwise: longer runs"): large
+// filters in runs of up to 128 bytes (32 channels) ran 1.04-1.17x faster
+// cold than in runs of 64 or 80 on six of the seven float32 large-filter
+// layers of the benchmark (16x512x14^2 7x7: 4% slower); 144 channels of a 3x3 filter in runs of 48
+// (192 bytes) 1.07-1.08x faster than in 24 (96 bytes, every other one off a
+// 64-byte boundary). Small filters whose runs of the half types' rule are
+// no multiple of 64 bytes take up to 192 bytes in multiples of 64 where a
+// divisor of the channels reaches past them; those in 128-byte runs (32
+// channels) ran 1.03-1.11x slower in 192.
+constexpr int kLargeRunBytesF32 = 128;
+constexpr int kLongRunBytesF32 = 192;
+constexpr int kLongRunMultipleF32 = 64;
 // Where copies are asynchronous (cp.async: 4 bytes and more) and the grid
 // holds at least 4 blocks an SM, a default copies its window in 4 groups of
 // rows and computes on each as it lands (2-byte copies are loads and
@@ -209,27 +222,42 @@ bool whole_pixels(const Workload& wl, const PlanOptions& options) {
   return grid_blocks(wl, wl.c, rows, columns) >= 1LL * kSmallMinBlocksPerSm * options.target.newest.sm_count;
 }
 
-// The channels a block takes by default: a whole pixel's (whole_pixels);
-// else the most whose run of a pixel is at most the filter size's run bytes
-// and a multiple of the widest copy (32 bytes for small filters, then 16;
-// 16 for large ones) that divide the channels (120 channels of float16,
-// large filter: 40); else of 4 bytes; else any divisor.
-int default_channels(const Workload& wl, const PlanOptions& options) {
-  if (whole_pixels(wl, options)) return wl.c;
+// The most channels, dividing the workload's, whose run is at most
+// run_bytes and a multiple of the first of `multiples` that one reaches; 0
+// if none.
+int channels_in_runs(const Workload& wl, int run_bytes, const std::vector<int>& multiples) {
   const int bytes = ops::element_bytes(wl);
-  const int run_bytes = large_filter(wl) ? kLargeRunBytes : kSmallRunBytes;
-  const std::vector<int> copies = large_filter(wl) ? std::vector<int>{16, 4, 1} : std::vector<int>{32, 16, 4, 1};
-  for (int copy : copies) {
+  for (int multiple : multiples) {
     for (int c = std::min(wl.c, std::max(1, run_bytes / bytes)); c >= 1; --c) {
-      if (wl.c % c == 0 && c * bytes % copy == 0) return c;
+      if (wl.c % c == 0 && c * bytes % multiple == 0) return c;
     }
   }
-  return 1;
+  return 0;
+}
+
+// The channels a block takes by default: a whole pixel's (whole_pixels);
+// else the most whose run of a pixel is at most the filter size's run
+// bytes (large filters in float32: kLargeRunBytesF32) and a multiple of
+// the widest copy (32 bytes for small filters, then 16; 16 for large ones)
+// that divide the channels (120 channels of float16, large filter: 40);
+// else of 4 bytes; else any divisor. Small filters in float32 whose run so
+// found is no multiple of 64 bytes take longer runs where they divide the
+// channels (144 channels: 48, not 24).
+int default_channels(const Workload& wl, const PlanOptions& options) {
+  if (whole_pixels(wl, options)) return wl.c;
+  const bool f32 = ops::element_bytes(wl) == 4;
+  if (large_filter(wl)) return channels_in_runs(wl, f32 ? kLargeRunBytesF32 : kLargeRunBytes, {16, 4, 1});
+  const int c = channels_in_runs(wl, kSmallRunBytes, {32, 16, 4, 1});
+  if (f32 && c * 4 % kLongRunMultipleF32 != 0) {
+    return std::max(c, channels_in_runs(wl, kLongRunBytesF32, {kLongRunMultipleF32}));
+  }
+  return c;
 }
 
 // The default tile columns (at most the plane's): kWholePixelColumns for
 // whole pixels; large filters, the power of two nearest kLargeBlockThreads
-// / channels; small ones, 7 or 8, whichever leaves fewer ragged columns (8
+// / channels, or at stride 1 the whole plane where it is narrower than two
+// such tiles; small ones, 7 or 8, whichever leaves fewer ragged columns (8
 // on a tie).
 int default_columns(const Workload& wl, int channels, const PlanOptions& options) {
   if (whole_pixels(wl, options)) {
@@ -242,15 +270,23 @@ int default_columns(const Workload& wl, int channels, const PlanOptions& options
   const double ideal = static_cast<double>(kLargeBlockThreads) / channels;
   int columns = 1;
   while (columns * 2 <= ideal * 1.41421356) columns *= 2;  // nearest on a log scale
-  return std::min(columns, wl.out_w());
+  // At stride 1, a plane narrower than two such tiles is one: 7 columns in
+  // tiles of 4 stage 16 window columns of a 5x5 filter for 7 outputs, one
+  // tile 11. On the H200 the half types' 7x7 planes of 5x5 and 7x7 filters
+  // ran 1.03-1.12x faster cold so; at stride 2 (the 14x14 5x5 layer of 672
+  // channels) 1.06-1.08x slower.
+  if (!strided(wl) && wl.out_w() < 2 * columns) return wl.out_w();
+  return columns;
 }
 
-// The default tile rows (at most the plane's): kLargeTileRows for large
-// filters; for small ones kSmallTileRows / stride, halved while the grid of
+// The default tile rows (at most the plane's): for large filters at most
+// kLargeTileRows, as many in each tile (96 rows: 4 tiles of 24, where 28
+// rows left the last tile 12; on the H200 the float32 seed 5x5 layer ran
+// 1.08x faster cold); for small ones kSmallTileRows / stride, halved while the grid of
 // the workload's batch holds fewer than kSmallMinBlocksPerSm blocks an SM
 // of the newest target GPU.
 int default_rows(const Workload& wl, int channels, int columns, const PlanOptions& options) {
-  if (large_filter(wl)) return std::min(wl.out_h(), kLargeTileRows);
+  if (large_filter(wl)) return ceil_div(wl.out_h(), ceil_div(wl.out_h(), kLargeTileRows));
   if (!strided(wl) && whole_pixels(wl, options)) return std::min(wl.out_h(), kWholePixelStride1Rows);
   int rows = std::min(wl.out_h(), std::max(1, kSmallTileRows / wl.stride_h));
   const long long enough = 1LL * kSmallMinBlocksPerSm * options.target.newest.sm_count;
