@@ -2904,8 +2904,9 @@ TEST(StagedPlan, DefaultRuleInNhwc) {
 
 // Small filters: the most channels in runs of up to 128 bytes, in multiples
 // of 32; in float32, where that run is no multiple of 64 bytes, up to 192
-// bytes in multiples of 64 (144 channels: 48, 192 bytes, not 24, 96 bytes;
-// 192 channels keep 32, 128 bytes); 7 or
+// bytes in multiples of 64 where their grid still holds two blocks an SM
+// (144 channels at batch 64: 48, 192 bytes, not 24, 96 bytes; at batch 1,
+// 84 blocks: 24; 192 channels keep 32, 128 bytes); 7 or
 // 8 columns, whichever leaves fewer ragged (56 columns: 8, none ragged; 28:
 // 7); 14 rows at stride 1, 7 at stride 2. At batch 1 the rows halve while
 // the grid holds fewer than two blocks for each of the H100's 132 SMs: 960
@@ -2919,6 +2920,8 @@ TEST(StagedPlan, SmallFilterDefaults) {
   EXPECT_EQ(p.block_threads, 48 * 8);
   EXPECT_EQ(p.smem_bytes, 16 * 10 * 48 * 4);
   EXPECT_EQ(p.number("tiles_per_image"), 3 * 4 * 7);
+  EXPECT_EQ(plan("{n: 1, c: 144, h: 56, w: 56, filter: 3, padding: same, layout: NHWC}").schedule.summary(),
+            "staged: channels_per_block 24, block_tile [7, 8]");
   EXPECT_EQ(plan("{n: 64, c: 192, h: 56, w: 56, filter: 3, stride: 2, padding: same, dtype: bfloat16, "
                  "layout: NHWC}")
                 .schedule.summary(),
