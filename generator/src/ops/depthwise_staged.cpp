@@ -222,6 +222,8 @@ bool whole_pixels(const Workload& wl, const PlanOptions& options) {
   return grid_blocks(wl, wl.c, rows, columns) >= 1LL * kSmallMinBlocksPerSm * options.target.newest.sm_count;
 }
 
+int default_columns(const Workload& wl, int channels, const PlanOptions& options);
+
 // The most channels, dividing the workload's, whose run is at most
 // run_bytes and a multiple of the first of `multiples` that one reaches; 0
 // if none.
@@ -255,7 +257,7 @@ int default_channels(const Workload& wl, const PlanOptions& options) {
     const int longer = channels_in_runs(wl, kLongRunBytesF32, {kLongRunMultipleF32});
     const int rows = std::min(wl.out_h(), std::max(1, kSmallTileRows / wl.stride_h));
     const long long enough = 1LL * kSmallMinBlocksPerSm * options.target.newest.sm_count;
-    if (longer > c && grid_blocks(wl, longer, rows, std::min(8, wl.out_w())) >= enough) return longer;
+    if (longer > c && grid_blocks(wl, longer, rows, default_columns(wl, longer, options)) >= enough) return longer;
   }
   return c;
 }
