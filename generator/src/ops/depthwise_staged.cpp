@@ -73,12 +73,13 @@ constexpr int kWholePixelStride1Rows = 28;
 // (docs/performance.md, "float32 NHWC depthwise: longer runs"): large
 // filters in runs of up to 128 bytes (32 channels) ran 1.04-1.17x faster
 // cold than in runs of 64 or 80 on six of the seven float32 large-filter
-// layers of the benchmark (16x512x14^2 7x7: 4% slower); 144 channels of a 3x3 filter in runs of 48
-// (192 bytes) 1.07-1.08x faster than in 24 (96 bytes, every other one off a
-// 64-byte boundary). Small filters whose runs of the half types' rule are
-// no multiple of 64 bytes take up to 192 bytes in multiples of 64 where a
-// divisor of the channels reaches past them; those in 128-byte runs (32
-// channels) ran 1.03-1.11x slower in 192.
+// layers of the benchmark (16x512x14^2 7x7: 4% slower); 144 channels of a
+// 3x3 filter in runs of 48 (192 bytes) 1.07-1.08x faster than in 24 (96
+// bytes, every other one off a 64-byte boundary). Small filters whose runs
+// of the half types' rule are no multiple of 64 bytes take up to 192 bytes
+// in multiples of 64, where a divisor of the channels reaches past them and
+// the grid stays full; those in 128-byte runs (32 channels) ran 1.03-1.11x
+// slower in 192.
 constexpr int kLargeRunBytesF32 = 128;
 constexpr int kLongRunBytesF32 = 192;
 constexpr int kLongRunMultipleF32 = 64;
@@ -207,6 +208,13 @@ long long grid_blocks(const Workload& wl, int channels, int rows, int columns) {
   return 1LL * wl.n * (wl.c / channels) * ceil_div(wl.out_h(), rows) * ceil_div(wl.out_w(), columns);
 }
 
+// Whether that grid holds kSmallMinBlocksPerSm blocks for each SM of the
+// newest target GPU: the test of every default that trades blocks for
+// longer runs or taller tiles.
+bool fills_gpu(const Workload& wl, int channels, int rows, int columns, const PlanOptions& options) {
+  return grid_blocks(wl, channels, rows, columns) >= 1LL * kSmallMinBlocksPerSm * options.target.newest.sm_count;
+}
+
 bool strided(const Workload& wl) { return wl.stride_h > 1 || wl.stride_w > 1; }
 
 // Whether a block takes every channel of a pixel by default: strided layers,
@@ -219,7 +227,7 @@ bool whole_pixels(const Workload& wl, const PlanOptions& options) {
   if (large_filter(wl) || pixel_bytes <= kSmallRunBytes) return false;
   const int rows = std::min(kWholePixelStride1Rows, wl.out_h());
   const int columns = std::min(kWholePixelStride1Columns, wl.out_w());
-  return grid_blocks(wl, wl.c, rows, columns) >= 1LL * kSmallMinBlocksPerSm * options.target.newest.sm_count;
+  return fills_gpu(wl, wl.c, rows, columns, options);
 }
 
 int default_columns(const Workload& wl, int channels, const PlanOptions& options);
@@ -252,12 +260,11 @@ int default_channels(const Workload& wl, const PlanOptions& options) {
   const int c = channels_in_runs(wl, kSmallRunBytes, {32, 16, 4, 1});
   if (f32 && c * 4 % kLongRunMultipleF32 != 0) {
     // Only where the grid of the longer runs' blocks, at the usual tile,
-    // still holds kSmallMinBlocksPerSm blocks an SM: at batch 1 the 144
-    // channels of 56^2 in runs of 48 (84 blocks) ran 1.08-1.27x slower hot.
+    // fills the GPU: at batch 1 the 144 channels of 56^2 in runs of 48 (84
+    // blocks) ran 1.08-1.27x slower hot.
     const int longer = channels_in_runs(wl, kLongRunBytesF32, {kLongRunMultipleF32});
     const int rows = std::min(wl.out_h(), std::max(1, kSmallTileRows / wl.stride_h));
-    const long long enough = 1LL * kSmallMinBlocksPerSm * options.target.newest.sm_count;
-    if (longer > c && grid_blocks(wl, longer, rows, default_columns(wl, longer, options)) >= enough) return longer;
+    if (longer > c && fills_gpu(wl, longer, rows, default_columns(wl, longer, options), options)) return longer;
   }
   return c;
 }
@@ -290,15 +297,13 @@ int default_columns(const Workload& wl, int channels, const PlanOptions& options
 // The default tile rows (at most the plane's): for large filters at most
 // kLargeTileRows, as many in each tile (96 rows: 4 tiles of 24, where 28
 // rows left the last tile 12; on the H200 the float32 seed 5x5 layer ran
-// 1.08x faster cold); for small ones kSmallTileRows / stride, halved while the grid of
-// the workload's batch holds fewer than kSmallMinBlocksPerSm blocks an SM
-// of the newest target GPU.
+// 1.08x faster cold); for small ones kSmallTileRows / stride, halved while
+// the grid does not fill the GPU (fills_gpu).
 int default_rows(const Workload& wl, int channels, int columns, const PlanOptions& options) {
   if (large_filter(wl)) return ceil_div(wl.out_h(), ceil_div(wl.out_h(), kLargeTileRows));
   if (!strided(wl) && whole_pixels(wl, options)) return std::min(wl.out_h(), kWholePixelStride1Rows);
   int rows = std::min(wl.out_h(), std::max(1, kSmallTileRows / wl.stride_h));
-  const long long enough = 1LL * kSmallMinBlocksPerSm * options.target.newest.sm_count;
-  while (rows > 1 && grid_blocks(wl, channels, rows, columns) < enough) rows = ceil_div(rows, 2);
+  while (rows > 1 && !fills_gpu(wl, channels, rows, columns, options)) rows = ceil_div(rows, 2);
   return rows;
 }
 
