@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Writes one spec per schedule variant index (library v<i> holds the i-th variant of every row of
-# $ROWS: rows1.py to rows16.py), CMakeLists.txt and main.cu, which times each variant beside the default's output.
+# $ROWS: rows1.py to rows18.py), CMakeLists.txt and main.cu, which times each variant beside the default's output.
 # A rows module's DTYPE ("float16", the default, in NHWC; or "float32", in NCHW) is every row's; its TEMPLATES
 # ({variant index: folder}, optional) generates that variant's library from other templates.
 import importlib
@@ -12,6 +12,13 @@ DTYPE = getattr(rows, "DTYPE", "float16")
 LAYOUT = "NHWC" if DTYPE == "float16" else "NCHW"
 TEMPLATES = getattr(rows, "TEMPLATES", {})  # variant index: the templates folder its library is generated from
 nlib = max(len(r[8]) for r in R)
+
+
+def epilogue(act):
+    """A row's epilogue: scale/shift and the activation, or none for a row whose act is "plain"."""
+    return "epilogue: none, activation: none" if act == "plain" else f"epilogue: scale_shift, activation: {act}"
+
+
 cm = ["cmake_minimum_required(VERSION 3.22)", "project(sweep LANGUAGES CXX CUDA)", "find_package(convgen REQUIRED)"]
 for i in range(nlib):
     lines = [f"library: v{i}", f"defaults: {{dtype: {DTYPE}, layout: {LAYOUT}}}", "workloads:"]
@@ -20,7 +27,7 @@ for i in range(nlib):
             continue
         sch = "" if vs[i] is None else f", schedule: {{{vs[i]}}}"
         lines.append(f"  - {{op: conv2d, n: {n}, c: {c}, c_out: {co}, h: {h}, w: {h}, filter: {k}, stride: {s}, "
-                     f"padding: {(k - 1) // 2}, epilogue: scale_shift, activation: {act}{sch}}}  # {name}")
+                     f"padding: {(k - 1) // 2}, {epilogue(act)}{sch}}}  # {name}")
     open(f"v{i}.yaml", "w").write("\n".join(lines) + "\n")
     add = f"convgen_add_library(convgen_v{i} SPECS ${{CMAKE_CURRENT_SOURCE_DIR}}/v{i}.yaml)"
     if i in TEMPLATES:  # this variant's kernels from other templates (an A/B of a template change)
@@ -36,7 +43,7 @@ def label(i, variant):
     return (variant or "default") + (f" [templates {TEMPLATES[i]}]" if i in TEMPLATES else "")
 
 
-ws = ",\n".join(f'  {{"{r[0]}", {r[1]}, {r[2]}, {r[3]}, {r[4]}, {r[5]}, {r[6]}, convgen::Activation::k{r[7].capitalize()}, {len(r[8])}, {{{", ".join(chr(34) + label(i, v) + chr(34) for i, v in enumerate(r[8]))}}}}}' for r in R)
+ws = ",\n".join(f'  {{"{r[0]}", {r[1]}, {r[2]}, {r[3]}, {r[4]}, {r[5]}, {r[6]}, convgen::Activation::k{"None" if r[7] == "plain" else r[7].capitalize()}, {str(r[7] == "plain").lower()}, {len(r[8])}, {{{", ".join(chr(34) + label(i, v) + chr(34) for i, v in enumerate(r[8]))}}}}}' for r in R)
 elem = {"float16": ("__half", "kFloat16", "kNHWC"), "float32": ("float", "kFloat32", "kNCHW")}[DTYPE]
 src = open("main.cu.in").read().replace("@ELEM@", elem[0]).replace("@DTYPE@", elem[1]).replace("@LAYOUT@", elem[2])
 src = src.replace("@INCLUDES@", inc).replace("@CALLS@", calls).replace("@WORKLOADS@", ws)
