@@ -3,7 +3,7 @@
 # hot as pointwise against 19.1 as implicit_gemm. "pointwise" alone is that algorithm's own default tile.
 # Variant 4 of the first rows is the default built from the templates before the epilogue parameters were
 # read after the first input copies (BASE_TEMPLATES: a folder of them); variants 1 to 3 there repeat the
-# default, to show the spread of the timing.
+# default, to show the spread of the timing. Run on an H200 (results/rows18_*.txt).
 import os
 
 PW = "algorithm: pointwise"

@@ -1070,18 +1070,18 @@ TEST(PlanImplicitGemm, DefaultRuleWorkedByHand) {
   // free, and at least the cp.async loop's 3: MobileNetV2's thin
   // projections at batch 64 take 128 x 32 tiles of 6 stages, but 32 -> 16
   // (one 32-deep step) needs 3, 96 -> 24 (3 steps) 4; 144 -> 24 (5 steps)
-  // keeps 6. (32 -> 16 takes pointwise by default: implicit_gemm forced.)
+  // keeps 6. (These take pointwise by default: implicit_gemm forced.)
   p = plan_kernel(workload("{op: conv2d, n: 64, c: 32, c_out: 16, h: 112, w: 112, filter: 1, padding: valid, "
                            "dtype: float16, layout: NHWC, schedule: {algorithm: implicit_gemm}}"),
                   h100);
   EXPECT_EQ(p.schedule.summary(), "implicit_gemm: cta_tile 128x32x32, warp_tile 32x32, 3 stages");
   EXPECT_EQ(p.smem_bytes, 3 * (128 + 32) * 32 * 2);  // was 6 stages' 61,440 bytes
   p = plan_kernel(workload("{op: conv2d, n: 64, c: 96, c_out: 24, h: 56, w: 56, filter: 1, padding: valid, "
-                           "dtype: float16, layout: NHWC}"),
+                           "dtype: float16, layout: NHWC, schedule: {algorithm: implicit_gemm}}"),
                   h100);
   EXPECT_EQ(p.schedule.summary(), "implicit_gemm: cta_tile 128x32x32, warp_tile 32x32, 4 stages");
   p = plan_kernel(workload("{op: conv2d, n: 64, c: 144, c_out: 24, h: 56, w: 56, filter: 1, padding: valid, "
-                           "dtype: float16, layout: NHWC}"),
+                           "dtype: float16, layout: NHWC, schedule: {algorithm: implicit_gemm}}"),
                   h100);
   EXPECT_EQ(p.schedule.summary(), "implicit_gemm: cta_tile 128x32x32, warp_tile 32x32, 6 stages");
   // Stems (which take tensor_stem by default; implicit_gemm forced): 3
@@ -2247,9 +2247,26 @@ TEST(PlanPointwise, DefaultRuleAndLimitsWorkedByHand) {
   EXPECT_EQ(p.schedule.at("channel_tile"), 120);
   EXPECT_EQ(p.number("k_pad"), 48);
   EXPECT_EQ(p.number("output_pitch"), 136);
-  // Deeper than 40 channels, or channel counts off 16-byte vectors:
-  // implicit_gemm.
+  // Narrow outputs from deeper inputs: 96 -> 24 on 56^2, one tile of 24
+  // (3 mma tiles of 8, odd: staging rows of 24 + 16), K of 96 in rows of
+  // 96 + 8; 12,544 tiles, 5.9 a warp: 8.
+  p = plan_kernel(workload("{op: conv2d, n: 64, c: 96, c_out: 24, h: 56, w: 56, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.schedule.summary(), "pointwise: channel_tile 24, warps_per_block 4, tiles_per_warp 8, 2 stages");
+  EXPECT_EQ(p.smem_bytes, 24 * 104 * 2 + 2 * 24 * 4 + 4 * (2 * 16 * 104 + 16 * 40) * 2);
+  EXPECT_EQ(plan_kernel(workload("{op: conv2d, n: 1, c: 144, c_out: 24, h: 56, w: 56, filter: 1, padding: valid, "
+                                 "dtype: bfloat16, layout: NHWC}"),
+                        h100)
+                .schedule.algorithm_name(),
+            "pointwise");
+  // Deeper than 40 channels with more than 24 outputs, deeper than 144, or
+  // channel counts off 16-byte vectors: implicit_gemm.
   for (const char* text : {"{op: conv2d, n: 64, c: 48, c_out: 96, h: 56, w: 56, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC}",
+                           "{op: conv2d, n: 64, c: 144, c_out: 32, h: 28, w: 28, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC}",
+                           "{op: conv2d, n: 64, c: 152, c_out: 24, h: 56, w: 56, filter: 1, padding: valid, "
                            "dtype: float16, layout: NHWC}",
                            "{op: conv2d, n: 64, c: 12, c_out: 96, h: 56, w: 56, filter: 1, padding: valid, "
                            "dtype: float16, layout: NHWC}",

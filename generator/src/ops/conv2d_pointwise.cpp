@@ -41,6 +41,14 @@ constexpr int kMaxChannelTile = 256;  // 128 accumulators a thread
 // slower: too few tiles a warp to hide its copies; docs/performance.md,
 // "Thin 1×1 layers: the `pointwise` algorithm").
 constexpr int kMaxDefaultChannels = 40;
+// Narrow outputs take it too, from deeper inputs: on the H200, 96 -> 24 and
+// 144 -> 24 on 56^2 ran 1.43 and 1.37 times faster hot than implicit_gemm at
+// batch 64, 96 -> 24 1.39 times at batch 1; with 32 and 40 output channels
+// on 28^2 at batch 64 its own tiles ran 0.86 to 1.04 times as fast, so those
+// stay with implicit_gemm (docs/performance.md, "pointwise on narrow
+// outputs"). The deepest input measured bounds the rule.
+constexpr int kMaxDefaultNarrowOutputs = 24;
+constexpr int kMaxDefaultNarrowInputs = 144;
 // The default rule's most output channels a tile: 144 ran 1.4 times faster
 // in one tile than in two of 72 (24 -> 144), 192 and 240 faster in two
 // tiles (1.3 and 1.8 times: 96 and 120 accumulators a thread spill less).
@@ -208,7 +216,9 @@ LaunchDescription launch(const KernelPlan& p) {
 
 bool pointwise_by_default(const Workload& wl, const PlanOptions& options) {
   const int vector = kVectorBytes / ops::element_bytes(wl);
-  return kPointwise.serves(wl) && is_pointwise(wl) && wl.c <= kMaxDefaultChannels && wl.c % vector == 0 &&
+  const bool thin = wl.c <= kMaxDefaultChannels;
+  const bool narrow = wl.c_out <= kMaxDefaultNarrowOutputs && wl.c <= kMaxDefaultNarrowInputs;
+  return kPointwise.serves(wl) && is_pointwise(wl) && (thin || narrow) && wl.c % vector == 0 &&
          wl.c_out % vector == 0 && options.target.newest.sm >= kMinArch;
 }
 
