@@ -44,7 +44,7 @@ constexpr int kMaxDefaultChannels = 40;
 // Narrow outputs take it too, from deeper inputs: on the H200, 96 -> 24 and
 // 144 -> 24 on 56^2 ran 1.43 and 1.37 times faster hot than implicit_gemm at
 // batch 64, 96 -> 24 1.39 times at batch 1; with 32 and 40 output channels
-// on 28^2 at batch 64 its own tiles ran 0.86 to 1.04 times as fast, so those
+// on 28^2 at batch 64 its own tiles ran 0.85 to 1.04 times as fast, so those
 // stay with implicit_gemm (docs/performance.md, "pointwise on narrow
 // outputs"). The deepest input measured bounds the rule.
 constexpr int kMaxDefaultNarrowOutputs = 24;
