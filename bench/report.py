@@ -160,7 +160,8 @@ def parse_args(argv=None):
                    help="figure to embed, relative to the markdown file (default: %(default)s)")
     p.add_argument("--baseline", default=None,
                    help="benchmarks.json of a previous run (e.g. the committed docs/benchmarks.json): the float32 "
-                   "NCHW rows' hot times the no_regression target compares with; read before anything is written")
+                   "NCHW rows' hot times the no_regression target compares with, where it ran on the same GPU model; "
+                   "read before anything is written")
     return p.parse_args(argv)
 
 
@@ -294,8 +295,8 @@ def targets_overview(rows, context, baseline):
         lines += [f"The previous run (*no_regression*): commit `{baseline.get('commit', DASH)}`, "
                   f"{baseline.get('date', DASH)}, {baseline.get('gpu', DASH)}.", ""]
     else:
-        lines += ["No previous run's figures (`--baseline`: the benchmarks.json of an earlier run): "
-                  "*no_regression* is not measured.", ""]
+        lines += ["No previous run's figures on this GPU model (`--baseline`: the benchmarks.json of an "
+                  "earlier run): *no_regression* is not measured.", ""]
     lines += ["| target | limit | rows | met | not met | not measured |", "|:---|---:|---:|---:|---:|---:|"]
     for s in targets_summary(rows, context):
         if s["rows"]:
@@ -325,6 +326,11 @@ def baseline_figures(baseline_doc, data):
     figures that run compared with, which its rows keep as baseline_hot_us.
     """
     if not baseline_doc:
+        return {}, None
+    if baseline_doc.get("gpu") != data.get("gpu"):
+        # Another GPU model's times say nothing of a regression in this code.
+        print(f"report.py: the baseline ran on {baseline_doc.get('gpu')}, this run on {data.get('gpu')}; "
+              "no_regression is not measured", file=sys.stderr)
         return {}, None
     rows = [r for r in depthwise_rows(baseline_doc) if storage(r) == DEFAULT_STORAGE]
     same_run = all(baseline_doc.get(k) == data.get(k) for k in ("commit", "date", "gpu"))

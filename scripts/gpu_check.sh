@@ -19,7 +19,7 @@
 #   plot      bench/plot.py                              -> OUT_DIR/benchmarks.png
 #   report    bench/report.py                            -> OUT_DIR/benchmarks.md, benchmarks.json
 #             (the targets; float32 NCHW compared with the committed
-#             docs/benchmarks.json, the previous run)
+#             docs/benchmarks.json, the previous run, where it ran on the same GPU)
 # and OUT_DIR/summary.txt: the step table, then everything printed on the way.
 #
 # OUT_DIR stays flat and holds at most those 8 files, because only 8 files come

@@ -192,6 +192,14 @@ def test_report(tmp):
     alone = verdicts(json.loads(out.read_text()))
     expect(alone[("mnv2_b64", 96, *f32)]["no_regression"]["met"] is None, "no baseline: not measured")
 
+    # A previous run on another GPU model is no baseline: its times say nothing of a regression.
+    base.write_text(json.dumps(dict(previous(), gpu="NVIDIA H200")))
+    run(BENCH / "report.py", "--json", merged, "--md", md, "--out-json", out, "--baseline", base)
+    other = json.loads(out.read_text())
+    expect(verdicts(other)[("mnv2_b64", 96, *f32)]["no_regression"]["met"] is None and "baseline" not in other,
+           "another GPU's run: not measured")
+    expect("No previous run's figures on this GPU model" in md.read_text(), "the page says why")
+
 
 def dense_row(suite, c, math, hot, cudnn, torch_plain):
     """A dense result row as convgen_bench_dense + torch_compare.py write it (times in µs)."""
