@@ -525,7 +525,13 @@ void CudnnConvolution::choose_algorithm() {
   CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(handle_, x_desc_, x_, w_desc_, w_, conv_desc_, y_desc_, y_,
                                                      CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, results,
                                                      workspace_.data(), workspace_.bytes()));
-  // Results come sorted by time, fastest first.
+  // Results come sorted by time, fastest first. Those Find timed at more than
+  // kFindSlack times its fastest are left out: Find's noise swaps algorithms
+  // within 1.6x of each other (bench_common.h), while timing a far slower one
+  // hot, over a thousand calls, can take minutes (an FFT algorithm kept the
+  // 256-group 21x21 depthwise row over 280 s on an H200).
+  constexpr float kFindSlack = 4.0f;
+  float fastest_ms = -1.0f;
   for (int i = 0; i < returned; ++i) {
     const auto& result = results[i];
     const bool tensor_cores =
@@ -534,6 +540,8 @@ void CudnnConvolution::choose_algorithm() {
         result.memory <= workspace_.bytes()) {
       // (Find may list an algorithm once for each math type it tried.)
       if (std::find(candidates_.begin(), candidates_.end(), result.algo) != candidates_.end()) continue;
+      if (fastest_ms < 0.0f) fastest_ms = result.time;
+      if (result.time > kFindSlack * fastest_ms) break;
       candidates_.push_back(result.algo);
     }
   }

@@ -106,9 +106,9 @@ as each library takes it) and accumulates in float32.
 - **specialized**: `yes` when a kernel specialised for this exact workload ran,
   `no` when a generic convgen kernel did.
 - **cuDNN**: the convolution alone (groups = C, no epilogue) through cuDNN's
-  legacy C API, with the fastest hot of every algorithm
-  `cudnnFindConvolutionForwardAlgorithmEx` ran (Find times each once, and
-  close ones swap places from run to run), timed by the benchmark with the
+  legacy C API, with the fastest hot of the algorithms
+  `cudnnFindConvolutionForwardAlgorithmEx` ran within 4× of its fastest (Find
+  times each once, and close ones swap places from run to run), timed by the benchmark with the
   same hot and cold methods as convgen;
   the algorithm is in `benchmarks.json` (`cudnn_algo`). float32: FMA math (no
   TF32); float16 / bfloat16: `CUDNN_DATA_HALF` / `CUDNN_DATA_BFLOAT16` tensors
@@ -612,8 +612,8 @@ Dense (groups = 1) convolutions of `bench/dense.csv`, measured by
   output) added before the activation, also fused. **fused / plain** is the
   fused hot time over the plain one: what the fused epilogue costs.
 - **cuDNN hot**: the convolution alone through cuDNN's legacy API
-  (`cudnnConvolutionForward`), with the fastest hot of every algorithm
-  `cudnnFindConvolutionForwardAlgorithmEx` ran under `CUDNN_FMA_MATH` (no
+  (`cudnnConvolutionForward`), with the fastest hot of the algorithms
+  `cudnnFindConvolutionForwardAlgorithmEx` ran within 4× of its fastest under `CUDNN_FMA_MATH` (no
   TF32); its output is checked against convgen's plain kernel by the largest
   difference relative to the largest output (`max_rel_err` in `benchmarks.json`;
   accepted up to 1e-4, 1e-3 where cuDNN chose a Winograd or FFT algorithm).
