@@ -12,8 +12,10 @@
 #
 # NO_LOCAL_MEMORY fails the build of a kernel that uses local memory (a
 # stack frame or register spills) on any of its GPUs: ptxas's warnings about
-# it, as errors (CONVGEN_NO_LOCAL_MEMORY_FLAGS). Default schedules never
-# need it; a schedule set in a spec or a tuning database might.
+# it, as errors (CONVGEN_NO_LOCAL_MEMORY_FLAGS). The shipped seeds and
+# mobilenet_v2 libraries build with it; a few default schedules elsewhere
+# still spill 4-72 bytes (docs/performance.md, "Local memory in twelve
+# benchmark kernels"), as a schedule set in a spec or a tuning database may.
 #
 # TUNING applies a tuning database (`convgen tune` writes one): a kernel takes
 # the schedule set in its spec if any, else the database's entry for it on
