@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""dwlist.py CONVGEN SPEC [--all]: the staged schedule each float32 NHWC kernel of SPEC gets (convgen list
+"""dwlist.py CONVGEN SPEC [--all]: the staged schedule each NHWC kernel of SPEC in $DW_DTYPE (default float32) gets (convgen list
 --archs 90), one line a kernel: channels, tile, copy groups, threads, shared memory, blocks of the grid at
 the workload's batch and per SM (132 SMs), copies a thread issues. --all: every kernel, any algorithm.
 Exit 1 with convgen's message when the spec does not validate."""
@@ -41,7 +41,7 @@ def main():
         sys.stderr.write(r.stderr)
         return 1
     for k in sorted(json.loads(r.stdout)["kernels"], key=lambda k: k["name"]):
-        if "--all" in sys.argv or (k["layout"] == "NHWC" and k["dtype"] == "float32"):
+        if "--all" in sys.argv or (k["layout"] == "NHWC" and k["dtype"] == os.environ.get("DW_DTYPE", "float32")):
             origin = k.get("origin", {}).get("source", "")
             print(f"{k['name']:52s} {origin:8s} {describe(k)}")
     return 0

@@ -10,13 +10,16 @@
 # BUILD_DIR must be configured with -DCONVGEN_BUILD_BENCH=ON
 # -DCONVGEN_BENCH_TUNING=OFF -DCONVGEN_BENCH_DENSE=OFF keep each rebuild to the one library).
 # Per variant it writes to OUT_DIR:
-#   NAME.yaml            the forced spec          NAME.schedules.txt  the schedule of each float32 NHWC kernel
+#   NAME.yaml            the forced spec          NAME.schedules.txt  the schedule of each NHWC kernel (DW_DTYPE)
 #   NAME.build.log       ninja's output           NAME.check.txt      dwcheck: each float32 NHWC kernel
 #   NAME.json            the benchmark's JSON                          against the generic kernel
 #   NAME.bench.log       the benchmark's output
 # and prints each run's table and, at the end, the summary (dwtable.py). The
-# benchmark runs without cuDNN (--no-cudnn), under `timeout ${DW_TIMEOUT:-90}`,
+# benchmark runs without cuDNN (--no-cudnn; DW_CUDNN=1: with it, and then it
+# checks every row's output against cuDNN's), under `timeout ${DW_TIMEOUT:-90}`,
 # with --trials ${DW_TRIALS:-100} --hot-replays ${DW_REPLAYS:-20}.
+# DW_DTYPE (float32, float16 or bfloat16; default float32): the dtype of the
+# NHWC kernels listed, compiled in the dry run and summed up by dwtable.py.
 # bench/depthwise_bench.yaml is put back as it was when the script ends.
 #
 # BUILD_DIR "--dry": no build, no GPU: each variant forced, checked (convgen check
@@ -37,6 +40,13 @@ shift 2
 rows=${DW_ROWS:-$here/rows.csv}
 trials=${DW_TRIALS:-100} replays=${DW_REPLAYS:-20} limit=${DW_TIMEOUT:-90}
 deadline=${DW_DEADLINE:-0}
+export DW_DTYPE=${DW_DTYPE:-float32}
+case $DW_DTYPE in
+  float32) short=f32 ;; float16) short=f16 ;; bfloat16) short=bf16 ;;
+  *) echo "dwsweep.sh: DW_DTYPE must be float32, float16 or bfloat16, not '$DW_DTYPE'"; exit 2 ;;
+esac
+cudnn=--no-cudnn
+[[ "${DW_CUDNN:-0}" == 1 ]] && cudnn=
 spec=$repo/bench/depthwise_bench.yaml
 t_start=$(date +%s)
 mkdir -p "$out" || exit 1
@@ -94,7 +104,7 @@ for variant in "$@"; do
     if [[ "${DW_NVCC:-0}" == 1 ]]; then
       rm -rf "$out/$name.gen"
       "$gen" generate "$out/$name.yaml" --templates "$repo/templates" --archs 90 -o "$out/$name.gen" -q || { status=1; continue; }
-      for cu in "$out/$name.gen"/dw_f32_nhwc_*.cu; do
+      for cu in "$out/$name.gen"/dw_${short}_nhwc_*.cu; do
         k=$(basename "$cu" .cu)
         info=$(nvcc -arch=sm_90 -cubin -O3 -std=c++17 -I"$repo/runtime/include" -I"$out/$name.gen" \
                  -o /dev/null "$cu" -Xptxas -v 2>&1) || { echo "  $k: nvcc FAILED"; echo "$info" | tail -5; status=1; continue; }
@@ -132,7 +142,7 @@ for variant in "$@"; do
     echo "dwcheck: not built (see $out/dwcheck.build.log); no correctness check for $name"
   fi
   start=$(date +%s)
-  timeout "$limit" "$build/bench/convgen_bench_depthwise" --csv "$rows" --no-cudnn --json "$out/$name.json" \
+  timeout "$limit" "$build/bench/convgen_bench_depthwise" --csv "$rows" $cudnn --json "$out/$name.json" \
     --trials "$trials" --hot-replays "$replays" > "$out/$name.bench.log" 2>&1
   rc=$?
   echo "bench: exit $rc in $(( $(date +%s) - start )) s"

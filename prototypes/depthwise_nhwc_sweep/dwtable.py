@@ -2,10 +2,11 @@
 """dwtable.py OUT_DIR NAME [NAME ...]: the tables of dwsweep.sh's runs (OUT_DIR/NAME.json, the benchmark's
 JSON; OUT_DIR/NAME.schedules.txt, dwlist.py's lines).
 
-Per run: one line a row, with the NHWC rows' copy rate against their float32 NCHW twin's (the
+Per run: one line a row, with the float32 NHWC rows' copy rate against their float32 NCHW twin's (the
 `nhwc_vs_nchw` target of bench/report.py, computed with its own functions: copy rate = copy cold µs /
-convgen cold µs; target = NHWC copy rate / NCHW twin's copy rate, met at >= 0.95).
-With several NAMEs, then a summary: one line an NHWC row, that ratio under every run (and the cold µs),
+convgen cold µs; target = NHWC copy rate / NCHW twin's copy rate, met at >= 0.95), and the float16 and
+bfloat16 NHWC rows' copy rate itself (the `mnv2_b64_copy_rate` target, met at >= 0.95).
+With several NAMEs, then a summary: one line an NHWC row, that measure under every run (and the cold µs),
 and the spread of the NCHW twins' copy rates over the runs (their kernels never change: run-to-run noise).
 --summary-only prints the summary alone.
 """
@@ -52,12 +53,27 @@ def label(r):
     return f"{r['suite']} {r['n']}x{r['c']}x{r['h']}x{r['w']} k{r['kh']} s{r['stride']}"
 
 
+def form(r):
+    """A row's dtype and layout, short: "f16 NHWC"."""
+    short = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
+    return f"{short.get(r.get('dtype', 'float32'), '?')} {r.get('layout', '?')}"
+
+
 def fmt(x, spec=".2f"):
     return format(x, spec) if isinstance(x, (int, float)) else "-"
 
 
 def twins(rows):
     return {row_key(r): r for r in rows if (r.get("dtype"), r.get("layout")) == ("float32", "NCHW")}
+
+
+def measure(r, nchw):
+    """An NHWC row's target measure: float32, its copy rate over its NCHW twin's; the half types, its copy rate."""
+    rate = copy_rate(r) if r else None
+    if not rate or r.get("dtype", "float32") != "float32":
+        return rate
+    twin = nchw.get(row_key(r))
+    return rate / copy_rate(twin) if twin and copy_rate(twin) else None
 
 
 def run_table(out, name):
@@ -67,24 +83,22 @@ def run_table(out, name):
         return
     scheds = schedules(out, name)
     nchw = twins(rows)
-    print(f"{'row':34s} {'layout':6s} {'schedule':22s} {'hot':>7s} {'cold':>7s} {'plain':>7s} {'fused/':>6s} "
+    print(f"{'row':34s} {'form':9s} {'schedule':22s} {'hot':>7s} {'cold':>7s} {'plain':>7s} {'fused/':>6s} "
           f"{'copy':>7s} {'copy':>5s} {'nhwc/':>6s}")
-    print(f"{'':34s} {'':6s} {'':22s} {'µs':>7s} {'µs':>7s} {'hot µs':>7s} {'plain':>6s} "
-          f"{'cold µs':>7s} {'rate':>5s} {'nchw':>6s}")
+    print(f"{'':34s} {'':9s} {'':22s} {'µs':>7s} {'µs':>7s} {'hot µs':>7s} {'plain':>6s} "
+          f"{'cold µs':>7s} {'rate':>5s} {'nchw':>6s} (half types: their copy rate)")
     for r in rows:
         hot, cold, plain = r.get("convgen_hot_us"), r.get("convgen_cold_us"), r.get("convgen_noepilogue_hot_us")
         rate = copy_rate(r)
         verdict = ""
         sched = ""
         if r.get("layout") == "NHWC":
-            twin = nchw.get(row_key(r))
-            tr = copy_rate(twin) if twin else None
-            if rate and tr:
-                v = rate / tr
+            v = measure(r, nchw)
+            if v is not None:
                 verdict = f"{v:6.3f} {'met' if v >= LIMIT else 'MISS'}"
             sched = short_schedule(scheds.get(r.get("name", ""), "?"))
         fused = hot / plain if hot and plain and r.get("epilogue") != "none" else None
-        print(f"{label(r):34s} {r.get('layout', '?'):6s} {sched:22s} {fmt(hot):>7s} {fmt(cold):>7s} {fmt(plain):>7s} "
+        print(f"{label(r):34s} {form(r):9s} {sched:22s} {fmt(hot):>7s} {fmt(cold):>7s} {fmt(plain):>7s} "
               f"{fmt(fused, '.3f'):>6s} {fmt(r.get('copy_cold_us')):>7s} {fmt(rate, '.3f'):>5s} {verdict}")
 
 
@@ -95,27 +109,31 @@ def summary(out, names):
         print("summary: no run finished")
         return
     first = next(iter(runs.values()))
-    keys = [row_key(r) for r in first if r.get("layout") == "NHWC"]
-    labels = {row_key(r): label(r) for r in first}
-    print("nhwc_vs_nchw (NHWC copy rate / the NCHW twin's, same run; >= 0.95 met) and NHWC cold µs:")
-    print(f"{'row':34s} " + " ".join(f"{n[:13]:>13s}" for n in runs) + "  best")
+    # An NHWC row: its workload and dtype (a sweep may time float16 and bfloat16 rows of one workload).
+    nhwc_key = lambda r: (row_key(r), r.get("dtype", "float32"))  # noqa: E731
+    keys = [nhwc_key(r) for r in first if r.get("layout") == "NHWC"]
+    labels = {nhwc_key(r): f"{label(r)} {form(r).split()[0]}" for r in first if r.get("layout") == "NHWC"}
+    print("nhwc_vs_nchw (float32 NHWC copy rate / the NCHW twin's, same run; the half types: their copy rate;"
+          " >= 0.95 met) and NHWC cold µs:")
+    print(f"{'row':39s} " + " ".join(f"{n[:13]:>13s}" for n in runs) + "  best")
     for key in keys:
         cells, best = [], None
         for n, rows in runs.items():
-            by = {row_key(r): r for r in rows if r.get("layout") == "NHWC"}
-            r, twin = by.get(key), twins(rows).get(key)
-            v = copy_rate(r) / copy_rate(twin) if r and twin and copy_rate(r) and copy_rate(twin) else None
+            by = {nhwc_key(r): r for r in rows if r.get("layout") == "NHWC"}
+            r = by.get(key)
+            v = measure(r, twins(rows))
             cells.append(f"{fmt(v, '.3f')}/{fmt(r.get('convgen_cold_us') if r else None, '.1f'):>6s}")
             if v is not None and (best is None or v > best[0]):
                 best = (v, n)
-        print(f"{labels[key]:34s} " + " ".join(f"{c:>13s}" for c in cells) +
+        print(f"{labels[key]:39s} " + " ".join(f"{c:>13s}" for c in cells) +
               (f"  {best[1]} {best[0]:.3f}" if best else ""))
     print("NCHW twins' copy rate over the runs (unchanged kernels: the noise), min-max:")
-    for key in keys:
+    for key in dict.fromkeys(k for k, _ in keys):
         rates = [copy_rate(twins(rows).get(key)) for rows in runs.values() if twins(rows).get(key)]
         rates = [x for x in rates if x]
         if rates:
-            print(f"  {labels[key]:34s} {min(rates):.3f}-{max(rates):.3f} (spread {max(rates) / min(rates) - 1:.1%})")
+            print(f"  {label(twins(first)[key]):34s} {min(rates):.3f}-{max(rates):.3f} "
+                  f"(spread {max(rates) / min(rates) - 1:.1%})")
 
 
 def main():
