@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs compute-sanitizer's memcheck, racecheck and initcheck over every kernel
 # of the shipped specs (and of tests/gpu/tensor_core.yaml and the other test
-# specs sanitize_shipped links, where the build made them), then checks their machine code (no local memory, no loop left over
-# filter taps). Exits non-zero on any error.
+# specs sanitize_shipped links, where the build made them), then checks their machine code, and that of
+# the torchvision library where the build made it (no local memory, no loop left over filter taps).
+# Exits non-zero on any error.
 #   scripts/sanitize.sh BUILD_DIR OUT_DIR
 # CONVGEN_SANITIZE_ONLY=TEXT runs only the kernels whose names hold TEXT under
 # the sanitizers (the machine-code check still reads every kernel).
@@ -33,6 +34,9 @@ libs=("$build"/libconvgen_seeds.a "$build"/libconvgen_mobilenet_v2.a)
 [ -f "$build"/tests/gpu/libconvgen_sm90_float32.a ] && libs+=("$build"/tests/gpu/libconvgen_sm90_float32.a)
 [ -f "$build"/tests/gpu/libconvgen_tensor_core_sm90.a ] && libs+=("$build"/tests/gpu/libconvgen_tensor_core_sm90.a)
 [ -f "$build"/tests/gpu/libconvgen_winograd_nonfused.a ] && libs+=("$build"/tests/gpu/libconvgen_winograd_nonfused.a)
+# The torchvision models' kernels, where the build made them (CONVGEN_BUILD_TORCH_MODELS; machine code
+# only: sanitize_shipped does not run them).
+[ -f "$build"/libconvgen_torchvision.a ] && libs+=("$build"/libconvgen_torchvision.a)
 # The stem algorithm's kernels loop by design (scripts/check_sass.py finds
 # them among each library's generated sources).
 sources=()
