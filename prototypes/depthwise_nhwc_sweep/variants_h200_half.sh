@@ -1,4 +1,4 @@
-# variants_h200_half.sh: a sweep prepared for the six half-type rows of MobileNetV2 at batch 64 that
+# variants_h200_half.sh: the sweep (results/h200_half_sweep.txt) of the six half-type rows of MobileNetV2 at batch 64 that
 # reach less than 0.95 of a copy's rate on an H200 (docs/benchmarks_h200.md; 0.86-0.935, where the
 # H100 ran them at 0.96-1.01). Sourced by run.sh (DW_VARIANTS=variants_h200_half.sh); defines VARIANTS
 # (dwsweep.sh's form) and what the sweep needs: its rows, the dtype listed (bfloat16 gets float16's

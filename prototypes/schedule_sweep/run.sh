@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # On a GPU machine: installs convgen from this checkout (the generator, the
 # runtime, convgen_add_library), builds the sweep that make.py wrote for the
-# rows of $ROWS (rows1 to rows20: run `ROWS=rowsN python3 make.py` first),
+# rows of $ROWS (rows1 to rows21: run `ROWS=rowsN python3 make.py` first),
 # times every variant, then PyTorch's plain and fused conv on the same rows.
+# The generator's build dependencies (scripts/install_deps.sh) must be there,
+# or in a prefix named by CMAKE_PREFIX_PATH (and OPENSSL_ROOT_DIR) in the
+# environment.
 #   ROWS=rows2 bash prototypes/schedule_sweep/run.sh OUT_DIR [CUTLASS_INCLUDE_DIR]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)

@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-rows = importlib.import_module(os.environ.get("ROWS", "rows1"))  # rows1.py to rows19.py
+rows = importlib.import_module(os.environ.get("ROWS", "rows1"))  # rows1.py to rows21.py
 R = rows.R
 HALF = getattr(rows, "DTYPE", "float16") == "float16"
 DT = torch.half if HALF else torch.float32
