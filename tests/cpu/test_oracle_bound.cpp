@@ -134,6 +134,25 @@ TEST_P(HalfBound, TheCorrectlyRoundedResultPasses) {
   EXPECT_EQ(c.elements, 2 * 6 * 5 * 4);
 }
 
+// Outputs below float16's normal range: with one channel's scale at 2^-24
+// (float16's smallest subnormal) its outputs, under 9 * 2^-24, round to a
+// fixed step of 2^-24 (or to zero), so a correctly
+// rounded one can be off by its whole magnitude S. The check passes them (t
+// covers the step), and the worst |err| / S reported leaves them out: it
+// stays at the output's rounding and the fp32 sum's share, as on the other
+// channels, instead of reaching 1.
+TEST_P(HalfBound, OutputsBelowTheNormalRangeLeaveTheWorstRatioAlone) {
+  convgen::oracle::Operands o = operands_;
+  o.epilogue_a[0] = std::ldexp(1.0f, -24);
+  o.epilogue_b[0] = 0;
+  const Reference reference = host_reference(p_, o);
+  const Comparison c = convgen::oracle::compare(p_, kernel_output(p_, reference.value), reference);
+  EXPECT_TRUE(c.passed()) << convgen::oracle::describe(c, p_, 5);
+  const double u = std::ldexp(1.0, -(convgen::row(p_.dtype).fraction_bits + 1));
+  EXPECT_LE(c.max_rel_error, 2 * u);
+  EXPECT_GT(c.max_rel_error, 0.0);
+}
+
 // Every output with one tap left out of its sum, one output at a time: the
 // check must fail wherever the missing product moves the result by more
 // than the dtype's rounding can (four times the unit roundoff of the

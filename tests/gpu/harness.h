@@ -55,7 +55,7 @@ struct CheckResult {
   bool passed = false;
   long long elements = 0;
   long long bad_elements = 0;  // outside the bound, NaN, or never written
-  double max_rel_error = 0;    // max |got - ref| / S over the elements (S: see below)
+  double max_rel_error = 0;    // max |got - ref| / S over the elements (float16: those with S >= 2^-14; S: see below)
   std::string message;         // first failures, or the launch error
 };
 

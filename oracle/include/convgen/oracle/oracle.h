@@ -117,7 +117,7 @@ struct Comparison {
   long long wrong = 0;        // outside the bound, NaN, or never written
   long long guard_word = -1;  // the first guard word overwritten, on either side; -1: none
   std::vector<Mismatch> first;  // the first kReportedMismatches wrong elements
-  double max_rel_error = 0;   // max |got - ref| / S over the finite elements
+  double max_rel_error = 0;   // max |got - ref| / S over the finite elements (float16: those with S >= 2^-14)
   bool passed() const { return wrong == 0 && guard_word < 0; }
 };
 inline constexpr std::size_t kReportedMismatches = 5;
