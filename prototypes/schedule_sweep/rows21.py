@@ -5,7 +5,7 @@
 # own and two torchvision float16 kernels use local memory (docs/performance.md): MobileNetV3-Large's
 # 16 -> 64 on 112^2 at batch 64 spills 4 bytes at 64 registers (sm_80 and sm_90a), MobileNetV2's
 # 144 -> 24 with a residual 8 bytes at 128 (sm_80). With a block count of 2 or 3 both compile clean on
-# both archs (68 and 150 registers), but other kernels move too (ptxas -v, sm_90a): 24 -> 144 fused
+# both archs (67-68 and 150-152 registers), but other kernels move too (ptxas -v, sm_90a): 24 -> 144 fused
 # 162 -> 146 registers, 144 -> 24 with a residual 128 -> 152, 32 -> 192 fused 128 -> 128 (2) or 106 (3).
 # The templates of variants 2, 4 and 5 (from this checkout's templates/):
 #   cp -r templates /tmp/pt && patch -p2 -d /tmp/pt < prototypes/schedule_sweep/pointwise_param_pairs.patch
