@@ -15,8 +15,9 @@
 //   The input channels are cut into 2 parts p of 128 (split K), each with its own GEMMs:
 //   1. U[e][p][co][ci] = (G g G^T)[e], the filter transform (36 elements e; a thread per filter);
 //   2. V[e][p][ci][t] = (B^T d B)[e], the input transform (a thread per input channel and tile);
-//   3. M[e][p] = U[e][p] x V[e][p], 72 GEMMs of 256 x T over K = 128 (CUTLASS's batched SIMT
-//      GEMM, fp32 FMA: 64 x 128 x 8 tiles, 4 warps, 2 stages, its sm_70 main loop);
+//   3. M[e][p] = U[e][p] x V[e][p], 72 GEMMs of 256 x T over K = 128
+//      (CUTLASS's batched SIMT GEMM, fp32 FMA: 64 x 128 x 8 tiles, 4 warps, 2 stages,
+//      its sm_70 main loop);
 //   4. y = A^T M A, M the sum of M[e][0..1] in order: the 4x4 outputs of each tile and output channel, with
 //      the epilogue (a thread per channel and tile).
 //
@@ -69,8 +70,10 @@ constexpr int kPartChannels = kChannels / kParts;  // the GEMMs' K
 constexpr int kTransformThreads = 256;
 constexpr long long kFilterPlane = 1LL * kOutChannels * kChannels;  // U's elements per transform element
 
+constexpr int kTileVector = 1;  // V's and M's rows hold T rounded up to a multiple of this (the GEMM's vectors)
+
 // The batched GEMM: M[e][p] (kOutChannels x T) = U[e][p] (kOutChannels x kPartChannels) x V[e][p]
-// (kPartChannels x T), row-major, in fp32 FMAs.
+// (kPartChannels x T), row-major, CUTLASS's batched SIMT GEMM, fp32 FMA.
 using Gemm = cutlass::gemm::device::GemmBatched<
     float, cutlass::layout::RowMajor, float, cutlass::layout::RowMajor, float, cutlass::layout::RowMajor, float,
     cutlass::arch::OpClassSimt, cutlass::arch::Sm70, cutlass::gemm::GemmShape<64, 128, 8>,
@@ -146,12 +149,13 @@ conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1_filter(const float* __restrict__ 
 }
 
 // 2. A thread per (input channel, tile), tiles fastest: V = B^T d B (V[e]'s
-// parts are its rows of kPartChannels channels).
+// parts are its rows of kPartChannels channels, `stride` floats apart).
 __global__ void __launch_bounds__(kTransformThreads)
-conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1_input(const float* __restrict__ input, float* __restrict__ v, int tiles) {
-  const long long i = blockIdx.x * static_cast<long long>(kTransformThreads) + threadIdx.x;  // ci x tiles + t
-  if (i >= 1LL * kChannels * tiles) return;
-  const int ci = static_cast<int>(i / tiles), t = static_cast<int>(i % tiles);
+conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1_input(const float* __restrict__ input, float* __restrict__ v, int tiles, int stride) {
+  const long long i = blockIdx.x * static_cast<long long>(kTransformThreads) + threadIdx.x;  // ci x stride + t
+  if (i >= 1LL * kChannels * stride) return;
+  const int ci = static_cast<int>(i / stride), t = static_cast<int>(i % stride);
+  const long long plane_v = 1LL * kChannels * stride;
   const int image = t / kTilesPerImage, r = t % kTilesPerImage;
   const int y0 = (r / kTilesW) * 4 - kPadTop, x0 = (r % kTilesW) * 4 - kPadLeft;
   const float* plane = input + (1LL * image * kChannels + ci) * kInH * kInW;
@@ -166,7 +170,6 @@ conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1_input(const float* __restrict__ i
     }
     input_rows(column, bd[x]);
   }
-  const long long plane_v = 1LL * kChannels * tiles;
 #pragma unroll
   for (int y = 0; y < 6; ++y) {
     const float row[6] = {bd[0][y], bd[1][y], bd[2][y], bd[3][y], bd[4][y], bd[5][y]};
@@ -182,18 +185,19 @@ conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1_input(const float* __restrict__ i
 __global__ void __launch_bounds__(kTransformThreads)
 conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1_output(const float* __restrict__ m, const float* __restrict__ epilogue_a,
     const float* __restrict__ epilogue_b, const float* __restrict__ residual, float* __restrict__ output,
-    int tiles) {
+    int tiles, int stride) {
   const long long i = blockIdx.x * static_cast<long long>(kTransformThreads) + threadIdx.x;  // co x tiles + t
   if (i >= 1LL * kOutChannels * tiles) return;
   const int co = static_cast<int>(i / tiles), t = static_cast<int>(i % tiles);
-  const long long plane_m = 1LL * kOutChannels * tiles;
+  const long long plane_m = 1LL * kOutChannels * stride;
+  const long long at_m = 1LL * co * stride + t;
   float am[6][4];  // A^T M, by column of M
 #pragma unroll
   for (int x = 0; x < 6; ++x) {
     float column[6];
 #pragma unroll
     for (int y = 0; y < 6; ++y) {
-      const float* parts = m + (y * 6 + x) * kParts * plane_m + i;
+      const float* parts = m + (y * 6 + x) * kParts * plane_m + at_m;
       column[y] = parts[0];
 #pragma unroll
       for (int p = 1; p < kParts; ++p) column[y] += parts[p * plane_m];
@@ -242,24 +246,25 @@ cudaError_t launch_conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1(const void* in
     const void* epilogue_b, const void* residual, void* output, void* workspace, int batch,
     cudaStream_t stream) {
   using namespace conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1_detail;
-  const int tiles = batch * kTilesPerImage;  // the GEMMs' N (the plan's max_batch keeps it an int)
+  const int tiles = batch * kTilesPerImage;  // the output's tiles (the plan's max_batch keeps it an int)
   if (tiles == 0) return cudaSuccess;
+  const int stride = (tiles + kTileVector - 1) / kTileVector * kTileVector;  // V's and M's rows: the GEMMs' N
   float* u = static_cast<float*>(workspace);
   float* v = u + kElements * kFilterPlane;
-  float* m = v + kElements * (1LL * kChannels * tiles);
+  float* m = v + kElements * (1LL * kChannels * stride);
   // The GEMM's parameters first: a problem it refuses launches nothing.
   // Batch b = e x kParts + p: U, V and M hold their parts b after b.
-  const typename Gemm::Arguments arguments({kOutChannels, tiles, kPartChannels}, {u, kPartChannels},
-      1LL * kOutChannels * kPartChannels, {v, tiles}, 1LL * kPartChannels * tiles, {m, tiles},
-      1LL * kOutChannels * tiles, {m, tiles}, 1LL * kOutChannels * tiles, {1.0f, 0.0f}, kElements * kParts);
+  const typename Gemm::Arguments arguments({kOutChannels, stride, kPartChannels}, {u, kPartChannels},
+      1LL * kOutChannels * kPartChannels, {v, stride}, 1LL * kPartChannels * stride, {m, stride},
+      1LL * kOutChannels * stride, {m, stride}, 1LL * kOutChannels * stride, {1.0f, 0.0f}, kElements * kParts);
   Gemm gemm;
   if (gemm.initialize(arguments, nullptr, stream) != cutlass::Status::kSuccess) return cudaErrorInvalidValue;
   const auto blocks = [](long long threads) {
     return static_cast<unsigned>((threads + kTransformThreads - 1) / kTransformThreads);
   };
   conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1_filter<<<blocks(kFilterPlane), kTransformThreads, 0, stream>>>(static_cast<const float*>(filter), u);
-  conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1_input<<<blocks(1LL * kChannels * tiles), kTransformThreads, 0, stream>>>(
-      static_cast<const float*>(input), v, tiles);
+  conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1_input<<<blocks(1LL * kChannels * stride), kTransformThreads, 0, stream>>>(
+      static_cast<const float*>(input), v, tiles, stride);
   const cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess) return e;
   if (gemm.run(stream) != cutlass::Status::kSuccess) {
@@ -271,7 +276,7 @@ cudaError_t launch_conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1(const void* in
   }
   conv_f32_nchw_n1_c256_co256_h64_w64_k3x3_s1_p1_output<<<blocks(1LL * kOutChannels * tiles), kTransformThreads, 0, stream>>>(
       m, static_cast<const float*>(epilogue_a), static_cast<const float*>(epilogue_b),
-      static_cast<const float*>(residual), static_cast<float*>(output), tiles);
+      static_cast<const float*>(residual), static_cast<float*>(output), tiles, stride);
   return cudaGetLastError();
 }
 

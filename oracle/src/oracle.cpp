@@ -165,9 +165,11 @@ Comparison compare(const ReferenceProblem& p, const std::vector<unsigned char>& 
     }
   }
   // Products of operands rounded by the math (tf32, 3xtf32), where the
-  // operands are not already exact in it (multiples of 1/16 are).
+  // operands are not already exact in it (multiples of 1/16 are, but not
+  // once Winograd's transforms have scaled them by 1/6, 1/12, 1/24).
   const int product_bits = row(p.math).product_bits;
-  const double product_error = p.exact_sums || product_bits == 0 ? 0.0 : std::ldexp(1.0, -product_bits);
+  const bool exact_operands = p.exact_sums && !p.winograd_f4;
+  const double product_error = exact_operands || product_bits == 0 ? 0.0 : std::ldexp(1.0, -product_bits);
   const double unit = (bound_terms(p) + 2) * std::ldexp(1.0, -23) + product_error;
   // The output's one rounding to its dtype (none past the fp32 sum's for
   // float32), and half the smallest subnormal step where that is not tiny.

@@ -311,6 +311,34 @@ TEST(MathBound, EachMathPassesItsOwnBoundAndTf32FailsTheTighterOnes) {
   EXPECT_TRUE(check(Math::k3xTF32, Math::k3xTF32).max_rel_error < std::ldexp(1.0, -20));
 }
 
+// Winograd's transforms scale even sixteenths by 1/6, 1/12 and 1/24, so a
+// kernel of math tf32 that multiplies the transformed operands on tensor
+// cores rounds them: its bound on sixteenths (exact sums) must include
+// tf32's product error, which the direct sum of sixteenths (exact in TF32)
+// does not need. An output 2^-12 S off, within TF32's rounding and far
+// outside fp32's sum, passes tf32's Winograd bound and fails fp32's and the
+// direct tf32 one.
+TEST(MathBound, WinogradTransformsRoundSixteenthsForTf32) {
+  ReferenceProblem p = depthwise(DataType::kFloat32, Layout::kNCHW);
+  p.groups = 1;  // a dense 3x3 layer of 3 input channels, stride 1
+  p.exact_sums = true;
+  const long long count = convgen::oracle::output_count(p);
+  Reference reference;
+  reference.value.assign(static_cast<size_t>(count), 1.0);
+  reference.magnitude.assign(static_cast<size_t>(count), 4.0);
+  const std::vector<double> off(static_cast<size_t>(count), 1.0 + std::ldexp(4.0, -12));
+  auto passes = [&](Math math, bool winograd) {
+    ReferenceProblem q = p;
+    q.math = math;
+    q.winograd_f4 = winograd;
+    return convgen::oracle::compare(q, kernel_output(q, off), reference).passed();
+  };
+  EXPECT_TRUE(passes(Math::kTF32, true));
+  EXPECT_FALSE(passes(Math::kFloat32, true));
+  EXPECT_FALSE(passes(Math::k3xTF32, true));
+  EXPECT_FALSE(passes(Math::kTF32, false));
+}
+
 // Element `at` (in elements) of stored bytes.
 std::vector<unsigned char> element(const ReferenceProblem& p, const std::vector<unsigned char>& bytes, long long at) {
   const size_t size = static_cast<size_t>(convgen::oracle::element_size(p));

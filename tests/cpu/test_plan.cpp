@@ -2351,14 +2351,20 @@ TEST(Conv2dPlan, MathTf32AndTensorCores) {
   // The compute floor at the TF32 rate: half the fp16 peak of 762, 381 TFLOP/s.
   EXPECT_NEAR(strided.compute_floor_us, static_cast<double>(strided.flops) / 381e6, 1e-9);
 
-  // A stride-1 3x3 layer keeps Winograd's fp32 kernels (faster than the
-  // tensor cores' GEMM; at batch 32, the non-fused one), the math in its
-  // name; so does 3xtf32 on a strided one.
+  // A stride-1 3x3 layer keeps Winograd (faster than the tensor cores'
+  // direct GEMM; at batch 32, the non-fused one), the math in its name, and
+  // its GEMMs of transformed operands run on the tensor cores; 3xtf32 keeps
+  // them on FMA, and so does 3xtf32 on a strided layer.
   const KernelPlan winograd =
       plan("{op: conv2d, n: 32, c: 64, c_out: 64, h: 56, w: 56, filter: 3, padding: same, math: tf32}", h100);
   EXPECT_EQ(winograd.name, "conv_f32_tf32_nchw_n32_c64_co64_h56_w56_k3x3_s1_p1");
   EXPECT_EQ(winograd.schedule.algorithm_name(), "winograd_nonfused");
-  EXPECT_NEAR(winograd.compute_floor_us, static_cast<double>(winograd.flops) / 51.6e6, 1e-9);
+  EXPECT_TRUE(winograd.flag("tensor_cores"));
+  EXPECT_NEAR(winograd.compute_floor_us, static_cast<double>(winograd.flops) / 381e6, 1e-9);
+  const KernelPlan winograd_3x =
+      plan("{op: conv2d, n: 32, c: 64, c_out: 64, h: 56, w: 56, filter: 3, padding: same, math: 3xtf32}", h100);
+  EXPECT_FALSE(winograd_3x.flag("tensor_cores"));
+  EXPECT_NEAR(winograd_3x.compute_floor_us, static_cast<double>(winograd_3x.flops) / 51.6e6, 1e-9);
   EXPECT_FALSE(plan("{op: conv2d, n: 32, c: 64, c_out: 128, h: 56, w: 56, filter: 3, stride: 2, padding: same, "
                     "math: 3xtf32}",
                     h100)
@@ -2539,6 +2545,60 @@ TEST(Conv2dPlan, WinogradNonfusedWorkspaceAndDefaultRule) {
   EXPECT_EQ(four.number("part_channels"), 64);
   EXPECT_EQ(four.workspace_fixed, 36 * 128 * 256 * 4);
   EXPECT_EQ(four.workspace_per_image, 16 * 36 * (256 + 4 * 128) * 4);
+}
+
+// winograd_nonfused with math tf32: its GEMMs on TF32 tensor cores
+// (CUTLASS's, 32 rows of K a stage, 16-byte operands), worked out by hand
+// from conv2d_winograd_nonfused.cpp. 56x56 in 4x4 tiles is 14 x 14 = 196
+// tiles an image; V's and M's rows hold the batch's tiles rounded up to 4,
+// at most 3 tiles more: 3 x 36 x (64 + 64) floats more in the fixed part.
+TEST(Conv2dPlan, WinogradNonfusedOnTensorCores) {
+  PlanOptions h100;
+  h100.target = parse_arch_list("90");
+  const std::string layer = "{op: conv2d, n: 32, c: 64, c_out: 64, h: 56, w: 56, filter: 3, padding: same";
+  const KernelPlan p = plan(layer + ", math: tf32}", h100);
+  EXPECT_EQ(p.schedule.summary(),
+            "winograd_nonfused: F(4x4, 3x3) through a workspace; batched GEMM tile 64x128 (channels x tiles), 3 stages, "
+            "products tensor_cores");
+  EXPECT_TRUE(p.flag("tensor_cores"));
+  EXPECT_FALSE(p.flag("three_products"));
+  EXPECT_EQ(p.number("gemm_k"), 32);
+  EXPECT_EQ(p.number("tile_vector"), 4);
+  EXPECT_EQ(p.min_arch, 80);
+  EXPECT_EQ(p.workspace_fixed, 36 * 64 * 64 * 4 + 3 * 36 * (64 + 64) * 4);
+  EXPECT_EQ(p.workspace_per_image, 196 * 36 * (64 + 64) * 4);
+  // On FMA (math fp32, or a spec's products: fma) the rows are the tiles.
+  const KernelPlan fma = plan(layer + ", math: tf32, schedule: {products: fma}}", h100);
+  EXPECT_FALSE(fma.flag("tensor_cores"));
+  EXPECT_EQ(fma.number("gemm_k"), 8);
+  EXPECT_EQ(fma.number("tile_vector"), 1);
+  EXPECT_EQ(fma.workspace_fixed, 36 * 64 * 64 * 4);
+  // 3xtf32 on tensor cores when a spec asks: three products a term.
+  const KernelPlan three = plan(layer + ", math: 3xtf32, schedule: {products: tensor_cores}}", h100);
+  EXPECT_TRUE(three.flag("three_products"));
+  // Not by default where a GPU of the library predates sm_80 (the default
+  // list holds a T4), nor where a part's channels break the 16-byte vectors.
+  EXPECT_FALSE(plan(layer + ", math: tf32}").flag("tensor_cores"));
+  EXPECT_FALSE(plan("{op: conv2d, n: 32, c: 66, c_out: 64, h: 56, w: 56, filter: 3, padding: same, math: tf32, "
+                    "schedule: {algorithm: winograd_nonfused}}",
+                    h100)
+                   .flag("tensor_cores"));
+  // What a spec cannot ask.
+  const auto refusal = [&](const std::string& text) {
+    const std::vector<Diagnostic> errors = spec_errors([&] { plan_kernel(workload(text), h100); });
+    return errors.size() == 1 ? errors[0].message : std::string("(not one error)");
+  };
+  EXPECT_NE(refusal(layer + ", schedule: {algorithm: winograd_nonfused, products: tensor_cores}}")
+                .find("products tensor_cores rounds the operands to TF32, which math fp32 does not allow"),
+            std::string::npos);
+  EXPECT_NE(refusal("{op: conv2d, n: 32, c: 66, c_out: 64, h: 56, w: 56, filter: 3, padding: same, math: tf32, "
+                    "schedule: {algorithm: winograd_nonfused, products: tensor_cores}}")
+                .find("the 66 input channels of a part, in vectors of 4: needs a multiple of 4"),
+            std::string::npos);
+  EXPECT_NE(refusal(layer + ", math: tf32, schedule: {algorithm: winograd_nonfused, products: tensor_cores, "
+                    "gemm_stages: 2}}")
+                .find("gemm_stages 2: the tensor-core GEMM is CUTLASS's multistage one"),
+            std::string::npos);
 }
 
 // ResNet's stem at batch 8 by the default rule: the stem algorithm, worked

@@ -54,6 +54,19 @@ Knob split_k_knob() {
   return k;
 }
 
+Knob products_knob() {
+  return Knob::choice("products", {"fma", "tensor_cores"},
+                      "how the products are computed: fma, in fp32; tensor_cores, mma.sync of TF32 operands (sm_80+), "
+                      "where the workload's math allows it (tf32: one product, 3xtf32: three)");
+}
+
+void check_products_math(const ScheduleRequest& req, int products, const Workload& wl) {
+  if (products == kTensorCores && wl.math == Math::kFloat32) {
+    throw InputError({{req.at("products"), "products tensor_cores rounds the operands to TF32, which math fp32 "
+                                           "does not allow: set math: tf32 or 3xtf32, or products: fma"}});
+  }
+}
+
 int default_split_k(long long blocks, int stages, int tile_channels, int max_blocks_per_sm, int min_stages,
                     const PlanOptions& options) {
   const long long sms = options.target.newest.sm_count;

@@ -123,6 +123,13 @@ constexpr int kMaxSplitK = 8;  // CUDA's portable cluster size
 // Tensor cores with TF32 operands (mma.sync m16n8k8, cvt.rna.tf32): the
 // gemm algorithm's math tf32 and 3xtf32.
 constexpr int kMinTensorCoreArch = 80;
+// How a float32 kernel's products are computed (knob `products`, the gemm
+// and winograd_nonfused algorithms; its words in this order): fp32 FMA, or
+// TF32 tensor cores where the workload's math allows it (tf32, 3xtf32).
+enum Products { kFma = 0, kTensorCores = 1 };
+Knob products_knob();
+// The error a spec gets for products tensor_cores under math fp32.
+void check_products_math(const ScheduleRequest& req, int products, const Workload& wl);
 // The maths an fp32 FMA kernel serves: all of them, since it computes each
 // product in fp32, within the bounds of tf32 and 3xtf32 too (their
 // permission to round, which it does not take).

@@ -31,9 +31,6 @@ namespace convgen::gen::conv2d {
 
 namespace {
 
-// How the products are computed (the `products` knob's words, in order).
-enum Products { kFma = 0, kTensorCores = 1 };
-
 struct Gemm {
   int block_co = 0, block_pixels = 0;  // output channels and pixels per block
   int k_step = 0;                      // rows of K per shared-memory stage
@@ -237,10 +234,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                                    "a multiple of 4 x its vthreads"});
     throw InputError(std::move(errors));
   }
-  if (s.products == kTensorCores && wl.math == Math::kFloat32) {
-    throw InputError({{req.at("products"), "products tensor_cores rounds the operands to TF32, which math fp32 "
-                                           "does not allow: set math: tf32 or 3xtf32, or products: fma"}});
-  }
+  check_products_math(req, s.products, wl);
   if (s.products == kTensorCores) {
     // Tensor cores: a warp computes (16 vthreads_co) x (32 vthreads_pixels)
     // in mma tiles of 16 x 8, over 8 rows of K at a time.
@@ -369,9 +363,7 @@ const Algorithm kGemm{
      Knob::tuple("vthreads", {"vthreads_co", "vthreads_pixels"}, 1, 4, "[channels, pixels]",
                  "groups of 4x4 outputs per thread, spread over the block tile (virtual threads)"),
      split_k_knob(),
-     Knob::choice("products", {"fma", "tensor_cores"},
-                  "how the products are computed: fma, in fp32; tensor_cores, mma.sync of TF32 operands (sm_80+), "
-                  "where the workload's math allows it (tf32: one product, 3xtf32: three)")},
+     products_knob()},
     "conv2d_nchw_gemm.cu.mustache",
     &plan,
     &describe,

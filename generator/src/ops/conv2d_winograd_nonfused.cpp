@@ -5,7 +5,10 @@
 //   U[e] = G g G^T   the filter transform, 36 elements e per filter pair
 //   V[e] = B^T d B   the input transform, per input channel and 4x4 output tile
 //   M[e] = U[e] V[e] 36 GEMMs (output channels x tiles, over the input
-//                    channels): CUTLASS's batched SIMT GEMM, fp32 FMA
+//                    channels): CUTLASS's batched SIMT GEMM, fp32 FMA; or,
+//                    with math tf32 or 3xtf32 and `products: tensor_cores`,
+//                    its tensor-core GEMM of TF32 operands (one product, or
+//                    three for 3xtf32's fp32 accuracy; sm_80 and newer)
 //   y = A^T M A      the output transform, with the fused epilogue.
 // F(4x4) takes 36 multiply-adds per input channel for 16 outputs, 2.25 an
 // output against the fused `winograd` kernel's 4 and the direct sum's 9; the
@@ -29,8 +32,9 @@ constexpr int kTransformThreads = 256;  // a block of each transform kernel
 // The tile is 4x4 outputs: each of U, V and M holds 36 floats per pair.
 constexpr long long kBytesPerPair = 4LL * kElements;
 
-// The GEMM's tiles (output channels x tiles per block; 8 of K a step) and
-// the warp tile each takes: CUTLASS's SIMT configurations of 4 and 8 warps.
+// The GEMM's tiles (output channels x tiles per block) and the warp tile
+// each takes: CUTLASS's SIMT configurations of 4 and 8 warps, which its
+// tensor-core GEMM takes too (warp tiles of 16 x 8 products).
 struct GemmTile {
   const char* word;
   int m, n, warp_m, warp_n;
@@ -49,6 +53,15 @@ constexpr const char* kDefaultGemmTile = "64x128";
 // library that also runs on older GPUs takes the two-stage loop through
 // registers (CUTLASS's sm_70 one).
 constexpr int kMinMultistageArch = 80;
+// Rows of K a stage: 8 in the SIMT GEMM; 32 on tensor cores (four
+// m16n8k8 steps a stage, CUTLASS's TF32 configurations).
+constexpr int kSimtStageK = 8;
+constexpr int kTensorStageK = 32;
+// The tensor-core GEMM reads its operands in 16-byte vectors: its K (the
+// input channels of a part) and its N (the batch's tiles) must be multiples
+// of 4 floats. N is padded (V's and M's rows hold tiles rounded up to 4;
+// the input transform zeroes the padding), K is the workload's.
+constexpr int kTensorVector = 4;
 constexpr int kTwoStageArch = 70;
 constexpr long long kMaxInt = 0x7fffffffLL;
 constexpr int kMaxSplit = 8;
@@ -73,8 +86,11 @@ long long max_tiles(const Workload& wl, const GemmTile& tile) {
 // The workspace's bytes: U, 36 floats per filter pair; for each of the
 // batch's tiles, V's 36 floats per input channel and M's per output channel
 // and part of the input channels.
-long long workspace_fixed(const Workload& wl) { return kBytesPerPair * wl.c_out * wl.c; }
+// On tensor cores the rows of V and M hold up to kTensorVector - 1 tiles more.
 long long workspace_per_tile(const Workload& wl, int split) { return kBytesPerPair * (wl.c + 1LL * split * wl.c_out); }
+long long workspace_fixed(const Workload& wl, int split, int products) {
+  return kBytesPerPair * wl.c_out * wl.c + (products == kTensorCores ? (kTensorVector - 1) * workspace_per_tile(wl, split) : 0);
+}
 
 // The default split: in 2 where the batch's GEMMs make fewer blocks than
 // kSplitBelowBlocksPerSm an SM and each part keeps kMinPartChannels input
@@ -100,6 +116,15 @@ int default_split(const Workload& wl, const GemmTile& tile, const PlanOptions& o
 // memory (ResNet's layers at batch 32 take 60 to 116 MB with the default split).
 constexpr long long kMaxDefaultWorkspaceBytes = 1LL << 30;
 
+// The default products: tensor cores wherever math tf32 allows them and
+// they can run (sm_80 on every GPU of the library, K a multiple of 4);
+// 3xtf32 keeps FMA, whose fp32 sums it allows. PREDICTION, to be measured:
+// the GEMMs are most of the FMA kernel's time on the deep layers.
+int default_products(const Workload& wl, int part_channels, const PlanOptions& options) {
+  const bool runs = oldest_arch(options) >= kMinTensorCoreArch && part_channels % kTensorVector == 0;
+  return wl.math == Math::kTF32 && runs ? kTensorCores : kFma;
+}
+
 void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   const ScheduleRequest& req = wl.schedule;
   if (!is_winograd_shape(wl)) {
@@ -109,15 +134,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                            ops::pair_name(wl.stride_h, wl.stride_w) + " and dilation " +
                            ops::pair_name(wl.dilation_h, wl.dilation_w) + ": use algorithm: direct"}});
   }
-  const bool multistage = oldest_arch(options) >= kMinMultistageArch;
   const int tile_index = req.value("gemm_tile").value_or(default_gemm_tile());
-  const int stages = req.value("gemm_stages").value_or(multistage ? 3 : 2);
-  if (stages > 2 && !multistage) {
-    throw InputError({{req.at("gemm_stages"), "gemm_stages " + num(stages) +
-                                                  " copies the GEMM's operands with cp.async, which needs sm_" +
-                                                  num(kMinMultistageArch) + " or newer; this library is built for sm_" +
-                                                  num(oldest_arch(options)) + " too: use gemm_stages: 2"}});
-  }
   const GemmTile& tile = kGemmTiles[tile_index];
   const int split = req.value("split_k").value_or(default_split(wl, tile, options));
   if (wl.c % split != 0) {
@@ -129,6 +146,31 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                                               " input channels into equal parts (each part's GEMMs share one K): "
                                               "use one of " + divisors}});
   }
+  const int part_channels = wl.c / split;
+  const int products = req.value("products").value_or(default_products(wl, part_channels, options));
+  check_products_math(req, products, wl);
+  const bool tensor = products == kTensorCores;
+  if (tensor && part_channels % kTensorVector != 0) {
+    throw InputError({{req.at("products"), "products tensor_cores reads the GEMM's K, the " + num(part_channels) +
+                                               " input channels of a part, in vectors of " + num(kTensorVector) +
+                                               ": needs a multiple of " + num(kTensorVector) +
+                                               " (split_k permitting), or products: fma"}});
+  }
+  // The multistage main loop where every GPU that runs the kernel has
+  // cp.async: the library's, or on tensor cores sm_80 and newer (an older
+  // GPU runs the generic kernel instead).
+  const bool multistage = tensor || oldest_arch(options) >= kMinMultistageArch;
+  const int stages = req.value("gemm_stages").value_or(multistage ? 3 : 2);
+  if (tensor && stages < 3) {
+    throw InputError({{req.at("gemm_stages"), "gemm_stages " + num(stages) + ": the tensor-core GEMM is CUTLASS's "
+                                                  "multistage one (cp.async, sm_80 and newer): use 3 or 4"}});
+  }
+  if (stages > 2 && !multistage) {
+    throw InputError({{req.at("gemm_stages"), "gemm_stages " + num(stages) +
+                                                  " copies the GEMM's operands with cp.async, which needs sm_" +
+                                                  num(kMinMultistageArch) + " or newer; this library is built for sm_" +
+                                                  num(oldest_arch(options)) + " too: use gemm_stages: 2"}});
+  }
   const long long per_image = tiles_per_image(wl);
   const long long most_tiles = max_tiles(wl, tile);
   if (per_image > most_tiles) {
@@ -138,7 +180,8 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                            "one image of this output has " + num(per_image) + ": use algorithm: winograd"}});
   }
 
-  p.schedule.values = {{"gemm_tile", tile_index}, {"gemm_stages", stages}, {"split_k", split}};
+  p.schedule.values = {{"gemm_tile", tile_index}, {"gemm_stages", stages}, {"split_k", split}, {"products", products}};
+  if (tensor) p.min_arch = kMinTensorCoreArch;
   p.threads = kTransformThreads;
   p.block_threads = kTransformThreads;
   // The transforms use no shared memory; CUTLASS's GEMM sets its own (16 to
@@ -146,7 +189,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   p.smem_bytes = 0;
   p.max_batch = static_cast<int>(std::min<long long>(kMaxBatch, most_tiles / per_image));
   p.alignment = 4;
-  p.workspace_fixed = workspace_fixed(wl);
+  p.workspace_fixed = workspace_fixed(wl, split, products);
   p.workspace_per_image = workspace_per_tile(wl, split) * per_image;
   auto n = [](long long v) { return TemplateValue(v); };
   p.values = {
@@ -160,11 +203,19 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"warp_n", n(tile.warp_n)},
       {"gemm_warps", n((tile.m / tile.warp_m) * (tile.n / tile.warp_n))},
       {"gemm_stages", n(stages)},
+      {"gemm_k", n(tensor ? kTensorStageK : kSimtStageK)},
+      {"tensor_cores", tensor},
+      {"three_products", tensor && wl.math == Math::k3xTF32},
+      {"tile_vector", n(tensor ? kTensorVector : 1)},
+      {"gemm_kind", TemplateValue(std::string(!tensor ? "CUTLASS's batched SIMT GEMM, fp32 FMA"
+                                              : wl.math == Math::k3xTF32
+                                                  ? "CUTLASS's batched tensor-core GEMM, 3xTF32: three TF32 products a term"
+                                                  : "CUTLASS's batched tensor-core GEMM, TF32 operands"))},
       {"gemm_arch", n(stages > 2 ? kMinMultistageArch : kTwoStageArch)},
       {"gemm_m_tiles", n(ceil_div(wl.c_out, tile.m))},
       {"split_k", n(split)},
       {"split", split > 1},
-      {"part_channels", n(wl.c / split)},
+      {"part_channels", n(part_channels)},
       {"last_part", n(split - 1)},
       {"gemms", n(1LL * kElements * split)},
   };
@@ -173,7 +224,8 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
 std::string describe(const Schedule& s) {
   return "F(4x4, 3x3) through a workspace; batched GEMM tile " + std::string(kGemmTiles[s.at("gemm_tile")].word) +
          " (channels x tiles), " + num(s.at("gemm_stages")) + " stages" +
-         (s.at("split_k") > 1 ? ", split_k " + num(s.at("split_k")) : "");
+         (s.at("split_k") > 1 ? ", split_k " + num(s.at("split_k")) : "") +
+         (s.at("products") == kTensorCores ? ", products tensor_cores" : "");
 }
 
 // What the tuner's nvcc build calls is the template's own launcher (four
@@ -220,7 +272,7 @@ bool winograd_nonfused_by_default(const Workload& wl) {
   if (wl.n == 0 || wl.c < 64 || wl.c_out < 64) return false;
   const long long tiles = 1LL * wl.n * tiles_per_image(wl);
   const double gemm_flops = 2.0 * kElements * wl.c_out * wl.c * static_cast<double>(tiles);
-  const double workspace = workspace_fixed(wl) + static_cast<double>(workspace_per_tile(wl, 1)) * tiles;
+  const double workspace = workspace_fixed(wl, 1, kFma) + static_cast<double>(workspace_per_tile(wl, 1)) * tiles;
   return tiles >= 128 && tiles <= max_tiles(wl, kGemmTiles[default_gemm_tile()]) && gemm_flops >= 0.4e9 &&
          workspace <= kMaxDefaultWorkspaceBytes;
 }
@@ -231,7 +283,7 @@ const Algorithm kWinogradNonfused{
     {gemm_tile_knob(),
      Knob::integer("gemm_stages", 2, 4,
                    "shared-memory stages of the batched GEMM's main loop (3 and 4: cp.async, sm_80 and newer)"),
-     split_knob()},
+     split_knob(), products_knob()},
     "conv2d_nchw_winograd_nonfused.cu.mustache",
     &plan,
     &describe,

@@ -15,8 +15,8 @@
 // rounded) while one missed product of about 0.25 still exceeds it. With
 // math tf32 or 3xtf32 (convgen/dtype.h) a product counts as `products`
 // (3 for 3xtf32) in terms, and where the operands are not exact in TF32
-// (uniform ones) E grows by 2^-product_bits * S: 2^-10 for tf32, 2^-20
-// for 3xtf32.
+// (uniform ones, or any through Winograd's transforms) E grows by
+// 2^-product_bits * S: 2^-10 for tf32, 2^-20 for 3xtf32.
 // u is the unit roundoff of the output's one rounding to its dtype (0 for
 // float32, which the sum already rounds to; 2^-11 for float16, 2^-8 for
 // bfloat16) and t half the dtype's smallest subnormal spacing (2^-25 for
