@@ -2351,20 +2351,16 @@ TEST(Conv2dPlan, MathTf32AndTensorCores) {
   // The compute floor at the TF32 rate: half the fp16 peak of 762, 381 TFLOP/s.
   EXPECT_NEAR(strided.compute_floor_us, static_cast<double>(strided.flops) / 381e6, 1e-9);
 
-  // A stride-1 3x3 layer keeps Winograd (faster than the tensor cores'
-  // direct GEMM; at batch 32, the non-fused one), the math in its name, and
-  // its GEMMs of transformed operands run on the tensor cores; 3xtf32 keeps
-  // them on FMA, and so does 3xtf32 on a strided layer.
+  // A stride-1 3x3 layer keeps Winograd's fp32 kernels (faster than the
+  // tensor cores' direct GEMM; at batch 32, the non-fused one, its GEMMs on
+  // FMA: on tensor cores they round the transformed operands), the math in
+  // its name; so does 3xtf32 on a strided one.
   const KernelPlan winograd =
       plan("{op: conv2d, n: 32, c: 64, c_out: 64, h: 56, w: 56, filter: 3, padding: same, math: tf32}", h100);
   EXPECT_EQ(winograd.name, "conv_f32_tf32_nchw_n32_c64_co64_h56_w56_k3x3_s1_p1");
   EXPECT_EQ(winograd.schedule.algorithm_name(), "winograd_nonfused");
-  EXPECT_TRUE(winograd.flag("tensor_cores"));
-  EXPECT_NEAR(winograd.compute_floor_us, static_cast<double>(winograd.flops) / 381e6, 1e-9);
-  const KernelPlan winograd_3x =
-      plan("{op: conv2d, n: 32, c: 64, c_out: 64, h: 56, w: 56, filter: 3, padding: same, math: 3xtf32}", h100);
-  EXPECT_FALSE(winograd_3x.flag("tensor_cores"));
-  EXPECT_NEAR(winograd_3x.compute_floor_us, static_cast<double>(winograd_3x.flops) / 51.6e6, 1e-9);
+  EXPECT_FALSE(winograd.flag("tensor_cores"));
+  EXPECT_NEAR(winograd.compute_floor_us, static_cast<double>(winograd.flops) / 51.6e6, 1e-9);
   EXPECT_FALSE(plan("{op: conv2d, n: 32, c: 64, c_out: 128, h: 56, w: 56, filter: 3, stride: 2, padding: same, "
                     "math: 3xtf32}",
                     h100)
@@ -2547,16 +2543,17 @@ TEST(Conv2dPlan, WinogradNonfusedWorkspaceAndDefaultRule) {
   EXPECT_EQ(four.workspace_per_image, 16 * 36 * (256 + 4 * 128) * 4);
 }
 
-// winograd_nonfused with math tf32: its GEMMs on TF32 tensor cores
-// (CUTLASS's, 32 rows of K a stage, 16-byte operands), worked out by hand
-// from conv2d_winograd_nonfused.cpp. 56x56 in 4x4 tiles is 14 x 14 = 196
-// tiles an image; V's and M's rows hold the batch's tiles rounded up to 4,
-// at most 3 tiles more: 3 x 36 x (64 + 64) floats more in the fixed part.
+// winograd_nonfused with math tf32 and products tensor_cores (a spec's
+// choice, never the default's): its GEMMs on TF32 tensor cores (CUTLASS's,
+// 32 rows of K a stage, 16-byte operands), worked out by hand from
+// conv2d_winograd_nonfused.cpp. 56x56 in 4x4 tiles is 14 x 14 = 196 tiles
+// an image; V's and M's rows hold the batch's tiles rounded up to 4, at
+// most 3 tiles more: 3 x 36 x (64 + 64) floats more in the fixed part.
 TEST(Conv2dPlan, WinogradNonfusedOnTensorCores) {
   PlanOptions h100;
   h100.target = parse_arch_list("90");
   const std::string layer = "{op: conv2d, n: 32, c: 64, c_out: 64, h: 56, w: 56, filter: 3, padding: same";
-  const KernelPlan p = plan(layer + ", math: tf32}", h100);
+  const KernelPlan p = plan(layer + ", math: tf32, schedule: {products: tensor_cores}}", h100);
   EXPECT_EQ(p.schedule.summary(),
             "winograd_nonfused: F(4x4, 3x3) through a workspace; batched GEMM tile 64x128 (channels x tiles), 3 stages, "
             "products tensor_cores");
@@ -2567,8 +2564,8 @@ TEST(Conv2dPlan, WinogradNonfusedOnTensorCores) {
   EXPECT_EQ(p.min_arch, 80);
   EXPECT_EQ(p.workspace_fixed, 36 * 64 * 64 * 4 + 3 * 36 * (64 + 64) * 4);
   EXPECT_EQ(p.workspace_per_image, 196 * 36 * (64 + 64) * 4);
-  // On FMA (math fp32, or a spec's products: fma) the rows are the tiles.
-  const KernelPlan fma = plan(layer + ", math: tf32, schedule: {products: fma}}", h100);
+  // On FMA (the default, whatever the math) the rows are the tiles.
+  const KernelPlan fma = plan(layer + ", math: tf32}", h100);
   EXPECT_FALSE(fma.flag("tensor_cores"));
   EXPECT_EQ(fma.number("gemm_k"), 8);
   EXPECT_EQ(fma.number("tile_vector"), 1);
@@ -2576,13 +2573,12 @@ TEST(Conv2dPlan, WinogradNonfusedOnTensorCores) {
   // 3xtf32 on tensor cores when a spec asks: three products a term.
   const KernelPlan three = plan(layer + ", math: 3xtf32, schedule: {products: tensor_cores}}", h100);
   EXPECT_TRUE(three.flag("three_products"));
-  // Not by default where a GPU of the library predates sm_80 (the default
-  // list holds a T4), nor where a part's channels break the 16-byte vectors.
-  EXPECT_FALSE(plan(layer + ", math: tf32}").flag("tensor_cores"));
-  EXPECT_FALSE(plan("{op: conv2d, n: 32, c: 66, c_out: 64, h: 56, w: 56, filter: 3, padding: same, math: tf32, "
-                    "schedule: {algorithm: winograd_nonfused}}",
-                    h100)
-                   .flag("tensor_cores"));
+  // In a library that also runs on a T4 (the default list) the kernel takes
+  // the multistage loop all the same: it runs from sm_80 (the T4 runs the
+  // generic kernel).
+  const KernelPlan every_gpu = plan(layer + ", math: tf32, schedule: {products: tensor_cores}}");
+  EXPECT_EQ(every_gpu.schedule.at("gemm_stages"), 3);
+  EXPECT_EQ(every_gpu.min_arch, 80);
   // What a spec cannot ask.
   const auto refusal = [&](const std::string& text) {
     const std::vector<Diagnostic> errors = spec_errors([&] { plan_kernel(workload(text), h100); });

@@ -6,7 +6,8 @@
 //   V[e] = B^T d B   the input transform, per input channel and 4x4 output tile
 //   M[e] = U[e] V[e] 36 GEMMs (output channels x tiles, over the input
 //                    channels): CUTLASS's batched SIMT GEMM, fp32 FMA; or,
-//                    with math tf32 or 3xtf32 and `products: tensor_cores`,
+//                    with math tf32 or 3xtf32 and `products: tensor_cores`
+//                    (a spec's, never the default's: see kDefaultProducts),
 //                    its tensor-core GEMM of TF32 operands (one product, or
 //                    three for 3xtf32's fp32 accuracy; sm_80 and newer)
 //   y = A^T M A      the output transform, with the fused epilogue.
@@ -116,14 +117,15 @@ int default_split(const Workload& wl, const GemmTile& tile, const PlanOptions& o
 // memory (ResNet's layers at batch 32 take 60 to 116 MB with the default split).
 constexpr long long kMaxDefaultWorkspaceBytes = 1LL << 30;
 
-// The default products: tensor cores wherever math tf32 allows them and
-// they can run (sm_80 on every GPU of the library, K a multiple of 4);
-// 3xtf32 keeps FMA, whose fp32 sums it allows. PREDICTION, to be measured:
-// the GEMMs are most of the FMA kernel's time on the deep layers.
-int default_products(const Workload& wl, int part_channels, const PlanOptions& options) {
-  const bool runs = oldest_arch(options) >= kMinTensorCoreArch && part_channels % kTensorVector == 0;
-  return wl.math == Math::kTF32 && runs ? kTensorCores : kFma;
-}
+// The default products: FMA, whatever the math. On TF32 tensor cores the
+// GEMMs ran 1.3 to 1.9 times faster on ResNet's layers (H200, at cuDNN's
+// TF32 speed), but TF32 rounds the transformed operands, which the output
+// transform then amplifies: the outputs were 7.4e-3 to 9.0e-3 (relative)
+// from cuDNN's TF32 convolution, against 2.4e-4 for TF32 direct sums
+// (docs/performance.md, "Math tf32 in NCHW: Winograd's GEMMs on TF32 tensor
+// cores"). Math tf32 allows rounding the convolution's operands, not that:
+// a spec that accepts it asks for products: tensor_cores.
+constexpr int kDefaultProducts = kFma;
 
 void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   const ScheduleRequest& req = wl.schedule;
@@ -147,7 +149,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                                               "use one of " + divisors}});
   }
   const int part_channels = wl.c / split;
-  const int products = req.value("products").value_or(default_products(wl, part_channels, options));
+  const int products = req.value("products").value_or(kDefaultProducts);
   check_products_math(req, products, wl);
   const bool tensor = products == kTensorCores;
   if (tensor && part_channels % kTensorVector != 0) {
