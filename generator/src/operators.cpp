@@ -105,6 +105,7 @@ std::vector<int> Knob::domain() const {
 }
 
 std::vector<int> Knob::space() const {
+  if (!searched) return {default_value};
   const std::vector<int> all = domain();
   if (all.size() <= kWholeSpace) return all;
   const auto is_round = [](int v) {

@@ -40,6 +40,9 @@ struct Knob {
   // unit's kernels share: kernels that differ only in such knobs (at
   // default_value in the unit's summary) share a unit.
   bool per_kernel = false;
+  // false: the tuner keeps default_value and only a spec sets another. For
+  // a knob whose values trade accuracy for speed, which timing cannot weigh.
+  bool searched = true;
   std::string meaning;              // one line: what the knob does
 
   // Knobs of each kind, with one value name unless said.
@@ -54,6 +57,7 @@ struct Knob {
   // The values the tuner tries, in order: the whole domain when it has at
   // most kWholeSpace values, else those of the form 2^i, 3*2^i or 7*2^i (the
   // sizes CNN planes and channel counts split into) and the range's ends.
+  // A knob that is not `searched` tries default_value alone.
   static constexpr size_t kWholeSpace = 16;
   std::vector<int> space() const;
   // The spec's word for a value: the number, true/false, or the choice.
