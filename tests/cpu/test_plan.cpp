@@ -2595,6 +2595,16 @@ TEST(Conv2dPlan, WinogradNonfusedOnTensorCores) {
                     "gemm_stages: 2}}")
                 .find("gemm_stages 2: the tensor-core GEMM is CUTLASS's multistage one"),
             std::string::npos);
+  // 128 x 128 tiles in 4 stages: 4 x 256 x 32 floats, 131,072 bytes, past
+  // the 101,376 of an sm_86 in the default list; 3 stages (98,304) fit, and
+  // on an H100 alone 4 do.
+  const std::string wide = layer + ", math: tf32, schedule: {algorithm: winograd_nonfused, products: tensor_cores, "
+                                   "gemm_tile: 128x128, gemm_stages: ";
+  EXPECT_EQ(spec_errors([&] { plan_kernel(workload(wide + "4}}"), PlanOptions{}); })[0].message,
+            "the tensor-core GEMM's 4 stages of 128x128 tiles take 131072 bytes of shared memory per block; the GPUs "
+            "of this library from sm_80 allow 101376: use fewer gemm_stages or a smaller gemm_tile");
+  EXPECT_NO_THROW(plan_kernel(workload(wide + "3}}"), PlanOptions{}));
+  EXPECT_NO_THROW(plan_kernel(workload(wide + "4}}"), h100));
 }
 
 // ResNet's stem at batch 8 by the default rule: the stem algorithm, worked

@@ -173,6 +173,17 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                                                   num(kMinMultistageArch) + " or newer; this library is built for sm_" +
                                                   num(oldest_arch(options)) + " too: use gemm_stages: 2"}});
   }
+  // The tensor-core GEMM's stages of both operands, in shared memory (CUTLASS
+  // asks for more than 48 KB itself); the SIMT GEMM's take at most 32 KB.
+  const long long tensor_smem = tensor ? 4LL * (tile.m + tile.n) * kTensorStageK * stages : 0;
+  const int tensor_limit = library_shared_limit(options, kMinTensorCoreArch);
+  if (tensor_smem > tensor_limit) {
+    throw InputError({{req.at("gemm_stages"), "the tensor-core GEMM's " + num(stages) + " stages of " +
+                                                  std::string(tile.word) + " tiles take " + num(tensor_smem) +
+                                                  " bytes of shared memory per block; the GPUs of this library "
+                                                  "from sm_80 allow " + num(tensor_limit) +
+                                                  ": use fewer gemm_stages or a smaller gemm_tile"}});
+  }
   const long long per_image = tiles_per_image(wl);
   const long long most_tiles = max_tiles(wl, tile);
   if (per_image > most_tiles) {
@@ -186,8 +197,9 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   if (tensor) p.min_arch = kMinTensorCoreArch;
   p.threads = kTransformThreads;
   p.block_threads = kTransformThreads;
-  // The transforms use no shared memory; CUTLASS's GEMM sets its own (16 to
-  // 32 KB, within what every GPU gives a block without opting in).
+  // The transforms use no shared memory; CUTLASS's GEMM sets its own (SIMT:
+  // 16 to 32 KB, within what every GPU gives a block without opting in;
+  // tensor cores: up to tensor_smem, opted into by CUTLASS).
   p.smem_bytes = 0;
   p.max_batch = static_cast<int>(std::min<long long>(kMaxBatch, most_tiles / per_image));
   p.alignment = 4;
