@@ -30,6 +30,13 @@ std::string sched(const Schedule& s) {
          std::to_string(s.at("channels_per_block"));
 }
 
+// The one error planning a spec's workload for `options` gets: its message,
+// or "(not one error)".
+std::string only_error(const std::string& text, const PlanOptions& options) {
+  const std::vector<Diagnostic> errors = spec_errors([&] { plan_kernel(workload(text), options); });
+  return errors.size() == 1 ? errors[0].message : std::string("(not one error)");
+}
+
 // A workload built directly (no YAML), with `same` padding.
 Workload same_workload(int n, int c, int h, int w, int k, int stride, int dilation, int multiplier) {
   Workload wl;
@@ -1180,10 +1187,7 @@ TEST(PlanTensorStem, DefaultRuleWorkedByHand) {
   EXPECT_EQ(p.block_threads, 15 * 32);
   // What it refuses, by name: an odd row of pairs (w x c odd), a dilation
   // along rows, output channels past 16-byte vectors, more than 4 channels.
-  const auto refusal = [&](const std::string& text) {
-    const std::vector<Diagnostic> errors = spec_errors([&] { plan_kernel(workload(text), h100); });
-    return errors.size() == 1 ? errors[0].message : std::string("(not one error)");
-  };
+  const auto refusal = [&](const std::string& text) { return only_error(text, h100); };
   EXPECT_EQ(refusal("{op: conv2d, n: 1, c: 3, c_out: 32, h: 15, w: 15, filter: 3, stride: 2, padding: same, "
                     "dtype: float16, layout: NHWC, schedule: {algorithm: tensor_stem}}"),
             "algorithm 'tensor_stem' reads pairs of elements, which needs w x c (15 x 3) and stride_w x c (2 x 3) "
@@ -2580,10 +2584,7 @@ TEST(Conv2dPlan, WinogradNonfusedOnTensorCores) {
   EXPECT_EQ(every_gpu.schedule.at("gemm_stages"), 3);
   EXPECT_EQ(every_gpu.min_arch, 80);
   // What a spec cannot ask.
-  const auto refusal = [&](const std::string& text) {
-    const std::vector<Diagnostic> errors = spec_errors([&] { plan_kernel(workload(text), h100); });
-    return errors.size() == 1 ? errors[0].message : std::string("(not one error)");
-  };
+  const auto refusal = [&](const std::string& text) { return only_error(text, h100); };
   EXPECT_NE(refusal(layer + ", schedule: {algorithm: winograd_nonfused, products: tensor_cores}}")
                 .find("products tensor_cores rounds the operands to TF32, which math fp32 does not allow"),
             std::string::npos);
@@ -2600,7 +2601,7 @@ TEST(Conv2dPlan, WinogradNonfusedOnTensorCores) {
   // on an H100 alone 4 do.
   const std::string wide = layer + ", math: tf32, schedule: {algorithm: winograd_nonfused, products: tensor_cores, "
                                    "gemm_tile: 128x128, gemm_stages: ";
-  EXPECT_EQ(spec_errors([&] { plan_kernel(workload(wide + "4}}"), PlanOptions{}); })[0].message,
+  EXPECT_EQ(only_error(wide + "4}}", PlanOptions{}),
             "the tensor-core GEMM's 4 stages of 128x128 tiles take 131072 bytes of shared memory per block; the GPUs "
             "of this library from sm_80 allow 101376: use fewer gemm_stages or a smaller gemm_tile");
   EXPECT_NO_THROW(plan_kernel(workload(wide + "3}}"), PlanOptions{}));
