@@ -133,9 +133,17 @@ const Algorithm& choose_algorithm(const Workload& wl, const PlanOptions& options
     for (const Algorithm* a : op.algorithms) {
       if (a->serves(wl)) serving += std::string(serving.empty() ? "" : ", ") + a->name;
     }
+    // The math is said where it is not the default, or where it alone is
+    // what the algorithm does not serve.
+    const auto has = [](const auto& list, const auto& value) {
+      return std::find(list.begin(), list.end(), value) != list.end();
+    };
+    const bool math_refused = wl.dtype == DataType::kFloat32 && has(chosen->dtypes, wl.dtype) &&
+                              has(chosen->layouts, wl.layout) && !has(chosen->float32_maths, wl.math);
     const std::string storage = std::string(to_string(wl.dtype)) +
-                                (wl.math != Math::kFloat32 ? std::string(" math ") + to_string(wl.math) : "") + " " +
-                                to_string(wl.layout);
+                                (wl.math != Math::kFloat32 || math_refused ? std::string(" math ") + to_string(wl.math)
+                                                                            : "") +
+                                " " + to_string(wl.layout);
     const SourceLocation& blame = req.algorithm                      ? req.algorithm_where
                                   : wl.dtype != DataType::kFloat32  ? wl.dtype_where
                                   : wl.math != Math::kFloat32       ? wl.math_where

@@ -991,7 +991,7 @@ TEST(PlanStorage, Conv2dRefusesOtherStorageByName) {
   const std::string served =
       "(direct: float32 in NCHW; gemm: float32 in NCHW; winograd: float32 in NCHW; winograd_nonfused: float32 in "
       "NCHW; stem: float32 in NCHW; "
-      "implicit_gemm: float16, bfloat16 or float32 (math tf32 or 3xtf32) in NHWC; implicit_gemm_sm90: float16, bfloat16 or float32 (math tf32) in NHWC; "
+      "implicit_gemm: float16, bfloat16 or float32 (math tf32 or 3xtf32) in NHWC; implicit_gemm_nchw: float32 (math tf32 or 3xtf32) in NCHW; implicit_gemm_sm90: float16, bfloat16 or float32 (math tf32) in NHWC; "
       "pointwise: float16 or bfloat16 in NHWC; tensor_stem: float16 or bfloat16 in NHWC)";
   const Workload half = workload(
       "{op: conv2d, n: 1, c: 32, c_out: 16, h: 16, w: 16, filter: 3, padding: same, dtype: float16, layout: NCHW}");
@@ -1239,7 +1239,14 @@ TEST(PlanStorage, AForcedAlgorithmRefusesWhatItDoesNotServe) {
           ASSERT_EQ(errors.size(), 1u);
           const std::string& m = errors[0].message;
           EXPECT_EQ(m.rfind(refusal, 0), 0u) << m;
-          EXPECT_NE(m.find(std::string("; this workload is ") + dtype + " " + layout + "; "), std::string::npos) << m;
+          // float32 names its math (fp32) where the math alone is refused:
+          // an algorithm of that dtype and layout for tf32 and 3xtf32 only.
+          const bool math_alone = std::string(dtype) == "float32" &&
+                                  std::count(a->dtypes.begin(), a->dtypes.end(), DataType::kFloat32) != 0 &&
+                                  std::count(a->layouts.begin(), a->layouts.end(), wl.layout) != 0;
+          EXPECT_NE(m.find(std::string("; this workload is ") + dtype + (math_alone ? " math fp32 " : " ") + layout + "; "),
+                    std::string::npos)
+              << m;
           const std::string others = serving(*op, wl);
           EXPECT_NE(m.find(others.empty() ? "; no algorithm of " + op->name + " serves it yet"
                                           : "; the algorithms of " + op->name + " that serve it: " + others),
@@ -2321,16 +2328,20 @@ TEST(PlanPointwise, DefaultRuleAndLimitsWorkedByHand) {
 }
 
 // Math tf32 and 3xtf32 (float32 on tensor cores allowed), worked out by
-// hand from conv2d.cpp, conv2d_gemm.cpp and conv2d_implicit_gemm.cpp. NCHW:
-// the fp32 algorithms, except the gemm algorithm's TF32 tensor cores where
-// they measured faster (tf32 on strided 3x3 and 1x1 layers of 128 channels
-// or more); NHWC: implicit_gemm with float steps of K (32 floats: the 64
-// halves' bytes). The math is in the name either way.
+// hand from conv2d.cpp, conv2d_gemm.cpp and conv2d_implicit_gemm.cpp. NCHW,
+// the fp32 algorithms' own choices (the default rule gives math tf32
+// implicit_gemm_nchw in a library for sm_80 and newer, the test above):
+// the gemm algorithm's TF32 tensor cores where they measured faster (tf32
+// on strided 3x3 and 1x1 layers of 128 channels or more); NHWC:
+// implicit_gemm with float steps of K (32 floats: the 64 halves' bytes).
+// The math is in the name either way.
 TEST(Conv2dPlan, MathTf32AndTensorCores) {
   PlanOptions h100;
   h100.target = parse_arch_list("90");
   const KernelPlan strided = plan(
-      "{op: conv2d, n: 32, c: 64, c_out: 128, h: 56, w: 56, filter: 3, stride: 2, padding: same, math: tf32}", h100);
+      "{op: conv2d, n: 32, c: 64, c_out: 128, h: 56, w: 56, filter: 3, stride: 2, padding: same, math: tf32, "
+      "schedule: {algorithm: gemm}}",
+      h100);
   EXPECT_EQ(strided.name, "conv_f32_tf32_nchw_n32_c64_co128_h56_w56_k3x3_s2_p1");
   // 64 x 128 tiles: 2 x 196 = 392 blocks, two waves of 132 SMs.
   EXPECT_EQ(strided.schedule.summary(),
@@ -2348,19 +2359,20 @@ TEST(Conv2dPlan, MathTf32AndTensorCores) {
   EXPECT_EQ(strided.number("warp_pixels"), 64);
   // At batch 8 the wide tiles would make 98 blocks: 64 x 64.
   EXPECT_EQ(plan("{op: conv2d, n: 8, c: 64, c_out: 128, h: 56, w: 56, filter: 3, stride: 2, padding: same, "
-                 "math: tf32}",
+                 "math: tf32, schedule: {algorithm: gemm}}",
                  h100)
                 .schedule.summary(),
             "gemm: block_tile 64x64, k_step 16, vthreads 2x1 (4x4 outputs each), products tensor_cores");
   // The compute floor at the TF32 rate: half the fp16 peak of 762, 381 TFLOP/s.
   EXPECT_NEAR(strided.compute_floor_us, static_cast<double>(strided.flops) / 381e6, 1e-9);
 
-  // A stride-1 3x3 layer keeps Winograd's fp32 kernels (faster than the
-  // tensor cores' direct GEMM; at batch 32, the non-fused one, its GEMMs on
-  // FMA: on tensor cores they round the transformed operands), the math in
-  // its name; so does 3xtf32 on a strided one.
+  // The non-fused Winograd of a stride-1 3x3 layer computes its GEMMs on
+  // FMA (on tensor cores they round the transformed operands), the math in
+  // its name; 3xtf32 on a strided one keeps the fp32 kernels.
   const KernelPlan winograd =
-      plan("{op: conv2d, n: 32, c: 64, c_out: 64, h: 56, w: 56, filter: 3, padding: same, math: tf32}", h100);
+      plan("{op: conv2d, n: 32, c: 64, c_out: 64, h: 56, w: 56, filter: 3, padding: same, math: tf32, "
+           "schedule: {algorithm: winograd_nonfused}}",
+           h100);
   EXPECT_EQ(winograd.name, "conv_f32_tf32_nchw_n32_c64_co64_h56_w56_k3x3_s1_p1");
   EXPECT_EQ(winograd.schedule.algorithm_name(), "winograd_nonfused");
   EXPECT_FALSE(winograd.flag("tensor_cores"));
@@ -2371,10 +2383,14 @@ TEST(Conv2dPlan, MathTf32AndTensorCores) {
                    .flag("tensor_cores"));
 
   // 1x1: tensor cores from 128 input channels; a thinner one stays on FMA.
-  EXPECT_TRUE(plan("{op: conv2d, n: 64, c: 960, c_out: 160, h: 7, w: 7, filter: 1, padding: valid, math: tf32}", h100)
+  EXPECT_TRUE(plan("{op: conv2d, n: 64, c: 960, c_out: 160, h: 7, w: 7, filter: 1, padding: valid, math: tf32, "
+                   "schedule: {algorithm: gemm}}",
+                   h100)
                   .flag("tensor_cores"));
-  const KernelPlan thin =
-      plan("{op: conv2d, n: 64, c: 96, c_out: 24, h: 28, w: 28, filter: 1, padding: valid, math: tf32}", h100);
+  const KernelPlan thin = plan(
+      "{op: conv2d, n: 64, c: 96, c_out: 24, h: 28, w: 28, filter: 1, padding: valid, math: tf32, "
+      "schedule: {algorithm: gemm}}",
+      h100);
   EXPECT_EQ(thin.schedule.summary(), "gemm: block_tile 24x128, k_step 8, 3 stages, vthreads 1x2 (4x4 outputs each)");
   // Forced: a tensor-core warp takes 16 x vthreads_co channels, so the block 32.
   const KernelPlan forced = plan(
@@ -2409,6 +2425,76 @@ TEST(Conv2dPlan, MathTf32AndTensorCores) {
   EXPECT_EQ(nhwc.alignment, 16);
   EXPECT_EQ(nhwc.smem_bytes, 5 * (256 + 64) * 16 * 4);
   EXPECT_NEAR(nhwc.compute_floor_us, static_cast<double>(nhwc.flops) / 127e6, 1e-9);
+}
+
+// implicit_gemm_nchw: float32 NCHW with math tf32 on the implicit GEMM's
+// main loop, through channels-last copies in the workspace, worked out by
+// hand from conv2d_implicit_gemm.cpp. ResNet's strided 3x3 layer at batch
+// 32: the NHWC rule's tile (128 x 128, 32 floats of K, 196 blocks), the
+// filter's copy [128, 3, 3, 64] fixed and an image's [56, 56, 64] per
+// image in the workspace; the call's tensors one float at a time.
+TEST(Conv2dPlan, ImplicitGemmNchwThroughChannelsLastCopies) {
+  PlanOptions h100;
+  h100.target = parse_arch_list("90");
+  const std::string strided =
+      "{op: conv2d, n: 32, c: 64, c_out: 128, h: 56, w: 56, filter: 3, stride: 2, padding: same, math: tf32";
+  const KernelPlan p = plan(strided + "}", h100);
+  EXPECT_EQ(p.name, "conv_f32_tf32_nchw_n32_c64_co128_h56_w56_k3x3_s2_p1");
+  EXPECT_EQ(p.schedule.summary(), "implicit_gemm_nchw: cta_tile 128x128x32, warp_tile 64x64, 3 stages");
+  EXPECT_TRUE(p.flag("nchw"));
+  EXPECT_TRUE(p.flag("tensor_cores"));
+  EXPECT_FALSE(p.flag("fast_f32"));
+  EXPECT_EQ(p.number("gemm_c"), 64);
+  EXPECT_EQ(p.number("k_steps"), 18);
+  EXPECT_EQ(p.alignment, 4);
+  EXPECT_EQ(p.min_arch, 80);
+  EXPECT_EQ(p.workspace_fixed, 128 * 9 * 64 * 4);
+  EXPECT_EQ(p.workspace_per_image, 56 * 56 * 64 * 4);
+  // The main loop's 3 stages of (128 + 128) x 32 floats; the epilogue's
+  // tile of 128 rows of 129 floats (an odd pitch) fits in them.
+  EXPECT_EQ(p.smem_bytes, 3 * 256 * 32 * 4);
+  EXPECT_EQ(p.number("epilogue_bytes"), 128 * 129 * 4);
+
+  // Channels padded to 16 bytes in the copies: 6 become 8, which the NHWC
+  // rule walks as one run (few_channels); the filter's copy [16, 5, 5, 8].
+  const KernelPlan six = plan(
+      "{op: conv2d, n: 2, c: 6, c_out: 16, h: 20, w: 20, filter: 5, padding: valid, math: 3xtf32, "
+      "schedule: {algorithm: implicit_gemm_nchw}}",
+      h100);
+  EXPECT_EQ(six.number("gemm_c"), 8);
+  EXPECT_EQ(six.schedule.at("iterator"), 1);
+  EXPECT_TRUE(six.flag("fast_f32"));
+  EXPECT_EQ(six.workspace_fixed, 16 * 25 * 8 * 4);
+  EXPECT_EQ(six.workspace_per_image, 20 * 20 * 8 * 4);
+
+  // Not the default: for 3xtf32 (three products a term: the fp32 kernels),
+  // for stems (the stem algorithm), nor in a library that also runs on a
+  // T4 (no tensor cores with TF32: the fp32 kernels run there).
+  EXPECT_EQ(plan("{op: conv2d, n: 32, c: 64, c_out: 128, h: 56, w: 56, filter: 3, stride: 2, padding: same, "
+                 "math: 3xtf32}",
+                 h100)
+                .schedule.algorithm_name(),
+            "gemm");
+  EXPECT_EQ(plan("{op: conv2d, n: 8, c: 3, c_out: 64, h: 224, w: 224, filter: 7, stride: 2, padding: same, "
+                 "math: tf32}",
+                 h100)
+                .schedule.algorithm_name(),
+            "stem");
+  EXPECT_NE(plan(strided + "}").schedule.algorithm_name(), "implicit_gemm_nchw");
+  // A spec's tile takes the default's split only where its step leaves the
+  // chunks: at batch 1 the default splits 4 ways; 2 chunks of 32 of 64
+  // channels take 2.
+  EXPECT_EQ(plan("{op: conv2d, n: 1, c: 64, c_out: 64, h: 14, w: 14, filter: 3, padding: same, math: tf32, "
+                 "schedule: {algorithm: implicit_gemm_nchw, cta_tile: [64, 64, 32], warp_tile: [32, 32]}}",
+                 h100)
+                .schedule.at("split_k"),
+            2);
+  // Math fp32 is not its to serve.
+  EXPECT_NE(only_error("{op: conv2d, n: 1, c: 64, c_out: 64, h: 14, w: 14, filter: 3, padding: same, "
+                       "schedule: {algorithm: implicit_gemm_nchw}}",
+                       h100)
+                .find("implicit_gemm_nchw"),
+            std::string::npos);
 }
 
 // The same layer by the default rule: winograd, worked out by hand from
@@ -2569,7 +2655,7 @@ TEST(Conv2dPlan, WinogradNonfusedOnTensorCores) {
   EXPECT_EQ(p.workspace_fixed, 36 * 64 * 64 * 4 + 3 * 36 * (64 + 64) * 4);
   EXPECT_EQ(p.workspace_per_image, 196 * 36 * (64 + 64) * 4);
   // On FMA (the default, whatever the math) the rows are the tiles.
-  const KernelPlan fma = plan(layer + ", math: tf32}", h100);
+  const KernelPlan fma = plan(layer + ", math: tf32, schedule: {algorithm: winograd_nonfused}}", h100);
   EXPECT_FALSE(fma.flag("tensor_cores"));
   EXPECT_EQ(fma.number("gemm_k"), 8);
   EXPECT_EQ(fma.number("tile_vector"), 1);

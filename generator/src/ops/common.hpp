@@ -15,6 +15,7 @@ namespace convgen::gen::ops {
 constexpr int kMaxThreads = 1024;
 
 inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
+inline long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 inline int pow2_at_least(int x) {
   int p = 1;
   while (p < x) p *= 2;

@@ -16,6 +16,9 @@ extern const Operator kOperator;
 extern const Algorithm kDirect;  // conv2d_direct.cpp
 extern const Algorithm kGemm;    // conv2d_gemm.cpp
 extern const Algorithm kImplicitGemm;  // conv2d_implicit_gemm.cpp
+extern const Algorithm kImplicitGemmNchw;  // conv2d_implicit_gemm.cpp: float32 NCHW through a workspace
+// Whether the default rule gives a float32 NCHW workload implicit_gemm_nchw.
+bool implicit_gemm_nchw_by_default(const Workload& wl, const PlanOptions& options);
 extern const Algorithm kImplicitGemmSm90;  // conv2d_implicit_gemm_sm90.cpp
 // Whether the default rule gives a workload that implicit_gemm serves to
 // implicit_gemm_sm90 (a library with an sm_90a image; the layers where it

@@ -16,6 +16,15 @@
 // It needs tensor cores with mma.sync and cp.async: sm_80 and newer. A
 // library built for an older GPU too compiles an empty body there, and the
 // runtime runs the generic kernel on such a GPU.
+//
+// Algorithm `implicit_gemm_nchw` runs the same main loop for float32 NCHW
+// convolutions with math tf32 or 3xtf32 (CUTLASS's iterators read NHWC
+// only): a first launch copies the filter [c_out, c, kh, kw] and the input
+// [N, c, h, w] channels-last into the call's workspace, their channels
+// padded with zeros to a multiple of 16 bytes; the epilogue writes the
+// output, and reads the residual, in NCHW. The copies cost a read and a
+// write of the input and the filter, which the tensor cores repay on
+// compute-bound layers.
 #include <algorithm>
 #include <vector>
 
@@ -46,9 +55,23 @@ struct ImplicitGemm {
 constexpr int kMinArch = 80;
 constexpr int kMaxDefaultSplitK = 4;  // the default rule's most parts
 constexpr int kMinStepsPerSplit = 8;  // the default rule's fewest K steps a part
-// Floats of padding per row of the epilogue's tile: rows 8 words apart put
-// the rows a warp's accumulator stores touch on distinct banks.
-constexpr int kEpiloguePad = 8;
+// Floats of padding per row of the epilogue's tile. NHWC: rows 8 words
+// apart put the rows a warp's accumulator stores touch on distinct banks.
+// NCHW: the epilogue's lanes read down a column (adjacent pixels of one
+// channel), which an odd pitch spreads over every bank.
+int epilogue_pad(const Workload& wl) { return wl.layout == Layout::kNCHW ? 1 : 8; }
+
+// The channels the main loop reads: NHWC, the input's own; NCHW, those of
+// its channels-last copy, padded with zeros to whole 16-byte vectors. The
+// main loop's workload is the spec's with that many input channels.
+Workload main_loop_workload(const Workload& wl) {
+  Workload m = wl;
+  if (wl.layout == Layout::kNCHW) {
+    const int vector = 16 / ops::element_bytes(wl);
+    m.c = ceil_div(wl.c, vector) * vector;
+  }
+  return m;
+}
 
 struct ImplicitGemmShape {
   int warps, threads;
@@ -76,7 +99,7 @@ ImplicitGemmShape implicit_gemm_shape(const Workload& wl, const ImplicitGemm& s)
   // template checks this against sizeof.
   g.mainloop_bytes = s.stages * (s.cta_m + s.cta_n) * s.cta_k * g.element_bytes;
   g.k_steps = s.iterator == kFewChannels ? ceil_div(wl.kh * wl.kw * wl.c, s.cta_k) : wl.kh * wl.kw * ceil_div(wl.c, s.cta_k);
-  g.epilogue_bytes = s.cta_m * (s.cta_n + kEpiloguePad) * 4;
+  g.epilogue_bytes = s.cta_m * (s.cta_n + epilogue_pad(wl)) * 4;
   g.smem_bytes = std::max(g.mainloop_bytes, g.epilogue_bytes);
   g.n_tiles = ceil_div(wl.c_out, s.cta_n);
   return g;
@@ -195,7 +218,10 @@ int stages_k_can_fill(const Workload& wl, const ImplicitGemm& s) {
   return std::min(s.stages, std::max(3, block_steps + 1));
 }
 
-void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
+void plan(const Workload& spec_workload, const PlanOptions& options, KernelPlan& p) {
+  const Workload wl = main_loop_workload(spec_workload);
+  const bool nchw = wl.layout == Layout::kNCHW;
+  const std::string algorithm = nchw ? "implicit_gemm_nchw" : "implicit_gemm";
   const ScheduleRequest& req = wl.schedule;
   std::vector<Diagnostic> errors;
   ImplicitGemm s = default_implicit_gemm(wl, options, p.cost_batch);
@@ -207,6 +233,13 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   s.warp_n = req.value("warp_n").value_or(s.warp_n);
   s.stages = req.value("stages").value_or(s.stages);
   s.split_k = req.value("split_k").value_or(s.split_k);
+  // The default's split where the spec sets the tile: no more parts than
+  // the spec's reduction step leaves chunks of channels, and none with
+  // few_channels (a spec's tile may take 2 or 4 parts from a default that
+  // measured a smaller step).
+  if (!req.has("split_k")) {
+    while (s.split_k > 1 && (s.split_k > ceil_div(wl.c, s.cta_k) || s.iterator == kFewChannels)) s.split_k /= 2;
+  }
   if (!req.has("stages")) s.stages = stages_k_can_fill(wl, s);
 
   // The tiles CUTLASS's sm_80 tensor-op main loop is instantiated with
@@ -303,10 +336,25 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   p.threads = g.threads;
   p.block_threads = g.threads;
   p.smem_bytes = g.smem_bytes;
-  const long long images_per_launch = implicit_gemm_images_per_launch(wl, "implicit_gemm");
-  // Every tensor is read or written in vectors: the input and filter of
-  // in_vec elements, the output, residual and epilogue parameters of out_vec.
-  p.alignment = element_bytes * std::max(g.in_vec, g.out_vec);
+  long long images_per_launch = implicit_gemm_images_per_launch(wl, algorithm);
+  if (nchw) {
+    // The copies' launch (partials/nchw_channels_last_copies.mustache): a
+    // block per 256 filter elements, and per tile of 32 pixels x 32 channels
+    // of each image, within CUDA's 2^31 - 1 blocks of a grid.
+    const long long filter_blocks = ceil_div(1LL * wl.c_out * wl.kh * wl.kw * wl.c, 256LL);
+    const long long image_tiles = ceil_div(1LL * wl.h * wl.w, 32LL) * ceil_div(1LL * wl.c, 32LL);
+    images_per_launch = std::min(images_per_launch, (0x7fffffffLL - filter_blocks) / image_tiles);
+  }
+  // NHWC: every tensor is read or written in vectors, the input and filter
+  // of in_vec elements, the output, residual and epilogue parameters of
+  // out_vec. NCHW: the call's tensors one element at a time (the main loop
+  // reads the workspace's copies, 16-byte aligned), and the workspace holds
+  // the filter's copy, then the input's.
+  p.alignment = nchw ? element_bytes : element_bytes * std::max(g.in_vec, g.out_vec);
+  if (nchw) {
+    p.workspace_fixed = 1LL * element_bytes * wl.c_out * wl.kh * wl.kw * wl.c;
+    p.workspace_per_image = 1LL * element_bytes * wl.h * wl.w * wl.c;
+  }
   p.min_arch = s.split_k > 1 ? kMinSplitArch : kMinArch;
   auto n = [](long long v) { return TemplateValue(v); };
   p.values = {
@@ -314,7 +362,11 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"warps", n(g.warps)},
       {"in_vec", n(g.in_vec)},
       {"out_vec", n(g.out_vec)},
-      {"epilogue_pad", n(kEpiloguePad)},
+      {"epilogue_pad", n(epilogue_pad(wl))},
+      {"nchw", nchw},
+      {"gemm_c", n(wl.c)},
+      {"in_pixels", n(1LL * wl.h * wl.w)},
+      {"taps", n(1LL * wl.kh * wl.kw)},
       {"mainloop_bytes", n(g.mainloop_bytes)},
       {"epilogue_bytes", n(g.epilogue_bytes)},
       {"n_tiles", n(g.n_tiles)},
@@ -429,34 +481,56 @@ long long implicit_gemm_images_per_launch(const Workload& wl, const std::string&
   return images_per_launch;
 }
 
-const Algorithm kImplicitGemm{
-    "implicit_gemm",
-    &kOperator,
-    {Knob::tuple("cta_tile", {"cta_m", "cta_n", "cta_k"}, 16, 256, "[pixels, channels, reduction]",
-                 "the block's tile of the GEMM: output pixels x output channels, and the reduction step"),
-     Knob::tuple("warp_tile", {"warp_m", "warp_n"}, 32, 64, "[pixels, channels]",
-                 "one warp's part of the block tile (mma.sync tiles: 16x8x16 of half operands, 16x8x8 of tf32)"),
-     Knob::integer("stages", kMinPipelineStages, kMaxPipelineStages,
-                   "shared-memory buffers of the main loop's pipeline (cp.async; 2: staged through registers, odd c)"),
-     split_k_knob(),
-     Knob::choice("iterator", {"optimized", "few_channels"},
-                  "how the main loop walks K: optimized, one filter tap's channels a step (c even); few_channels, "
-                  "taps and channels as one run, zero-padded in registers (stems, odd c)"),
-     raster_knob(),
-     swizzle_knob()},
-    "conv2d_nhwc_implicit_gemm.cu.mustache",
-    &plan,
-    &describe,
-    &implicit_gemm_launch,
-    {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32},
-    {Layout::kNHWC},
-    TuneCompiler::kNvcc,  // CUTLASS's main loop: NVRTC does not build it
-    nullptr,
-    {Math::kTF32, Math::k3xTF32},
-    // Compile units: three kernels of one schedule took 29 s of nvcc apart
-    // (sm_90, one core) and 11.6 s in one unit; most of a kernel's time is
-    // CUTLASS's headers and main loop (docs/performance.md, "Compile units").
-    true,
-};
+namespace {
+
+// Both layouts' algorithm: one template, plan, knobs and launch.
+Algorithm implicit_gemm_algorithm(std::string name, std::vector<DataType> dtypes, Layout layout) {
+  return Algorithm{
+      std::move(name),
+      &kOperator,
+      {Knob::tuple("cta_tile", {"cta_m", "cta_n", "cta_k"}, 16, 256, "[pixels, channels, reduction]",
+                   "the block's tile of the GEMM: output pixels x output channels, and the reduction step"),
+       Knob::tuple("warp_tile", {"warp_m", "warp_n"}, 32, 64, "[pixels, channels]",
+                   "one warp's part of the block tile (mma.sync tiles: 16x8x16 of half operands, 16x8x8 of tf32)"),
+       Knob::integer("stages", kMinPipelineStages, kMaxPipelineStages,
+                     "shared-memory buffers of the main loop's pipeline (cp.async; 2: staged through registers, odd c)"),
+       split_k_knob(),
+       Knob::choice("iterator", {"optimized", "few_channels"},
+                    "how the main loop walks K: optimized, one filter tap's channels a step (c even); few_channels, "
+                    "taps and channels as one run, zero-padded in registers (stems, odd c)"),
+       raster_knob(),
+       swizzle_knob()},
+      "conv2d_implicit_gemm.cu.mustache",
+      &plan,
+      &describe,
+      &implicit_gemm_launch,
+      std::move(dtypes),
+      {layout},
+      TuneCompiler::kNvcc,  // CUTLASS's main loop: NVRTC does not build it
+      nullptr,
+      {Math::kTF32, Math::k3xTF32},
+      // Compile units: three kernels of one schedule took 29 s of nvcc apart
+      // (sm_90, one core) and 11.6 s in one unit; most of a kernel's time is
+      // CUTLASS's headers and main loop (docs/performance.md, "Compile units").
+      true,
+  };
+}
+
+}  // namespace
+
+const Algorithm kImplicitGemm =
+    implicit_gemm_algorithm("implicit_gemm", {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32}, Layout::kNHWC);
+
+bool implicit_gemm_nchw_by_default(const Workload& wl, const PlanOptions& options) {
+  // Math tf32 (3xtf32's three products a term stay with the fp32 kernels,
+  // which meet its bound), in a library whose every GPU has the tensor
+  // cores (elsewhere the fp32 kernels run, not the generic one), on layers
+  // past the stem algorithm's few input channels.
+  return wl.math == Math::kTF32 && oldest_arch(options) >= kMinArch && wl.c > kMaxStemChannels;
+}
+
+// The same main loop for float32 NCHW on TF32 tensor cores, through
+// channels-last copies in the workspace (the file's comment).
+const Algorithm kImplicitGemmNchw = implicit_gemm_algorithm("implicit_gemm_nchw", {DataType::kFloat32}, Layout::kNCHW);
 
 }  // namespace convgen::gen::conv2d

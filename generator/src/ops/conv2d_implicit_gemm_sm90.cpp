@@ -480,6 +480,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"float32", wl.dtype == DataType::kFloat32},
       {"k_steps", n(g.k_steps)},
       {"split", s.split_k > 1},
+      {"nchw", false},  // the launch partial it shares with implicit_gemm_nchw
       {"split_k", n(s.split_k)},
       {"split_runs", g.k_steps % s.split_k == 0
                          ? num(g.k_steps / s.split_k) + " steps each"
