@@ -992,7 +992,7 @@ TEST(PlanStorage, Conv2dRefusesOtherStorageByName) {
       "(direct: float32 in NCHW; gemm: float32 in NCHW; winograd: float32 in NCHW; winograd_nonfused: float32 in "
       "NCHW; stem: float32 in NCHW; "
       "implicit_gemm: float16, bfloat16 or float32 (math tf32 or 3xtf32) in NHWC; implicit_gemm_nchw: float32 (math tf32 or 3xtf32) in NCHW; implicit_gemm_sm90: float16, bfloat16 or float32 (math tf32) in NHWC; "
-      "pointwise: float16 or bfloat16 in NHWC; tensor_stem: float16 or bfloat16 in NHWC)";
+      "implicit_gemm_sm90_nchw: float32 (math tf32) in NCHW; pointwise: float16 or bfloat16 in NHWC; tensor_stem: float16 or bfloat16 in NHWC)";
   const Workload half = workload(
       "{op: conv2d, n: 1, c: 32, c_out: 16, h: 16, w: 16, filter: 3, padding: same, dtype: float16, layout: NCHW}");
   std::vector<Diagnostic> errors = spec_errors([&] { plan_kernel(half); });
@@ -2454,6 +2454,25 @@ TEST(Conv2dPlan, ImplicitGemmNchwThroughChannelsLastCopies) {
   // tile of 128 rows of 129 floats (an odd pitch) fits in them.
   EXPECT_EQ(p.smem_bytes, 3 * 256 * 32 * 4);
   EXPECT_EQ(p.number("epilogue_bytes"), 128 * 129 * 4);
+
+  // With an sm_90a image, Hopper's main loop on the same copies (the NHWC
+  // rule's choice between the two main loops, on the copies' channels).
+  PlanOptions hopper;
+  hopper.target = parse_arch_list("90a");
+  const KernelPlan sm90 = plan(strided + "}", hopper);
+  EXPECT_EQ(sm90.schedule.algorithm_name(), "implicit_gemm_sm90_nchw");
+  EXPECT_TRUE(sm90.flag("nchw"));
+  EXPECT_EQ(sm90.alignment, 4);
+  EXPECT_EQ(sm90.workspace_fixed, p.workspace_fixed);
+  EXPECT_EQ(sm90.workspace_per_image, p.workspace_per_image);
+  EXPECT_EQ(sm90.number("epilogue_pad"), 1);
+  // 18 channels become 20 in the copies: 80 bytes a row, which the TMA
+  // takes (the NHWC algorithm refuses 18 floats: 72 bytes).
+  EXPECT_EQ(plan("{op: conv2d, n: 4, c: 18, c_out: 64, h: 28, w: 28, filter: 3, padding: same, math: tf32, "
+                 "schedule: {algorithm: implicit_gemm_sm90_nchw}}",
+                 hopper)
+                .number("gemm_c"),
+            20);
 
   // Channels padded to 16 bytes in the copies: 6 become 8, which the NHWC
   // rule walks as one run (few_channels); the filter's copy [16, 5, 5, 8].

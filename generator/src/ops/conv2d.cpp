@@ -128,7 +128,9 @@ const Algorithm& default_algorithm(const Workload& wl, const PlanOptions& option
   if (kImplicitGemm.serves(wl)) {
     return implicit_gemm_sm90_by_default(wl, options) ? kImplicitGemmSm90 : kImplicitGemm;
   }
-  if (kImplicitGemmNchw.serves(wl) && implicit_gemm_nchw_by_default(wl, options)) return kImplicitGemmNchw;
+  if (kImplicitGemmNchw.serves(wl) && implicit_gemm_nchw_by_default(wl, options)) {
+    return implicit_gemm_sm90_by_default(wl, options) ? kImplicitGemmSm90Nchw : kImplicitGemmNchw;
+  }
   if (is_pointwise(wl) && gemm_filter_fits(wl)) return kGemm;
   if (kStem.serves(wl) && is_stem_shape(wl)) return kStem;
   if (kGemm.serves(wl) && is_strided_3x3(wl) && gemm_filter_fits(wl)) return kGemm;
@@ -223,7 +225,7 @@ const Operator kOperator{
      {"residual", "epilogue", true, 0, 1, false, "add a tensor shaped like the output",
       [](Workload& wl, int v) { wl.residual = v != 0; }, [](const Workload& wl) { return wl.residual ? 1 : 0; }}},
     {},
-    {&kDirect, &kGemm, &kWinograd, &kWinogradNonfused, &kStem, &kImplicitGemm, &kImplicitGemmNchw, &kImplicitGemmSm90, &kPointwise, &kTensorStem},
+    {&kDirect, &kGemm, &kWinograd, &kWinogradNonfused, &kStem, &kImplicitGemm, &kImplicitGemmNchw, &kImplicitGemmSm90, &kImplicitGemmSm90Nchw, &kPointwise, &kTensorStem},
     &default_algorithm,
     &kernel_name,
     &plan_cost,

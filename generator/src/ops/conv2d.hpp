@@ -17,9 +17,30 @@ extern const Algorithm kDirect;  // conv2d_direct.cpp
 extern const Algorithm kGemm;    // conv2d_gemm.cpp
 extern const Algorithm kImplicitGemm;  // conv2d_implicit_gemm.cpp
 extern const Algorithm kImplicitGemmNchw;  // conv2d_implicit_gemm.cpp: float32 NCHW through a workspace
+// The NCHW algorithms (implicit_gemm_nchw, implicit_gemm_sm90_nchw) run the
+// NHWC main loops on channels-last copies of the input and filter in the
+// workspace (conv2d_implicit_gemm.cpp): the workload their main loop sees
+// (the input channels padded with zeros to 16 bytes); the floats of padding
+// per row of their epilogue's tile (NHWC: rows 8 words apart put the rows
+// a warp's accumulator stores touch on distinct banks; NCHW: the lanes read
+// down a column, which an odd pitch spreads over every bank); and the
+// plan's part for the copies, given the main loop's workload: the
+// workspace, the call's alignment, the copies' template values, and the
+// images a launch takes within the copies' grid (lowering the plan's
+// images_per_launch).
+Workload implicit_gemm_main_loop_workload(const Workload& wl);
+// An algorithm of those four (conv2d_implicit_gemm.cpp): they share the
+// launch description, the tuner's compiler (nvcc) and compile units.
+Algorithm implicit_gemm_family(std::string name, std::vector<Knob> knobs, std::string template_file,
+                               void (*plan)(const Workload&, const PlanOptions&, KernelPlan&),
+                               std::string (*describe)(const Schedule&), std::vector<DataType> dtypes, Layout layout,
+                               std::vector<Math> float32_maths);
+int implicit_gemm_epilogue_pad(const Workload& wl);
+void plan_channels_last_copies(const Workload& main_loop, KernelPlan& p);
 // Whether the default rule gives a float32 NCHW workload implicit_gemm_nchw.
 bool implicit_gemm_nchw_by_default(const Workload& wl, const PlanOptions& options);
 extern const Algorithm kImplicitGemmSm90;  // conv2d_implicit_gemm_sm90.cpp
+extern const Algorithm kImplicitGemmSm90Nchw;  // conv2d_implicit_gemm_sm90.cpp: float32 NCHW through a workspace
 // Whether the default rule gives a workload that implicit_gemm serves to
 // implicit_gemm_sm90 (a library with an sm_90a image; the layers where it
 // measured faster).

@@ -55,24 +55,6 @@ struct ImplicitGemm {
 constexpr int kMinArch = 80;
 constexpr int kMaxDefaultSplitK = 4;  // the default rule's most parts
 constexpr int kMinStepsPerSplit = 8;  // the default rule's fewest K steps a part
-// Floats of padding per row of the epilogue's tile. NHWC: rows 8 words
-// apart put the rows a warp's accumulator stores touch on distinct banks.
-// NCHW: the epilogue's lanes read down a column (adjacent pixels of one
-// channel), which an odd pitch spreads over every bank.
-int epilogue_pad(const Workload& wl) { return wl.layout == Layout::kNCHW ? 1 : 8; }
-
-// The channels the main loop reads: NHWC, the input's own; NCHW, those of
-// its channels-last copy, padded with zeros to whole 16-byte vectors. The
-// main loop's workload is the spec's with that many input channels.
-Workload main_loop_workload(const Workload& wl) {
-  Workload m = wl;
-  if (wl.layout == Layout::kNCHW) {
-    const int vector = 16 / ops::element_bytes(wl);
-    m.c = ceil_div(wl.c, vector) * vector;
-  }
-  return m;
-}
-
 struct ImplicitGemmShape {
   int warps, threads;
   int element_bytes;  // 2 (half) or 4 (float32)
@@ -99,7 +81,7 @@ ImplicitGemmShape implicit_gemm_shape(const Workload& wl, const ImplicitGemm& s)
   // template checks this against sizeof.
   g.mainloop_bytes = s.stages * (s.cta_m + s.cta_n) * s.cta_k * g.element_bytes;
   g.k_steps = s.iterator == kFewChannels ? ceil_div(wl.kh * wl.kw * wl.c, s.cta_k) : wl.kh * wl.kw * ceil_div(wl.c, s.cta_k);
-  g.epilogue_bytes = s.cta_m * (s.cta_n + epilogue_pad(wl)) * 4;
+  g.epilogue_bytes = s.cta_m * (s.cta_n + implicit_gemm_epilogue_pad(wl)) * 4;
   g.smem_bytes = std::max(g.mainloop_bytes, g.epilogue_bytes);
   g.n_tiles = ceil_div(wl.c_out, s.cta_n);
   return g;
@@ -219,7 +201,7 @@ int stages_k_can_fill(const Workload& wl, const ImplicitGemm& s) {
 }
 
 void plan(const Workload& spec_workload, const PlanOptions& options, KernelPlan& p) {
-  const Workload wl = main_loop_workload(spec_workload);
+  const Workload wl = implicit_gemm_main_loop_workload(spec_workload);
   const bool nchw = wl.layout == Layout::kNCHW;
   const std::string algorithm = nchw ? "implicit_gemm_nchw" : "implicit_gemm";
   const ScheduleRequest& req = wl.schedule;
@@ -336,25 +318,12 @@ void plan(const Workload& spec_workload, const PlanOptions& options, KernelPlan&
   p.threads = g.threads;
   p.block_threads = g.threads;
   p.smem_bytes = g.smem_bytes;
-  long long images_per_launch = implicit_gemm_images_per_launch(wl, algorithm);
-  if (nchw) {
-    // The copies' launch (partials/nchw_channels_last_copies.mustache): a
-    // block per 256 filter elements, and per tile of 32 pixels x 32 channels
-    // of each image, within CUDA's 2^31 - 1 blocks of a grid.
-    const long long filter_blocks = ceil_div(1LL * wl.c_out * wl.kh * wl.kw * wl.c, 256LL);
-    const long long image_tiles = ceil_div(1LL * wl.h * wl.w, 32LL) * ceil_div(1LL * wl.c, 32LL);
-    images_per_launch = std::min(images_per_launch, (0x7fffffffLL - filter_blocks) / image_tiles);
-  }
-  // NHWC: every tensor is read or written in vectors, the input and filter
-  // of in_vec elements, the output, residual and epilogue parameters of
-  // out_vec. NCHW: the call's tensors one element at a time (the main loop
-  // reads the workspace's copies, 16-byte aligned), and the workspace holds
-  // the filter's copy, then the input's.
-  p.alignment = nchw ? element_bytes : element_bytes * std::max(g.in_vec, g.out_vec);
-  if (nchw) {
-    p.workspace_fixed = 1LL * element_bytes * wl.c_out * wl.kh * wl.kw * wl.c;
-    p.workspace_per_image = 1LL * element_bytes * wl.h * wl.w * wl.c;
-  }
+  const long long images_per_launch = implicit_gemm_images_per_launch(wl, algorithm);
+  // Every tensor is read or written in vectors: the input and filter of
+  // in_vec elements, the output, residual and epilogue parameters of
+  // out_vec (NCHW: the workspace's copies; the call's tensors as
+  // plan_channels_last_copies says).
+  p.alignment = element_bytes * std::max(g.in_vec, g.out_vec);
   p.min_arch = s.split_k > 1 ? kMinSplitArch : kMinArch;
   auto n = [](long long v) { return TemplateValue(v); };
   p.values = {
@@ -362,11 +331,9 @@ void plan(const Workload& spec_workload, const PlanOptions& options, KernelPlan&
       {"warps", n(g.warps)},
       {"in_vec", n(g.in_vec)},
       {"out_vec", n(g.out_vec)},
-      {"epilogue_pad", n(epilogue_pad(wl))},
+      {"epilogue_pad", n(implicit_gemm_epilogue_pad(wl))},
       {"nchw", nchw},
       {"gemm_c", n(wl.c)},
-      {"in_pixels", n(1LL * wl.h * wl.w)},
-      {"taps", n(1LL * wl.kh * wl.kw)},
       {"mainloop_bytes", n(g.mainloop_bytes)},
       {"epilogue_bytes", n(g.epilogue_bytes)},
       {"n_tiles", n(g.n_tiles)},
@@ -383,6 +350,7 @@ void plan(const Workload& spec_workload, const PlanOptions& options, KernelPlan&
       {"k_steps", n(g.k_steps)},
   };
   add_tile_order_values(order, false, p.values);
+  if (nchw) plan_channels_last_copies(wl, p);
 }
 
 std::string describe(const Schedule& s) {
@@ -393,6 +361,36 @@ std::string describe(const Schedule& s) {
 }
 
 }  // namespace
+
+int implicit_gemm_epilogue_pad(const Workload& wl) { return wl.layout == Layout::kNCHW ? 1 : 8; }
+
+Workload implicit_gemm_main_loop_workload(const Workload& wl) {
+  Workload m = wl;
+  if (wl.layout == Layout::kNCHW) {
+    const int vector = 16 / ops::element_bytes(wl);
+    m.c = ceil_div(wl.c, vector) * vector;
+  }
+  return m;
+}
+
+void plan_channels_last_copies(const Workload& main_loop, KernelPlan& p) {
+  const Workload& wl = main_loop;
+  const int element_bytes = ops::element_bytes(wl);
+  // The copies' launch (partials/nchw_channels_last_copies.mustache): a
+  // block per 256 filter elements, and per tile of 32 pixels x 32 channels
+  // of each image, within CUDA's 2^31 - 1 blocks of a grid.
+  const long long filter_blocks = ceil_div(1LL * wl.c_out * wl.kh * wl.kw * wl.c, 256LL);
+  const long long image_tiles = ceil_div(1LL * wl.h * wl.w, 32LL) * ceil_div(1LL * wl.c, 32LL);
+  p.values["images_per_launch"] =
+      TemplateValue(std::min(p.number("images_per_launch"), (0x7fffffffLL - filter_blocks) / image_tiles));
+  // The call's tensors are read and written one element at a time; the
+  // workspace holds the filter's copy, then the input's (16-byte rows).
+  p.alignment = element_bytes;
+  p.workspace_fixed = 1LL * element_bytes * wl.c_out * wl.kh * wl.kw * wl.c;
+  p.workspace_per_image = 1LL * element_bytes * wl.h * wl.w * wl.c;
+  p.values["in_pixels"] = TemplateValue(1LL * wl.h * wl.w);
+  p.values["taps"] = TemplateValue(1LL * wl.kh * wl.kw);
+}
 
 LaunchDescription implicit_gemm_launch(const KernelPlan& p) {
   LaunchDescription l;
@@ -481,45 +479,55 @@ long long implicit_gemm_images_per_launch(const Workload& wl, const std::string&
   return images_per_launch;
 }
 
-namespace {
-
-// Both layouts' algorithm: one template, plan, knobs and launch.
-Algorithm implicit_gemm_algorithm(std::string name, std::vector<DataType> dtypes, Layout layout) {
+Algorithm implicit_gemm_family(std::string name, std::vector<Knob> knobs, std::string template_file,
+                               void (*plan)(const Workload&, const PlanOptions&, KernelPlan&),
+                               std::string (*describe)(const Schedule&), std::vector<DataType> dtypes, Layout layout,
+                               std::vector<Math> float32_maths) {
   return Algorithm{
       std::move(name),
       &kOperator,
-      {Knob::tuple("cta_tile", {"cta_m", "cta_n", "cta_k"}, 16, 256, "[pixels, channels, reduction]",
-                   "the block's tile of the GEMM: output pixels x output channels, and the reduction step"),
-       Knob::tuple("warp_tile", {"warp_m", "warp_n"}, 32, 64, "[pixels, channels]",
-                   "one warp's part of the block tile (mma.sync tiles: 16x8x16 of half operands, 16x8x8 of tf32)"),
-       Knob::integer("stages", kMinPipelineStages, kMaxPipelineStages,
-                     "shared-memory buffers of the main loop's pipeline (cp.async; 2: staged through registers, odd c)"),
-       split_k_knob(),
-       Knob::choice("iterator", {"optimized", "few_channels"},
-                    "how the main loop walks K: optimized, one filter tap's channels a step (c even); few_channels, "
-                    "taps and channels as one run, zero-padded in registers (stems, odd c)"),
-       raster_knob(),
-       swizzle_knob()},
-      "conv2d_implicit_gemm.cu.mustache",
-      &plan,
-      &describe,
+      std::move(knobs),
+      std::move(template_file),
+      plan,
+      describe,
       &implicit_gemm_launch,
       std::move(dtypes),
       {layout},
-      TuneCompiler::kNvcc,  // CUTLASS's main loop: NVRTC does not build it
+      TuneCompiler::kNvcc,  // CUTLASS's main loops: NVRTC does not build them
       nullptr,
-      {Math::kTF32, Math::k3xTF32},
-      // Compile units: three kernels of one schedule took 29 s of nvcc apart
-      // (sm_90, one core) and 11.6 s in one unit; most of a kernel's time is
-      // CUTLASS's headers and main loop (docs/performance.md, "Compile units").
+      std::move(float32_maths),
+      // Compile units: most of a kernel's nvcc time is CUTLASS's headers and
+      // main loop, the same for every kernel of one schedule (sm_80's: three
+      // kernels took 29 s apart, 11.6 s in one unit; sm_90a's, 155 s and 53
+      // s; docs/performance.md, "Compile units").
       true,
   };
+}
+
+namespace {
+
+// The knobs of both layouts' algorithm.
+std::vector<Knob> implicit_gemm_knobs() {
+  return {Knob::tuple("cta_tile", {"cta_m", "cta_n", "cta_k"}, 16, 256, "[pixels, channels, reduction]",
+                      "the block's tile of the GEMM: output pixels x output channels, and the reduction step"),
+          Knob::tuple("warp_tile", {"warp_m", "warp_n"}, 32, 64, "[pixels, channels]",
+                      "one warp's part of the block tile (mma.sync tiles: 16x8x16 of half operands, 16x8x8 of tf32)"),
+          Knob::integer("stages", kMinPipelineStages, kMaxPipelineStages,
+                        "shared-memory buffers of the main loop's pipeline (cp.async; 2: staged through registers, odd c)"),
+          split_k_knob(),
+          Knob::choice("iterator", {"optimized", "few_channels"},
+                       "how the main loop walks K: optimized, one filter tap's channels a step (c even); few_channels, "
+                       "taps and channels as one run, zero-padded in registers (stems, odd c)"),
+          raster_knob(),
+          swizzle_knob()};
 }
 
 }  // namespace
 
 const Algorithm kImplicitGemm =
-    implicit_gemm_algorithm("implicit_gemm", {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32}, Layout::kNHWC);
+    implicit_gemm_family("implicit_gemm", implicit_gemm_knobs(), "conv2d_implicit_gemm.cu.mustache", &plan, &describe,
+                         {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32}, Layout::kNHWC,
+                         {Math::kTF32, Math::k3xTF32});
 
 bool implicit_gemm_nchw_by_default(const Workload& wl, const PlanOptions& options) {
   // Math tf32 (3xtf32's three products a term stay with the fp32 kernels,
@@ -531,6 +539,8 @@ bool implicit_gemm_nchw_by_default(const Workload& wl, const PlanOptions& option
 
 // The same main loop for float32 NCHW on TF32 tensor cores, through
 // channels-last copies in the workspace (the file's comment).
-const Algorithm kImplicitGemmNchw = implicit_gemm_algorithm("implicit_gemm_nchw", {DataType::kFloat32}, Layout::kNCHW);
+const Algorithm kImplicitGemmNchw =
+    implicit_gemm_family("implicit_gemm_nchw", implicit_gemm_knobs(), "conv2d_implicit_gemm.cu.mustache", &plan,
+                         &describe, {DataType::kFloat32}, Layout::kNCHW, {Math::kTF32, Math::k3xTF32});
 
 }  // namespace convgen::gen::conv2d

@@ -35,8 +35,6 @@ constexpr int kArch = 90;  // the only GPU: wgmma and TMA are sm_90a's
 // / 128. 128 leaves room for the rest at 168 registers a thread (3
 // warpgroups a block, one block an SM).
 constexpr int kMaxAccumulators = 128;
-// Floats of padding per row of the epilogue's tile (as implicit_gemm's).
-constexpr int kEpiloguePad = 8;
 // Pingpong: rows of its tile a warpgroup's epilogue finishes at once (one
 // wgmma's rows), each warpgroup in shared memory of its own (or, with
 // epilogue_turns, in the same, in turns).
@@ -97,10 +95,10 @@ Sm90Shape sm90_shape(const Workload& wl, const Sm90Gemm& s) {
   g.barrier_bytes = 16 * s.stages;
   if (s.pingpong) {
     const int turns_a_tile = s.epilogue_turns ? 2 : 1;
-    g.epilogue_bytes = (s.epilogue_turns ? 1 : 2) * kChunkRows * (s.cta_n + kEpiloguePad) * 4;
+    g.epilogue_bytes = (s.epilogue_turns ? 1 : 2) * kChunkRows * (s.cta_n + implicit_gemm_epilogue_pad(wl)) * 4;
     g.smem_bytes = round_up(g.mainloop_bytes + g.epilogue_bytes + g.barrier_bytes + 16 * turns_a_tile, 128);
   } else {
-    g.epilogue_bytes = s.cta_m * (s.cta_n + kEpiloguePad) * 4;
+    g.epilogue_bytes = s.cta_m * (s.cta_n + implicit_gemm_epilogue_pad(wl)) * 4;
     g.smem_bytes = round_up(round_up(std::max(g.mainloop_bytes, g.epilogue_bytes), 128) + g.barrier_bytes, 128);
   }
   g.k_steps = wl.kh * wl.kw * ceil_div(wl.c, s.cta_k);
@@ -317,7 +315,10 @@ int stages_k_can_fill(const Workload& wl, const Sm90Gemm& s) {
   return std::min(s.stages, std::max(2, ceil_div(sm90_shape(wl, s).k_steps, s.split_k)));
 }
 
-void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
+void plan(const Workload& spec_workload, const PlanOptions& options, KernelPlan& p) {
+  const Workload wl = implicit_gemm_main_loop_workload(spec_workload);
+  const bool nchw = wl.layout == Layout::kNCHW;
+  const std::string algorithm = nchw ? "implicit_gemm_sm90_nchw" : "implicit_gemm_sm90";
   const ScheduleRequest& req = wl.schedule;
   std::vector<Diagnostic> errors;
   Sm90Gemm s = default_sm90(wl, p.cost_batch);
@@ -365,23 +366,26 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   }
   const int element_bytes = ops::element_bytes(wl);
 
+  // The sm_80 algorithm of the same layout, which takes what this one does not.
+  const std::string portable = nchw ? "implicit_gemm_nchw" : "implicit_gemm";
   if (!has_sm90a_image(options)) {
     errors.push_back({req.algorithm_where,
-                      "implicit_gemm_sm90 runs wgmma and TMA, which only an sm_90a image holds; this library is "
+                      algorithm + " runs wgmma and TMA, which only an sm_90a image holds; this library is "
                       "built for " + options.target.list() + ": add 90a (convgen_add_library builds 90 as 90a), or "
-                      "use implicit_gemm"});
+                      "use " + portable});
   }
-  // The TMA copies 16-byte rows: channels of 16 bytes' worth, in and out.
+  // The TMA copies 16-byte rows: channels of 16 bytes' worth, in and out
+  // (NCHW: the copies' channels, padded to 16 bytes).
   if (wl.c * element_bytes % 16 != 0) {
-    errors.push_back({wl.where, "c = " + num(wl.c) + ": implicit_gemm_sm90's TMA copies the input's channels in "
+    errors.push_back({wl.where, "c = " + num(wl.c) + ": " + algorithm + "'s TMA copies the input's channels in "
                                 "16-byte rows, so c must be a multiple of " + num(16 / element_bytes) +
-                                " (use implicit_gemm)"});
+                                " (use " + portable + ")"});
   }
   if (!tma_takes(wl)) {
     errors.push_back({wl.where, "the TMA's im2col takes strides of at most " + num(kMaxStride) +
                                 ", a filter's reach (size - 1) x dilation of at most " + num(kMaxFilterOffset) +
                                 " and paddings of 0 to " + num(kCornerLimit) + " within 128 of that reach: " +
-                                "use implicit_gemm"});
+                                "use " + portable});
   }
   if (s.epilogue_turns && !s.pingpong) {
     errors.push_back({req.at("epilogue_turns"), "epilogue_turns without pingpong: only pingpong's two warpgroups "
@@ -448,7 +452,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   }
   if (!errors.empty()) throw InputError(std::move(errors));
 
-  const long long images_per_launch = implicit_gemm_images_per_launch(wl, "implicit_gemm_sm90");
+  const long long images_per_launch = implicit_gemm_images_per_launch(wl, algorithm);
 
   p.schedule.values = {{"cta_m", s.cta_m}, {"cta_n", s.cta_n}, {"cta_k", s.cta_k},
                        {"warpgroups", s.warpgroups}, {"stages", s.stages}, {"split_k", s.split_k},
@@ -469,7 +473,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"epilogue_turns", s.epilogue_turns},
       {"chunk_rows", n(kChunkRows)},
       {"out_vec", n(g.out_vec)},
-      {"epilogue_pad", n(kEpiloguePad)},
+      {"epilogue_pad", n(implicit_gemm_epilogue_pad(wl))},
       {"mainloop_bytes", n(g.mainloop_bytes)},
       {"epilogue_bytes", n(g.epilogue_bytes)},
       {"n_tiles", n(g.n_tiles)},
@@ -480,13 +484,15 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"float32", wl.dtype == DataType::kFloat32},
       {"k_steps", n(g.k_steps)},
       {"split", s.split_k > 1},
-      {"nchw", false},  // the launch partial it shares with implicit_gemm_nchw
+      {"nchw", nchw},
+      {"gemm_c", n(wl.c)},
       {"split_k", n(s.split_k)},
       {"split_runs", g.k_steps % s.split_k == 0
                          ? num(g.k_steps / s.split_k) + " steps each"
                          : num(g.k_steps / s.split_k + 1) + " or " + num(g.k_steps / s.split_k) + " steps each"},
   };
   add_tile_order_values(order, s.pingpong, p.values);
+  if (nchw) plan_channels_last_copies(wl, p);
 }
 
 std::string describe(const Schedule& s) {
@@ -510,41 +516,42 @@ std::string describe(const Schedule& s) {
 // layers and tiles in steps of 32 floats: 1.2-1.9 times faster than
 // implicit_gemm's tf32, the same exceptions (its split K and 64-row tiles
 // are not measured yet: the rule takes them as it does in float16).
-bool implicit_gemm_sm90_by_default(const Workload& wl, const PlanOptions& options) {
+bool implicit_gemm_sm90_by_default(const Workload& spec_workload, const PlanOptions& options) {
+  const Workload wl = implicit_gemm_main_loop_workload(spec_workload);
   const int element_bytes = ops::element_bytes(wl);
-  if (!kImplicitGemmSm90.serves(wl) || !has_sm90a_image(options) || !tma_takes(wl)) return false;
+  const Algorithm& sm90 = wl.layout == Layout::kNCHW ? kImplicitGemmSm90Nchw : kImplicitGemmSm90;
+  if (!sm90.serves(wl) || !has_sm90a_image(options) || !tma_takes(wl)) return false;
   return wl.c * element_bytes % 16 == 0 && wl.c * element_bytes >= 128 && wl.c_out >= 64;
 }
 
-const Algorithm kImplicitGemmSm90{
-    "implicit_gemm_sm90",
-    &kOperator,
-    {Knob::tuple("cta_tile", {"cta_m", "cta_n", "cta_k"}, 16, 256, "[pixels, channels, reduction]",
-                 "the block's tile of the GEMM: output pixels x output channels, and the reduction step"),
-     Knob::integer("warpgroups", 1, 2, "warpgroups of 128 threads that multiply (wgmma), each cta_m / warpgroups rows"),
-     Knob::integer("stages", 2, 8, "shared-memory buffers of the main loop's ring (TMA copies)"),
-     split_k_knob(),
-     Knob::flag("pingpong", "persistent blocks, each taking tile after tile; two warpgroups take turns at them, one's "
-                            "epilogue running while the other multiplies (cta_tile is one warpgroup's)"),
-     Knob::flag("epilogue_turns", "with pingpong, off unless asked: the warpgroups take turns at the epilogue too, "
-                                  "sharing one tile of floats, so that the ring has the shared memory of the other "
-                                  "(pays only where two such tiles leave the ring few stages and the epilogue is short)"),
-     raster_knob(),
-     swizzle_knob()},
-    "conv2d_nhwc_implicit_gemm_sm90.cu.mustache",
-    &plan,
-    &describe,
-    &implicit_gemm_launch,
-    {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32},
-    {Layout::kNHWC},
-    TuneCompiler::kNvcc,  // CUTLASS's main loop: NVRTC does not build it
-    nullptr,
-    {Math::kTF32},
-    // Compile units: CUTLASS's main loop took 46 of a kernel's 50 s of
-    // nvcc alone (sm_90a, one core); three kernels of one schedule in one
-    // unit took 53 s, against 155 s apart (docs/performance.md, "Compile
-    // units").
-    true,
-};
+namespace {
+
+// The knobs of both layouts' algorithm.
+std::vector<Knob> sm90_knobs() {
+  return {Knob::tuple("cta_tile", {"cta_m", "cta_n", "cta_k"}, 16, 256, "[pixels, channels, reduction]",
+                      "the block's tile of the GEMM: output pixels x output channels, and the reduction step"),
+          Knob::integer("warpgroups", 1, 2, "warpgroups of 128 threads that multiply (wgmma), each cta_m / warpgroups rows"),
+          Knob::integer("stages", 2, 8, "shared-memory buffers of the main loop's ring (TMA copies)"),
+          split_k_knob(),
+          Knob::flag("pingpong", "persistent blocks, each taking tile after tile; two warpgroups take turns at them, "
+                                 "one's epilogue running while the other multiplies (cta_tile is one warpgroup's)"),
+          Knob::flag("epilogue_turns", "with pingpong, off unless asked: the warpgroups take turns at the epilogue too, "
+                                       "sharing one tile of floats, so that the ring has the shared memory of the other "
+                                       "(pays only where two such tiles leave the ring few stages and the epilogue is "
+                                       "short)"),
+          raster_knob(),
+          swizzle_knob()};
+}
+
+}  // namespace
+
+const Algorithm kImplicitGemmSm90 =
+    implicit_gemm_family("implicit_gemm_sm90", sm90_knobs(), "conv2d_implicit_gemm_sm90.cu.mustache", &plan, &describe,
+                         {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32}, Layout::kNHWC, {Math::kTF32});
+// Float32 NCHW (math tf32) through channels-last copies in the workspace,
+// as implicit_gemm_nchw.
+const Algorithm kImplicitGemmSm90Nchw =
+    implicit_gemm_family("implicit_gemm_sm90_nchw", sm90_knobs(), "conv2d_implicit_gemm_sm90.cu.mustache", &plan,
+                         &describe, {DataType::kFloat32}, Layout::kNCHW, {Math::kTF32});
 
 }  // namespace convgen::gen::conv2d
