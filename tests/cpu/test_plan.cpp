@@ -2500,6 +2500,15 @@ TEST(Conv2dPlan, ImplicitGemmNchwThroughChannelsLastCopies) {
                 .schedule.algorithm_name(),
             "stem");
   EXPECT_NE(plan(strided + "}").schedule.algorithm_name(), "implicit_gemm_nchw");
+  // Nor below 64 input channels, nor on thin 1x1 layers (c x c_out / (c +
+  // c_out) under 40): MobileNetV2's 32 -> 192 at 27, against 384 -> 64 at 55.
+  const auto algorithm = [&](const std::string& shape) {
+    return plan("{op: conv2d, n: 64, " + shape + ", math: tf32}", h100).schedule.algorithm_name();
+  };
+  EXPECT_NE(algorithm("c: 32, c_out: 32, h: 64, w: 64, filter: 3, padding: same"), "implicit_gemm_nchw");
+  EXPECT_EQ(algorithm("c: 64, c_out: 64, h: 64, w: 64, filter: 3, padding: same"), "implicit_gemm_nchw");
+  EXPECT_NE(algorithm("c: 32, c_out: 192, h: 28, w: 28, filter: 1, padding: valid"), "implicit_gemm_nchw");
+  EXPECT_EQ(algorithm("c: 384, c_out: 64, h: 14, w: 14, filter: 1, padding: valid"), "implicit_gemm_nchw");
   // A spec's tile takes the default's split only where its step leaves the
   // chunks: at batch 1 the default splits 4 ways; 2 chunks of 32 of 64
   // channels take 2.

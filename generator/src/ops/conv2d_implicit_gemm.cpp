@@ -532,9 +532,18 @@ const Algorithm kImplicitGemm =
 bool implicit_gemm_nchw_by_default(const Workload& wl, const PlanOptions& options) {
   // Math tf32 (3xtf32's three products a term stay with the fp32 kernels,
   // which meet its bound), in a library whose every GPU has the tensor
-  // cores (elsewhere the fp32 kernels run, not the generic one), on layers
-  // past the stem algorithm's few input channels.
-  return wl.math == Math::kTF32 && oldest_arch(options) >= kMinArch && wl.c > kMaxStemChannels;
+  // cores (elsewhere the fp32 kernels run, not the generic one). From the
+  // H200 run of the 31 NCHW tf32 rows of bench/dense.csv
+  // (docs/performance.md, "Math tf32 in NCHW through channels-last
+  // copies"): the copies pay from 64 input channels (on 16 and 32, and on
+  // the stems, the fp32 kernels were 1.7-1.9x faster; at 64, even); on 1x1
+  // layers, where the fp32 GEMM reads each operand once, only where the
+  // GEMM does at least 20 multiply-adds a float it moves, c x c_out / (c +
+  // c_out) >= 40 (MobileNetV2's 384 -> 64 at 55: 1.15x faster; its 32 ->
+  // 192 at 27: 1.2x slower, and thinner layers up to 2.4x).
+  constexpr int kMinChannels = 64, kMinPointwiseIntensity = 40;
+  if (wl.math != Math::kTF32 || oldest_arch(options) < kMinArch || wl.c < kMinChannels) return false;
+  return !is_pointwise(wl) || 1LL * wl.c * wl.c_out >= kMinPointwiseIntensity * (1LL * wl.c + wl.c_out);
 }
 
 // The same main loop for float32 NCHW on TF32 tensor cores, through
