@@ -377,10 +377,12 @@ void plan_channels_last_copies(const Workload& main_loop, KernelPlan& p) {
   const Workload& wl = main_loop;
   const int element_bytes = ops::element_bytes(wl);
   // The copies' launch (partials/nchw_channels_last_copies.mustache): a
-  // block per 256 filter elements, and per tile of 32 pixels x 32 channels
-  // of each image, within CUDA's 2^31 - 1 blocks of a grid.
-  const long long filter_blocks = ceil_div(1LL * wl.c_out * wl.kh * wl.kw * wl.c, 256LL);
-  const long long image_tiles = ceil_div(1LL * wl.h * wl.w, 32LL) * ceil_div(1LL * wl.c, 32LL);
+  // block per tile of 32 taps x 32 channels of each output channel's
+  // filter, and of 32 pixels x 32 channels of each image, within CUDA's
+  // 2^31 - 1 blocks of a grid.
+  const long long channel_tiles = ceil_div(1LL * wl.c, 32LL);
+  const long long filter_blocks = wl.c_out * ceil_div(1LL * wl.kh * wl.kw, 32LL) * channel_tiles;
+  const long long image_tiles = ceil_div(1LL * wl.h * wl.w, 32LL) * channel_tiles;
   p.values["images_per_launch"] =
       TemplateValue(std::min(p.number("images_per_launch"), (0x7fffffffLL - filter_blocks) / image_tiles));
   // The call's tensors are read and written one element at a time; the
