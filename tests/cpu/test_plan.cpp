@@ -2474,17 +2474,24 @@ TEST(Conv2dPlan, ImplicitGemmNchwThroughChannelsLastCopies) {
                 .number("gemm_c"),
             20);
 
-  // Channels padded to 16 bytes in the copies: 6 become 8, which the NHWC
-  // rule walks as one run (few_channels); the filter's copy [16, 5, 5, 8].
+  // Channels padded to 16 bytes in the copies: 6 become 8, which the
+  // optimized iterator takes a tap at a time (the NHWC rule's few_channels
+  // spilled here); the filter's copy [16, 5, 5, 8].
   const KernelPlan six = plan(
       "{op: conv2d, n: 2, c: 6, c_out: 16, h: 20, w: 20, filter: 5, padding: valid, math: 3xtf32, "
       "schedule: {algorithm: implicit_gemm_nchw}}",
       h100);
   EXPECT_EQ(six.number("gemm_c"), 8);
-  EXPECT_EQ(six.schedule.at("iterator"), 1);
+  EXPECT_EQ(six.schedule.at("iterator"), 0);
   EXPECT_TRUE(six.flag("fast_f32"));
   EXPECT_EQ(six.workspace_fixed, 16 * 25 * 8 * 4);
   EXPECT_EQ(six.workspace_per_image, 20 * 20 * 8 * 4);
+
+  // A 1x1 filter is channels-last already: no copy, unless its rows are
+  // padded (6 channels to 8).
+  const std::string pointwise = "{op: conv2d, n: 4, c_out: 64, h: 14, w: 14, filter: 1, padding: valid, math: tf32, ";
+  EXPECT_EQ(plan(pointwise + "c: 384}", h100).workspace_fixed, 0);
+  EXPECT_EQ(plan(pointwise + "c: 6, schedule: {algorithm: implicit_gemm_nchw}}", h100).workspace_fixed, 64 * 8 * 4);
 
   // Not the default: for 3xtf32 (three products a term: the fp32 kernels),
   // for stems (the stem algorithm), nor in a library that also runs on a
