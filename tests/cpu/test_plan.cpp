@@ -2487,11 +2487,12 @@ TEST(Conv2dPlan, ImplicitGemmNchwThroughChannelsLastCopies) {
   EXPECT_EQ(six.workspace_fixed, 16 * 25 * 8 * 4);
   EXPECT_EQ(six.workspace_per_image, 20 * 20 * 8 * 4);
 
-  // A 1x1 filter is channels-last already: no copy, unless its rows are
-  // padded (6 channels to 8).
-  const std::string pointwise = "{op: conv2d, n: 4, c_out: 64, h: 14, w: 14, filter: 1, padding: valid, math: tf32, ";
-  EXPECT_EQ(plan(pointwise + "c: 384}", h100).workspace_fixed, 0);
-  EXPECT_EQ(plan(pointwise + "c: 6, schedule: {algorithm: implicit_gemm_nchw}}", h100).workspace_fixed, 64 * 8 * 4);
+  // A 1x1 filter's copy, its rows padded (6 channels to 8).
+  EXPECT_EQ(plan("{op: conv2d, n: 4, c: 6, c_out: 64, h: 14, w: 14, filter: 1, padding: valid, math: tf32, "
+                 "schedule: {algorithm: implicit_gemm_nchw}}",
+                 h100)
+                .workspace_fixed,
+            64 * 8 * 4);
 
   // Not the default: for 3xtf32 (three products a term: the fp32 kernels),
   // for stems (the stem algorithm), nor in a library that also runs on a

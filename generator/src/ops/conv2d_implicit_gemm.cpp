@@ -354,7 +354,7 @@ void plan(const Workload& spec_workload, const PlanOptions& options, KernelPlan&
       {"k_steps", n(g.k_steps)},
   };
   add_tile_order_values(order, false, p.values);
-  if (nchw) plan_channels_last_copies(wl, spec_workload.c, p);
+  if (nchw) plan_channels_last_copies(wl, p);
 }
 
 std::string describe(const Schedule& s) {
@@ -377,7 +377,7 @@ Workload implicit_gemm_main_loop_workload(const Workload& wl) {
   return m;
 }
 
-void plan_channels_last_copies(const Workload& main_loop, int original_channels, KernelPlan& p) {
+void plan_channels_last_copies(const Workload& main_loop, KernelPlan& p) {
   const Workload& wl = main_loop;
   const int element_bytes = ops::element_bytes(wl);
   // The copies' launch (partials/nchw_channels_last_copies.mustache): a
@@ -386,19 +386,16 @@ void plan_channels_last_copies(const Workload& main_loop, int original_channels,
   // 2^31 - 1 blocks of a grid.
   const long long channel_tiles = ceil_div(1LL * wl.c, 32LL);
   const long long filter_elements = 1LL * wl.c_out * wl.kh * wl.kw * wl.c;
-  // A 1x1 filter is channels-last already: copied (an element a thread)
-  // only where its rows are padded.
-  const bool filter_copied = wl.kh * wl.kw > 1 || wl.c != original_channels;
-  const long long filter_blocks = !filter_copied          ? 0
-                                  : wl.kh * wl.kw == 1    ? ceil_div(filter_elements, 256LL)
-                                                          : wl.c_out * ceil_div(1LL * wl.kh * wl.kw, 32LL) * channel_tiles;
+  // A 1x1 filter is copied an element a thread.
+  const long long filter_blocks = wl.kh * wl.kw == 1 ? ceil_div(filter_elements, 256LL)
+                                                     : wl.c_out * ceil_div(1LL * wl.kh * wl.kw, 32LL) * channel_tiles;
   const long long image_tiles = ceil_div(1LL * wl.h * wl.w, 32LL) * channel_tiles;
   p.values["images_per_launch"] =
       TemplateValue(std::min(p.number("images_per_launch"), (0x7fffffffLL - filter_blocks) / image_tiles));
   // The call's tensors are read and written one element at a time; the
   // workspace holds the filter's copy, then the input's (16-byte rows).
   p.alignment = element_bytes;
-  p.workspace_fixed = filter_copied ? element_bytes * filter_elements : 0;
+  p.workspace_fixed = element_bytes * filter_elements;
   p.workspace_per_image = 1LL * element_bytes * wl.h * wl.w * wl.c;
   p.values["in_pixels"] = TemplateValue(1LL * wl.h * wl.w);
   p.values["taps"] = TemplateValue(1LL * wl.kh * wl.kw);
