@@ -2332,7 +2332,7 @@ TEST(PlanPointwise, DefaultRuleAndLimitsWorkedByHand) {
 // the fp32 algorithms' own choices (the default rule gives math tf32
 // implicit_gemm_nchw in a library for sm_80 and newer, the test above):
 // the gemm algorithm's TF32 tensor cores where they measured faster (tf32
-// on strided 3x3 and 1x1 layers of 128 channels or more); NHWC:
+// on strided 3x3 layers and 1x1 layers of 32 channels or more); NHWC:
 // implicit_gemm with float steps of K (32 floats: the 64 halves' bytes).
 // The math is in the name either way.
 TEST(Conv2dPlan, MathTf32AndTensorCores) {
@@ -2349,12 +2349,14 @@ TEST(Conv2dPlan, MathTf32AndTensorCores) {
   EXPECT_TRUE(strided.flag("tensor_cores"));
   EXPECT_FALSE(strided.flag("three_products"));
   EXPECT_EQ(strided.min_arch, 80);
-  // Rows 8 floats apart (mod 32) in both operands' stages and the tile of
-  // sums, which reuses the stages' bytes once the main loop is done.
+  // Rows 8 floats apart (mod 32) in both operands' stages. Without split K
+  // the epilogue reads the accumulators (no tile of sums in shared memory),
+  // a pixel at a time: im2col's columns make no 16-byte aligned pairs.
   EXPECT_EQ(strided.number("a_pitch"), 72);
   EXPECT_EQ(strided.number("x_pitch"), 136);
-  EXPECT_EQ(strided.number("tile_pitch"), 136);
-  EXPECT_EQ(strided.smem_bytes, std::max(2 * (16 * 72 + 16 * 136) * 4, 64 * 136 * 4));
+  EXPECT_EQ(strided.smem_bytes, 2 * (16 * 72 + 16 * 136) * 4);
+  EXPECT_FALSE(strided.flag("finish_from_tile"));
+  EXPECT_FALSE(strided.flag("pair_stores"));
   EXPECT_EQ(strided.number("warp_co"), 32);
   EXPECT_EQ(strided.number("warp_pixels"), 64);
   // At batch 8 the wide tiles would make 98 blocks: 64 x 64.
@@ -2382,16 +2384,39 @@ TEST(Conv2dPlan, MathTf32AndTensorCores) {
                     h100)
                    .flag("tensor_cores"));
 
-  // 1x1: tensor cores from 128 input channels; a thinner one stays on FMA.
+  // 1x1: tensor cores from 32 input channels; a thinner one stays on FMA.
   EXPECT_TRUE(plan("{op: conv2d, n: 64, c: 960, c_out: 160, h: 7, w: 7, filter: 1, padding: valid, math: tf32, "
                    "schedule: {algorithm: gemm}}",
                    h100)
                   .flag("tensor_cores"));
-  const KernelPlan thin = plan(
+  const KernelPlan projection = plan(
       "{op: conv2d, n: 64, c: 96, c_out: 24, h: 28, w: 28, filter: 1, padding: valid, math: tf32, "
       "schedule: {algorithm: gemm}}",
       h100);
-  EXPECT_EQ(thin.schedule.summary(), "gemm: block_tile 24x128, k_step 8, 3 stages, vthreads 1x2 (4x4 outputs each)");
+  // A tensor-core warp takes 16 x vthreads_co channels, so the block 32, not 24.
+  EXPECT_EQ(projection.schedule.summary(),
+            "gemm: block_tile 32x128, k_step 8, 3 stages, vthreads 1x2 (4x4 outputs each), products tensor_cores");
+  // 28 x 28 % 4 == 0: 16-byte aligned tensors, each lane's pair of pixels
+  // stored as one 8-byte vector; the stages alone in shared memory.
+  EXPECT_TRUE(projection.flag("pair_stores"));
+  EXPECT_EQ(projection.smem_bytes, 3 * (8 * 40 + 8 * 136) * 4);
+  const KernelPlan thin = plan(
+      "{op: conv2d, n: 64, c: 24, c_out: 144, h: 56, w: 56, filter: 1, padding: valid, math: tf32, "
+      "schedule: {algorithm: gemm}}",
+      h100);
+  EXPECT_EQ(thin.schedule.summary(), "gemm: block_tile 32x128, k_step 8, 3 stages, vthreads 2x2 (4x4 outputs each)");
+  // Split K adds the blocks' partial tiles through shared memory: the tile
+  // of sums, in the stages' bytes once the main loop is done.
+  const KernelPlan split = plan(
+      "{op: conv2d, n: 1, c: 1024, c_out: 256, h: 14, w: 14, filter: 1, padding: valid, math: 3xtf32, "
+      "schedule: {algorithm: gemm, products: tensor_cores, split_k: 2}}",
+      h100);
+  EXPECT_TRUE(split.flag("finish_from_tile"));
+  EXPECT_EQ(split.smem_bytes, std::max(split.schedule.at("stages") *
+                                           (split.schedule.at("k_step") * (split.schedule.at("block_co") + 8) +
+                                            split.schedule.at("k_step") * (split.schedule.at("block_pixels") + 8)) *
+                                           4,
+                                       split.schedule.at("block_co") * (split.schedule.at("block_pixels") + 8) * 4));
   // Forced: a tensor-core warp takes 16 x vthreads_co channels, so the block 32.
   const KernelPlan forced = plan(
       "{op: conv2d, n: 64, c: 96, c_out: 24, h: 28, w: 28, filter: 1, padding: valid, math: 3xtf32, "

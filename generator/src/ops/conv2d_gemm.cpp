@@ -21,8 +21,9 @@
 // With math tf32 or 3xtf32 the products may run on tensor cores (knob
 // `products: tensor_cores`; mma.sync m16n8k8, sm_80 and newer): the same
 // stages, tiles and knobs, each warp computing (16 vthreads_co) x
-// (32 vthreads_pixels) of the tile, its sums passing through shared memory
-// (the stages' buffers) to the epilogue.
+// (32 vthreads_pixels) of the tile and applying the epilogue to its
+// accumulators (with split K they pass through shared memory, the stages'
+// buffers, to be added).
 #include <algorithm>
 
 #include "conv2d.hpp"
@@ -52,14 +53,20 @@ int gemm_k(const Workload& wl) { return wl.c * wl.kh * wl.kw; }
 
 // Where math tf32 lets the products run on TF32 tensor cores, the default
 // does so where they measured faster than this algorithm's and the others'
-// fp32 kernels on the H100 (docs/performance.md, "Math tf32 and 3xtf32"):
-// strided 3x3 layers (1.3 to 1.5 times faster) and 1x1 layers of at least
-// 128 input channels (1.1 to 1.5 times); on thinner 1x1 layers the FMA
-// kernel was up to 2.4 times faster. 3xtf32's three products a term never
-// paid (0.95 to 2.4 times the fp32 kernels' time): FMA, which keeps its
-// accuracy.
+// fp32 kernels: strided 3x3 layers (1.3 to 1.5 times faster on the H100,
+// docs/performance.md, "Math tf32 and 3xtf32") and 1x1 layers of at least
+// 32 input channels. On the H200, with the epilogue applied to the
+// accumulators in registers (docs/performance.md, "The tensor cores'
+// epilogue in registers"), the fastest schedules convgen tune found for
+// MobileNetV2's 1x1 layers at batch 64 ran 1.07 to 1.43 times faster on
+// tensor cores than on FMA from 32 input channels up (32 -> 192, 96 -> 24,
+// 144 -> 32, 384 -> 64, 96 -> 576); on 16 as fast, on 24 (24 -> 144) 1.16
+// times slower. 3xtf32's three
+// products a term never paid (0.95 to 2.4 times the fp32 kernels' time on
+// the H100): FMA, which keeps its accuracy.
 int default_products(const Workload& wl) {
-  const bool pays = is_strided_3x3(wl) || (is_pointwise(wl) && wl.c >= 128);
+  constexpr int kMinPointwiseChannels = 32;
+  const bool pays = is_strided_3x3(wl) || (is_pointwise(wl) && wl.c >= kMinPointwiseChannels);
   return wl.math == Math::kTF32 && pays ? kTensorCores : kFma;
 }
 
@@ -89,9 +96,9 @@ GemmShape gemm_shape(const Workload& wl, const Gemm& s) {
   g.tile_pitch = s.block_pixels + (tensor ? 8 : 0);
   const int stage_bytes = s.stages * (s.k_step * g.a_pitch + s.k_step * g.x_pitch) * 4;
   const int tile_bytes = s.block_co * g.tile_pitch * 4;
-  // The block's tile of sums: with tensor cores in the stages' buffers once
-  // the main loop is done; with split K on FMA beside them.
-  g.smem_bytes = tensor ? std::max(stage_bytes, tile_bytes) : stage_bytes + (s.split_k > 1 ? tile_bytes : 0);
+  // The block's tile of sums, with split K only: with tensor cores in the
+  // stages' buffers once the main loop is done; on FMA beside them.
+  g.smem_bytes = s.split_k == 1 ? stage_bytes : tensor ? std::max(stage_bytes, tile_bytes) : stage_bytes + tile_bytes;
   g.accumulators = 16 * s.vthreads_co * s.vthreads_pixels;
   // The fragments a k-row: 4 weights and 4 inputs a 4x4 group on FMA; on
   // tensor cores 4 a 16-channel tile and 2 a tile of 8 pixels, as floats
@@ -320,7 +327,8 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"tensor_cores", s.products == kTensorCores},
       {"three_products", s.products == kTensorCores && wl.math == Math::k3xTF32},
       {"math", std::string(to_string(wl.math))},
-      {"finish_from_tile", s.products == kTensorCores || s.split_k > 1},
+      {"finish_from_tile", s.split_k > 1},
+      {"pair_stores", g.x_vec == 4},
       {"warp_co", n(16 * s.vthreads_co)},
       {"warp_pixels", n(32 * s.vthreads_pixels)},
       {"vthreads_pixels_x4", n(4 * s.vthreads_pixels)},
