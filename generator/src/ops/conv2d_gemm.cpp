@@ -56,14 +56,14 @@ int gemm_k(const Workload& wl) { return wl.c * wl.kh * wl.kw; }
 // fp32 kernels: strided 3x3 layers (1.3 to 1.5 times faster on the H100,
 // docs/performance.md, "Math tf32 and 3xtf32") and 1x1 layers of at least
 // 32 input channels. On the H200, with the epilogue applied to the
-// accumulators in registers (docs/performance.md, "The tensor cores'
-// epilogue in registers"), the fastest schedules convgen tune found for
-// MobileNetV2's 1x1 layers at batch 64 ran 1.07 to 1.43 times faster on
-// tensor cores than on FMA from 32 input channels up (32 -> 192, 96 -> 24,
-// 144 -> 32, 384 -> 64, 96 -> 576); on 16 as fast, on 24 (24 -> 144) 1.16
-// times slower. 3xtf32's three
-// products a term never paid (0.95 to 2.4 times the fp32 kernels' time on
-// the H100): FMA, which keeps its accuracy.
+// accumulators in registers (docs/performance.md, "The gemm algorithm's
+// tensor-core epilogue in registers"), the fastest schedules convgen tune
+// found for MobileNetV2's 1x1 layers at batch 64 ran 1.07 to 1.43 times
+// faster on tensor cores than on FMA from 32 input channels up (32 -> 192,
+// 96 -> 24, 144 -> 32, 384 -> 64, 96 -> 576); on 16 as fast, on 24
+// (24 -> 144) 1.16 times slower. 3xtf32's three products a term never paid
+// (0.95 to 2.4 times the fp32 kernels' time on the H100): FMA, which keeps
+// its accuracy.
 int default_products(const Workload& wl) {
   constexpr int kMinPointwiseChannels = 32;
   const bool pays = is_strided_3x3(wl) || (is_pointwise(wl) && wl.c >= kMinPointwiseChannels);
