@@ -2512,12 +2512,25 @@ TEST(Conv2dPlan, ImplicitGemmNchwThroughChannelsLastCopies) {
   EXPECT_EQ(six.workspace_fixed, 16 * 25 * 8 * 4);
   EXPECT_EQ(six.workspace_per_image, 20 * 20 * 8 * 4);
 
+  EXPECT_FALSE(p.flag("filter_channels_last"));
+  EXPECT_FALSE(six.flag("filter_channels_last"));
+
   // A 1x1 filter's copy, its rows padded (6 channels to 8).
-  EXPECT_EQ(plan("{op: conv2d, n: 4, c: 6, c_out: 64, h: 14, w: 14, filter: 1, padding: valid, math: tf32, "
-                 "schedule: {algorithm: implicit_gemm_nchw}}",
-                 h100)
-                .workspace_fixed,
-            64 * 8 * 4);
+  const KernelPlan padded = plan(
+      "{op: conv2d, n: 4, c: 6, c_out: 64, h: 14, w: 14, filter: 1, padding: valid, math: tf32, "
+      "schedule: {algorithm: implicit_gemm_nchw}}",
+      h100);
+  EXPECT_EQ(padded.workspace_fixed, 64 * 8 * 4);
+  EXPECT_FALSE(padded.flag("filter_channels_last"));
+  // A 1x1 filter of unpadded rows is channels-last already: the call reads
+  // it in place where its pointer is 16-byte aligned, and copies it where
+  // not (the workspace keeps room for the copy).
+  const KernelPlan pointwise = plan(
+      "{op: conv2d, n: 1, c: 2048, c_out: 512, h: 7, w: 7, filter: 1, padding: valid, math: tf32}", hopper);
+  EXPECT_EQ(pointwise.schedule.algorithm_name(), "implicit_gemm_sm90_nchw");
+  EXPECT_TRUE(pointwise.flag("filter_channels_last"));
+  EXPECT_EQ(pointwise.alignment, 4);
+  EXPECT_EQ(pointwise.workspace_fixed, 512 * 2048 * 4);
 
   // Not the default: for 3xtf32 (three products a term: the fp32 kernels),
   // for stems (the stem algorithm), nor in a library that also runs on a

@@ -151,6 +151,14 @@ bool gpu_available(std::string* why) {
   return true;
 }
 
+bool tf32_tensor_cores(std::string* why) {
+  if (!gpu_available(why)) return false;
+  int major = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+  if (major < 8 && why) *why = "TF32 tensor cores need sm_80";
+  return major >= 8;
+}
+
 bool OperandBuffer::on_device() {
   static const bool device = gpu_available(nullptr);
   return device;

@@ -19,6 +19,9 @@ namespace convgen::testing {
 
 // True when a CUDA device is usable; otherwise `why` says what failed.
 bool gpu_available(std::string* why);
+// True when device 0 has TF32 tensor cores (sm_80 and up); otherwise `why`
+// says what is missing.
+bool tf32_tensor_cores(std::string* why);
 
 // A call's operand buffer, every 32-bit word set to `fill`: device memory
 // where a GPU is usable, else 256-byte aligned host memory. The runtime checks

@@ -59,24 +59,16 @@ void check_library(const std::vector<Conv2dKernelInfo>& kernels, Library library
   }
 }
 
-bool tensor_cores(std::string* why) {
-  if (!convgen::testing::gpu_available(why)) return false;
-  int major = 0;
-  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
-  if (major < 8) *why = "TF32 tensor cores need sm_80";
-  return major >= 8;
-}
-
 TEST(Tf32Math, GemmKernelsComputeInTheirMath) {
   std::string why;
-  if (!tensor_cores(&why)) GTEST_SKIP() << why;
+  if (!convgen::testing::tf32_tensor_cores(&why)) GTEST_SKIP() << why;
   check_library(convgen::tf32_math::conv2d_kernels(), &convgen::tf32_math::conv2d, 6);
 }
 
 TEST(Tf32Math, ImplicitGemmKernelsComputeInTheirMath) {
 #ifdef CONVGEN_TF32_MATH_NHWC
   std::string why;
-  if (!tensor_cores(&why)) GTEST_SKIP() << why;
+  if (!convgen::testing::tf32_tensor_cores(&why)) GTEST_SKIP() << why;
   check_library(convgen::tf32_math_nhwc::conv2d_kernels(), &convgen::tf32_math_nhwc::conv2d, 4);
 #else
   GTEST_SKIP() << "built without CUTLASS's headers: no implicit_gemm kernels";

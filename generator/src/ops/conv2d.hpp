@@ -24,7 +24,8 @@ extern const Algorithm kImplicitGemmNchw;  // conv2d_implicit_gemm.cpp: float32 
 // per row of their epilogue's tile (NHWC: rows 8 words apart put the rows
 // a warp's accumulator stores touch on distinct banks; NCHW: the lanes read
 // down a column, which an odd pitch spreads over every bank); and the
-// plan's part for the copies, given the main loop's workload: the
+// plan's part for the copies, given the main loop's workload and the
+// call's input channels: the
 // workspace, the call's alignment, the copies' template values, and the
 // images a launch takes within the copies' grid (lowering the plan's
 // images_per_launch).
@@ -36,7 +37,7 @@ Algorithm implicit_gemm_family(std::string name, std::vector<Knob> knobs, std::s
                                std::string (*describe)(const Schedule&), std::vector<DataType> dtypes, Layout layout,
                                std::vector<Math> float32_maths);
 int implicit_gemm_epilogue_pad(const Workload& wl);
-void plan_channels_last_copies(const Workload& main_loop, KernelPlan& p);
+void plan_channels_last_copies(const Workload& main_loop, int call_channels, KernelPlan& p);
 // Whether the default rule gives a float32 NCHW workload implicit_gemm_nchw.
 bool implicit_gemm_nchw_by_default(const Workload& wl, const PlanOptions& options);
 extern const Algorithm kImplicitGemmSm90;  // conv2d_implicit_gemm_sm90.cpp

@@ -354,7 +354,7 @@ void plan(const Workload& spec_workload, const PlanOptions& options, KernelPlan&
       {"k_steps", n(g.k_steps)},
   };
   add_tile_order_values(order, false, p.values);
-  if (nchw) plan_channels_last_copies(wl, p);
+  if (nchw) plan_channels_last_copies(wl, spec_workload.c, p);
 }
 
 std::string describe(const Schedule& s) {
@@ -377,7 +377,7 @@ Workload implicit_gemm_main_loop_workload(const Workload& wl) {
   return m;
 }
 
-void plan_channels_last_copies(const Workload& main_loop, KernelPlan& p) {
+void plan_channels_last_copies(const Workload& main_loop, int call_channels, KernelPlan& p) {
   const Workload& wl = main_loop;
   const int element_bytes = ops::element_bytes(wl);
   // The copies' launch (partials/nchw_channels_last_copies.mustache): a
@@ -386,7 +386,7 @@ void plan_channels_last_copies(const Workload& main_loop, KernelPlan& p) {
   // 2^31 - 1 blocks of a grid.
   const long long channel_tiles = ceil_div(1LL * wl.c, 32LL);
   const long long filter_elements = 1LL * wl.c_out * wl.kh * wl.kw * wl.c;
-  // A 1x1 filter is copied an element a thread.
+  // A 1x1 filter, where copied, an element a thread.
   const long long filter_blocks = wl.kh * wl.kw == 1 ? ceil_div(filter_elements, 256LL)
                                                      : wl.c_out * ceil_div(1LL * wl.kh * wl.kw, 32LL) * channel_tiles;
   const long long image_tiles = ceil_div(1LL * wl.h * wl.w, 32LL) * channel_tiles;
@@ -399,6 +399,10 @@ void plan_channels_last_copies(const Workload& main_loop, KernelPlan& p) {
   p.workspace_per_image = 1LL * element_bytes * wl.h * wl.w * wl.c;
   p.values["in_pixels"] = TemplateValue(1LL * wl.h * wl.w);
   p.values["taps"] = TemplateValue(1LL * wl.kh * wl.kw);
+  // A 1x1 filter of unpadded rows, [c_out, c, 1, 1], is channels-last
+  // already: the call reads it in place where its pointer is 16-byte
+  // aligned (the main loop's copies), and copies it otherwise.
+  p.values["filter_channels_last"] = TemplateValue(wl.kh * wl.kw == 1 && wl.c == call_channels);
 }
 
 LaunchDescription implicit_gemm_launch(const KernelPlan& p) {

@@ -492,7 +492,7 @@ void plan(const Workload& spec_workload, const PlanOptions& options, KernelPlan&
                          : num(g.k_steps / s.split_k + 1) + " or " + num(g.k_steps / s.split_k) + " steps each"},
   };
   add_tile_order_values(order, s.pingpong, p.values);
-  if (nchw) plan_channels_last_copies(wl, p);
+  if (nchw) plan_channels_last_copies(wl, spec_workload.c, p);
 }
 
 std::string describe(const Schedule& s) {
