@@ -132,6 +132,12 @@ ImplicitGemm default_tiles(const Workload& wl, const PlanOptions& options, int b
   if (thin && t.cta_k == 64) t.cta_k = 32, t.stages = std::min(2 * t.stages, 8);
   // The list's steps are of 2-byte elements.
   ImplicitGemm s{t.cta_m, t.cta_n, t.cta_k * 2 / element_bytes, t.warp_m, t.warp_n, t.stages, 1, kOptimized};
+  // 3xtf32 holds each operand fragment twice (a TF32 part and its
+  // remainder): ptxas spilled 1.2 to 1.8 KB a thread at 64 x 64 warp tiles
+  // and 12 bytes at 64 x 32, none at 32 x 64 or 32 x 32 (sm_90,
+  // docs/performance.md, "3xtf32's warp tiles"). Twice the warps, 8 at most
+  // on the list's tiles.
+  if (wl.math == Math::k3xTF32) s.warp_m = 32;
   // Up to 8 channels (the stems) or an odd count of half elements: K as one
   // run. An odd c of half elements copies single elements (2 bytes), which
   // cp.async cannot: CUTLASS's two-stage main loop that stages through
