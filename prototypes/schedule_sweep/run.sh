@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On a GPU machine: installs convgen from this checkout (the generator, the
 # runtime, convgen_add_library), builds the sweep that make.py wrote for the
-# rows of $ROWS (rows1 to rows21: run `ROWS=rowsN python3 make.py` first),
+# rows of $ROWS (rows1 to rows22: run `ROWS=rowsN python3 make.py` first),
 # times every variant, then PyTorch's plain and fused conv on the same rows.
 # The generator's build dependencies (scripts/install_deps.sh) must be there,
 # or in a prefix named by CMAKE_PREFIX_PATH (and OPENSSL_ROOT_DIR) in the

@@ -1,5 +1,5 @@
-"""cuDNN via PyTorch on the sweep's rows (the rows module's DTYPE: float16 channels_last, or float32 NCHW with TF32
-off; cudnn.benchmark): plain conv, and conv + scale/shift + activation as separate ops; hot from a CUDA graph of 20
+"""cuDNN via PyTorch on the sweep's rows (the rows module's DTYPE and LAYOUT: float16 channels_last, or float32 NCHW or NHWC with TF32
+allowed where its MATH is tf32, else off; cudnn.benchmark): plain conv, and conv + scale/shift + activation as separate ops; hot from a CUDA graph of 20
 (median of 9), cold after an L2 flush (median of 15)."""
 import importlib
 import os
@@ -9,11 +9,12 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-rows = importlib.import_module(os.environ.get("ROWS", "rows1"))  # rows1.py to rows21.py
+rows = importlib.import_module(os.environ.get("ROWS", "rows1"))  # rows1.py to rows22.py
 R = rows.R
 HALF = getattr(rows, "DTYPE", "float16") == "float16"
 DT = torch.half if HALF else torch.float32
-MF = torch.channels_last if HALF else torch.contiguous_format
+MF = torch.channels_last if getattr(rows, "LAYOUT", "NHWC" if HALF else "NCHW") == "NHWC" else torch.contiguous_format
+TF32 = getattr(rows, "MATH", None) == "tf32"  # PyTorch's default: TF32 allowed for cuDNN's convolutions
 ACT = {"relu6": F.relu6, "silu": F.silu, "relu": F.relu, "none": lambda y: y}
 
 
@@ -40,15 +41,20 @@ def timed(fn):
 
 
 torch.backends.cudnn.benchmark = True
-torch.backends.cudnn.allow_tf32 = False
-for name, n, c, co, h, k, st, act, _ in R:
+torch.backends.cudnn.allow_tf32 = TF32
+for row in R:
+    name, n, c, co, h, k, st, act = row[:8]
     if act == "plain":  # the row without an epilogue: PyTorch's plain conv is its fused twin's
         continue
     x = torch.randn(n, c, h, h, device="cuda", dtype=DT).to(memory_format=MF)
     w = torch.randn(co, c, k, k, device="cuda", dtype=DT).to(memory_format=MF)
     sc = torch.rand(co, device="cuda", dtype=DT).view(1, co, 1, 1)
     sh = torch.rand(co, device="cuda", dtype=DT).view(1, co, 1, 1)
-    f = ACT[act]; pad = (k - 1) // 2
+    pad = row[9] if len(row) > 9 else (k - 1) // 2
     plain = timed(lambda: F.conv2d(x, w, stride=st, padding=pad))
-    fused = timed(lambda: f(F.conv2d(x, w, stride=st, padding=pad) * sc + sh))
+    if act == "bias":
+        fused = timed(lambda: F.conv2d(x, w, sh.view(co), stride=st, padding=pad))
+    else:
+        f = ACT[act]
+        fused = timed(lambda: f(F.conv2d(x, w, stride=st, padding=pad) * sc + sh))
     print(f"  {name:24s} plain hot {plain[0]:8.2f} cold {plain[1]:8.2f} | fused hot {fused[0]:8.2f} cold {fused[1]:8.2f} us")

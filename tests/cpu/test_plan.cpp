@@ -1120,6 +1120,31 @@ TEST(PlanImplicitGemm, DefaultRuleWorkedByHand) {
   EXPECT_EQ(p.schedule.at("iterator"), 1);
   EXPECT_EQ(p.number("k_steps"), 2);
   EXPECT_EQ(p.number("in_vec"), 4);
+  // Float32 stems (math tf32): one float a copy, cp.async in 3 stages, in
+  // warp tiles of 32 x 32 on tiles of 128 x 64 or 64 x 128 (8 warps, 8
+  // copies a thread of each operand's step), 64 x 64 where those make
+  // too few blocks, and 128 x 32 where c_out <= 32 (4 warps).
+  p = plan_kernel(workload("{op: conv2d, n: 8, c: 3, c_out: 64, h: 224, w: 224, filter: 7, stride: 2, "
+                           "padding: same, dtype: float32, math: tf32, layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.schedule.summary(),
+            "implicit_gemm: cta_tile 128x64x16, warp_tile 32x32, 3 stages, iterator few_channels");
+  EXPECT_EQ(p.block_threads, 256);
+  EXPECT_EQ(p.number("in_vec"), 1);
+  p = plan_kernel(workload("{op: conv2d, n: 8, c: 3, c_out: 96, h: 224, w: 224, filter: 4, stride: 4, "
+                           "padding: valid, dtype: float32, math: tf32, layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.schedule.summary(),
+            "implicit_gemm: cta_tile 64x128x16, warp_tile 32x32, 3 stages, iterator few_channels");
+  p = plan_kernel(workload("{op: conv2d, n: 1, c: 7, c_out: 126, h: 20, w: 20, filter: 1, padding: valid, "
+                           "dtype: float32, math: 3xtf32, layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.schedule.summary(), "implicit_gemm: cta_tile 64x64x16, warp_tile 32x32, 3 stages, iterator few_channels");
+  p = plan_kernel(workload("{op: conv2d, n: 8, c: 3, c_out: 32, h: 224, w: 224, filter: 3, stride: 2, "
+                           "padding: same, dtype: float32, math: tf32, layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.schedule.summary(),
+            "implicit_gemm: cta_tile 128x32x16, warp_tile 32x32, 3 stages, iterator few_channels");
   // Output channels not a multiple of 8: the epilogue's vectors shrink (c_out 12: 4 channels, 8 bytes),
   // the input's copies stay 16 bytes (c 16): every tensor aligned to the wider.
   p = plan_kernel(workload("{op: conv2d, n: 4, c: 16, c_out: 12, h: 9, w: 9, filter: 3, padding: same, "

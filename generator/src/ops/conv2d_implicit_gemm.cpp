@@ -113,10 +113,22 @@ ImplicitGemm default_tiles(const Workload& wl, const PlanOptions& options, int b
   const int element_bytes = ops::element_bytes(wl);
   const bool thin = wl.c * element_bytes <= 64;  // a 64-byte step covers one tap's channels
   const bool pointwise = wl.kh == 1 && wl.kw == 1;
+  // Float32 on up to 8 channels (the stems): CUTLASS's few_channels
+  // iterators hold every copy of a step in registers, one float a copy
+  // where c is odd. Warp tiles of 32 x 32 and at most 8 copies a thread of
+  // each operand's step: ptxas spilled 140 bytes on ResNet's 7x7 stem in
+  // 256 x 64 tiles of 64 x 64 warps, and 940 on a 4x4 stem in 128 x 128,
+  // none in 128 x 64 or 64 x 128 of 32 x 32 warps, which ran 2.1 to 2.7
+  // times faster on the H200 (docs/performance.md, "Float32 stems on
+  // tensor cores"). Where c_out <= 32 the 4 warps of 128 x 32 keep 16 copies
+  // (8 bytes spilled), but ran faster than any other tile.
+  const bool few_floats = element_bytes == 4 && wl.c <= 8;
   // (Built, not assigned: g++ 12 at -O2 warned of a null argument in
   // vector's assignment from a list.)
   const std::vector<TileChoice> list = [&]() -> std::vector<TileChoice> {
     if (wl.c_out <= 32) return {{128, 32, 32, 32, 32, 6}};
+    if (few_floats && wl.c_out <= 64) return {{128, 64, 32, 32, 32, 3}, {64, 64, 32, 32, 32, 3}};
+    if (few_floats) return {{64, 128, 32, 32, 32, 3}, {64, 64, 32, 32, 32, 3}};
     if (wl.c_out <= 64) return {{256, 64, 32, 64, 64, 5}, {128, 64, 64, 64, 32, 4}, {64, 64, 64, 32, 32, 5}};
     const TileChoice wide = thin || pointwise ? TileChoice{128, 128, 32, 64, 64, 5} : TileChoice{128, 128, 64, 64, 64, 3};
     return {wide, {64, 128, 64, 32, 64, 4}, {64, 64, 64, 32, 32, 5}};
