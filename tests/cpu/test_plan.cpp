@@ -992,7 +992,7 @@ TEST(PlanStorage, Conv2dRefusesOtherStorageByName) {
       "(direct: float32 in NCHW; gemm: float32 in NCHW; winograd: float32 in NCHW; winograd_nonfused: float32 in "
       "NCHW; stem: float32 in NCHW; "
       "implicit_gemm: float16, bfloat16 or float32 (math tf32 or 3xtf32) in NHWC; implicit_gemm_nchw: float32 (math tf32 or 3xtf32) in NCHW; implicit_gemm_sm90: float16, bfloat16 or float32 (math tf32) in NHWC; "
-      "implicit_gemm_sm90_nchw: float32 (math tf32) in NCHW; pointwise: float16 or bfloat16 in NHWC; tensor_stem: float16 or bfloat16 in NHWC)";
+      "implicit_gemm_sm90_nchw: float32 (math tf32) in NCHW; pointwise: float16 or bfloat16 in NHWC; tensor_stem: float16, bfloat16 or float32 (math tf32) in NHWC)";
   const Workload half = workload(
       "{op: conv2d, n: 1, c: 32, c_out: 16, h: 16, w: 16, filter: 3, padding: same, dtype: float16, layout: NCHW}");
   std::vector<Diagnostic> errors = spec_errors([&] { plan_kernel(half); });
@@ -1120,19 +1120,22 @@ TEST(PlanImplicitGemm, DefaultRuleWorkedByHand) {
   EXPECT_EQ(p.schedule.at("iterator"), 1);
   EXPECT_EQ(p.number("k_steps"), 2);
   EXPECT_EQ(p.number("in_vec"), 4);
-  // Float32 stems (math tf32): one float a copy, cp.async in 3 stages, in
-  // warp tiles of 32 x 32 on tiles of 128 x 64 or 64 x 128 (8 warps, 8
-  // copies a thread of each operand's step), 64 x 64 where those make
-  // too few blocks, and 128 x 32 where c_out <= 32 (4 warps).
+  // Float32 stems (math tf32) forced to implicit_gemm: one float a copy,
+  // cp.async in 3 stages, in warp tiles of 32 x 32 on tiles of 128 x 64 or
+  // 64 x 128 (8 warps, 8 copies a thread of each operand's step), 64 x 64
+  // where those make too few blocks, and 128 x 32 where c_out <= 32 (4
+  // warps). (Up to 4 channels take tensor_stem by default, below.)
   p = plan_kernel(workload("{op: conv2d, n: 8, c: 3, c_out: 64, h: 224, w: 224, filter: 7, stride: 2, "
-                           "padding: same, dtype: float32, math: tf32, layout: NHWC}"),
+                           "padding: same, dtype: float32, math: tf32, layout: NHWC, "
+                           "schedule: {algorithm: implicit_gemm}}"),
                   h100);
   EXPECT_EQ(p.schedule.summary(),
             "implicit_gemm: cta_tile 128x64x16, warp_tile 32x32, 3 stages, iterator few_channels");
   EXPECT_EQ(p.block_threads, 256);
   EXPECT_EQ(p.number("in_vec"), 1);
   p = plan_kernel(workload("{op: conv2d, n: 8, c: 3, c_out: 96, h: 224, w: 224, filter: 4, stride: 4, "
-                           "padding: valid, dtype: float32, math: tf32, layout: NHWC}"),
+                           "padding: valid, dtype: float32, math: tf32, layout: NHWC, "
+                           "schedule: {algorithm: implicit_gemm}}"),
                   h100);
   EXPECT_EQ(p.schedule.summary(),
             "implicit_gemm: cta_tile 64x128x16, warp_tile 32x32, 3 stages, iterator few_channels");
@@ -1141,10 +1144,16 @@ TEST(PlanImplicitGemm, DefaultRuleWorkedByHand) {
                   h100);
   EXPECT_EQ(p.schedule.summary(), "implicit_gemm: cta_tile 64x64x16, warp_tile 32x32, 3 stages, iterator few_channels");
   p = plan_kernel(workload("{op: conv2d, n: 8, c: 3, c_out: 32, h: 224, w: 224, filter: 3, stride: 2, "
-                           "padding: same, dtype: float32, math: tf32, layout: NHWC}"),
+                           "padding: same, dtype: float32, math: tf32, layout: NHWC, "
+                           "schedule: {algorithm: implicit_gemm}}"),
                   h100);
   EXPECT_EQ(p.schedule.summary(),
             "implicit_gemm: cta_tile 128x32x16, warp_tile 32x32, 3 stages, iterator few_channels");
+  // 3xtf32 stems stay with implicit_gemm (tensor_stem makes one product).
+  p = plan_kernel(workload("{op: conv2d, n: 8, c: 3, c_out: 64, h: 224, w: 224, filter: 7, stride: 2, "
+                           "padding: same, dtype: float32, math: 3xtf32, layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.schedule.at("iterator"), 1);
   // Output channels not a multiple of 8: the epilogue's vectors shrink (c_out 12: 4 channels, 8 bytes),
   // the input's copies stay 16 bytes (c 16): every tensor aligned to the wider.
   p = plan_kernel(workload("{op: conv2d, n: 4, c: 16, c_out: 12, h: 9, w: 9, filter: 3, padding: same, "
@@ -1234,6 +1243,50 @@ TEST(PlanTensorStem, DefaultRuleWorkedByHand) {
                            "padding: same, dtype: float16, layout: NHWC}"),
                   h100);
   EXPECT_EQ(p.schedule.algorithm_name(), "implicit_gemm");
+
+  // Float32 with math tf32: a word is one float, so no lead and chunks of
+  // 4. ResNet's stem: runs of 21 in 6 chunks (the last holds one tap), 42
+  // in all: K = 168, 21 steps of 8. Warp tiles of 32 pixels x 64 channels,
+  // at most 12 warps: 3 rows of 112 (11 warps; the last one's pixels past
+  // the tile are not stored). The window: (3 - 1) x 2 + 7 = 11 rows of 229
+  // pixels, 687 floats copied one a word; the last pixel's last chunk reads
+  // to 111 x 2 x 3 + 24 = 690: rows of 692. Shared memory: the filter's 64
+  // rows of 168 + 4 floats, the parameters, two windows, 11 staging tiles
+  // of 16 rows of 64 + 8 floats.
+  p = plan_kernel(workload("{op: conv2d, n: 8, c: 3, c_out: 64, h: 224, w: 224, filter: 7, stride: 2, "
+                           "padding: same, epilogue: scale_shift, activation: relu, dtype: float32, math: tf32, "
+                           "layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.schedule.summary(), "tensor_stem: block_outputs 64x3x112 (channels x rows x columns), warp_outputs "
+                                  "32x64 (pixels x channels)");
+  EXPECT_EQ(p.number("chunk"), 4);
+  EXPECT_EQ(p.number("lead"), 0);
+  EXPECT_EQ(p.number("row_chunks"), 6);
+  EXPECT_EQ(p.number("k_pad"), 168);
+  EXPECT_EQ(p.number("k_steps"), 21);
+  EXPECT_EQ(p.number("mma_k"), 8);
+  EXPECT_EQ(p.block_threads, 11 * 32);
+  EXPECT_EQ(p.number("window_rows"), 11);
+  EXPECT_EQ(p.number("row_copies"), 687);
+  EXPECT_EQ(p.number("window_pitch"), 692);
+  EXPECT_EQ(p.smem_bytes, 64 * 172 * 4 + 2 * 64 * 4 + 2 * 11 * 692 * 4 + 11 * 16 * 72 * 4);
+  // The 4x4 stem: 96 channels are not a multiple of 64, so warp tiles of
+  // 32 x 32; 5 rows of 56 would take 9 x 3 warps: 2 rows (4 x 3 = 12).
+  p = plan_kernel(workload("{op: conv2d, n: 8, c: 3, c_out: 96, h: 224, w: 224, filter: 4, stride: 4, "
+                           "padding: valid, epilogue: bias, dtype: float32, math: tf32, layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.schedule.summary(), "tensor_stem: block_outputs 96x2x56 (channels x rows x columns), warp_outputs "
+                                  "32x32 (pixels x channels)");
+  // Odd widths and strides are no obstacle to floats; output channels
+  // come in vectors of 4.
+  p = plan_kernel(workload("{op: conv2d, n: 1, c: 3, c_out: 36, h: 15, w: 15, filter: 3, stride: 1, "
+                           "padding: same, dtype: float32, math: tf32, layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.schedule.algorithm_name(), "tensor_stem");
+  EXPECT_EQ(refusal("{op: conv2d, n: 1, c: 3, c_out: 30, h: 16, w: 16, filter: 3, padding: same, "
+                    "dtype: float32, math: tf32, layout: NHWC, schedule: {algorithm: tensor_stem}}"),
+            "algorithm 'tensor_stem' stores 16-byte vectors of 4 output channels: c_out (30) must be a multiple of "
+            "4; use implicit_gemm");
 }
 
 // An algorithm forced on a dtype or layout it does not serve: refused at

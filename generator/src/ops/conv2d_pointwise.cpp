@@ -192,6 +192,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"pixels", n(1LL * wl.out_h() * wl.out_w())},
       {"tensor_cores", true},  // mma.sync (the compute floor's rate)
       {"mma_type", std::string(wl.dtype == DataType::kBFloat16 ? "bf16" : "f16")},
+      {"mma_k", TemplateValue(16LL)},  // m16n8k16
   };
 }
 

@@ -1,22 +1,26 @@
 // conv2d, algorithm `tensor_stem`: a network's first layer in float16 or
-// bfloat16 NHWC (at most 4 input channels: 7x7 stride 2, 3x3 stride 2, the
-// 4x4 stride-4 patchify stem), on tensor cores.
+// bfloat16 NHWC, or float32 NHWC with math tf32 (at most 4 input channels:
+// 7x7 stride 2, 3x3 stride 2, the 4x4 stride-4 patchify stem), on tensor
+// cores.
 //
 // implicit_gemm walks such a layer's K as one run of kh x kw x c elements
-// gathered one 2-byte element at a time (c is odd), and those gathers bound
-// it (docs/performance.md, "Stems on three channels"). In NHWC a filter
-// row's kw taps x c channels are one contiguous run of the input row, and
-// the runs of neighbouring output pixels are stride_w x c elements apart. So
-// a block copies a tile's input rows whole into shared memory (4-byte
-// copies), and a warp reads mma.sync's operand pairs straight from there:
-// K is kh runs, each padded to an even length (led by one element of the
-// previous pixel where the run starts at an odd element), and zero-padded in
-// registers to a multiple of 16. Pairs of 2-byte elements start at even
-// elements only where w x c and stride_w x c are even (every run of the
-// tile then starts at an element of the same parity), which the plan asks.
+// gathered one element at a time (c is odd), and those gathers bound it
+// (docs/performance.md, "Stems on three channels", "Float32 stems on tensor
+// cores"). In NHWC a filter row's kw taps x c channels are one contiguous
+// run of the input row, and the runs of neighbouring output pixels are
+// stride_w x c elements apart. So a block copies a tile's input rows whole
+// into shared memory (4-byte copies), and a warp reads mma.sync's operands
+// straight from there as 32-bit words: K is kh runs, each in chunks of 16
+// bytes (8 half elements, 4 floats), zero-padded in registers to whole
+// steps (16 half elements, 8 floats). A word of 2-byte elements holds a
+// pair, which starts at an even element only where w x c and stride_w x c
+// are even (every run of the tile then starts at an element of the same
+// parity), which the plan asks; a run that starts at an odd element is led
+// by one element of the pixel before it. A word of float32 is one element,
+// rounded to TF32 as it is read.
 //
-// It needs mma.sync of fp16 and bf16 (m16n8k16) and cp.async: sm_80 and
-// newer. A library built for an older GPU too compiles an empty body
+// It needs mma.sync (m16n8k16 of fp16 and bf16, m16n8k8 of tf32) and
+// cp.async: sm_80 and newer. A library built for an older GPU too compiles an empty body
 // there, and the runtime runs the generic kernel on such a GPU.
 #include <algorithm>
 
@@ -27,8 +31,12 @@ namespace convgen::gen::conv2d {
 namespace {
 
 constexpr int kMinArch = 80;
-constexpr int kVectorElements = 8;  // 16-byte stores of 2-byte elements
 constexpr int kMaxWarps = 16;
+// Float32's default: 12 warps at most, which ptxas gives 168 registers a
+// thread. At 13 to 16 (128 registers: ptxas counts warps in groups of 4)
+// it spilled up to 52 bytes on ResNet's 7x7 stem in 32 x 64 warp tiles and
+// 8 on a 3x3 one with the residual (sm_90, CUDA 13.0).
+constexpr int kMaxFloatWarps = 12;
 constexpr int kMaxTileColumns = 256;  // block_outputs' range
 constexpr int kDefaultPixels = 448;   // the default rule's pixels a block
 
@@ -39,9 +47,11 @@ struct TensorStem {
 
 // Every number the template prints, derived from the knobs.
 struct TensorStemShape {
+  int chunk;         // elements of 16 bytes: half an mma.sync step along K
+  int word;          // elements of a 32-bit word: a lane's read of a chunk, and a copy
   int lead;          // elements of the previous pixel before each run (0 or 1)
   int run_elements;  // kw x c
-  int row_chunks;    // chunks of 8 elements of a filter row: its lead and run
+  int row_chunks;    // chunks of a filter row: its lead and run
   int k_pad, k_steps;
   bool masked;       // some chunk holds an element that is not a tap
   int warps_m, warps_n, warps, threads, accumulators;
@@ -53,14 +63,20 @@ struct TensorStemShape {
 
 int round_up(int v, int m) { return ceil_div(v, m) * m; }
 
+// Output channels of a 16-byte store.
+int vector_elements(const Workload& wl) { return 16 / ops::element_bytes(wl); }
+
 TensorStemShape tensor_stem_shape(const Workload& wl, const TensorStem& s) {
   TensorStemShape g{};
-  g.lead = (wl.pad_left * wl.c) % 2;
+  const int element_bytes = ops::element_bytes(wl);
+  g.chunk = 16 / element_bytes;
+  g.word = 4 / element_bytes;
+  g.lead = (wl.pad_left * wl.c) % g.word;
   g.run_elements = wl.kw * wl.c;
-  g.row_chunks = ceil_div(g.lead + g.run_elements, 8);
-  g.k_pad = round_up(8 * wl.kh * g.row_chunks, 16);
-  g.k_steps = g.k_pad / 16;
-  g.masked = (g.lead + g.run_elements) % 8 != 0 || g.lead == 1;
+  g.row_chunks = ceil_div(g.lead + g.run_elements, g.chunk);
+  g.k_pad = round_up(g.chunk * wl.kh * g.row_chunks, 2 * g.chunk);
+  g.k_steps = g.k_pad / (2 * g.chunk);
+  g.masked = (g.lead + g.run_elements) % g.chunk != 0 || g.lead == 1;
   const int pixels = s.tile_h * s.tile_w;
   g.warps_m = s.warp_pixels > 0 ? ceil_div(pixels, s.warp_pixels) : 0;
   g.warps_n = s.warp_channels > 0 ? s.tile_co / s.warp_channels : 0;
@@ -72,18 +88,19 @@ TensorStemShape tensor_stem_shape(const Workload& wl, const TensorStem& s) {
   g.channel_tiles = ceil_div(wl.c_out, s.tile_co);
   g.window_rows = (s.tile_h - 1) * wl.stride_h + (wl.kh - 1) * wl.dilation_h + 1;
   g.span = (s.tile_w - 1) * wl.stride_w + wl.kw;
-  g.row_copies = ceil_div(g.lead + g.span * wl.c, 2);
+  g.row_copies = ceil_div(g.lead + g.span * wl.c, g.word);
   g.left_edge = std::min(wl.pad_left, g.span);
   const int last_tile_first = (g.tiles_x - 1) * s.tile_w * wl.stride_w - wl.pad_left;
   g.right_edge = std::clamp(last_tile_first + g.span - wl.w, 0, g.span);
   // A row's reads run to the last pixel's last chunk, past the copies by
   // less than a chunk (elements that are masked): in whole 16 bytes.
-  g.window_pitch = round_up(std::max(2 * g.row_copies, (s.tile_w - 1) * wl.stride_w * wl.c + 8 * g.row_chunks), 8);
-  g.filter_pitch = g.k_pad + 8;
+  g.window_pitch = round_up(std::max(g.word * g.row_copies, (s.tile_w - 1) * wl.stride_w * wl.c + g.chunk * g.row_chunks),
+                            g.chunk);
+  g.filter_pitch = g.k_pad + g.chunk;
   g.stage_pitch = s.warp_channels + ((8 - s.warp_channels) % 32 + 32) % 32;  // floats, 8 past a multiple of 32
-  const int filter_bytes = 2 * s.tile_co * g.filter_pitch;
+  const int filter_bytes = element_bytes * s.tile_co * g.filter_pitch;
   const int epilogue_bytes = 2 * 4 * s.tile_co;
-  const int window_bytes = 2 * 2 * g.window_rows * g.window_pitch;
+  const int window_bytes = 2 * element_bytes * g.window_rows * g.window_pitch;
   const int staging_bytes = 4 * g.warps * 16 * g.stage_pitch;  // a warp stages one mma.sync tile at a time, in fp32
   g.smem_bytes = round_up(filter_bytes + epilogue_bytes, 16) + window_bytes + staging_bytes;
   return g;
@@ -99,13 +116,13 @@ std::string misfit(const Workload& wl) {
     return "reads a filter row's taps as one run of the input row, which a dilation along the row (" +
            num(wl.dilation_w) + ") breaks: use implicit_gemm";
   }
-  if ((wl.w * wl.c) % 2 != 0 || (wl.stride_w * wl.c) % 2 != 0) {
+  if (ops::element_bytes(wl) == 2 && ((wl.w * wl.c) % 2 != 0 || (wl.stride_w * wl.c) % 2 != 0)) {
     return "reads pairs of elements, which needs w x c (" + num(wl.w) + " x " + num(wl.c) + ") and stride_w x c (" +
            num(wl.stride_w) + " x " + num(wl.c) + ") even: use implicit_gemm";
   }
-  if (wl.c_out % kVectorElements != 0) {
-    return "stores 16-byte vectors of " + num(kVectorElements) + " output channels: c_out (" + num(wl.c_out) +
-           ") must be a multiple of " + num(kVectorElements) + "; use implicit_gemm";
+  if (wl.c_out % vector_elements(wl) != 0) {
+    return "stores 16-byte vectors of " + num(vector_elements(wl)) + " output channels: c_out (" + num(wl.c_out) +
+           ") must be a multiple of " + num(vector_elements(wl)) + "; use implicit_gemm";
   }
   return "";
 }
@@ -118,15 +135,25 @@ std::string misfit(const Workload& wl) {
 // 32 would make more than 16 warps; about 448 pixels a block (4 rows of 112:
 // taller tiles read fewer input rows twice; 7x7 ran 1.2 times faster in 4
 // rows than in 2), fewer where 64-pixel warp tiles still make more than 16
-// warps. Knobs the spec sets stay.
+// warps. Float32 (math tf32) reads the window one float a word, and a
+// warp's loads of its pixels' words serve every channel of its tile: its
+// warp tiles are 32 pixels, 64 channels where the block's are a multiple
+// of 64, with fewer rows (then columns) where they make more than
+// kMaxFloatWarps (docs/performance.md, "Float32 stems on tensor cores").
+// Knobs the spec sets stay.
 TensorStem default_tensor_stem(const Workload& wl, const PlanOptions& options) {
   const ScheduleRequest& req = wl.schedule;
+  const bool floats = ops::element_bytes(wl) == 4;
+  const int max_warps = floats ? kMaxFloatWarps : kMaxWarps;
   TensorStem s;
-  // The warp's channels: 32, else the most of 16 and 8 that divides the
-  // block's.
+  // The warp's channels: 32 (float32: 64 where they divide the block's),
+  // else the most of 16 and 8 that divides the block's.
   const auto fit_warp_channels = [&] {
-    s.warp_channels =
-        req.value("warp_channels").value_or(s.tile_co % 32 == 0 ? 32 : s.tile_co % 16 == 0 ? 16 : 8);
+    s.warp_channels = req.value("warp_channels")
+                          .value_or(floats && s.tile_co % 64 == 0 ? 64
+                                    : s.tile_co % 32 == 0         ? 32
+                                    : s.tile_co % 16 == 0         ? 16
+                                                                  : 8);
   };
   s.tile_co = req.value("tile_co").value_or(round_up(ceil_div(wl.c_out, ceil_div(wl.c_out, 128)), 8));
   fit_warp_channels();
@@ -141,10 +168,10 @@ TensorStem default_tensor_stem(const Workload& wl, const PlanOptions& options) {
   const auto warps = [&](int warp_pixels) {
     return ceil_div(s.tile_h * s.tile_w, std::max(16, warp_pixels)) * std::max(1, s.tile_co / std::max(1, s.warp_channels));
   };
-  s.warp_pixels = req.value("warp_pixels").value_or(warps(32) <= kMaxWarps ? 32 : 64);
+  s.warp_pixels = req.value("warp_pixels").value_or(floats || warps(32) <= kMaxWarps ? 32 : 64);
   const auto fit_warps = [&] {
-    while (warps(s.warp_pixels) > kMaxWarps && !req.has("tile_h") && s.tile_h > 1) --s.tile_h;
-    while (warps(s.warp_pixels) > kMaxWarps && !req.has("tile_w") && s.tile_w > 16) {
+    while (warps(s.warp_pixels) > max_warps && !req.has("tile_h") && s.tile_h > 1) --s.tile_h;
+    while (warps(s.warp_pixels) > max_warps && !req.has("tile_w") && s.tile_w > 16) {
       s.tile_w = round_up(ceil_div(s.tile_w, 2), 16);
     }
   };
@@ -157,7 +184,7 @@ TensorStem default_tensor_stem(const Workload& wl, const PlanOptions& options) {
   const bool free_channels = !req.has("tile_co");
   const int step = req.has("warp_channels") ? std::max(8, s.warp_channels) : 8;  // the block's channels stay whole warps'
   for (TensorStemShape g = tensor_stem_shape(wl, s); g.smem_bytes > limit; g = tensor_stem_shape(wl, s)) {
-    const int filter_bytes = 2 * s.tile_co * g.filter_pitch;
+    const int filter_bytes = ops::element_bytes(wl) * s.tile_co * g.filter_pitch;
     if (free_channels && s.tile_co > step && 2 * filter_bytes > g.smem_bytes) {
       s.tile_co = round_up(ceil_div(wl.c_out, ceil_div(wl.c_out, s.tile_co) + 1), step);
       fit_warp_channels();
@@ -240,6 +267,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   p.max_batch = ops::batch_limit(g.tiles_per_image);
   auto n = [](long long v) { return TemplateValue(v); };
   p.values = {
+      {"chunk", n(g.chunk)},
       {"lead", n(g.lead)},
       {"lead_note", std::string(g.lead == 1 ? "the run led by one element of the pixel before it" : "the run")},
       {"run_elements", n(g.run_elements)},
@@ -260,7 +288,8 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"filter_pitch", n(g.filter_pitch)},
       {"stage_pitch", n(g.stage_pitch)},
       {"tensor_cores", true},  // mma.sync (the compute floor's rate)
-      {"mma_type", std::string(wl.dtype == DataType::kBFloat16 ? "bf16" : "f16")},
+      {"mma_type", std::string(wl.dtype == DataType::kBFloat16 ? "bf16" : wl.dtype == DataType::kFloat32 ? "tf32" : "f16")},
+      {"mma_k", n(2 * g.chunk)},
   };
 }
 
@@ -304,10 +333,11 @@ const Algorithm kTensorStem{
     &plan,
     &describe,
     &launch,
-    {DataType::kFloat16, DataType::kBFloat16},
+    {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32},
     {Layout::kNHWC},
     TuneCompiler::kNvrtc,
     &tensor_stem_shape_claimed,
+    {Math::kTF32},  // float32 operands rounded to TF32 (one product; 3xtf32's three are not built)
 };
 
 }  // namespace convgen::gen::conv2d
