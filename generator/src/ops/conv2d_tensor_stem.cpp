@@ -64,7 +64,7 @@ struct TensorStemShape {
 int round_up(int v, int m) { return ceil_div(v, m) * m; }
 
 // Output channels of a 16-byte store.
-int vector_elements(const Workload& wl) { return 16 / ops::element_bytes(wl); }
+int store_vector_elements(const Workload& wl) { return 16 / ops::element_bytes(wl); }
 
 TensorStemShape tensor_stem_shape(const Workload& wl, const TensorStem& s) {
   TensorStemShape g{};
@@ -120,9 +120,9 @@ std::string misfit(const Workload& wl) {
     return "reads pairs of elements, which needs w x c (" + num(wl.w) + " x " + num(wl.c) + ") and stride_w x c (" +
            num(wl.stride_w) + " x " + num(wl.c) + ") even: use implicit_gemm";
   }
-  if (wl.c_out % vector_elements(wl) != 0) {
-    return "stores 16-byte vectors of " + num(vector_elements(wl)) + " output channels: c_out (" + num(wl.c_out) +
-           ") must be a multiple of " + num(vector_elements(wl)) + "; use implicit_gemm";
+  if (wl.c_out % store_vector_elements(wl) != 0) {
+    return "stores 16-byte vectors of " + num(store_vector_elements(wl)) + " output channels: c_out (" + num(wl.c_out) +
+           ") must be a multiple of " + num(store_vector_elements(wl)) + "; use implicit_gemm";
   }
   return "";
 }
