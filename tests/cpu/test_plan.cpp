@@ -992,7 +992,7 @@ TEST(PlanStorage, Conv2dRefusesOtherStorageByName) {
       "(direct: float32 in NCHW; gemm: float32 in NCHW; winograd: float32 in NCHW; winograd_nonfused: float32 in "
       "NCHW; stem: float32 in NCHW; "
       "implicit_gemm: float16, bfloat16 or float32 (math tf32 or 3xtf32) in NHWC; implicit_gemm_nchw: float32 (math tf32 or 3xtf32) in NCHW; implicit_gemm_sm90: float16, bfloat16 or float32 (math tf32) in NHWC; "
-      "implicit_gemm_sm90_nchw: float32 (math tf32) in NCHW; pointwise: float16 or bfloat16 in NHWC; tensor_stem: float16, bfloat16 or float32 (math tf32) in NHWC)";
+      "implicit_gemm_sm90_nchw: float32 (math tf32) in NCHW; pointwise: float16, bfloat16 or float32 (math tf32) in NHWC; tensor_stem: float16, bfloat16 or float32 (math tf32) in NHWC)";
   const Workload half = workload(
       "{op: conv2d, n: 1, c: 32, c_out: 16, h: 16, w: 16, filter: 3, padding: same, dtype: float16, layout: NCHW}");
   std::vector<Diagnostic> errors = spec_errors([&] { plan_kernel(half); });
@@ -2403,6 +2403,81 @@ TEST(PlanPointwise, DefaultRuleAndLimitsWorkedByHand) {
                            "dtype: float16, layout: NHWC, schedule: {tiles_per_warp: 3}}"),
                   h100);
   EXPECT_EQ(p.schedule.summary(), "pointwise: channel_tile 96, warps_per_block 4, tiles_per_warp 3, 2 stages");
+}
+
+// Float32 with math tf32: the same tiles in m16n8k8 steps of 8 floats (K
+// padded to 8, channel counts in vectors of 4); thin layers only where
+// every warp of the rule gets a tile, narrow outputs at any batch; no
+// 3xtf32.
+TEST(PlanPointwise, Float32InMathTf32WorkedByHand) {
+  PlanOptions h100;
+  h100.target = parse_arch_list("90");
+  // MobileNetV2's 16 -> 96 on 112^2 at batch 64: the half rule's tile and
+  // 32 tiles a warp. Shared memory: the filter's 96 rows of 16 + 4 floats,
+  // 2 x 96 parameters, and per warp 2 input tiles of 16 x 20 floats and a
+  // staging tile of 16 x (96 + 8).
+  KernelPlan p = plan_kernel(workload("{op: conv2d, n: 64, c: 16, c_out: 96, h: 112, w: 112, filter: 1, "
+                                      "padding: valid, epilogue: scale_shift, activation: relu6, dtype: float32, "
+                                      "math: tf32, layout: NHWC}"),
+                             h100);
+  EXPECT_EQ(p.schedule.summary(), "pointwise: channel_tile 96, warps_per_block 4, tiles_per_warp 32, 2 stages");
+  EXPECT_EQ(p.smem_bytes, 96 * 20 * 4 + 2 * 96 * 4 + 4 * (2 * 16 * 20 + 16 * 104) * 4);
+  EXPECT_EQ(p.number("k_pad"), 16);
+  EXPECT_EQ(p.number("k_steps"), 2);
+  EXPECT_EQ(p.number("mma_k"), 8);
+  EXPECT_EQ(p.alignment, 16);
+  // 20 channels: K padded to 24 (3 steps of 8), rows of 24 + 4.
+  p = plan_kernel(workload("{op: conv2d, n: 64, c: 20, c_out: 44, h: 56, w: 56, filter: 1, padding: valid, "
+                           "dtype: float32, math: tf32, layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.schedule.algorithm_name(), "pointwise");
+  EXPECT_EQ(p.number("k_pad"), 24);
+  EXPECT_EQ(p.number("k_steps"), 3);
+  EXPECT_EQ(p.number("input_pitch"), 28);
+  // At batch 1, 16 -> 96 on 112^2 makes 784 tiles, 0.37 for each of 132 x
+  // 16 warps: implicit_gemm; 96 -> 24 on 56^2 (narrow) stays pointwise.
+  EXPECT_EQ(plan_kernel(workload("{op: conv2d, n: 1, c: 16, c_out: 96, h: 112, w: 112, filter: 1, "
+                                 "padding: valid, dtype: float32, math: tf32, layout: NHWC}"),
+                        h100)
+                .schedule.algorithm_name(),
+            "implicit_gemm");
+  EXPECT_EQ(plan_kernel(workload("{op: conv2d, n: 1, c: 96, c_out: 24, h: 56, w: 56, filter: 1, "
+                                 "padding: valid, dtype: float32, math: tf32, layout: NHWC}"),
+                        h100)
+                .schedule.algorithm_name(),
+            "pointwise");
+  // A batch the call gives counts as 1.
+  EXPECT_EQ(plan_kernel(workload("{op: conv2d, n: runtime, c: 16, c_out: 96, h: 112, w: 112, filter: 1, "
+                                 "padding: valid, dtype: float32, math: tf32, layout: NHWC}"),
+                        h100)
+                .schedule.algorithm_name(),
+            "implicit_gemm");
+  // Channel counts off vectors of 4, 3xtf32 and strict fp32: not pointwise.
+  EXPECT_EQ(plan_kernel(workload("{op: conv2d, n: 64, c: 18, c_out: 96, h: 56, w: 56, filter: 1, padding: valid, "
+                                 "dtype: float32, math: tf32, layout: NHWC}"),
+                        h100)
+                .schedule.algorithm_name(),
+            "implicit_gemm");
+  EXPECT_EQ(plan_kernel(workload("{op: conv2d, n: 64, c: 16, c_out: 96, h: 112, w: 112, filter: 1, "
+                                 "padding: valid, dtype: float32, math: 3xtf32, layout: NHWC}"),
+                        h100)
+                .schedule.algorithm_name(),
+            "implicit_gemm");
+  const auto refusal = [&](const std::string& text) {
+    const std::vector<Diagnostic> errors = spec_errors([&] { plan_kernel(workload(text), h100); });
+    return errors.empty() ? std::string("(accepted)") : errors[0].str();
+  };
+  EXPECT_NE(refusal("{op: conv2d, n: 1, c: 18, c_out: 16, h: 8, w: 8, filter: 1, padding: valid, dtype: float32, "
+                    "math: tf32, layout: NHWC, schedule: {algorithm: pointwise}}")
+                .find("16-byte vectors of 4 float32 channels: c (18) and c_out (16) must be multiples of 4"),
+            std::string::npos);
+  EXPECT_NE(refusal("{op: conv2d, n: 1, c: 16, c_out: 16, h: 8, w: 8, filter: 1, padding: valid, dtype: float32, "
+                    "math: 3xtf32, layout: NHWC, schedule: {algorithm: pointwise}}")
+                .find("pointwise"),
+            std::string::npos);
+  EXPECT_NE(refusal("{op: conv2d, n: 1, c: 16, c_out: 16, h: 8, w: 8, filter: 1, padding: valid, dtype: float32, "
+                    "layout: NHWC, schedule: {algorithm: pointwise}}"),
+            "(accepted)");
 }
 
 // Math tf32 and 3xtf32 (float32 on tensor cores allowed), worked out by

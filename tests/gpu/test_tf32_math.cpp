@@ -1,5 +1,5 @@
 // Each kernel computes in the math its name says (tests/gpu/tf32_math.yaml:
-// the gemm algorithm in NCHW and a tensor_stem stem in NHWC;
+// the gemm algorithm in NCHW, a tensor_stem stem and a pointwise layer in NHWC;
 // tf32_math_nhwc.yaml: implicit_gemm in NHWC,
 // where CUTLASS's headers are found). On operands uniform in [-1, 1] every
 // kernel stays within its math's bound (convgen/oracle/oracle.h), and the
@@ -63,7 +63,7 @@ void check_library(const std::vector<Conv2dKernelInfo>& kernels, Library library
 TEST(Tf32Math, GemmAndStemKernelsComputeInTheirMath) {
   std::string why;
   if (!convgen::testing::tf32_tensor_cores(&why)) GTEST_SKIP() << why;
-  check_library(convgen::tf32_math::conv2d_kernels(), &convgen::tf32_math::conv2d, 7);
+  check_library(convgen::tf32_math::conv2d_kernels(), &convgen::tf32_math::conv2d, 8);
 }
 
 TEST(Tf32Math, ImplicitGemmKernelsComputeInTheirMath) {

@@ -1,6 +1,7 @@
 // conv2d, algorithm `pointwise`: float16/bfloat16 NHWC 1x1 convolutions
-// with stride 1 and no padding, on tensor cores, for layers with few input
-// channels, where writing the output bounds the time.
+// with stride 1 and no padding, and float32 NHWC ones with math tf32, on
+// tensor cores, for layers with few input channels, where writing the
+// output bounds the time.
 //
 // Such a layer is the GEMM out[pixels, c_out] = input[pixels, c] x
 // filter[c, c_out] with a small K = c (the default rule's: 8 to 40; any
@@ -9,8 +10,9 @@
 // channels and walks tiles_per_warp of them with no block-wide barrier: it
 // copies a tile's input into its own ring of `stages` shared-memory buffers
 // (cp.async, the next tiles in flight while it computes), multiplies it by
-// the block's filter rows (ldmatrix, mma.sync m16n8k16, fp32 sums), applies
-// the epilogue in fp32 on the accumulators, rounds them into its staging
+// the block's filter rows (ldmatrix, mma.sync m16n8k16, or m16n8k8 of
+// float32 operands rounded to TF32; fp32 sums), applies the epilogue in
+// fp32 on the accumulators, converts them to the dtype in its staging
 // tile, and writes the tile with 16-byte stores: one contiguous run of
 // 16 x c_out elements where the tile covers every output channel. So the
 // epilogue of one warp runs while the other warps' copies and stores are in
@@ -18,8 +20,8 @@
 // floats does not allow (docs/performance.md, "Thin 1×1 layers: the
 // pointwise algorithm").
 //
-// It needs mma.sync of fp16 and bf16 (m16n8k16) and cp.async: sm_80 and
-// newer. A library built for an older GPU too compiles an empty body
+// It needs mma.sync (m16n8k16 of fp16 and bf16, m16n8k8 of tf32) and
+// cp.async: sm_80 and newer. A library built for an older GPU too compiles an empty body
 // there, and the runtime runs the generic kernel on such a GPU.
 #include <algorithm>
 #include <cmath>
@@ -49,6 +51,13 @@ constexpr int kMaxDefaultChannels = 40;
 // outputs"). The deepest input measured bounds the rule.
 constexpr int kMaxDefaultNarrowOutputs = 24;
 constexpr int kMaxDefaultNarrowInputs = 144;
+// Float32 (math tf32) takes the same layers, thin ones only where they make
+// at least one tile for each of the rule's warps: on the H200 pointwise ran
+// MobileNetV2's 16 -> 96, 24 -> 144, 32 -> 192 and 96 -> 24 at batch 64 in
+// 0.69 to 0.89 times the time of the kernel the rule gave them before
+// (implicit_gemm, implicit_gemm_sm90 on 32 -> 192), 96 -> 24 at batch 1 in
+// 0.81 times; but 16 -> 96 at batch 1 (0.37 tiles a warp) in 1.26 times
+// (docs/performance.md, "`pointwise` in float32").
 // The default rule's most output channels a tile: 144 ran 1.4 times faster
 // in one tile than in two of 72 (24 -> 144), 192 and 240 faster in two
 // tiles (1.3 and 1.8 times: 96 and 120 accumulators a thread spill less).
@@ -68,7 +77,8 @@ struct Pointwise {
 };
 
 struct PointwiseShape {
-  int k_pad;          // c rounded up to mma.sync's K of 16 (zeros past c)
+  int mma_k;          // mma.sync's K: 32 bytes of elements (16 half, 8 float)
+  int k_pad;          // c rounded up to mma_k (zeros past c)
   int input_pitch;    // elements between rows of an input tile and of the filter
   int output_pitch;   // elements between rows of the staging tile
   int channel_tiles;  // tiles across c_out (grid.y)
@@ -76,14 +86,17 @@ struct PointwiseShape {
   int smem_bytes;
 };
 
-// Rows of 16-byte units: an input and filter row is k_pad + 8 elements, so
+// Rows of 16-byte units: an input and filter row is k_pad and 16 bytes, so
 // that ldmatrix's 8 rows of 16 bytes fall on distinct banks; a staging row
-// is 4 words more than a multiple of 8 words (channel_tile + 8 or + 16), so
-// that the 8 rows a warp's accumulator stores touch are on distinct banks.
+// is 8 elements more than a multiple of 16 (channel_tile + 8 or + 16), so
+// that the rows one accumulator store touches are on distinct banks (8 rows
+// of 2-byte pairs, 4 words past a multiple of 8 words; or, in each half of
+// the warp, 4 rows of float pairs, 8 words past a multiple of 16).
 PointwiseShape pointwise_shape(const Workload& wl, const Pointwise& s) {
   PointwiseShape g{};
   const int element_bytes = ops::element_bytes(wl);
-  g.k_pad = ceil_div(wl.c, 16) * 16;
+  g.mma_k = 2 * kVectorBytes / element_bytes;
+  g.k_pad = ceil_div(wl.c, g.mma_k) * g.mma_k;
   g.input_pitch = g.k_pad + kVectorBytes / element_bytes;
   g.output_pitch = s.channel_tile + ((s.channel_tile / 8) % 2 == 0 ? 8 : 16);
   g.channel_tiles = ceil_div(wl.c_out, s.channel_tile);
@@ -102,15 +115,25 @@ int round_up(int v, int m) { return ceil_div(v, m) * m; }
 // 4 warps (8 were 1.06 to 1.24 times slower at batch 64), 2 stages (3 were
 // within 2%, and 7% slower on one layer); and as many tiles a warp as make
 // about 16 warps an SM.
+int default_channel_tile(const Workload& wl) {
+  const int parts = ceil_div(wl.c_out, kMaxDefaultChannelTile);
+  return round_up(ceil_div(wl.c_out, parts), 8);
+}
+
+// The tiles each warp would walk with kDefaultWarpsPerSm warps on every SM
+// of the library's newest GPU.
+double tiles_a_default_warp(const Workload& wl, const PlanOptions& options, int batch, int channel_tile) {
+  const long long pixels = 1LL * batch * wl.out_h() * wl.out_w();
+  const long long tiles = (pixels + kTilePixels - 1) / kTilePixels * ceil_div(wl.c_out, channel_tile);
+  return static_cast<double>(tiles) / (std::max(1, options.target.newest.sm_count) * kDefaultWarpsPerSm);
+}
+
 Pointwise default_pointwise(const Workload& wl, const PlanOptions& options, int batch) {
   Pointwise s;
-  const int parts = ceil_div(wl.c_out, kMaxDefaultChannelTile);
-  s.channel_tile = round_up(ceil_div(wl.c_out, parts), 8);
+  s.channel_tile = default_channel_tile(wl);
   s.warps = kDefaultWarps;
   s.stages = kDefaultStages;
-  const long long pixels = 1LL * batch * wl.out_h() * wl.out_w();
-  const long long tiles = (pixels + kTilePixels - 1) / kTilePixels * ceil_div(wl.c_out, s.channel_tile);
-  const double per_warp = static_cast<double>(tiles) / (std::max(1, options.target.newest.sm_count) * kDefaultWarpsPerSm);
+  const double per_warp = tiles_a_default_warp(wl, options, batch, s.channel_tile);
   const double clamped = std::clamp(per_warp, 1.0, static_cast<double>(kMaxDefaultTilesPerWarp));
   s.tiles_per_warp = 1 << static_cast<int>(std::lround(std::log2(clamped)));
   // Made to fit the library's tightest GPU (deep inputs, a T4's 64 KiB):
@@ -183,7 +206,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   auto n = [](long long v) { return TemplateValue(v); };
   p.values = {
       {"k_pad", n(g.k_pad)},
-      {"k_steps", n(g.k_pad / 16)},
+      {"k_steps", n(g.k_pad / g.mma_k)},
       {"input_pitch", n(g.input_pitch)},
       {"output_pitch", n(g.output_pitch)},
       {"channel_tiles", n(g.channel_tiles)},
@@ -191,8 +214,8 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"tiles_ahead", n(s.stages - 1)},
       {"pixels", n(1LL * wl.out_h() * wl.out_w())},
       {"tensor_cores", true},  // mma.sync (the compute floor's rate)
-      {"mma_type", std::string(wl.dtype == DataType::kBFloat16 ? "bf16" : "f16")},
-      {"mma_k", TemplateValue(16LL)},  // m16n8k16
+      {"mma_type", std::string(wl.dtype == DataType::kBFloat16 ? "bf16" : wl.dtype == DataType::kFloat32 ? "tf32" : "f16")},
+      {"mma_k", n(g.mma_k)},  // m16n8k16, or m16n8k8 of tf32
   };
 }
 
@@ -219,7 +242,9 @@ bool pointwise_by_default(const Workload& wl, const PlanOptions& options) {
   const int vector = kVectorBytes / ops::element_bytes(wl);
   const bool thin = wl.c <= kMaxDefaultChannels;
   const bool narrow = wl.c_out <= kMaxDefaultNarrowOutputs && wl.c <= kMaxDefaultNarrowInputs;
-  return kPointwise.serves(wl) && is_pointwise(wl) && (thin || narrow) && wl.c % vector == 0 &&
+  const bool fills = wl.dtype != DataType::kFloat32 ||
+                     tiles_a_default_warp(wl, options, std::max(1, wl.n), default_channel_tile(wl)) >= 1.0;
+  return kPointwise.serves(wl) && is_pointwise(wl) && ((thin && fills) || narrow) && wl.c % vector == 0 &&
          wl.c_out % vector == 0 && options.target.newest.sm >= kMinArch;
 }
 
@@ -240,10 +265,11 @@ const Algorithm kPointwise{
     &plan,
     &describe,
     &launch,
-    {DataType::kFloat16, DataType::kBFloat16},
+    {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32},
     {Layout::kNHWC},
     TuneCompiler::kNvrtc,
     &is_pointwise,
+    {Math::kTF32},  // float32 operands rounded to TF32 (one product; 3xtf32's three are not built)
 };
 
 }  // namespace convgen::gen::conv2d
