@@ -14,7 +14,8 @@
 //   memory once; then each of its 3 warps walks 2 tiles of 16 pixels x 8 output channels on its own,
 //   with no block-wide barrier: it copies a tile's input into its ring of 4 shared-memory buffers (cp.async, 3
 //   tile(s) ahead), multiplies it (ldmatrix for both operands), applies the epilogue in fp32 to the accumulators, rounds
-//   them into its staging tile, and writes the tile's rows with 16-byte stores.
+//   them into its staging tile, and writes the tile's rows with 16-byte stores. The residual's rows are copied
+//   into the staging tile (cp.async) while the tile's products are computed, and read from there.
 //
 // Launch: grid (ceil(N * 35 / 96), 3), block 96 threads, 18368 bytes of
 //   dynamic shared memory; every tensor aligned to 16 bytes. Runs on sm_80 and newer (elsewhere the runtime runs the
@@ -77,6 +78,7 @@ constexpr int kFilterCopySteps = (kChannelTile * kRowCopies + kThreads - 1) / kT
 constexpr int kParamSteps = (kChannelTile + kThreads - 1) / kThreads;
 constexpr int kRowStores = kChannelTile / kVec;                  // 16-byte stores of a tile's row
 constexpr int kStoreSteps = (kTilePixels * kRowStores + 31) / 32;  // a lane's
+constexpr int kGroupsPerTile = kResidual ? 2 : 1;  // cp.async groups a tile commits
 
 // A warp's own shared memory: its ring of input tiles and the staging tile
 // of its outputs, in the dtype.
@@ -123,6 +125,19 @@ __device__ __forceinline__ void multiply(float (&acc)[4], const unsigned (&a)[4]
                "{%8, %9}, {%0, %1, %2, %3};\n"
                : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// A pair of the residual from the staging tile, read in program order: with
+// plain loads the compiler read a tile's pairs ahead of its epilogue, and
+// float32 kernels of 96 channels a tile and more took 255 registers and
+// spilled up to 76 bytes (ptxas -v, sm_90).
+__device__ __forceinline__ float2 staged_residual(const Element* at) {
+  typename convgen::Convert<Element>::Pair pair;
+  asm volatile("ld.shared.b32 %0, [%1];\n"
+               : "=r"(*reinterpret_cast<unsigned*>(&pair))
+               : "r"(convgen::shared_address(at))
+               : "memory");
+  return convgen::Convert<Element>::to_float2(pair);
 }
 #endif
 
@@ -182,22 +197,46 @@ conv_f16_nhwc_n1_c24_co24_h7_w5_k1x1_s1_p0_ss_res_hardswish(const Element* __res
       }
     }
   };
+  // A tile's copies go in kGroupsPerTile groups: with the residual, the
+  // residual's, then the input's. The tiles copied before the loop have an
+  // empty residual group, so that every input group has as many groups
+  // after it when its tile waits.
 #pragma unroll
   for (int t = 0; t < kStages - 1; ++t) {
+    if constexpr (kResidual) convgen::commit_copies();
     copy_tile(t);
     convgen::commit_copies();
   }
-  convgen::wait_copies<kStages - 1>();  // the filter's group
+  convgen::wait_copies<(kStages - 1) * kGroupsPerTile>();  // the filter's group
   __syncthreads();  // the filter rows and parameters, for every warp
 
   const int group = lane / 4, pair = 2 * (lane % 4);  // an accumulator's row (and row + 8) and column pair
 #pragma unroll 1
   for (int t = 0; t < kTilesPerWarp; ++t) {
+    const long long m0 = tile_pixel(t);
+    if constexpr (kResidual) {
+      // Tile t's residual rows into the staging tile, in flight while the
+      // tile's products are computed; zeros past the batch and c_out. Not
+      // unrolled: unrolled, its addresses stayed in registers across the
+      // products for the stores, and float32 tiles of 96 channels and more
+      // took 255 registers and spilled (ptxas -v, sm_90).
+#pragma unroll 1
+      for (int step = 0; step < kStoreSteps; ++step) {
+        const int i = step * 32 + lane;
+        const int row = i / kRowStores, v = i % kRowStores;
+        const int co = co_first + v * kVec;
+        const bool valid = m0 + row < pixels && co < kOutChannels;
+        if (i < kTilePixels * kRowStores) {
+          convgen::copy_to_shared_16(convgen::shared_address(&own.output[row][v * kVec]),
+                                     valid ? residual + (m0 + row) * kOutChannels + co : residual, valid);
+        }
+      }
+      convgen::commit_copies();
+    }
     copy_tile(t + kStages - 1);
     convgen::commit_copies();
-    convgen::wait_copies<kStages - 1>();  // tile t's copies
+    convgen::wait_copies<(kStages - 1) * kGroupsPerTile>();  // tile t's input copies
     __syncwarp();
-    const long long m0 = tile_pixel(t);
     if (m0 >= pixels) continue;  // (not break: ptxas then kept a value in local memory)
 
     // acc[j] = the tile's 16 pixels x output channels 8j..8j+7.
@@ -221,20 +260,22 @@ conv_f16_nhwc_n1_c24_co24_h7_w5_k1x1_s1_p0_ss_res_hardswish(const Element* __res
       }
     }
 
+    if constexpr (kResidual) {
+      convgen::wait_copies<1>();  // the residual's copies (and any input tile but the newest)
+      __syncwarp();
+    }
+
     // The epilogue in fp32, converted once to the dtype into the staging tile: a lane
-    // holds channels pair, pair + 1 of rows group and group + 8.
+    // holds channels pair, pair + 1 of rows group and group + 8 (and reads
+    // the residual of the same places first).
 #pragma unroll
     for (int j = 0; j < kNTiles; ++j) {
       const int c = 8 * j + pair;
-      const long long co = co_first + c;
 #pragma unroll
       for (int lower = 0; lower < 2; ++lower) {
         const int row = group + 8 * lower;
         float2 r = make_float2(0.0f, 0.0f);
-        if (kResidual && m0 + row < pixels && co < kOutChannels) {
-          r = convgen::Convert<Element>::to_float2(
-              *reinterpret_cast<const typename convgen::Convert<Element>::Pair*>(residual + (m0 + row) * kOutChannels + co));
-        }
+        if (kResidual) r = staged_residual(&own.output[row][c]);
         *reinterpret_cast<typename convgen::Convert<Element>::Pair*>(&own.output[row][c]) =
             convgen::Convert<Element>::from_floats(
                 epilogue(acc[j][2 * lower], shared.epilogue_a[c], shared.epilogue_b[c], r.x),
