@@ -234,13 +234,16 @@ conv_f32_tf32_nhwc_n3_c16_co96_h29_w31_k1x1_s1_p0_ssrelu6(const Element* __restr
     const long long m0 = tile_pixel(t);
     if constexpr (kResidual) {
       // Tile t's residual rows into the staging tile, in flight while the
-      // tile's products are computed; zeros past the batch and c_out. Not
-      // unrolled: unrolled, its addresses stayed in registers across the
-      // products for the stores, and float32 tiles of 96 channels and more
-      // took 255 registers and spilled (ptxas -v, sm_90).
-#pragma unroll 1
+      // tile's products are computed; zeros past the batch and c_out. The
+      // lane is hidden from the compiler here: otherwise it kept these
+      // addresses, the stores' own, in registers across the products, and
+      // float32 tiles of 96 channels and more took 255 registers and
+      // spilled (ptxas -v, sm_90).
+      int copy_lane = lane;
+      asm volatile("" : "+r"(copy_lane));
+#pragma unroll
       for (int step = 0; step < kStoreSteps; ++step) {
-        const int i = step * 32 + lane;
+        const int i = step * 32 + copy_lane;
         const int row = i / kRowStores, v = i % kRowStores;
         const int co = co_first + v * kVec;
         const bool valid = m0 + row < pixels && co < kOutChannels;
