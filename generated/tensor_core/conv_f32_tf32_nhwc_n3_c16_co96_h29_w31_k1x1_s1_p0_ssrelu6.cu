@@ -137,16 +137,12 @@ __device__ __forceinline__ float2 staged_residual(const Element* at) {
   return r;
 }
 
-// Float32 operands as the tensor cores take them: rounded to TF32 (to
-// nearest, ties away from zero).
-__device__ __forceinline__ unsigned to_tf32(unsigned bits) {
-  asm("cvt.rna.tf32.f32 %0, %0;\n" : "+r"(bits));
-  return bits;
-}
+// Fragments of float32 operands as the tensor cores take them: each
+// element rounded to TF32.
 template <int N>
 __device__ __forceinline__ void round_to_tf32(unsigned (&r)[N]) {
 #pragma unroll
-  for (int i = 0; i < N; ++i) r[i] = to_tf32(r[i]);
+  for (int i = 0; i < N; ++i) r[i] = convgen::tf32_bits(__uint_as_float(r[i]));
 }
 #endif
 
@@ -223,7 +219,8 @@ conv_f32_tf32_nhwc_n3_c16_co96_h29_w31_k1x1_s1_p0_ssrelu6(const Element* __restr
     const int i = step * kThreads + tid;
     if (i < kChannelTile * kRowCopies) {
       uint4& v = *reinterpret_cast<uint4*>(&shared.filter[i / kRowCopies][i % kRowCopies * kVec]);
-      v = make_uint4(to_tf32(v.x), to_tf32(v.y), to_tf32(v.z), to_tf32(v.w));
+      v = make_uint4(convgen::tf32_bits(__uint_as_float(v.x)), convgen::tf32_bits(__uint_as_float(v.y)),
+                     convgen::tf32_bits(__uint_as_float(v.z)), convgen::tf32_bits(__uint_as_float(v.w)));
     }
   }
   __syncthreads();  // the filter rows and parameters, for every warp

@@ -166,15 +166,8 @@ __device__ __forceinline__ void multiply(float (&acc)[4], const unsigned (&a)[4]
 __device__ __forceinline__ unsigned load_word(unsigned address) {
   unsigned r;
   asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(r) : "r"(address));
-  asm("cvt.rna.tf32.f32 %0, %0;\n" : "+r"(r));
+  r = convgen::tf32_bits(__uint_as_float(r));
   return r;
-}
-
-// A filter element as the tensor cores take it: rounded to TF32.
-__device__ __forceinline__ float to_tf32(float x) {
-  unsigned r;
-  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
-  return __uint_as_float(r);
 }
 
 // v, which the compiler cannot prove equal to anything.
@@ -265,7 +258,7 @@ conv_f32_tf32_nhwc_n3_c3_co36_h31_w29_k3x3_s2x1_pt1b2l1r0_d2x1_biassilu(const El
     const int ky = k / kChunk / kRowChunks, tap = k % (kChunk * kRowChunks) - kLead;
     const bool valid = co < kOutChannels && ky < kKH && tap >= 0 && tap < kRunElements;
     if (i < kFilterElements) {
-      shared.filter[row][k] = valid ? to_tf32(filter[(static_cast<long long>(co) * kKH + ky) * kRunElements + tap])
+      shared.filter[row][k] = valid ? __uint_as_float(convgen::tf32_bits(filter[(static_cast<long long>(co) * kKH + ky) * kRunElements + tap]))
                                     : convgen::Convert<Element>::from_float(0.0f);
     }
   }

@@ -76,6 +76,18 @@ template <> struct Convert<float> {
   }
 };
 
+// A float as TF32 tensor cores take it (math tf32, and 3xtf32's parts):
+// rounded to 10 bits after the point, to nearest with ties away from zero
+// (cvt.rna), as the bits of a float whose low 13 bits are zero. sm_80 and
+// newer; 0 below, where no tensor-core kernel runs.
+__device__ __forceinline__ unsigned tf32_bits(float x) {
+  unsigned r = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+#endif
+  return r;
+}
+
 // One element to float and back.
 template <class T> __device__ __forceinline__ float to_float(T x) { return Convert<T>::to_float(x); }
 template <class T> __device__ __forceinline__ T from_float(float x) { return Convert<T>::from_float(x); }
