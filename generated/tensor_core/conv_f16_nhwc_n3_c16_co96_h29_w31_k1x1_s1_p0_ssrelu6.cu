@@ -60,7 +60,7 @@ constexpr int kChannelTile = 96;  // output channels of a tile
 constexpr int kTilesPerWarp = 4;
 constexpr int kStages = 2;
 constexpr int kVec = 16 / sizeof(Element);      // elements of a 16-byte copy or store
-constexpr int kMmaK = 2 * kVec;                 // mma.sync's K: 32 bytes of elements
+constexpr int kMmaK = 16;                 // mma.sync's K: 32 bytes of elements
 constexpr int kKSteps = 1;            // mma.sync steps of kMmaK along K (16)
 constexpr int kNTiles = kChannelTile / 8;       // mma.sync tiles of 8 output channels
 // Row pitches, in elements: input and filter rows 16 bytes past a multiple

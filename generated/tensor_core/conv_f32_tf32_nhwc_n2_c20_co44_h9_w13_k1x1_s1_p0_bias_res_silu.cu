@@ -61,7 +61,7 @@ constexpr int kChannelTile = 8;  // output channels of a tile
 constexpr int kTilesPerWarp = 5;
 constexpr int kStages = 3;
 constexpr int kVec = 16 / sizeof(Element);      // elements of a 16-byte copy or store
-constexpr int kMmaK = 2 * kVec;                 // mma.sync's K: 32 bytes of elements
+constexpr int kMmaK = 8;                 // mma.sync's K: 32 bytes of elements
 constexpr int kKSteps = 3;            // mma.sync steps of kMmaK along K (24)
 constexpr int kNTiles = kChannelTile / 8;       // mma.sync tiles of 8 output channels
 // Row pitches, in elements: input and filter rows 16 bytes past a multiple

@@ -12,6 +12,15 @@ bool is_pointwise(const Workload& wl) {
          wl.pad_bottom == 0 && wl.pad_left == 0 && wl.pad_right == 0;
 }
 
+int mma_sync_k(const Workload& wl) { return 32 / ops::element_bytes(wl); }
+
+void add_mma_fragment_values(const Workload& wl, TemplateValues& values) {
+  values["mma_type"] = std::string(wl.dtype == DataType::kBFloat16  ? "bf16"
+                                   : wl.dtype == DataType::kFloat32 ? "tf32"
+                                                                    : "f16");
+  values["mma_k"] = TemplateValue(static_cast<long long>(mma_sync_k(wl)));
+}
+
 bool gemm_filter_fits(const Workload& wl) {
   return 1LL * wl.c_out * wl.c * wl.kh * wl.kw <= 0x7fffffffLL;
 }

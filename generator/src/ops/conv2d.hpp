@@ -82,15 +82,23 @@ TileOrder requested_tile_order(const ScheduleRequest& req, int n_tiles);
 void add_tile_order_values(const TileOrder& order, bool persistent, TemplateValues& values);
 std::string describe_tile_order(const Schedule& s);
 extern const Algorithm kPointwise;  // conv2d_pointwise.cpp
-// Whether the default rule gives a workload pointwise: a 1x1 stride-1 layer
-// of half elements with few input channels (at most 40), both channel
-// counts in 16-byte vectors, in a library whose newest GPU has mma.sync.
+// Whether the default rule gives a workload pointwise: a 1x1 stride-1 NHWC
+// layer of half elements, or float32 in math tf32, with few input channels
+// (at most 40; float32 only where its tiles fill the GPU) or a narrow
+// output, both channel counts in 16-byte vectors, in a library whose newest
+// GPU has mma.sync.
 bool pointwise_by_default(const Workload& wl, const PlanOptions& options);
 extern const Algorithm kTensorStem;  // conv2d_tensor_stem.cpp
-// Whether the default rule gives a workload tensor_stem: a half-precision
-// NHWC stem whose pairs of elements it reads whole, in a library whose
-// newest GPU has mma.sync.
+// Whether the default rule gives a workload tensor_stem: an NHWC stem of
+// half elements (whose pairs it reads whole) or float32 in math tf32, in a
+// library whose newest GPU has mma.sync.
 bool tensor_stem_by_default(const Workload& wl, const PlanOptions& options);
+// mma.sync's K in the kernels whose fragments templates/partials/
+// mma_fragments takes (pointwise, tensor_stem): 32 bytes of elements,
+// m16n8k16 of fp16 and bf16, m16n8k8 of float32 rounded to TF32.
+int mma_sync_k(const Workload& wl);
+// The values that partial prints: the operands' type and mma_sync_k.
+void add_mma_fragment_values(const Workload& wl, TemplateValues& values);
 extern const Algorithm kWinograd;      // conv2d_winograd.cpp
 extern const Algorithm kWinogradNonfused;  // conv2d_winograd_nonfused.cpp
 // Whether the default rule gives a 3x3 stride-1 float32 NCHW workload the

@@ -95,7 +95,7 @@ struct PointwiseShape {
 PointwiseShape pointwise_shape(const Workload& wl, const Pointwise& s) {
   PointwiseShape g{};
   const int element_bytes = ops::element_bytes(wl);
-  g.mma_k = 2 * kVectorBytes / element_bytes;
+  g.mma_k = mma_sync_k(wl);
   g.k_pad = ceil_div(wl.c, g.mma_k) * g.mma_k;
   g.input_pitch = g.k_pad + kVectorBytes / element_bytes;
   g.output_pitch = s.channel_tile + ((s.channel_tile / 8) % 2 == 0 ? 8 : 16);
@@ -110,11 +110,8 @@ PointwiseShape pointwise_shape(const Workload& wl, const Pointwise& s) {
 
 int round_up(int v, int m) { return ceil_div(v, m) * m; }
 
-// The default, from sweeps on the H100 over thin layers (docs/performance.md):
-// one tile across c_out up to 144 channels, else equal tiles of at most 144;
-// 4 warps (8 were 1.06 to 1.24 times slower at batch 64), 2 stages (3 were
-// within 2%, and 7% slower on one layer); and as many tiles a warp as make
-// about 16 warps an SM.
+// The default rule's tile across c_out: one up to 144 channels, else equal
+// tiles of at most 144.
 int default_channel_tile(const Workload& wl) {
   const int parts = ceil_div(wl.c_out, kMaxDefaultChannelTile);
   return round_up(ceil_div(wl.c_out, parts), 8);
@@ -128,6 +125,11 @@ double tiles_a_default_warp(const Workload& wl, const PlanOptions& options, int 
   return static_cast<double>(tiles) / (std::max(1, options.target.newest.sm_count) * kDefaultWarpsPerSm);
 }
 
+// The default, from sweeps on the H100 over thin layers (docs/performance.md):
+// one tile across c_out up to 144 channels, else equal tiles of at most 144;
+// 4 warps (8 were 1.06 to 1.24 times slower at batch 64), 2 stages (3 were
+// within 2%, and 7% slower on one layer); and as many tiles a warp as make
+// about 16 warps an SM.
 Pointwise default_pointwise(const Workload& wl, const PlanOptions& options, int batch) {
   Pointwise s;
   s.channel_tile = default_channel_tile(wl);
@@ -214,9 +216,8 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"tiles_ahead", n(s.stages - 1)},
       {"pixels", n(1LL * wl.out_h() * wl.out_w())},
       {"tensor_cores", true},  // mma.sync (the compute floor's rate)
-      {"mma_type", std::string(wl.dtype == DataType::kBFloat16 ? "bf16" : wl.dtype == DataType::kFloat32 ? "tf32" : "f16")},
-      {"mma_k", n(g.mma_k)},  // m16n8k16, or m16n8k8 of tf32
   };
+  add_mma_fragment_values(wl, p.values);
 }
 
 std::string describe(const Schedule& s) {

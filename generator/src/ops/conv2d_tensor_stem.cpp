@@ -288,9 +288,8 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"filter_pitch", n(g.filter_pitch)},
       {"stage_pitch", n(g.stage_pitch)},
       {"tensor_cores", true},  // mma.sync (the compute floor's rate)
-      {"mma_type", std::string(wl.dtype == DataType::kBFloat16 ? "bf16" : wl.dtype == DataType::kFloat32 ? "tf32" : "f16")},
-      {"mma_k", n(2 * g.chunk)},
   };
+  add_mma_fragment_values(wl, p.values);
 }
 
 std::string describe(const Schedule& s) {
