@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Writes one spec per schedule variant index (library v<i> holds the i-th variant of every row of
-# $ROWS: rows1.py to rows22.py), CMakeLists.txt and main.cu, which times each variant beside the default's output.
-# A rows module's DTYPE ("float16", the default, in NHWC; or "float32", in NCHW) is every row's; its TEMPLATES
+# $ROWS: rows1.py to rows27.py), CMakeLists.txt and main.cu, which times each variant beside the default's output.
+# A rows module's DTYPE ("float16", the default, or "bfloat16", in NHWC; or "float32", in NCHW) is every row's; its TEMPLATES
 # ({variant index: folder}, optional) generates that variant's library from other templates. LAYOUT (optional)
 # overrides the layout, MATH (optional: "tf32", "3xtf32") a float32 row's math. A row's act is "plain", "bias"
 # (the bias epilogue, no activation) or an activation after scale/shift; a tenth field, when present, is the
@@ -12,7 +12,7 @@ import os
 rows = importlib.import_module(os.environ.get("ROWS", "rows1"))
 R = rows.R
 DTYPE = getattr(rows, "DTYPE", "float16")
-LAYOUT = getattr(rows, "LAYOUT", "NHWC" if DTYPE == "float16" else "NCHW")
+LAYOUT = getattr(rows, "LAYOUT", "NCHW" if DTYPE == "float32" else "NHWC")
 MATH = getattr(rows, "MATH", None)
 TEMPLATES = getattr(rows, "TEMPLATES", {})  # variant index: the templates folder its library is generated from
 nlib = max(len(r[8]) for r in R)
@@ -57,7 +57,7 @@ def label(i, variant):
 
 
 ws = ",\n".join(f'  {{"{r[0]}", {r[1]}, {r[2]}, {r[3]}, {r[4]}, {r[5]}, {r[6]}, {pad(r)}, convgen::Activation::k{"None" if r[7] in ("plain", "bias") else r[7].capitalize()}, {str(r[7] == "plain").lower()}, {str(r[7] == "bias").lower()}, {len(r[8])}, {{{", ".join(chr(34) + label(i, v) + chr(34) for i, v in enumerate(r[8]))}}}}}' for r in R)
-elem = {"float16": ("__half", "kFloat16"), "float32": ("float", "kFloat32")}[DTYPE]
+elem = {"float16": ("__half", "kFloat16"), "bfloat16": ("__nv_bfloat16", "kBFloat16"), "float32": ("float", "kFloat32")}[DTYPE]
 math = {None: "kFloat32", "tf32": "kTF32", "3xtf32": "k3xTF32"}[MATH]
 src = open("main.cu.in").read().replace("@ELEM@", elem[0]).replace("@DTYPE@", elem[1]).replace("@LAYOUT@", "k" + LAYOUT)
 src = src.replace("@MATH@", math)

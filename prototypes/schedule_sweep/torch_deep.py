@@ -1,4 +1,4 @@
-"""cuDNN via PyTorch on the sweep's rows (the rows module's DTYPE and LAYOUT: float16 channels_last, or float32 NCHW or NHWC with TF32
+"""cuDNN via PyTorch on the sweep's rows (the rows module's DTYPE and LAYOUT: float16 or bfloat16 channels_last, or float32 NCHW or NHWC with TF32
 allowed where its MATH is tf32, else off; cudnn.benchmark): plain conv, and conv + scale/shift + activation as separate ops; hot from a CUDA graph of 20
 (median of 9), cold after an L2 flush (median of 15)."""
 import importlib
@@ -9,10 +9,11 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-rows = importlib.import_module(os.environ.get("ROWS", "rows1"))  # rows1.py to rows22.py
+rows = importlib.import_module(os.environ.get("ROWS", "rows1"))  # rows1.py to rows27.py
 R = rows.R
-HALF = getattr(rows, "DTYPE", "float16") == "float16"
-DT = torch.half if HALF else torch.float32
+DTYPE = getattr(rows, "DTYPE", "float16")
+HALF = DTYPE != "float32"
+DT = {"float16": torch.half, "bfloat16": torch.bfloat16, "float32": torch.float32}[DTYPE]
 MF = torch.channels_last if getattr(rows, "LAYOUT", "NHWC" if HALF else "NCHW") == "NHWC" else torch.contiguous_format
 TF32 = getattr(rows, "MATH", None) == "tf32"  # PyTorch's default: TF32 allowed for cuDNN's convolutions
 ACT = {"relu6": F.relu6, "silu": F.silu, "relu": F.relu, "none": lambda y: y}
