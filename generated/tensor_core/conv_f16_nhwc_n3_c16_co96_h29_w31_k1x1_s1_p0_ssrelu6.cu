@@ -63,6 +63,7 @@ constexpr int kVec = 16 / sizeof(Element);      // elements of a 16-byte copy or
 constexpr int kMmaK = 16;                 // mma.sync's K: 32 bytes of elements
 constexpr int kKSteps = 1;            // mma.sync steps of kMmaK along K (16)
 constexpr int kNTiles = kChannelTile / 8;       // mma.sync tiles of 8 output channels
+constexpr int kEpilogueGroup = 2;               // mma tiles whose epilogue is computed before their stores
 // Row pitches, in elements: input and filter rows 16 bytes past a multiple
 // of 32 (ldmatrix's 8 rows of 16 bytes on distinct banks), staging rows 8
 // elements past a multiple of 16 (the rows of an accumulator store on
@@ -87,7 +88,7 @@ struct WarpStorage {
 };
 struct SharedStorage {
   alignas(16) Element filter[kChannelTile][kInputPitch];  // the block's output channels' rows, zeros past c and c_out
-  float epilogue_a[kChannelTile], epilogue_b[kChannelTile];  // in fp32, zeros past c_out
+  alignas(8) float epilogue_a[kChannelTile], epilogue_b[kChannelTile];  // in fp32 (read in pairs), zeros past c_out
   WarpStorage warps[kWarps];
 };
 static_assert(sizeof(SharedStorage) == 24832, "the plan's shared memory is the kernel's");
@@ -267,21 +268,37 @@ conv_f16_nhwc_n3_c16_co96_h29_w31_k1x1_s1_p0_ssrelu6(const Element* __restrict__
       __syncwarp();
     }
 
-    // The epilogue in fp32, converted once to the dtype into the staging tile: a lane
-    // holds channels pair, pair + 1 of rows group and group + 8 (and reads
-    // the residual of the same places first).
+    // The epilogue in fp32, in place in the accumulators, then rounded once
+    // to the dtype into the staging tile, kEpilogueGroup mma tiles at a time:
+    // a lane holds channels pair, pair + 1 of rows group and group + 8 (and
+    // reads the residual of the same places first). Stored as each pair was
+    // computed, the compiler could not tell the staging tile from the
+    // parameters, read them again after every store and waited for each
+    // read in turn. The whole tile's epilogue before any store let it read
+    // every parameter up front, and ptxas spilled some kernels; in groups of
+    // 2 none of those checked spills (sm_80, sm_90), where 1, 4 and 8 did.
 #pragma unroll
-    for (int j = 0; j < kNTiles; ++j) {
-      const int c = 8 * j + pair;
+    for (int j0 = 0; j0 < kNTiles; j0 += kEpilogueGroup) {
 #pragma unroll
-      for (int lower = 0; lower < 2; ++lower) {
-        const int row = group + 8 * lower;
-        float2 r = make_float2(0.0f, 0.0f);
-        if (kResidual) r = staged_residual(&own.output[row][c]);
-        *reinterpret_cast<typename convgen::Convert<Element>::Pair*>(&own.output[row][c]) =
-            convgen::Convert<Element>::from_floats(
-                epilogue(acc[j][2 * lower], shared.epilogue_a[c], shared.epilogue_b[c], r.x),
-                epilogue(acc[j][2 * lower + 1], shared.epilogue_a[c + 1], shared.epilogue_b[c + 1], r.y));
+      for (int j = j0; j < j0 + kEpilogueGroup && j < kNTiles; ++j) {
+        const int c = 8 * j + pair;
+        const float2 a = *reinterpret_cast<const float2*>(&shared.epilogue_a[c]);
+        const float2 b = *reinterpret_cast<const float2*>(&shared.epilogue_b[c]);
+#pragma unroll
+        for (int lower = 0; lower < 2; ++lower) {
+          float2 r = make_float2(0.0f, 0.0f);
+          if (kResidual) r = staged_residual(&own.output[group + 8 * lower][c]);
+          acc[j][2 * lower] = epilogue(acc[j][2 * lower], a.x, b.x, r.x);
+          acc[j][2 * lower + 1] = epilogue(acc[j][2 * lower + 1], a.y, b.y, r.y);
+        }
+      }
+#pragma unroll
+      for (int j = j0; j < j0 + kEpilogueGroup && j < kNTiles; ++j) {
+#pragma unroll
+        for (int lower = 0; lower < 2; ++lower) {
+          *reinterpret_cast<typename convgen::Convert<Element>::Pair*>(&own.output[group + 8 * lower][8 * j + pair]) =
+              convgen::Convert<Element>::from_floats(acc[j][2 * lower], acc[j][2 * lower + 1]);
+        }
       }
     }
     __syncwarp();
