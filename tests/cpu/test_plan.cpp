@@ -1649,8 +1649,9 @@ TEST(DefaultSchedule, EveryHalfPrecisionNhwcDenseWorkloadGetsOne) {
                       ++tensor_stem;
                     } else if (options == &h100_sm90a && p.schedule.algorithm_name() == "implicit_gemm_sm90") {
                       ++sm90;
-                    } else if (k == 1 && stride == 1 && c % 8 == 0 && c <= 40 && c_out % 8 == 0) {
-                      EXPECT_EQ(p.schedule.algorithm_name(), "pointwise") << text;  // thin 1x1 layers
+                    } else if (k == 1 && stride == 1 && c % 8 == 0 && c_out % 8 == 0 &&
+                               (c <= 40 || (c <= 240 && c_out <= 40))) {
+                      EXPECT_EQ(p.schedule.algorithm_name(), "pointwise") << text;  // thin or narrow 1x1 layers
                       ++pointwise;
                     } else {
                       EXPECT_EQ(p.schedule.algorithm_name(), "implicit_gemm") << text;
@@ -1669,8 +1670,9 @@ TEST(DefaultSchedule, EveryHalfPrecisionNhwcDenseWorkloadGetsOne) {
   }
   EXPECT_EQ(planned, 2 * 11 * 6 * 3 * 3 * 2 * 2 * 3);
   EXPECT_GT(sm90, 100);
-  // c 8, 16 x c_out 32, 64, 96, 512 x planes 3 x batches 2 x dtypes 2 x 3 libraries.
-  EXPECT_EQ(pointwise, 2 * 4 * 3 * 2 * 2 * 3);
+  // (c 8, 16 x c_out 32, 64, 96, 512, and 64 -> 32) x planes 3 x batches 2
+  // x dtypes 2 x 3 libraries.
+  EXPECT_EQ(pointwise, (2 * 4 + 1) * 3 * 2 * 2 * 3);
   // c 1 to 4 x c_out 32, 64, 96, 512 x filters 3 x batches 2 x dtypes 2 x 3
   // libraries, where w x c and stride x c are even: c 2 and 4 at every
   // plane (3) and stride (2), c 1 and 3 on even planes (2) at stride 2.
@@ -2349,13 +2351,34 @@ TEST(PlanPointwise, DefaultRuleAndLimitsWorkedByHand) {
                         h100)
                 .schedule.algorithm_name(),
             "pointwise");
-  // Deeper than 40 channels with more than 24 outputs, deeper than 144, or
+  // Up to 40 outputs from up to 240 channels: tiles a warp the count
+  // nearest to the tiles over 132 x 8 warps. MobileNetV2's 144 -> 32 on 28^2
+  // at batch 64: 3,136 tiles, 2.97 a warp: 3 (not a power of two); at batch
+  // 1, 49 tiles: 1. EfficientNet-B0's 240 -> 40 in bfloat16: one tile of 40
+  // (5 mma tiles, odd: staging rows of 40 + 16).
+  p = plan_kernel(workload("{op: conv2d, n: 64, c: 144, c_out: 32, h: 28, w: 28, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.schedule.summary(), "pointwise: channel_tile 32, warps_per_block 4, tiles_per_warp 3, 2 stages");
+  EXPECT_EQ(p.number("block_pixels"), 16 * 4 * 3);
+  p = plan_kernel(workload("{op: conv2d, n: 1, c: 144, c_out: 32, h: 28, w: 28, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.schedule.summary(), "pointwise: channel_tile 32, warps_per_block 4, tiles_per_warp 1, 2 stages");
+  p = plan_kernel(workload("{op: conv2d, n: 64, c: 240, c_out: 40, h: 28, w: 28, filter: 1, padding: valid, "
+                           "dtype: bfloat16, layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.schedule.summary(), "pointwise: channel_tile 40, warps_per_block 4, tiles_per_warp 3, 2 stages");
+  EXPECT_EQ(p.number("output_pitch"), 56);
+  // Deeper than 40 channels with more than 40 outputs, deeper than 240, or
   // channel counts off 16-byte vectors: implicit_gemm.
   for (const char* text : {"{op: conv2d, n: 64, c: 48, c_out: 96, h: 56, w: 56, filter: 1, padding: valid, "
                            "dtype: float16, layout: NHWC}",
-                           "{op: conv2d, n: 64, c: 144, c_out: 32, h: 28, w: 28, filter: 1, padding: valid, "
+                           "{op: conv2d, n: 64, c: 144, c_out: 48, h: 28, w: 28, filter: 1, padding: valid, "
                            "dtype: float16, layout: NHWC}",
-                           "{op: conv2d, n: 64, c: 152, c_out: 24, h: 56, w: 56, filter: 1, padding: valid, "
+                           "{op: conv2d, n: 64, c: 248, c_out: 32, h: 28, w: 28, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC}",
+                           "{op: conv2d, n: 64, c: 248, c_out: 24, h: 56, w: 56, filter: 1, padding: valid, "
                            "dtype: float16, layout: NHWC}",
                            "{op: conv2d, n: 64, c: 12, c_out: 96, h: 56, w: 56, filter: 1, padding: valid, "
                            "dtype: float16, layout: NHWC}",
@@ -2446,6 +2469,13 @@ TEST(PlanPointwise, Float32InMathTf32WorkedByHand) {
                         h100)
                 .schedule.algorithm_name(),
             "pointwise");
+  // Outputs of 32 and 40 channels from deeper inputs stay with implicit_gemm
+  // in float32.
+  EXPECT_EQ(plan_kernel(workload("{op: conv2d, n: 64, c: 144, c_out: 32, h: 28, w: 28, filter: 1, "
+                                 "padding: valid, dtype: float32, math: tf32, layout: NHWC}"),
+                        h100)
+                .schedule.algorithm_name(),
+            "implicit_gemm");
   // A batch the call gives counts as 1.
   EXPECT_EQ(plan_kernel(workload("{op: conv2d, n: runtime, c: 16, c_out: 96, h: 112, w: 112, filter: 1, "
                                  "padding: valid, dtype: float32, math: tf32, layout: NHWC}"),

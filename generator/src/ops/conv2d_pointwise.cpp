@@ -45,12 +45,26 @@ constexpr int kMaxChannelTile = 256;  // 128 accumulators a thread
 constexpr int kMaxDefaultChannels = 40;
 // Narrow outputs take it too, from deeper inputs: on the H200, 96 -> 24 and
 // 144 -> 24 on 56^2 ran 1.43 and 1.37 times faster hot than implicit_gemm at
-// batch 64, 96 -> 24 1.39 times at batch 1; with 32 and 40 output channels
-// on 28^2 at batch 64 its own tiles ran 0.85 to 1.04 times as fast, so those
-// stay with implicit_gemm (docs/performance.md, "pointwise on narrow
-// outputs"). The deepest input measured bounds the rule.
+// batch 64, 96 -> 24 1.39 times at batch 1 (docs/performance.md, "pointwise
+// on narrow outputs"). The deepest input measured bounds the rule.
 constexpr int kMaxDefaultNarrowOutputs = 24;
 constexpr int kMaxDefaultNarrowInputs = 144;
+// In float16 and bfloat16, outputs of up to 40 channels from inputs of up to
+// 240 too, once the epilogue read its parameters once a channel pair: on the
+// H200 at batch 64 on 28^2, MobileNetV2's 144 -> 32 and 192 -> 32,
+// EfficientNet-B0's 144 -> 40 and 240 -> 40 and MobileNetV3-Large's 72 -> 40
+// and 120 -> 40 ran 0.71 to 1.01 times implicit_gemm's time with 3 tiles a
+// warp, and at batch 1 0.74 to 0.89 times with one; in float32 (math tf32)
+// they lost on two of the six at batch 64 and four of five at batch 1
+// (docs/performance.md, "`pointwise`'s epilogue in two phases, and outputs
+// of 32 and 40 channels"). Their tiles a warp: the nearest count to the
+// tiles over kNarrowWarpsPerSm warps an SM. 3 beat the thin layers' power
+// of two (2) by 1.06 to 1.29 times at batch 64 (3,136 tiles: 262 blocks, 2
+// on all but two SMs; with 2, three of the six were slower than
+// implicit_gemm; 4 leaves 1.48 blocks an SM, uneven).
+constexpr int kMaxDefaultNarrowHalfOutputs = 40;
+constexpr int kMaxDefaultNarrowHalfInputs = 240;
+constexpr int kNarrowWarpsPerSm = 8;
 // Float32 (math tf32) takes the same layers, thin ones only where they make
 // at least one tile for each of the rule's warps: on the H200 pointwise ran
 // MobileNetV2's 16 -> 96, 24 -> 144, 32 -> 192 and 96 -> 24 at batch 64 in
@@ -117,12 +131,22 @@ int default_channel_tile(const Workload& wl) {
   return round_up(ceil_div(wl.c_out, parts), 8);
 }
 
-// The tiles each warp would walk with kDefaultWarpsPerSm warps on every SM
-// of the library's newest GPU.
-double tiles_a_default_warp(const Workload& wl, const PlanOptions& options, int batch, int channel_tile) {
+// The tiles each warp would walk with warps_per_sm warps on every SM of the
+// library's newest GPU.
+double tiles_a_warp(const Workload& wl, const PlanOptions& options, int batch, int channel_tile,
+                    int warps_per_sm = kDefaultWarpsPerSm) {
   const long long pixels = 1LL * batch * wl.out_h() * wl.out_w();
   const long long tiles = (pixels + kTilePixels - 1) / kTilePixels * ceil_div(wl.c_out, channel_tile);
-  return static_cast<double>(tiles) / (std::max(1, options.target.newest.sm_count) * kDefaultWarpsPerSm);
+  return static_cast<double>(tiles) / (std::max(1, options.target.newest.sm_count) * warps_per_sm);
+}
+
+// The layers the rule takes for their narrow output in half precision
+// alone: more than 24 output channels (up to 40) or inputs deeper than 144
+// (up to 240), deeper than the thin layers' 40.
+bool narrow_half(const Workload& wl) {
+  return wl.dtype != DataType::kFloat32 && wl.c > kMaxDefaultChannels && wl.c <= kMaxDefaultNarrowHalfInputs &&
+         wl.c_out <= kMaxDefaultNarrowHalfOutputs &&
+         !(wl.c_out <= kMaxDefaultNarrowOutputs && wl.c <= kMaxDefaultNarrowInputs);
 }
 
 // The default, from sweeps on the H100 over thin layers (docs/performance.md):
@@ -135,9 +159,14 @@ Pointwise default_pointwise(const Workload& wl, const PlanOptions& options, int 
   s.channel_tile = default_channel_tile(wl);
   s.warps = kDefaultWarps;
   s.stages = kDefaultStages;
-  const double per_warp = tiles_a_default_warp(wl, options, batch, s.channel_tile);
-  const double clamped = std::clamp(per_warp, 1.0, static_cast<double>(kMaxDefaultTilesPerWarp));
-  s.tiles_per_warp = 1 << static_cast<int>(std::lround(std::log2(clamped)));
+  if (narrow_half(wl)) {
+    const double per_warp = tiles_a_warp(wl, options, batch, s.channel_tile, kNarrowWarpsPerSm);
+    s.tiles_per_warp = static_cast<int>(std::lround(std::clamp(per_warp, 1.0, double(kMaxDefaultTilesPerWarp))));
+  } else {
+    const double per_warp = tiles_a_warp(wl, options, batch, s.channel_tile);
+    const double clamped = std::clamp(per_warp, 1.0, static_cast<double>(kMaxDefaultTilesPerWarp));
+    s.tiles_per_warp = 1 << static_cast<int>(std::lround(std::log2(clamped)));
+  }
   // Made to fit the library's tightest GPU (deep inputs, a T4's 64 KiB):
   // a narrower tile where the filter rows take more shared memory than the
   // warps' rings, else fewer warps.
@@ -242,9 +271,9 @@ LaunchDescription launch(const KernelPlan& p) {
 bool pointwise_by_default(const Workload& wl, const PlanOptions& options) {
   const int vector = kVectorBytes / ops::element_bytes(wl);
   const bool thin = wl.c <= kMaxDefaultChannels;
-  const bool narrow = wl.c_out <= kMaxDefaultNarrowOutputs && wl.c <= kMaxDefaultNarrowInputs;
+  const bool narrow = (wl.c_out <= kMaxDefaultNarrowOutputs && wl.c <= kMaxDefaultNarrowInputs) || narrow_half(wl);
   const bool fills = wl.dtype != DataType::kFloat32 ||
-                     tiles_a_default_warp(wl, options, std::max(1, wl.n), default_channel_tile(wl)) >= 1.0;
+                     tiles_a_warp(wl, options, std::max(1, wl.n), default_channel_tile(wl)) >= 1.0;
   return kPointwise.serves(wl) && is_pointwise(wl) && ((thin && fills) || narrow) && wl.c % vector == 0 &&
          wl.c_out % vector == 0 && options.target.newest.sm >= kMinArch;
 }
