@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-rows = importlib.import_module(os.environ.get("ROWS", "rows1"))  # rows1.py to rows27.py
+rows = importlib.import_module(os.environ.get("ROWS", "rows1"))  # rows1.py to rows29.py
 R = rows.R
 DTYPE = getattr(rows, "DTYPE", "float16")
 HALF = DTYPE != "float32"
