@@ -153,7 +153,8 @@ bool narrow_half(const Workload& wl) {
 // one tile across c_out up to 144 channels, else equal tiles of at most 144;
 // 4 warps (8 were 1.06 to 1.24 times slower at batch 64), 2 stages (3 were
 // within 2%, and 7% slower on one layer); and as many tiles a warp as make
-// about 16 warps an SM.
+// about 16 warps an SM, rounded to a power of two (the narrow half-precision
+// layers: about 8 warps an SM, to the nearest count).
 Pointwise default_pointwise(const Workload& wl, const PlanOptions& options, int batch) {
   Pointwise s;
   s.channel_tile = default_channel_tile(wl);
@@ -161,7 +162,8 @@ Pointwise default_pointwise(const Workload& wl, const PlanOptions& options, int 
   s.stages = kDefaultStages;
   if (narrow_half(wl)) {
     const double per_warp = tiles_a_warp(wl, options, batch, s.channel_tile, kNarrowWarpsPerSm);
-    s.tiles_per_warp = static_cast<int>(std::lround(std::clamp(per_warp, 1.0, double(kMaxDefaultTilesPerWarp))));
+    s.tiles_per_warp =
+        static_cast<int>(std::lround(std::clamp(per_warp, 1.0, static_cast<double>(kMaxDefaultTilesPerWarp))));
   } else {
     const double per_warp = tiles_a_warp(wl, options, batch, s.channel_tile);
     const double clamped = std::clamp(per_warp, 1.0, static_cast<double>(kMaxDefaultTilesPerWarp));
