@@ -140,13 +140,17 @@ double tiles_a_warp(const Workload& wl, const PlanOptions& options, int batch, i
   return static_cast<double>(tiles) / (std::max(1, options.target.newest.sm_count) * warps_per_sm);
 }
 
+// The layers the rule takes for their narrow output in every dtype.
+bool narrow(const Workload& wl) {
+  return wl.c_out <= kMaxDefaultNarrowOutputs && wl.c <= kMaxDefaultNarrowInputs;
+}
+
 // The layers the rule takes for their narrow output in half precision
 // alone: more than 24 output channels (up to 40) or inputs deeper than 144
 // (up to 240), deeper than the thin layers' 40.
 bool narrow_half(const Workload& wl) {
   return wl.dtype != DataType::kFloat32 && wl.c > kMaxDefaultChannels && wl.c <= kMaxDefaultNarrowHalfInputs &&
-         wl.c_out <= kMaxDefaultNarrowHalfOutputs &&
-         !(wl.c_out <= kMaxDefaultNarrowOutputs && wl.c <= kMaxDefaultNarrowInputs);
+         wl.c_out <= kMaxDefaultNarrowHalfOutputs && !narrow(wl);
 }
 
 // The default, from sweeps on the H100 over thin layers (docs/performance.md):
@@ -273,10 +277,10 @@ LaunchDescription launch(const KernelPlan& p) {
 bool pointwise_by_default(const Workload& wl, const PlanOptions& options) {
   const int vector = kVectorBytes / ops::element_bytes(wl);
   const bool thin = wl.c <= kMaxDefaultChannels;
-  const bool narrow = (wl.c_out <= kMaxDefaultNarrowOutputs && wl.c <= kMaxDefaultNarrowInputs) || narrow_half(wl);
+  const bool narrow_output = narrow(wl) || narrow_half(wl);
   const bool fills = wl.dtype != DataType::kFloat32 ||
                      tiles_a_warp(wl, options, std::max(1, wl.n), default_channel_tile(wl)) >= 1.0;
-  return kPointwise.serves(wl) && is_pointwise(wl) && ((thin && fills) || narrow) && wl.c % vector == 0 &&
+  return kPointwise.serves(wl) && is_pointwise(wl) && ((thin && fills) || narrow_output) && wl.c % vector == 0 &&
          wl.c_out % vector == 0 && options.target.newest.sm >= kMinArch;
 }
 
