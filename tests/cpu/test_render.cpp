@@ -642,6 +642,48 @@ workloads:
   }
 }
 
+// The residual read before the products: by implicit_gemm_sm90's
+// persistent (pingpong) warpgroups in NHWC, each tile's before its
+// products; every other implicit GEMM kernel reads it in its epilogue, and
+// a kernel without a residual has none of it.
+TEST(Render, PingpongKernelsReadTheResidualAhead) {
+  const Spec spec = parse(R"(library: ahead
+defaults: {op: conv2d, dtype: float16, layout: NHWC, n: 2, c: 64, c_out: 96, h: 12, w: 12, filter: 3, padding: same}
+workloads:
+  - {h: 12, residual: true, schedule: {algorithm: implicit_gemm_sm90, pingpong: true, cta_tile: [128, 64, 64]}}
+  - {h: 13, residual: true, dtype: bfloat16, schedule: {algorithm: implicit_gemm_sm90, pingpong: true, cta_tile: [128, 128, 64]}}
+  - {h: 14, residual: false, schedule: {algorithm: implicit_gemm_sm90, pingpong: true}}
+  - {h: 15, residual: true, schedule: {algorithm: implicit_gemm_sm90, pingpong: false}}
+  - {h: 16, residual: true, schedule: {algorithm: implicit_gemm}}
+  - {h: 17, residual: true, dtype: float32, layout: NCHW, math: tf32, schedule: {algorithm: implicit_gemm_sm90_nchw, pingpong: true}}
+)");
+  PlanOptions options;
+  options.target = parse_arch_list("90a");
+  const LibraryPlan lib = plan_library({spec}, "", options);
+  ASSERT_EQ(lib.kernels.size(), 6u);
+  const Templates t = Templates::load(CONVGEN_TEMPLATE_DIR);
+  const std::vector<bool> ahead = {true, true, false, false, false, false};
+  for (size_t k = 0; k < lib.kernels.size(); ++k) {
+    const KernelPlan& p = lib.kernels[k];
+    SCOPED_TRACE(p.name + ": " + p.schedule.summary());
+    std::string text;
+    ASSERT_NO_THROW(text = render_kernel(t, lib, p));
+    EXPECT_EQ(text.find("{{"), std::string::npos);
+    const size_t declared = text.find("convgen::Packed<Element, kOutVec> residual_ahead[");
+    EXPECT_EQ(declared != std::string::npos, ahead[k]);
+    if (!ahead[k]) continue;
+    // Loaded after the tile is known, before its first product; taken in
+    // the epilogue.
+    const size_t tile = text.find("const Tile tile = tile_of(t, tiles_m, kNTiles);");
+    const size_t products = text.find("cute::gemm(tiled_mma");
+    ASSERT_NE(tile, std::string::npos);
+    ASSERT_NE(products, std::string::npos);
+    EXPECT_LT(tile, declared);
+    EXPECT_LT(declared, products);
+    EXPECT_NE(text.find("residual_ahead[ahead_chunk][col_step]", products), std::string::npos);
+  }
+}
+
 TEST(StrictTemplates, UndefinedPlaceholderInTheKernelTemplate) {
   TemplateCopy copy;
   copy.insert_line("depthwise_nchw.cu.mustache", 3, "// {{no_such_thing}}");

@@ -355,6 +355,7 @@ void plan(const Workload& spec_workload, const PlanOptions& options, KernelPlan&
       {"out_vec", n(g.out_vec)},
       {"epilogue_pad", n(implicit_gemm_epilogue_pad(wl))},
       {"nchw", nchw},
+      {"residual_ahead", false},  // one tile a block: the residual is read in the epilogue (as implicit_gemm_sm90's)
       {"gemm_c", n(wl.c)},
       {"mainloop_bytes", n(g.mainloop_bytes)},
       {"epilogue_bytes", n(g.epilogue_bytes)},

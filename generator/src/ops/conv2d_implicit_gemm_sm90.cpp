@@ -471,6 +471,12 @@ void plan(const Workload& spec_workload, const PlanOptions& options, KernelPlan&
       {"warpgroup_m", n(s.pingpong ? s.cta_m : s.cta_m / s.warpgroups)},
       {"pingpong", s.pingpong},
       {"epilogue_turns", s.epilogue_turns},
+      // A persistent warpgroup reads a tile's residual before its products
+      // (their latency under them): 0.95-0.96x the time of two pingpong
+      // residual kernels of the dense benchmark, the others within the
+      // spread (H200). A block of one tile reads it in its epilogue: read
+      // ahead, those ran 0.96-1.03x, no more than identical code varied.
+      {"residual_ahead", s.pingpong && wl.residual && !nchw},
       {"chunk_rows", n(kChunkRows)},
       {"out_vec", n(g.out_vec)},
       {"epilogue_pad", n(implicit_gemm_epilogue_pad(wl))},
