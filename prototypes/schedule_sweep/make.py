@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Writes one spec per schedule variant index (library v<i> holds the i-th variant of every row of
-# $ROWS: rows1.py to rows29.py), CMakeLists.txt and main.cu, which times each variant beside the default's output.
+# $ROWS: rows1.py to rows33.py), CMakeLists.txt and main.cu, which times each variant beside the default's output.
 # A rows module's DTYPE ("float16", the default, or "bfloat16", in NHWC; or "float32", in NCHW) is every row's; its TEMPLATES
 # ({variant index: folder}, optional) generates that variant's library from other templates. LAYOUT (optional)
 # overrides the layout, MATH (optional: "tf32", "3xtf32") a float32 row's math. A row's act is "plain", "bias"
