@@ -19,6 +19,7 @@ convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f16_nhwc_n
 convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f16_nhwc_n2_c3_co40_h33_w30_k3x3_s1x2_pt1b2l1r0_d2x1_sssilu;
 convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f16_nhwc_n2_c3_co64_h64_w64_k7x7_s2_p3_ss_res_relu;
 convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f16_nhwc_n2_c3_co64_h64_w64_k7x7_s2_p3_ssrelu;
+convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f16_nhwc_n2_c4_co16_h8_w1_k3x3_s1_pt1b1l2r2_bias;
 convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f16_nhwc_n2_c6_co13_h17_w19_k3x5_s2x1_pt1b0l2r1_d1x2_bias_res_hardswish;
 convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f16_nhwc_n3_c16_co96_h29_w31_k1x1_s1_p0_ssrelu6;
 convgen::OperatorTraits<convgen::Conv2dProblem>::Launcher launch_conv_f16_nhwc_n3_c40_co100_h9_w14_k3x3_s1_p1_ss_res_relu;
@@ -45,7 +46,7 @@ namespace {
 // the workspace a call needs (bytes, and bytes more per image).
 constexpr detail::Registry<DepthwiseProblem> kDepthwiseRegistry{"tensor_core", "90", nullptr, 0};
 
-// conv2d, 25 kernel(s). Each entry: the problem, set field by
+// conv2d, 26 kernel(s). Each entry: the problem, set field by
 // field (n is 0 for a runtime batch), then the kernel's name, schedule,
 // origin, launcher, the alignment in bytes its input and output pointers
 // need, the most images one launch covers, the oldest GPU it runs on
@@ -208,6 +209,18 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
      18432,
      0,
      0},
+    {[] { Conv2dProblem p; p.n = 2; p.c = 4; p.h = 8; p.w = 1; p.kh = 3; p.kw = 3; p.stride_h = 1; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 1; p.pad_left = 2; p.pad_right = 2; p.dilation_h = 1; p.dilation_w = 1; p.c_out = 16; p.groups = 1; p.residual = false; p.math = Math::kFloat32; p.epilogue = Epilogue::kBias; p.activation = Activation::kNone; p.dtype = DataType::kFloat16; p.layout = Layout::kNHWC; return p; }(),
+     "conv_f16_nhwc_n2_c4_co16_h8_w1_k3x3_s1_pt1b1l2r2_bias",
+     "tensor_stem: block_outputs 16x4x1 (channels x rows x columns), warp_outputs 16x8 (pixels x channels)",
+     "tests/gpu/tensor_core.yaml:63",
+     &convgen_tensor_core::launch_conv_f16_nhwc_n2_c4_co16_h8_w1_k3x3_s1_pt1b1l2r2_bias,
+     16,
+     65535,
+     80,
+     0,
+     3328,
+     0,
+     0},
     {[] { Conv2dProblem p; p.n = 2; p.c = 6; p.h = 17; p.w = 19; p.kh = 3; p.kw = 5; p.stride_h = 2; p.stride_w = 1; p.pad_top = 1; p.pad_bottom = 0; p.pad_left = 2; p.pad_right = 1; p.dilation_h = 1; p.dilation_w = 2; p.c_out = 13; p.groups = 1; p.residual = true; p.math = Math::kFloat32; p.epilogue = Epilogue::kBias; p.activation = Activation::kHardswish; p.dtype = DataType::kFloat16; p.layout = Layout::kNHWC; return p; }(),
      "conv_f16_nhwc_n2_c6_co13_h17_w19_k3x5_s2x1_pt1b0l2r1_d1x2_bias_res_hardswish",
      "implicit_gemm: cta_tile 128x32x32, warp_tile 32x32, 3 stages, iterator few_channels",
@@ -353,7 +366,7 @@ constexpr detail::RegistryEntry<Conv2dProblem> kConv2dEntries[] = {
      0,
      0},
 };
-constexpr detail::Registry<Conv2dProblem> kConv2dRegistry{"tensor_core", "90", kConv2dEntries, 25};
+constexpr detail::Registry<Conv2dProblem> kConv2dRegistry{"tensor_core", "90", kConv2dEntries, 26};
 
 }  // namespace
 

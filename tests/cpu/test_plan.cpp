@@ -1243,6 +1243,19 @@ TEST(PlanTensorStem, DefaultRuleWorkedByHand) {
                            "padding: same, dtype: float16, layout: NHWC}"),
                   h100);
   EXPECT_EQ(p.schedule.algorithm_name(), "implicit_gemm");
+  // The window's edge pixels, zeroed where they lie outside the image: the
+  // left edge's are the padding's 2, the right edge's those of the last
+  // tile's window past w. In windows of 3 pixels over an image 1 wide with 2
+  // of padding each side, the last of 3 tiles' window runs 2 past w; the
+  // right edge keeps to the 1 pixel the left edge leaves, so that no pixel
+  // is zeroed by two threads.
+  p = plan_kernel(workload("{op: conv2d, n: 2, c: 4, c_out: 16, h: 8, w: 1, filter: 3, padding: [1, 1, 2, 2], "
+                           "dtype: float16, layout: NHWC, schedule: {algorithm: tensor_stem, block_outputs: [16, 4, 1], "
+                           "warp_outputs: [16, 8]}}"),
+                  h100);
+  EXPECT_EQ(p.number("span"), 3);
+  EXPECT_EQ(p.number("left_edge"), 2);
+  EXPECT_EQ(p.number("right_edge"), 1);
 
   // Float32 with math tf32: a word is one float, so no lead and chunks of
   // 4. ResNet's stem: runs of 21 in 6 chunks (the last holds one tap), 42

@@ -91,7 +91,10 @@ TensorStemShape tensor_stem_shape(const Workload& wl, const TensorStem& s) {
   g.row_copies = ceil_div(g.lead + g.span * wl.c, g.word);
   g.left_edge = std::min(wl.pad_left, g.span);
   const int last_tile_first = (g.tiles_x - 1) * s.tile_w * wl.stride_w - wl.pad_left;
-  g.right_edge = std::clamp(last_tile_first + g.span - wl.w, 0, g.span);
+  // Disjoint from the left edge's pixels: where a window reaches past both
+  // edges (padding past the filter's reach), the left edge's cover the rest,
+  // and two threads would otherwise zero one element with no barrier between.
+  g.right_edge = std::clamp(last_tile_first + g.span - wl.w, 0, g.span - g.left_edge);
   // A row's reads run to the last pixel's last chunk, past the copies by
   // less than a chunk (elements that are masked): in whole 16 bytes.
   g.window_pitch = round_up(std::max(g.word * g.row_copies, (s.tile_w - 1) * wl.stride_w * wl.c + g.chunk * g.row_chunks),
