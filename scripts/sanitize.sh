@@ -7,6 +7,12 @@
 #   scripts/sanitize.sh BUILD_DIR OUT_DIR
 # CONVGEN_SANITIZE_ONLY=TEXT runs only the kernels whose names hold TEXT under
 # the sanitizers (the machine-code check still reads every kernel).
+# CONVGEN_SANITIZE_DRAWS="NAME..." runs the random draws' tests of those names
+# too (BUILD_DIR/tests/gpu/test_NAME, e.g. random_pointwise_f16), each under
+# the three tools with only the generated kernels instrumented: those whose
+# names hold CONVGEN_SANITIZE_DRAW_KERNELS (default conv_; dw_ for the
+# depthwise draws). A draw's tiles past the batch, ragged tiles and the like
+# come in shapes the shipped specs lack.
 set -u
 build=${1:?usage: scripts/sanitize.sh BUILD_DIR OUT_DIR}
 out=${2:?usage: scripts/sanitize.sh BUILD_DIR OUT_DIR}
@@ -15,17 +21,39 @@ here=$(cd "$(dirname "$0")" && pwd)
 exe="$build/tests/gpu/sanitize_shipped"
 status=0
 summary=()
-for tool in memcheck racecheck initcheck; do
-  log="$out/sanitize_$tool.log"
-  echo "== compute-sanitizer --tool $tool"
-  compute-sanitizer --tool "$tool" --error-exitcode 99 --print-limit 20 "$exe" >"$log" 2>&1
-  rc=$?
+# sanitize LABEL TOOL LOG COMMAND...: one compute-sanitizer run of COMMAND,
+# its log in LOG, a line of the summary; a failure sets status.
+sanitize() {
+  local label=$1 tool=$2 log=$3
+  shift 3
+  echo "== compute-sanitizer --tool $tool ($label)"
+  compute-sanitizer --tool "$tool" --error-exitcode 99 --print-limit 20 "$@" >"$log" 2>&1
+  local rc=$?
   # racecheck reports "RACECHECK SUMMARY: N hazards displayed", the others "ERROR SUMMARY: N errors".
+  local errors
   errors=$(grep -Eo '(ERROR|RACECHECK) SUMMARY: [0-9]+' "$log" | tail -1 | grep -Eo '[0-9]+' || echo "?")
-  kernels=$(grep -c '^ok ' "$log" || true)
+  # sanitize_shipped prints "ok KERNEL" for each kernel it ran (a draw's test prints GoogleTest's lines).
+  local kernels
+  kernels=$(grep -c '^ok ' "$log")
   tail -3 "$log"
-  summary+=("$tool: $kernels kernels run, ${errors} errors or hazards, exit $rc")
+  summary+=("$label, $tool: ${errors} errors or hazards, exit $rc$([ "$kernels" -gt 0 ] && echo ", $kernels kernels run")")
   [ "$rc" -eq 0 ] || status=1
+}
+for tool in memcheck racecheck initcheck; do
+  sanitize shipped "$tool" "$out/sanitize_$tool.log" "$exe"
+done
+for draw in ${CONVGEN_SANITIZE_DRAWS:-}; do
+  draw_exe="$build/tests/gpu/test_$draw"
+  if [ ! -x "$draw_exe" ]; then
+    echo "$draw_exe: not built (CONVGEN_BUILD_RANDOM_TESTS=ON builds the draws)" >&2
+    summary+=("$draw: not built")
+    status=1
+    continue
+  fi
+  for tool in memcheck racecheck initcheck; do
+    sanitize "$draw" "$tool" "$out/sanitize_${draw}_$tool.log" \
+      --kernel-name "kns=${CONVGEN_SANITIZE_DRAW_KERNELS:-conv_}" "$draw_exe"
+  done
 done
 echo "== machine code: local memory and loops over taps"
 libs=("$build"/libconvgen_seeds.a "$build"/libconvgen_mobilenet_v2.a)
