@@ -13,12 +13,17 @@ from pathlib import Path
 HEADER = Path(__file__).resolve().parent.parent / "runtime" / "include" / "convgen" / "epilogue.h"
 
 
-def table_words(macro, text, header=HEADER):
-    """The spec words (second column) of the rows of one X-macro table in `text` (the file `header`)."""
+def table_body(macro, text, header=HEADER):
+    """The rows of one X-macro table in `text` (the file `header`), as one string."""
     body = re.search(r"#define " + macro + r"\(X\)(.*?)\n\n", text, re.S)
     if not body:
         raise SystemExit(f"{header}: no {macro}")
-    return re.findall(r'X\(\s*\w+\s*,\s*"(\w+)"', body.group(1))
+    return body.group(1)
+
+
+def table_words(macro, text, header=HEADER):
+    """The spec words (second column) of the rows of one X-macro table in `text` (the file `header`)."""
+    return re.findall(r'X\(\s*\w+\s*,\s*"(\w+)"', table_body(macro, text, header))
 
 
 def words(header=HEADER):

@@ -7,9 +7,10 @@ no list of them is kept here. A CSV without these columns is float32 NCHW
 with math fp32, the spec's defaults.
 """
 
+import re
 from pathlib import Path
 
-from epilogue_words import table_words
+from epilogue_words import table_body, table_words
 
 HEADER = Path(__file__).resolve().parent.parent / "runtime" / "include" / "convgen" / "dtype.h"
 
@@ -20,6 +21,12 @@ def words(header=HEADER):
     """(dtype words, layout words), in table order."""
     text = Path(header).read_text()
     return table_words("CONVGEN_DTYPE_TABLE", text, header), table_words("CONVGEN_LAYOUT_TABLE", text, header)
+
+
+def element_bytes(header=HEADER):
+    """{dtype word: bytes of an element} (the table's fourth column)."""
+    body = table_body("CONVGEN_DTYPE_TABLE", Path(header).read_text(), header)
+    return {word: int(size) for word, size in re.findall(r'X\(\s*\w+\s*,\s*"(\w+)"\s*,\s*"\w+"\s*,\s*(\d+)', body)}
 
 
 def math_words(header=HEADER):

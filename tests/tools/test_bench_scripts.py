@@ -231,6 +231,29 @@ def test_half_dense_targets():
     expect(roofline == ["mnv2_pw_b64 cold ≥ 80% of roofline: **0/3**"], f"roofline target line: {roofline}")
 
 
+def test_residual_target():
+    """report.py's residual target: 5% over the plain kernel plus the residual's own bytes (n x out_h x out_w x
+    c_out elements) at the copy rate; a row without its output's shape is not measured."""
+    sys.path.insert(0, str(BENCH))
+    import report  # noqa: E402
+    # float16, 64 x 28 x 28 x 100 outputs: 10,035,200 bytes, 5.0 µs at 2.0070400 TB/s.
+    ceiling = 2.00704
+    rows = []
+    for plain, residual in ((10.0, 15.7), (10.0, 15.8), (100.0, 105.0)):
+        r = dense_row("mnv2_pw_b64", 100, "fp32", plain, 20.0, 12.0)
+        r.update({"dtype": "float16", "layout": "NHWC", "n": 64, "out_h": 28, "out_w": 28,
+                  "convgen_residual_hot_us": residual})
+        rows.append(r)
+    unshaped = dense_row("mnv2_pw_b64", 100, "fp32", 10.0, 20.0, 12.0)
+    unshaped.update({"dtype": "float16", "layout": "NHWC"})
+    met = [report.residual_within_its_bytes(r, ceiling) for r in rows + [unshaped]]
+    # 15.7 ≤ 1.05 x (10 + 5) = 15.75 < 15.8; 105.0 ≤ 1.05 x 105.
+    expect(met == [True, False, True, None], f"residual target per row: {met}")
+    lines = [t for t in report.half_dense_targets(rows + [unshaped], 700.0, ceiling) if t.startswith("residual")]
+    expect(lines == ["residual ≤ 5% over plain plus the residual's bytes at the copy rate: **2/3** (1 not measured)"],
+           f"residual target line: {lines}")
+
+
 def test_merge(tmp):
     depthwise_part = dict(results(), rows=list(reversed(results()["rows"])))  # out of the CSV's order
     dense_meta = {"gpu": "NVIDIA H100 80GB HBM3", "date": "2026-11-27", "commit": "new", "copy_ceiling_tbps": 2.99,
@@ -317,6 +340,7 @@ def main():
         test_spec(Path(tmp))
         test_report(Path(tmp))
         test_half_dense_targets()
+        test_residual_target()
         test_merge(Path(tmp))
         test_plot(Path(tmp))
     if failures:
