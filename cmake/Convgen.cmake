@@ -76,6 +76,11 @@ set(CONVGEN_NO_LOCAL_MEMORY_FLAGS "-Xptxas=-warn-lmem-usage,-warn-spills,-Werror
 # (scripts/install_deps.sh installs the pinned version). Without them a
 # library still builds every other kernel; such a kernel's source then stops
 # the build with an #error saying what to install.
+# The CUTLASS the kernels are built and tested with (the nvidia-cutlass
+# wheel's version; scripts/install_deps.sh reads it here). Headers of an
+# older CUTLASS fail the configure, a newer one's build with a warning: a
+# kernel's main loop is CUTLASS's template, and the tests vouch for this one.
+set(CONVGEN_CUTLASS_VERSION 4.2.0.0)
 set(CONVGEN_CUTLASS_INCLUDE_DIR "" CACHE PATH "CUTLASS's include folder (holds cutlass/cutlass.h); empty: the nvidia-cutlass Python package's")
 if(NOT CONVGEN_CUTLASS_INCLUDE_DIR)
   find_package(Python3 COMPONENTS Interpreter QUIET)
@@ -90,7 +95,37 @@ if(NOT CONVGEN_CUTLASS_INCLUDE_DIR)
     endif()
   endif()
 endif()
+# Compares the CUTLASS of CUTLASS's include folder `dir` (its cutlass/version.h)
+# with CONVGEN_CUTLASS_VERSION: older fails the configure, newer warns.
+function(_convgen_check_cutlass_version dir)
+  string(REGEX MATCH "^[0-9]+\\.[0-9]+\\.[0-9]+" tested "${CONVGEN_CUTLASS_VERSION}")
+  set(install "scripts/install_deps.sh installs it, as the nvidia-cutlass wheel ${CONVGEN_CUTLASS_VERSION}")
+  set(header "${dir}/cutlass/version.h")
+  set(found "")
+  if(EXISTS "${header}")
+    file(STRINGS "${header}" defines REGEX "^#define CUTLASS_(MAJOR|MINOR|PATCH) +[0-9]+")
+    foreach(part MAJOR MINOR PATCH)
+      if("${defines}" MATCHES "CUTLASS_${part} +([0-9]+)")
+        list(APPEND found "${CMAKE_MATCH_1}")
+      endif()
+    endforeach()
+  endif()
+  list(LENGTH found parts)
+  if(NOT parts EQUAL 3)
+    message(FATAL_ERROR "CONVGEN_CUTLASS_INCLUDE_DIR (${dir}) has no cutlass/version.h stating CUTLASS_MAJOR, "
+                        "_MINOR and _PATCH: name the include folder of CUTLASS ${tested} (${install})")
+  endif()
+  list(JOIN found "." found)
+  if(found VERSION_LESS tested)
+    message(FATAL_ERROR "CONVGEN_CUTLASS_INCLUDE_DIR (${dir}) holds CUTLASS ${found}; convgen's kernels are built "
+                        "and tested with CUTLASS ${tested} and need it or newer (${install})")
+  elseif(found VERSION_GREATER tested)
+    message(WARNING "CONVGEN_CUTLASS_INCLUDE_DIR (${dir}) holds CUTLASS ${found}, newer than the ${tested} that "
+                    "convgen's kernels are tested with: rerun the GPU tests before relying on them")
+  endif()
+endfunction()
 if(CONVGEN_CUTLASS_INCLUDE_DIR)
+  _convgen_check_cutlass_version("${CONVGEN_CUTLASS_INCLUDE_DIR}")
   set_property(GLOBAL PROPERTY CONVGEN_CUTLASS_INCLUDE_DIR "${CONVGEN_CUTLASS_INCLUDE_DIR}")
 endif()
 

@@ -41,8 +41,10 @@ if ! python3 -c "import distributed, sys; sys.exit(distributed.__version__ != '$
 fi
 # CUTLASS's headers (the nvidia-cutlass wheel carries them), for the
 # tensor-core kernels of the implicit_gemm algorithm: pinned, since a
-# kernel's main loop is CUTLASS's template and its tests vouch for this one.
-cutlass_version=4.2.0.0
+# kernel's main loop is CUTLASS's template and its tests vouch for this one
+# (the version is cmake/Convgen.cmake's, which checks the headers a build takes).
+cutlass_version=$(sed -n 's/^set(CONVGEN_CUTLASS_VERSION \([0-9.]*\))$/\1/p' "$(dirname "$0")/../cmake/Convgen.cmake")
+[ -n "$cutlass_version" ] || { echo "cmake/Convgen.cmake sets no CONVGEN_CUTLASS_VERSION" >&2; exit 1; }
 if ! python3 -c "import importlib.metadata as m, sys; sys.exit(m.version('nvidia-cutlass') != '$cutlass_version')" >/dev/null 2>&1; then
   echo "installing the CUTLASS headers (nvidia-cutlass $cutlass_version)"
   pip_install --no-deps "nvidia-cutlass==$cutlass_version"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# cmake_flow_archs: which GPUs convgen_add_library builds for, as a project
-# sees it at configure time.
+# cmake_flow_archs: which GPUs convgen_add_library builds for, and the
+# CUTLASS it builds with, as a project sees them at configure time.
 #
 #   archs.sh SOURCE_DIR SCRATCH_DIR CMAKE CUDA_COMPILER CXX_COMPILER HOST_CONVGEN
 #
@@ -12,6 +12,10 @@
 #   - with CMAKE_CUDA_ARCHITECTURES set, the library takes that;
 #   - ARCHS 60 (below the oldest), ARCHS 7x (malformed) and, with CUDA 13,
 #     ARCHS 70 fail the configure with a message saying what is allowed;
+#   - CUTLASS headers older than CONVGEN_CUTLASS_VERSION (cmake/Convgen.cmake)
+#     and a folder without cutlass/version.h fail the configure, saying which
+#     CUTLASS the kernels are tested with; newer headers configure with a
+#     warning;
 #   - a manifest of another library name in the target's folder (the
 #     library was renamed) is removed at configure time, with a line.
 # SCRATCH_DIR is removed at the end (kept when CONVGEN_KEEP_SCRATCH=1).
@@ -51,8 +55,8 @@ configure() {  # configure NAME [cmake args...]: the log in $scratch/NAME.log; r
   "$cmake" -S "$scratch/app" -B "$scratch/build" "-DCMAKE_CUDA_COMPILER=$cuda" "-DCMAKE_CXX_COMPILER=$cxx" \
     "-DCONVGEN_HOST_EXECUTABLE=$host" -DCONVGEN_BUILD_TESTS=OFF -DCONVGEN_BUILD_SHIPPED=OFF "$@" >"$scratch/$name.log" 2>&1
 }
-expect_in() {  # expect_in LOG TEXT
-  grep -qF -- "$2" "$1" || { echo "---- $1"; cat "$1"; fail "no '$2' in the configure output above"; }
+expect_in() {  # expect_in LOG TEXT: TEXT in LOG, where CMake may have wrapped it across lines
+  tr -s ' \n' '  ' <"$1" | grep -qF -- "$2" || { echo "---- $1"; cat "$1"; fail "no '$2' in the configure output above"; }
 }
 
 default=$("$host" archs --default)
@@ -91,6 +95,35 @@ refused 7x "is not one CMake's CUDA_ARCHITECTURES accepts"
 if (( cuda_major >= 13 )); then
   refused 70 "is not supported by CUDA $cuda_major"
 fi
+# 4. CUTLASS's headers other than those convgen is tested with (a folder
+#    holding cutlass/cutlass.h and a cutlass/version.h of that version).
+write_project "ARCHS 90"
+tested=$(sed -n 's/^set(CONVGEN_CUTLASS_VERSION \([0-9]*\.[0-9]*\.[0-9]*\).*/\1/p' "$src/cmake/Convgen.cmake")
+[[ -n "$tested" ]] || fail "cmake/Convgen.cmake sets no CONVGEN_CUTLASS_VERSION"
+fake_cutlass() {  # fake_cutlass NAME MAJOR MINOR PATCH: a CUTLASS include folder at $scratch/NAME
+  mkdir -p "$scratch/$1/cutlass"
+  touch "$scratch/$1/cutlass/cutlass.h"
+  printf '#pragma once\n#define CUTLASS_MAJOR %s\n#define CUTLASS_MINOR %s\n#define CUTLASS_PATCH %s\n' "$2" "$3" "$4" \
+    >"$scratch/$1/cutlass/version.h"
+}
+fake_cutlass cutlass_old 3 5 1
+if configure cutlass_old "-DCONVGEN_CUTLASS_INCLUDE_DIR=$scratch/cutlass_old"; then
+  fail "CUTLASS 3.5.1 configured; it must fail"
+fi
+expect_in "$scratch/cutlass_old.log" "holds CUTLASS 3.5.1; convgen's kernels are built and tested with CUTLASS $tested"
+echo "ok: CUTLASS 3.5.1 refused"
+fake_cutlass cutlass_new 99 0 0
+configure cutlass_new "-DCONVGEN_CUTLASS_INCLUDE_DIR=$scratch/cutlass_new" ||
+  { cat "$scratch/cutlass_new.log"; fail "CUTLASS 99.0.0 failed the configure; it must warn"; }
+expect_in "$scratch/cutlass_new.log" "holds CUTLASS 99.0.0, newer than the $tested"
+echo "ok: CUTLASS 99.0.0 configured with a warning"
+mkdir -p "$scratch/cutlass_none/cutlass"
+if configure cutlass_none "-DCONVGEN_CUTLASS_INCLUDE_DIR=$scratch/cutlass_none"; then
+  fail "a folder without cutlass/version.h configured; it must fail"
+fi
+expect_in "$scratch/cutlass_none.log" "has no cutlass/version.h stating CUTLASS_MAJOR"
+echo "ok: a folder without cutlass/version.h refused"
+
 # 5. A renamed library: the target's folder holds the manifest of its old
 #    name, which the configure removes (else generate would refuse to
 #    replace the kernel files it lists).
