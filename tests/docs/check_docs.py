@@ -18,6 +18,12 @@
         `<!-- convgen limits: begin` and `<!-- convgen limits: end -->` is
         what `CONVGEN limits` prints (made from convgen/limits.h).
 
+    check_docs.py contents DOC [--write]
+        The part of DOC between `<!-- contents: begin -->` and
+        `<!-- contents: end -->` lists DOC's sections (its `## ` headings
+        outside code blocks), each a link to its heading, in order.
+        --write puts the list there instead.
+
     check_docs.py yaml CONVGEN TEMPLATES ROOT
         Every ```yaml block of the same documents passes `CONVGEN check`
         (the real parser and planner). A block is one of:
@@ -170,34 +176,72 @@ def check_copies(root, write):
     return 0
 
 
+def check_block(doc, begin_re, end_line, expected, source, write, why, refresh):
+    """DOC's lines between the one line matching begin_re and the one equal to end_line against `expected`
+    (`source` says what it is); --write puts `expected` there. `why` says what a difference means, `refresh`
+    how to mend it."""
+    lines = read_lines(doc)
+    begin = [i for i, line in enumerate(lines) if begin_re.match(line.strip())]
+    end = [i for i, line in enumerate(lines) if line.strip() == end_line]
+    if len(begin) != 1 or len(end) != 1 or end[0] < begin[0]:
+        print(f"{doc}: expected one `{begin_re.pattern}` line and, after it, one `{end_line}` line")
+        return 1
+    current = "".join(lines[begin[0] + 1:end[0]])
+    if current == expected:
+        print(f"ok: {doc} holds {source}")
+        return 0
+    if write:
+        lines[begin[0] + 1:end[0]] = expected.splitlines(True)
+        write_lines(doc, lines)
+        print(f"{doc}: wrote {source}")
+        return 0
+    print(diff(expected, current, source, f"{doc}:{begin[0] + 2}"))
+    print(f"FAIL: {doc} does not hold {source} as it is now ({why}). Refresh it:\n{refresh}")
+    return 1
+
+
 def check_generated(command, convgen, doc, write):
-    what = GENERATED[command]
     out = run([convgen, command])
     if out.returncode != 0:
         print(f"`{convgen} {command}` failed (exit {out.returncode}):\n{out.stdout}")
         return 1
-    lines = read_lines(doc)
-    begin = [i for i, line in enumerate(lines) if generated_begin(command).match(line.strip())]
-    end = [i for i, line in enumerate(lines) if line.strip() == generated_end(command)]
-    if len(begin) != 1 or len(end) != 1 or end[0] < begin[0]:
-        print(f"{doc}: expected one `<!-- convgen {command}: begin ... -->` line and, after it, one "
-              f"`{generated_end(command)}` line")
-        return 1
-    current = "".join(lines[begin[0] + 1:end[0]])
-    if current == out.stdout:
-        print(f"ok: {doc}'s {what} is `convgen {command}`'s")
-        return 0
-    if write:
-        lines[begin[0] + 1:end[0]] = out.stdout.splitlines(True)
-        write_lines(doc, lines)
-        print(f"{doc}: wrote the {what}")
-        return 0
-    print(diff(out.stdout, current, f"convgen {command}", f"{doc}:{begin[0] + 2}"))
-    print(f"FAIL: {doc}'s {what} is not what `convgen {command}` prints now (the generator's declarations\n"
-          f"changed). Refresh it:\n"
-          f"  cmake --build <build dir> --target refresh_docs\n"
-          f"or\n  {sys.argv[0]} {command} {convgen} {doc} --write")
-    return 1
+    return check_block(doc, generated_begin(command), generated_end(command), out.stdout,
+                       f"the {GENERATED[command]} `convgen {command}` prints", write,
+                       "the generator's declarations changed",
+                       f"  cmake --build <build dir> --target refresh_docs\n"
+                       f"or\n  {sys.argv[0]} {command} {convgen} {doc} --write")
+
+
+def heading_anchor(title, seen):
+    """The anchor GitHub gives a heading: lower case, punctuation and symbols dropped, spaces as hyphens; a
+    repeated one numbered."""
+    anchor = re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-")
+    count = seen.get(anchor, 0)
+    seen[anchor] = count + 1
+    return anchor if count == 0 else f"{anchor}-{count}"
+
+
+def contents(lines):
+    """The list of a document's `## ` sections, each a link to its heading (headings inside code blocks are
+    not headings)."""
+    items, seen, fence = [], {}, False
+    for line in lines:
+        if line.lstrip().startswith("```"):
+            fence = not fence
+        elif not fence and line.startswith("#"):
+            level, _, title = line.rstrip("\n").partition(" ")
+            if set(level) != {"#"}:
+                continue
+            anchor = heading_anchor(title, seen)
+            if level == "##":
+                items.append(f"- [{title}](#{anchor})\n")
+    return "".join(items)
+
+
+def check_contents(doc, write):
+    return check_block(doc, re.compile(r"^<!-- contents: begin -->$"), "<!-- contents: end -->",
+                       contents(read_lines(doc)), "the list of its sections", write,
+                       "a section was added, renamed or moved", f"  {sys.argv[0]} contents {doc} --write")
 
 
 # The spec a tuning database is checked against: the database is read whole
@@ -298,6 +342,8 @@ def main(argv):
     write = "--write" in argv
     if len(args) == 2 and args[0] == "copies":
         return check_copies(args[1], write)
+    if len(args) == 2 and args[0] == "contents":
+        return check_contents(args[1], write)
     if len(args) == 3 and args[0] in GENERATED:
         return check_generated(args[0], args[1], args[2], write)
     if len(args) == 4 and args[0] == "yaml" and not write:
