@@ -9,10 +9,11 @@
 # the sanitizers (the machine-code check still reads every kernel).
 # CONVGEN_SANITIZE_DRAWS="NAME..." runs the random draws' tests of those names
 # too (BUILD_DIR/tests/gpu/test_NAME, e.g. random_pointwise_f16), each under
-# the three tools with only the generated kernels instrumented: those whose
-# names hold CONVGEN_SANITIZE_DRAW_KERNELS (default conv_; dw_ for the
-# depthwise draws). A draw's tiles past the batch, ragged tiles and the like
-# come in shapes the shipped specs lack.
+# the three tools with only the draw's generated kernels instrumented: those
+# whose names begin as its kernel sources' do (conv_ or dw_, from the
+# generated folder BUILD_DIR/tests/gpu/convgen_NAME.convgen). A draw's tiles
+# past the batch, ragged tiles and the like come in shapes the shipped specs
+# lack.
 set -u
 build=${1:?usage: scripts/sanitize.sh BUILD_DIR OUT_DIR}
 out=${2:?usage: scripts/sanitize.sh BUILD_DIR OUT_DIR}
@@ -44,15 +45,16 @@ for tool in memcheck racecheck initcheck; do
 done
 for draw in ${CONVGEN_SANITIZE_DRAWS:-}; do
   draw_exe="$build/tests/gpu/test_$draw"
-  if [ ! -x "$draw_exe" ]; then
-    echo "$draw_exe: not built (CONVGEN_BUILD_RANDOM_TESTS=ON builds the draws)" >&2
+  # The prefix of the draw's kernel names: that of its first kernel source.
+  first=$(ls "$build/tests/gpu/convgen_$draw.convgen" 2>/dev/null | grep -m1 -E '^(conv|dw)_')
+  if [ ! -x "$draw_exe" ] || [ -z "$first" ]; then
+    echo "$draw_exe and its kernels: not built (CONVGEN_BUILD_RANDOM_TESTS=ON builds the draws)" >&2
     summary+=("$draw: not built")
     status=1
     continue
   fi
   for tool in memcheck racecheck initcheck; do
-    sanitize "$draw" "$tool" "$out/sanitize_${draw}_$tool.log" \
-      --kernel-name "kns=${CONVGEN_SANITIZE_DRAW_KERNELS:-conv_}" "$draw_exe"
+    sanitize "$draw" "$tool" "$out/sanitize_${draw}_$tool.log" --kernel-name "kns=${first%%_*}_" "$draw_exe"
   done
 done
 echo "== machine code: local memory and loops over taps"
