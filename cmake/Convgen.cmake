@@ -76,12 +76,37 @@ set(CONVGEN_NO_LOCAL_MEMORY_FLAGS "-Xptxas=-warn-lmem-usage,-warn-spills,-Werror
 # (scripts/install_deps.sh installs the pinned version). Without them a
 # library still builds every other kernel; such a kernel's source then stops
 # the build with an #error saying what to install.
-# The CUTLASS the kernels are built and tested with (the nvidia-cutlass
-# wheel's version; scripts/install_deps.sh reads it here). Headers of an
-# older CUTLASS fail the configure, a newer one's build with a warning: a
-# kernel's main loop is CUTLASS's template, and the tests vouch for this one.
+#
+# CONVGEN_CUTLASS_VERSION is the CUTLASS the kernels are built and tested
+# with (the nvidia-cutlass wheel's version; scripts/install_deps.sh reads it
+# here): a kernel's main loop is CUTLASS's template, and the tests vouch for
+# this one. A CONVGEN_CUTLASS_INCLUDE_DIR of an older CUTLASS fails the
+# configure, a newer one's builds with a warning; an older Python package's
+# headers are not taken (a warning), as if there were none.
 set(CONVGEN_CUTLASS_VERSION 4.2.0.0)
 set(CONVGEN_CUTLASS_INCLUDE_DIR "" CACHE PATH "CUTLASS's include folder (holds cutlass/cutlass.h); empty: the nvidia-cutlass Python package's")
+string(REGEX MATCH "^[0-9]+\\.[0-9]+\\.[0-9]+" _convgen_cutlass_tested "${CONVGEN_CUTLASS_VERSION}")
+set(_convgen_cutlass_install "scripts/install_deps.sh installs it, as the nvidia-cutlass wheel ${CONVGEN_CUTLASS_VERSION}")
+# Sets <out_var> to the CUTLASS version (MAJOR.MINOR.PATCH) of the include
+# folder `dir`, from its cutlass/version.h; to "" where it states none.
+function(_convgen_cutlass_version dir out_var)
+  set(found "")
+  if(EXISTS "${dir}/cutlass/version.h")
+    file(STRINGS "${dir}/cutlass/version.h" defines REGEX "^#define CUTLASS_(MAJOR|MINOR|PATCH) +[0-9]+")
+    foreach(part MAJOR MINOR PATCH)
+      if("${defines}" MATCHES "CUTLASS_${part} +([0-9]+)")
+        list(APPEND found "${CMAKE_MATCH_1}")
+      endif()
+    endforeach()
+  endif()
+  list(LENGTH found parts)
+  if(parts EQUAL 3)
+    list(JOIN found "." found)
+  else()
+    set(found "")
+  endif()
+  set(${out_var} "${found}" PARENT_SCOPE)
+endfunction()
 if(NOT CONVGEN_CUTLASS_INCLUDE_DIR)
   find_package(Python3 COMPONENTS Interpreter QUIET)
   if(Python3_Interpreter_FOUND)
@@ -90,42 +115,34 @@ if(NOT CONVGEN_CUTLASS_INCLUDE_DIR)
               "import cutlass_library, os; print(os.path.join(os.path.dirname(cutlass_library.__file__), 'source', 'include'))"
       RESULT_VARIABLE _convgen_rc OUTPUT_VARIABLE _convgen_cutlass OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
     if(_convgen_rc EQUAL 0 AND EXISTS "${_convgen_cutlass}/cutlass/cutlass.h")
-      set(CONVGEN_CUTLASS_INCLUDE_DIR "${_convgen_cutlass}" CACHE PATH
-          "CUTLASS's include folder (holds cutlass/cutlass.h); empty: the nvidia-cutlass Python package's" FORCE)
+      _convgen_cutlass_version("${_convgen_cutlass}" _convgen_found)
+      if(_convgen_found AND NOT _convgen_found VERSION_LESS _convgen_cutlass_tested)
+        set(CONVGEN_CUTLASS_INCLUDE_DIR "${_convgen_cutlass}" CACHE PATH
+            "CUTLASS's include folder (holds cutlass/cutlass.h); empty: the nvidia-cutlass Python package's" FORCE)
+      else()
+        message(WARNING "convgen: the nvidia-cutlass Python package's headers (${_convgen_cutlass}) are CUTLASS "
+                        "'${_convgen_found}', older than the ${_convgen_cutlass_tested} convgen's kernels are tested "
+                        "with: not taken, so the kernels that need CUTLASS stop the build with an #error "
+                        "(${_convgen_cutlass_install})")
+      endif()
     endif()
   endif()
 endif()
-# Compares the CUTLASS of CUTLASS's include folder `dir` (its cutlass/version.h)
-# with CONVGEN_CUTLASS_VERSION: older fails the configure, newer warns.
-function(_convgen_check_cutlass_version dir)
-  string(REGEX MATCH "^[0-9]+\\.[0-9]+\\.[0-9]+" tested "${CONVGEN_CUTLASS_VERSION}")
-  set(install "scripts/install_deps.sh installs it, as the nvidia-cutlass wheel ${CONVGEN_CUTLASS_VERSION}")
-  set(header "${dir}/cutlass/version.h")
-  set(found "")
-  if(EXISTS "${header}")
-    file(STRINGS "${header}" defines REGEX "^#define CUTLASS_(MAJOR|MINOR|PATCH) +[0-9]+")
-    foreach(part MAJOR MINOR PATCH)
-      if("${defines}" MATCHES "CUTLASS_${part} +([0-9]+)")
-        list(APPEND found "${CMAKE_MATCH_1}")
-      endif()
-    endforeach()
-  endif()
-  list(LENGTH found parts)
-  if(NOT parts EQUAL 3)
-    message(FATAL_ERROR "CONVGEN_CUTLASS_INCLUDE_DIR (${dir}) has no cutlass/version.h stating CUTLASS_MAJOR, "
-                        "_MINOR and _PATCH: name the include folder of CUTLASS ${tested} (${install})")
-  endif()
-  list(JOIN found "." found)
-  if(found VERSION_LESS tested)
-    message(FATAL_ERROR "CONVGEN_CUTLASS_INCLUDE_DIR (${dir}) holds CUTLASS ${found}; convgen's kernels are built "
-                        "and tested with CUTLASS ${tested} and need it or newer (${install})")
-  elseif(found VERSION_GREATER tested)
-    message(WARNING "CONVGEN_CUTLASS_INCLUDE_DIR (${dir}) holds CUTLASS ${found}, newer than the ${tested} that "
-                    "convgen's kernels are tested with: rerun the GPU tests before relying on them")
-  endif()
-endfunction()
 if(CONVGEN_CUTLASS_INCLUDE_DIR)
-  _convgen_check_cutlass_version("${CONVGEN_CUTLASS_INCLUDE_DIR}")
+  _convgen_cutlass_version("${CONVGEN_CUTLASS_INCLUDE_DIR}" _convgen_found)
+  if(NOT _convgen_found)
+    message(FATAL_ERROR "CONVGEN_CUTLASS_INCLUDE_DIR (${CONVGEN_CUTLASS_INCLUDE_DIR}) has no cutlass/version.h "
+                        "stating CUTLASS_MAJOR, _MINOR and _PATCH: name the include folder of CUTLASS "
+                        "${_convgen_cutlass_tested} (${_convgen_cutlass_install})")
+  elseif(_convgen_found VERSION_LESS _convgen_cutlass_tested)
+    message(FATAL_ERROR "CONVGEN_CUTLASS_INCLUDE_DIR (${CONVGEN_CUTLASS_INCLUDE_DIR}) holds CUTLASS ${_convgen_found}; "
+                        "convgen's kernels are built and tested with CUTLASS ${_convgen_cutlass_tested} and need "
+                        "it or newer (${_convgen_cutlass_install})")
+  elseif(_convgen_found VERSION_GREATER _convgen_cutlass_tested)
+    message(WARNING "CONVGEN_CUTLASS_INCLUDE_DIR (${CONVGEN_CUTLASS_INCLUDE_DIR}) holds CUTLASS ${_convgen_found}, "
+                    "newer than the ${_convgen_cutlass_tested} that convgen's kernels are tested with: rerun the "
+                    "GPU tests before relying on them")
+  endif()
   set_property(GLOBAL PROPERTY CONVGEN_CUTLASS_INCLUDE_DIR "${CONVGEN_CUTLASS_INCLUDE_DIR}")
 endif()
 

