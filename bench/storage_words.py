@@ -7,6 +7,7 @@ no list of them is kept here. A CSV without these columns is float32 NCHW
 with math fp32, the spec's defaults.
 """
 
+import functools
 import re
 from pathlib import Path
 
@@ -23,10 +24,15 @@ def words(header=HEADER):
     return table_words("CONVGEN_DTYPE_TABLE", text, header), table_words("CONVGEN_LAYOUT_TABLE", text, header)
 
 
+@functools.lru_cache(maxsize=None)
 def element_bytes(header=HEADER):
-    """{dtype word: bytes of an element} (the table's fourth column)."""
-    body = table_body("CONVGEN_DTYPE_TABLE", Path(header).read_text(), header)
-    return {word: int(size) for word, size in re.findall(r'X\(\s*\w+\s*,\s*"(\w+)"\s*,\s*"\w+"\s*,\s*(\d+)', body)}
+    """{dtype word: bytes of an element} (the table's fourth column), for every dtype of the table."""
+    text = Path(header).read_text()
+    body = table_body("CONVGEN_DTYPE_TABLE", text, header)
+    sizes = {word: int(size) for word, size in re.findall(r'X\(\s*\w+\s*,\s*"(\w+)"\s*,\s*"\w*"\s*,\s*(\d+)', body)}
+    if sorted(sizes) != sorted(table_words("CONVGEN_DTYPE_TABLE", text, header)):
+        raise SystemExit(f"{header}: CONVGEN_DTYPE_TABLE's rows do not all give an element size in their fourth column")
+    return sizes
 
 
 def math_words(header=HEADER):

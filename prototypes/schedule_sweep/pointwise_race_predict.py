@@ -5,7 +5,7 @@ warp's staging tile and was skipped before the wait for them; the warp's
 next tile copied its own into the same bytes with the first copies still
 in flight. Per generated kernel (a .cu of the draw): the pairs of such
 copies over the grid and the bytes they write twice (16 rows x
-channel_tile x 2 bytes a pair, once per block along c_out).
+channel_tile x the element's bytes a pair, once per block along c_out).
 
 Usage: python3 pointwise_race_predict.py KERNEL.cu...
 """
@@ -24,6 +24,8 @@ def predict(path):
             skipped = sum(1 for t in range(tpw) if (b * block_tiles + t * warps + wp) >= tiles)
             pairs += max(0, skipped - 1)
     ytiles = math.ceil(co / ct)
-    return dict(n=n, tiles=tiles, block=f'{warps}x{tpw}', ct=ct, pairs=pairs, ytiles=ytiles, bytes=pairs * ytiles * 16 * ct * 2)
+    element = 4 if path.split('/')[-1].startswith('conv_f32') else 2
+    return dict(n=n, tiles=tiles, block=f'{warps}x{tpw}', ct=ct, pairs=pairs, ytiles=ytiles,
+                bytes=pairs * ytiles * 16 * ct * element)
 for p in sys.argv[1:]:
     print(p.split('/')[-1], predict(p))

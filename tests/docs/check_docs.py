@@ -176,15 +176,15 @@ def check_copies(root, write):
     return 0
 
 
-def check_block(doc, begin_re, end_line, expected, source, write, why, refresh):
-    """DOC's lines between the one line matching begin_re and the one equal to end_line against `expected`
-    (`source` says what it is); --write puts `expected` there. `why` says what a difference means, `refresh`
-    how to mend it."""
+def check_block(doc, begin_re, begin_text, end_line, expected, source, write, why, refresh):
+    """DOC's lines between the one line matching begin_re (`begin_text` shows it) and the one equal to end_line
+    against `expected` (`source` says what it is); --write puts `expected` there. `why` says what a difference
+    means, `refresh` how to mend it."""
     lines = read_lines(doc)
     begin = [i for i, line in enumerate(lines) if begin_re.match(line.strip())]
     end = [i for i, line in enumerate(lines) if line.strip() == end_line]
     if len(begin) != 1 or len(end) != 1 or end[0] < begin[0]:
-        print(f"{doc}: expected one `{begin_re.pattern}` line and, after it, one `{end_line}` line")
+        print(f"{doc}: expected one `{begin_text}` line and, after it, one `{end_line}` line")
         return 1
     current = "".join(lines[begin[0] + 1:end[0]])
     if current == expected:
@@ -205,7 +205,8 @@ def check_generated(command, convgen, doc, write):
     if out.returncode != 0:
         print(f"`{convgen} {command}` failed (exit {out.returncode}):\n{out.stdout}")
         return 1
-    return check_block(doc, generated_begin(command), generated_end(command), out.stdout,
+    return check_block(doc, generated_begin(command), f"<!-- convgen {command}: begin ... -->", generated_end(command),
+                       out.stdout,
                        f"the {GENERATED[command]} `convgen {command}` prints", write,
                        "the generator's declarations changed",
                        f"  cmake --build <build dir> --target refresh_docs\n"
@@ -215,7 +216,8 @@ def check_generated(command, convgen, doc, write):
 def heading_anchor(title, seen):
     """The anchor GitHub gives a heading: lower case, punctuation and symbols dropped, spaces as hyphens; a
     repeated one numbered."""
-    anchor = re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-")
+    kept = (ch for ch in title.strip().lower() if ch.isalpha() or ch.isdecimal() or ch in " -_")
+    anchor = "".join(kept).replace(" ", "-")
     count = seen.get(anchor, 0)
     seen[anchor] = count + 1
     return anchor if count == 0 else f"{anchor}-{count}"
@@ -239,7 +241,8 @@ def contents(lines):
 
 
 def check_contents(doc, write):
-    return check_block(doc, re.compile(r"^<!-- contents: begin -->$"), "<!-- contents: end -->",
+    begin = "<!-- contents: begin -->"
+    return check_block(doc, re.compile("^" + re.escape(begin) + "$"), begin, "<!-- contents: end -->",
                        contents(read_lines(doc)), "the list of its sections", write,
                        "a section was added, renamed or moved", f"  {sys.argv[0]} contents {doc} --write")
 
