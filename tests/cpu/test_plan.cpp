@@ -2365,24 +2365,36 @@ TEST(PlanPointwise, DefaultRuleAndLimitsWorkedByHand) {
                 .schedule.algorithm_name(),
             "pointwise");
   // Up to 40 outputs from up to 240 channels: tiles a warp the count
-  // nearest to the tiles over 132 x 8 warps. MobileNetV2's 144 -> 32 on 28^2
-  // at batch 64: 3,136 tiles, 2.97 a warp: 3 (not a power of two); at batch
-  // 1, 49 tiles: 1. EfficientNet-B0's 240 -> 40 in bfloat16: one tile of 40
-  // (5 mma tiles, odd: staging rows of 40 + 16).
+  // nearest to the tiles over 132 x 8 warps, in one block of 8 warps an SM
+  // where that is 3 or more. MobileNetV2's 144 -> 32 on 28^2 at batch 64:
+  // 3,136 tiles, 2.97 a warp: 3 (not a power of two), 8 warps (131 blocks
+  // of 384 pixels); at batch 1, 49 tiles: 1, 4 warps. EfficientNet-B0's
+  // 240 -> 40 in bfloat16: one tile of 40 (5 mma tiles, odd: staging rows
+  // of 40 + 16), 8 warps; in a library for sm_86 too (99 KiB of shared
+  // memory; the filter's 40 rows of 240 + 8 channels and 8 warps' rings of
+  // 2 x 16 such rows and staging tiles take 161,472 bytes) the warps halve
+  // back to 4.
   p = plan_kernel(workload("{op: conv2d, n: 64, c: 144, c_out: 32, h: 28, w: 28, filter: 1, padding: valid, "
                            "dtype: float16, layout: NHWC}"),
                   h100);
-  EXPECT_EQ(p.schedule.summary(), "pointwise: channel_tile 32, warps_per_block 4, tiles_per_warp 3, 2 stages");
-  EXPECT_EQ(p.number("block_pixels"), 16 * 4 * 3);
+  EXPECT_EQ(p.schedule.summary(), "pointwise: channel_tile 32, warps_per_block 8, tiles_per_warp 3, 2 stages");
+  EXPECT_EQ(p.number("block_pixels"), 16 * 8 * 3);
+  EXPECT_EQ(p.block_threads, 256);
+  EXPECT_TRUE(p.flag("one_block_an_sm"));  // its launch bounds say so to ptxas
   p = plan_kernel(workload("{op: conv2d, n: 1, c: 144, c_out: 32, h: 28, w: 28, filter: 1, padding: valid, "
                            "dtype: float16, layout: NHWC}"),
                   h100);
   EXPECT_EQ(p.schedule.summary(), "pointwise: channel_tile 32, warps_per_block 4, tiles_per_warp 1, 2 stages");
-  p = plan_kernel(workload("{op: conv2d, n: 64, c: 240, c_out: 40, h: 28, w: 28, filter: 1, padding: valid, "
-                           "dtype: bfloat16, layout: NHWC}"),
-                  h100);
-  EXPECT_EQ(p.schedule.summary(), "pointwise: channel_tile 40, warps_per_block 4, tiles_per_warp 3, 2 stages");
+  EXPECT_FALSE(p.flag("one_block_an_sm"));
+  const Workload effnet_240_to_40 = workload(
+      "{op: conv2d, n: 64, c: 240, c_out: 40, h: 28, w: 28, filter: 1, padding: valid, dtype: bfloat16, layout: NHWC}");
+  p = plan_kernel(effnet_240_to_40, h100);
+  EXPECT_EQ(p.schedule.summary(), "pointwise: channel_tile 40, warps_per_block 8, tiles_per_warp 3, 2 stages");
   EXPECT_EQ(p.number("output_pitch"), 56);
+  PlanOptions with_sm86;
+  with_sm86.target = parse_arch_list("80;86;90");
+  p = plan_kernel(effnet_240_to_40, with_sm86);
+  EXPECT_EQ(p.schedule.summary(), "pointwise: channel_tile 40, warps_per_block 4, tiles_per_warp 3, 2 stages");
   // Deeper than 40 channels with more than 40 outputs, deeper than 240, or
   // channel counts off 16-byte vectors: implicit_gemm.
   for (const char* text : {"{op: conv2d, n: 64, c: 48, c_out: 96, h: 56, w: 56, filter: 1, padding: valid, "

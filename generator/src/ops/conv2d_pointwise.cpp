@@ -65,6 +65,18 @@ constexpr int kMaxDefaultNarrowInputs = 144;
 constexpr int kMaxDefaultNarrowHalfOutputs = 40;
 constexpr int kMaxDefaultNarrowHalfInputs = 240;
 constexpr int kNarrowWarpsPerSm = 8;
+// Those warps in one block an SM where they take at least 3 tiles each: at
+// batch 64 on 28^2 (3,136 tiles: 131 blocks of 8 warps of 3 tiles), the six
+// layers above ran 0.84 to 0.89 times the time of 2 blocks of 4 warps an SM
+// in float16 and bfloat16, hot and cold: the filter rows and parameters
+// copied once an SM, not twice (sweeps 30 and 31, H200; 6 warps of 4 and
+// 12 of 2 within 4% of it but for two layers). At batch 1 (one tile a
+// warp) blocks of 8 warps ran 1.09 to 1.15 times slower than blocks of 4;
+// between the two (1 to 2.5 tiles a warp) blocks of 4 are kept, not
+// measured. A library whose tightest GPU holds fewer warps' rings (sm_86's
+// 99 KiB from 192 input channels) halves them back to 4.
+constexpr int kNarrowBlockWarps = 8;
+constexpr double kNarrowBlockMinTiles = 2.5;
 // Float32 (math tf32) takes the same layers, thin ones only where they make
 // at least one tile for each of the rule's warps: on the H200 pointwise ran
 // MobileNetV2's 16 -> 96, 24 -> 144, 32 -> 192 and 96 -> 24 at batch 64 in
@@ -158,7 +170,8 @@ bool narrow_half(const Workload& wl) {
 // 4 warps (8 were 1.06 to 1.24 times slower at batch 64), 2 stages (3 were
 // within 2%, and 7% slower on one layer); and as many tiles a warp as make
 // about 16 warps an SM, rounded to a power of two (the narrow half-precision
-// layers: about 8 warps an SM, to the nearest count).
+// layers: about 8 warps an SM, to the nearest count, in one block where
+// they take 3 tiles or more).
 Pointwise default_pointwise(const Workload& wl, const PlanOptions& options, int batch) {
   Pointwise s;
   s.channel_tile = default_channel_tile(wl);
@@ -168,6 +181,7 @@ Pointwise default_pointwise(const Workload& wl, const PlanOptions& options, int 
     const double per_warp = tiles_a_warp(wl, options, batch, s.channel_tile, kNarrowWarpsPerSm);
     s.tiles_per_warp =
         static_cast<int>(std::lround(std::clamp(per_warp, 1.0, static_cast<double>(kMaxDefaultTilesPerWarp))));
+    if (per_warp >= kNarrowBlockMinTiles) s.warps = kNarrowBlockWarps;
   } else {
     const double per_warp = tiles_a_warp(wl, options, batch, s.channel_tile);
     const double clamped = std::clamp(per_warp, 1.0, static_cast<double>(kMaxDefaultTilesPerWarp));
@@ -251,6 +265,11 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"tiles_ahead", n(s.stages - 1)},
       {"pixels", n(1LL * wl.out_h() * wl.out_w())},
       {"tensor_cores", true},  // mma.sync (the compute floor's rate)
+      // Blocks of 8 warps and more are told to ptxas as one an SM (the
+      // narrow layers' blocks are planned so): left to its default it held
+      // MobileNetV2's 144 -> 32 in 8 warps to 80 registers and spilled 8
+      // bytes (sm_90); told, 122 and none.
+      {"one_block_an_sm", s.warps >= kNarrowBlockWarps},
   };
   add_mma_fragment_values(wl, p.values);
 }
