@@ -163,7 +163,6 @@ std::string fixed(double value, int digits) {
   return buffer;
 }
 
-std::string spec_location(const Workload& wl) { return wl.where.file + ":" + std::to_string(wl.where.line); }
 
 std::string epilogue_description(const Workload& wl) {
   std::string affine = row(wl.epilogue).affine;
@@ -232,7 +231,11 @@ ms::data kernel_data(const LibraryPlan& lib, const KernelPlan& p, const RenderOp
   TemplateValues v;
   v["name"] = p.name;
   v["library"] = lib.name;
-  v["spec_location"] = spec_location(wl);
+  // The spec's file, not the workload's line in it: a line added above the
+  // workload must leave this kernel's source, and so its object, unchanged
+  // (the registry and `convgen list` give the line).
+  v["spec_file"] = wl.where.file;
+  v["spec_location"] = wl.where.file + ":" + std::to_string(wl.where.line);  // the registry's, rewritten anyway
   v["batch_note"] = std::string(wl.n == 0 ? "  (N given at launch)"
                                           : "  (N given at launch; the spec declares N = " + std::to_string(wl.n) + ")");
   for (const auto& [key, value] : {std::pair<const char*, int>{"c", wl.c}, {"h", wl.h}, {"w", wl.w}, {"kh", wl.kh},

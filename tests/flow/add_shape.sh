@@ -7,7 +7,7 @@
 # examples/consumer to SCRATCH_DIR and configures it against that install
 # (find_package, as a user with an installed convgen does; the
 # add_subdirectory way is cmake_flow_tuning's), builds it and runs it.
-# Then it appends a workload to the spec, builds again, prints what Ninja
+# Then it adds a workload to the spec, above the others, builds again, prints what Ninja
 # rebuilt and checks that
 #   - the generator ran again,
 #   - it wrote exactly the new kernel's .cu and the registry: the header,
@@ -79,10 +79,13 @@ n_kernels=$(grep -c '^dw_.*\.cu ' "$scratch/gen.before")
 # ---- 2. add a workload and rebuild
 # Coarse file systems: make sure the spec's new mtime is later than the build's.
 sleep 1
+# First in the list, above the others: their kernels' sources name the spec,
+# not their lines in it, so they stay as they were.
 new_workload='  - {c: 96, h: 14, w: 14, stride: 1}   # added by cmake_flow_add_shape'
-printf '%s\n' "$new_workload" >>"$app/my_layers.yaml"
+sed -i "/^workloads:/a\\$new_workload" "$app/my_layers.yaml"
+grep -qxF "$new_workload" "$app/my_layers.yaml" || fail "could not add the workload to my_layers.yaml"
 echo
-echo "appended to my_layers.yaml: $new_workload"
+echo "added first to my_layers.yaml's workloads: $new_workload"
 t0=$SECONDS
 # -d explain: Ninja says why each step runs (kept in build2.log).
 logged "$scratch/build2.log" "$cmake" --build "$build" -- -d explain
