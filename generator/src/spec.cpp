@@ -336,6 +336,12 @@ class SpecReader {
     if (r_.error_count() != errors_before || inherits_invalid_default) return std::nullopt;
 
     check_output_size(item, wl);
+    // A math set in `defaults` is a permission, as PyTorch's allow_tf32 is
+    // for a whole model: it applies where it can. A half-precision workload,
+    // or one of an operator with no tensor-core kernels (depthwise), keeps
+    // fp32, exact, which every math allows. Set on the workload itself it
+    // must fit.
+    if (wl.math != Math::kFloat32 && !item["math"] && !math_applies(op, wl)) wl.math = Math::kFloat32;
     if (wl.math != Math::kFloat32 && wl.dtype != DataType::kFloat32) {
       r_.error(wl.math_where, "math " + std::string(to_string(wl.math)) + " rounds float32 operands for tensor "
                "cores; this workload is " + to_string(wl.dtype) + ", whose products are exact in fp32: leave math "
@@ -343,6 +349,16 @@ class SpecReader {
     }
     if (r_.error_count() != errors_before) return std::nullopt;
     return wl;
+  }
+
+  // Whether a workload's products can be computed in its math other than
+  // exactly: float32, and an algorithm of its operator made for that math.
+  static bool math_applies(const Operator& op, const Workload& wl) {
+    if (wl.dtype != DataType::kFloat32) return false;
+    return std::any_of(op.algorithms.begin(), op.algorithms.end(), [&](const Algorithm* a) {
+      return a->float32_maths != std::vector<Math>{Math::kFloat32} &&
+             std::find(a->float32_maths.begin(), a->float32_maths.end(), wl.math) != a->float32_maths.end();
+    });
   }
 
   // What a missing `key` means, if a workload of `op` must set it.
@@ -592,7 +608,8 @@ const std::vector<SpecKey>& shared_workload_keys() {
         {"math", "word", one_of(kMaths), kMaths.front(), false,
          "how float32 products are computed: fp32, FMA in fp32; tf32, on tensor cores with the operands rounded "
          "to TF32 (10 bits after the point, as PyTorch's allow_tf32); 3xtf32, on tensor cores with each operand "
-         "split into two TF32 parts, three products each (fp32 accuracy). Float16 and bfloat16 take fp32"},
+         "split into two TF32 parts, three products each (fp32 accuracy). Float16 and bfloat16 take fp32. Set in "
+         "defaults it is a permission: it applies to the float32 conv2d workloads, and the others keep fp32"},
         {"layout", "word", one_of(kLayouts), kLayouts.front(), false,
          "the activations' memory order; the weights follow as PyTorch holds them: NCHW: OIHW; NHWC: "
          "channels_last O x kh x kw x I (dense), kh x kw x (c x multiplier) (depthwise)"},

@@ -562,5 +562,26 @@ TEST(Parse, MathWords) {
             "exact in fp32: leave math at fp32 (or drop it)");
 }
 
+// A math in `defaults` is a permission for the whole spec, as PyTorch's
+// allow_tf32 is for a model: half-precision workloads and depthwise ones
+// (no tensor-core kernels) keep fp32, exact; float32 dense ones take it.
+TEST(Parse, MathFromDefaultsAppliesWhereItCan) {
+  const Spec spec = parse(
+      "library: t\ndefaults: {math: tf32, n: 1, h: 8, w: 8, filter: 3, padding: same}\nworkloads:\n"
+      "  - {op: conv2d, c: 8, c_out: 4}\n"
+      "  - {op: conv2d, c: 8, c_out: 8, dtype: float16, layout: NHWC}\n"
+      "  - {op: depthwise_conv2d, c: 8}\n"
+      "  - {op: depthwise_conv2d, c: 8, dtype: bfloat16}\n");
+  ASSERT_EQ(spec.workloads.size(), 4u);
+  EXPECT_EQ(spec.workloads[0].math, Math::kTF32);
+  EXPECT_EQ(spec.workloads[1].math, Math::kFloat32);
+  EXPECT_EQ(spec.workloads[2].math, Math::kFloat32);
+  EXPECT_EQ(spec.workloads[3].math, Math::kFloat32);
+  // Set on a depthwise workload itself it is kept, and planning refuses it
+  // at its line (tests/bad_specs/depthwise_math_tf32.yaml).
+  EXPECT_EQ(workload("{op: depthwise_conv2d, n: 1, c: 8, h: 8, w: 8, filter: 3, padding: same, math: 3xtf32}").math,
+            Math::k3xTF32);
+}
+
 }  // namespace
 }  // namespace convgen_test
