@@ -69,7 +69,8 @@ constexpr std::uintmax_t kMaxBytes = 1u << 20;
 
 const std::string kRetuneOrFlag =
     "tune the kernel again (convgen tune drops the entry and tunes it), restore the file from version control, "
-    "or pass --allow-unverified-tuning (CMake: ALLOW_UNVERIFIED_TUNING) to use it marked unverified";
+    "or pass --allow-unverified-tuning (CMake: ALLOW_UNVERIFIED_TUNING) to use it marked unverified in a build; "
+    "`convgen vouch FILE` re-signs it on your word (what `convgen tune merge`, which signs what it writes, needs)";
 
 std::string too_big(std::uintmax_t bytes) {
   return "the tuning database is " + std::to_string(bytes) + " bytes; one is at most " + std::to_string(kMaxBytes) +

@@ -809,7 +809,8 @@ TEST(TuningChecksum, AnEditedEntryIsAnErrorAtItsLineOrUnverifiedWhenAllowed) {
                 " on 'Test GPU' does not match its checksum: it was changed after convgen wrote it, so no "
                 "measurement vouches for its schedule and times; tune the kernel again (convgen tune drops the entry "
                 "and tunes it), restore the file from version control, or pass --allow-unverified-tuning (CMake: "
-                "ALLOW_UNVERIFIED_TUNING) to use it marked unverified");
+                "ALLOW_UNVERIFIED_TUNING) to use it marked unverified in a build; `convgen vouch FILE` re-signs it "
+                "on your word (what `convgen tune merge`, which signs what it writes, needs)");
 
   Tuned t;
   t.db = parse_tuning_text(edited_db(), "tuning.yaml", TuningTrust::kAllowUnverified);
