@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages convgen builds with, where missing. The CUDA
 # toolkit (nvcc 12 or later) must already be installed and on PATH.
+#   scripts/install_deps.sh   (no arguments)
 set -euo pipefail
+case "${1:-}" in
+  "") ;;
+  -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "scripts/install_deps.sh: takes no arguments, got '$1' (--help says what it does)" >&2; exit 2 ;;
+esac
 packages=(cmake g++ ninja-build python3 libyaml-cpp-dev libkainjow-mustache-dev libcli11-dev
           nlohmann-json3-dev libgtest-dev libssl-dev python3-yaml)
 sudo_cmd=""

@@ -15,6 +15,10 @@
 # past the batch, ragged tiles and the like come in shapes the shipped specs
 # lack.
 set -u
+if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
+  sed -n '2,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+  exit 0
+fi
 build=${1:?usage: scripts/sanitize.sh BUILD_DIR OUT_DIR}
 out=${2:?usage: scripts/sanitize.sh BUILD_DIR OUT_DIR}
 mkdir -p "$out"
