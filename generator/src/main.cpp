@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -108,7 +109,17 @@ void add_common(CLI::App* cmd, CommonOptions& o) {
       ->check(kArchList);
   cmd->add_option("--copy-bandwidth-tbps", o.copy_bandwidth_tbps,
                   "Copy bandwidth used for the cost floor in kernel headers (TB/s)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            char* end = nullptr;
+            const double v = std::strtod(text.c_str(), &end);
+            if (end == text.c_str() || *end != '\0' || !(v > 0) || !std::isfinite(v)) {
+              return "must be a positive number of TB/s (the floors divide by it), got '" + text + "'";
+            }
+            return "";
+          },
+          "TB/s > 0"));
   cmd->add_flag("--skip-invalid", o.skip_invalid,
                 "Leave invalid workloads out (each reported on stderr) instead of failing");
   cmd->add_option("--tuning", o.tuning,
@@ -136,7 +147,8 @@ std::string display_path(const std::string& path) {
 
 std::string template_dir(const CommonOptions& o) {
   if (!o.templates.empty()) return o.templates;
-  if (const char* env = std::getenv("CONVGEN_TEMPLATES")) return env;
+  // Set but empty is unset, as a shell's `CONVGEN_TEMPLATES= convgen ...` means.
+  if (const char* env = std::getenv("CONVGEN_TEMPLATES"); env != nullptr && *env != '\0') return env;
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
@@ -255,6 +267,12 @@ struct Options {
 
 int generate_command(const Options& o) {
   const LibraryPlan lib = load(o.common);
+  if (lib.kernels.empty()) {
+    // A library of no kernel links and dispatches nothing: the spec, not the
+    // build, needs the fix. (`check` and `list` report such specs, exit 0.)
+    throw InputError({{SourceLocation{lib.spec_files.empty() ? std::string("<no spec>") : lib.spec_files.front(), 1, 1},
+                       "every workload is invalid (each skipped above): --skip-invalid leaves no kernel to generate"}});
+  }
   const Templates templates = Templates::load(template_dir(o.common));
   // Render everything in memory first: a template error leaves the
   // output directory as it was.
@@ -313,6 +331,9 @@ int outputs_command(const Options& o) {
 
 int check_command(const Options& o) {
   const LibraryPlan lib = load(o.common);
+  // Rendered in memory, nothing written: a template that generate could not
+  // read or expand fails here too.
+  render_library(Templates::load(template_dir(o.common)), lib, render_options(o.common));
   std::printf("convgen: %zu spec file(s) valid; library %s has %zu kernels\n", lib.spec_files.size(),
               lib.name.c_str(), lib.kernels.size());
   return 0;
@@ -491,7 +512,7 @@ CLI::App* add_outputs(CLI::App& app, Options& o) {
 }
 
 CLI::App* add_check(CLI::App& app, Options& o) {
-  auto* cmd = app.add_subcommand("check", "Validate the specs and plan every kernel; write nothing");
+  auto* cmd = app.add_subcommand("check", "Validate the specs, plan and render every kernel (in memory); write nothing");
   add_common(cmd, o.common);
   return cmd;
 }

@@ -374,5 +374,34 @@ TEST(Cli, ExitStatusSeparatesUsageErrorsFromInvalidInput) {
   EXPECT_NE(help.out.find("Exit status: 0 success; 1 invalid input"), std::string::npos) << help.out;
 }
 
+// Options that would make a library of nothing or headers of nonsense are
+// refused, and `check` finds what `generate` would not get past.
+TEST(Cli, RefusesWhatWouldGenerateNothingUseful) {
+  TempDir tmp;
+  write_file(tmp / "good.yaml", "library: good\nworkloads:\n  - {n: 1, c: 8, h: 8, w: 8, filter: 3, padding: same}\n");
+  write_file(tmp / "none.yaml", "library: none\nworkloads:\n  - {n: 1, c: 0, h: 8, w: 8, filter: 3, padding: same}\n");
+  const std::string cli = "cd " + quote(tmp.str()) + " && " + quote(CONVGEN_CLI);
+  // --skip-invalid with every workload invalid: an error, and no folder.
+  const CommandResult none = run_command(cli + " generate none.yaml --skip-invalid -o out", tmp.path());
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_NE(none.err.find("none.yaml:1:1: error: every workload is invalid"), std::string::npos) << none.err;
+  EXPECT_FALSE(fs::exists(tmp / "out"));
+  // A copy bandwidth the floors cannot divide by.
+  for (const char* tbps : {"0", "-1", "inf", "fast"}) {
+    const CommandResult r = run_command(cli + " check good.yaml --copy-bandwidth-tbps " + tbps, tmp.path());
+    EXPECT_EQ(r.exit_code, 2) << tbps;
+    EXPECT_NE(r.err.find("must be a positive number of TB/s"), std::string::npos) << r.err;
+  }
+  // Templates that are not there fail check as they would fail generate.
+  const CommandResult templates = run_command(cli + " check good.yaml --templates no_such_folder", tmp.path());
+  EXPECT_EQ(templates.exit_code, 1);
+  EXPECT_NE(templates.err.find("cannot read template no_such_folder/"), std::string::npos) << templates.err;
+  // CONVGEN_TEMPLATES set but empty is unset, not the root folder.
+  const CommandResult empty = run_command("cd " + quote(tmp.str()) + " && CONVGEN_TEMPLATES= " + quote(CONVGEN_CLI) +
+                                              " check good.yaml",
+                                          tmp.path());
+  EXPECT_EQ(empty.exit_code, 0) << empty.err;
+}
+
 }  // namespace
 }  // namespace convgen_test
