@@ -225,6 +225,50 @@ KernelPlan plan_kernel(const Workload& wl, const PlanOptions& options) {
   return p;
 }
 
+
+namespace {
+
+// The plan of a tuning entry's schedule. A measured entry that no longer
+// holds for this build is dropped (nothing returned, a note) and the kernel
+// keeps the default rule's schedule:
+//   - the default rule now gives another schedule than the one the entry was
+//     timed against, so its speed-up over the default is unknown;
+//   - its schedule does not fit this build (a GPU list with a tighter GPU
+//     than the one it was tuned for, or limits that changed).
+// An unverified entry (edited, used on the user's word) that does not fit is
+// an error at the entry.
+std::optional<KernelPlan> plan_looked_up(const Workload& wl, const PlanOptions& options,
+                                         const LookedUpSchedule& looked_up, std::vector<Diagnostic>& notes) {
+  const std::string kernel = kernel_name(wl);
+  const bool measured = looked_up.origin == ScheduleOrigin::kTuned;
+  Workload tuned = wl;
+  tuned.schedule = looked_up.schedule;
+  KernelPlan plan;
+  try {
+    plan = plan_kernel(tuned, options);
+  } catch (const InputError& e) {
+    const std::string why = "the tuned schedule of " + kernel + " does not fit the workload of " + wl.where.str() +
+                            " in this build: " + e.diagnostics().front().message;
+    // The schedule's own error points into where it came from.
+    if (!measured) throw InputError({{looked_up.where, why}});
+    notes.push_back({looked_up.where, "ignored: " + why + " (tuned for other GPUs, or by an older generator: "
+                                      "tune it again for this build's GPUs)"});
+    return std::nullopt;
+  }
+  if (measured && !looked_up.default_schedule.empty()) {
+    const std::string by_rule = plan_kernel(wl, options).schedule.summary();
+    if (by_rule != looked_up.default_schedule) {
+      notes.push_back({looked_up.where, "ignored: the entry for " + kernel + " was timed against the default rule's "
+                                        "schedule '" + looked_up.default_schedule + "', and the default rule now "
+                                        "gives '" + by_rule + "' (stale: tune it again)"});
+      return std::nullopt;
+    }
+  }
+  return plan;
+}
+
+}  // namespace
+
 LibraryPlan plan_library(const std::vector<Spec>& specs, const std::string& name_override,
                          const PlanOptions& options, OnInvalidWorkload on_invalid, const ScheduleLookup* schedules) {
   LibraryPlan lib;
@@ -263,18 +307,11 @@ LibraryPlan plan_library(const std::vector<Spec>& specs, const std::string& name
         const bool spec_schedule = wl.schedule.algorithm.has_value() || !wl.schedule.keys.empty();
         std::optional<LookedUpSchedule> looked_up;
         if (!spec_schedule && schedules != nullptr) looked_up = schedules->find(wl, kernel_name(wl), lib.tuning_notes);
+        const std::optional<KernelPlan> tuned =
+            looked_up ? plan_looked_up(wl, options, *looked_up, lib.tuning_notes) : std::nullopt;
         KernelPlan plan;
-        if (looked_up) {
-          Workload tuned = wl;
-          tuned.schedule = looked_up->schedule;
-          try {
-            plan = plan_kernel(tuned, options);
-          } catch (const InputError& e) {
-            // The schedule's own error points into where it came from.
-            throw InputError({{looked_up->where, "the tuned schedule of " + kernel_name(wl) +
-                                                    " does not fit the workload of " + wl.where.str() + ": " +
-                                                    e.diagnostics().front().message}});
-          }
+        if (tuned) {
+          plan = *tuned;
           plan.workload.schedule = wl.schedule;
           plan.origin = looked_up->origin;
           plan.tuned_gpu = looked_up->tuned_gpu;

@@ -552,7 +552,18 @@ std::string tuning_fingerprint(const std::string& template_text) {
     h *= 0x100000001b3ULL;
   };
   mix(kConvgenVersion);
-  mix(template_text);
+  // The code, not the comments: a template's text without its comment lines
+  // (`//` first on the line), blank lines and trailing blanks, so that an
+  // edit of its prose, or of a partial's, leaves the entries it timed valid.
+  std::istringstream lines(template_text);
+  std::string code, line;
+  while (std::getline(lines, line)) {
+    line.erase(line.find_last_not_of(" \t\r") + 1);
+    const size_t first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line.compare(first, 2, "//") == 0) continue;
+    code += line + "\n";
+  }
+  mix(code);
   char text[17];
   std::snprintf(text, sizeof text, "%016" PRIx64, h);
   return text;
@@ -638,6 +649,7 @@ std::optional<LookedUpSchedule> TuningSelection::find(const Workload& wl, const 
   s.origin = ScheduleOrigin::kTuned;
   s.tuned_us = entry->time_us;
   s.default_us = entry->default_us;
+  s.default_schedule = entry->default_schedule;
   return s;
 }
 

@@ -43,6 +43,7 @@ struct EntryText {
   std::string fingerprint = "0000000000000000";
   std::string time_us = "2.000", default_us = "2.500";
   std::string op = "depthwise_conv2d";
+  std::string default_schedule = "rows: rows_per_thread 2, vector_width 4, threads_per_block 128";
 };
 
 // The lines that sign `entry` (one entry's text): its convgen version and
@@ -71,7 +72,7 @@ std::string entry_text(const EntryText& e) {
          "    objective: hot\n"
          "    time_us: " + e.time_us + "\n" +
          "    default_us: " + e.default_us + "\n" +
-         "    default_schedule: \"rows: rows_per_thread 2, vector_width 4, threads_per_block 128\"\n"
+         "    default_schedule: \"" + e.default_schedule + "\"\n"
          "    candidates: {compiled: 10, verified: 9, rejected: 1, failed: 0}\n"
          "    tuning_s: 6.5\n"
          "    date: 2026-01-31\n"
@@ -386,13 +387,18 @@ TEST(TuningFile, ReadingSomethingThatIsNotAFileIsASpecError) {
 }
 
 // A fingerprint is 16 hex digits of the generator's version and the
-// template's text: the same text gives the same one, any edit another.
-TEST(TuningFingerprint, FollowsTheTemplateText) {
-  const std::string a = tuning_fingerprint("template text");
+// template's code: the same code gives the same one, any edit of it another;
+// comment lines, blank lines and trailing blanks are not code.
+TEST(TuningFingerprint, FollowsTheTemplateCode) {
+  const std::string code = "int a = {{x}};\n  b(a);  // why\n";
+  const std::string a = tuning_fingerprint(code);
   EXPECT_EQ(a.size(), 16u);
   EXPECT_TRUE(std::all_of(a.begin(), a.end(), [](char c) { return std::isdigit(c) || (c >= 'a' && c <= 'f'); })) << a;
-  EXPECT_EQ(tuning_fingerprint("template text"), a);
-  EXPECT_NE(tuning_fingerprint("template text "), a);
+  EXPECT_EQ(tuning_fingerprint(code), a);
+  EXPECT_EQ(tuning_fingerprint("// a comment, edited\nint a = {{x}};   \n\n    // another\n  b(a);  // why\n"), a);
+  EXPECT_NE(tuning_fingerprint("int a = {{y}};\n  b(a);  // why\n"), a);
+  EXPECT_NE(tuning_fingerprint("int a = {{x}};\n  b(a);  // why not\n"), a);  // a comment after code is code
+  EXPECT_NE(tuning_fingerprint("int a = {{x}};\nb(a);  // why\n"), a);      // indentation too
   EXPECT_NE(tuning_fingerprint(""), tuning_fingerprint(std::string(1, '\0')));
   // Every shipped template has its own.
   std::set<std::string> seen;
@@ -611,30 +617,63 @@ TEST(TuningApply, AGpuWithoutEntriesKeepsTheDefaultsWhereUntunedIsAllowed) {
   EXPECT_TRUE(held.lib.tuning_notes.empty());
 }
 
-// An entry whose schedule does not fit its workload (a database edited by
-// hand, or tuned for a spec that changed since) is an error that points at
-// the entry, and says why with the plan's own message.
-TEST(TuningApply, AnEntryThatDoesNotFitPointsAtTheEntry) {
+// A measured entry whose schedule does not fit its workload in this build
+// (tuned for a looser GPU list than the build's, or by a generator with
+// other limits) is a note at the entry, with the plan's own message, and the
+// kernel keeps the default rule's schedule. An unverified one (edited, used
+// on the user's word) is an error there.
+TEST(TuningApply, AnEntryThatDoesNotFitIsANoteAtTheEntry) {
   const std::string spec = "library: t\nworkloads:\n  - {n: 1, c: 32, h: 30, w: 30, filter: 3, padding: same}\n";
   const char* const kernel = "dw_f32_nchw_n1_c32_h30_w30_k3x3_s1_p1_m1";
   const std::string text =
       "# a comment line, so that the entry is not on the first lines\n" +
       db_text({{kernel, "{algorithm: rows, rows_per_thread: 2, vector_width: 4, threads_per_block: 128}", kGpu,
                 current_fingerprint(rows_template())}});
-  const std::vector<Diagnostic> errors = spec_errors([&] { plan_with(text, "", spec); });
-  ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0].where.str(), "tuning.yaml:4:5");  // the entry's first key
-  EXPECT_NE(errors[0].message.find("the tuned schedule of " + std::string(kernel) + " does not fit"), std::string::npos)
-      << errors[0].message;
-  EXPECT_NE(errors[0].message.find("spec.yaml:3:5"), std::string::npos) << errors[0].message;  // the workload
-  EXPECT_NE(errors[0].message.find("vector_width 4 does not divide the input width 30"), std::string::npos)
-      << errors[0].message;
+  const Tuned t = plan_with(text, "", spec);
+  EXPECT_EQ(kernel_named(t.lib, kernel).origin, ScheduleOrigin::kDefault);
+  ASSERT_EQ(t.lib.tuning_notes.size(), 1u);
+  const Diagnostic& note = t.lib.tuning_notes[0];
+  EXPECT_EQ(note.where.str(), "tuning.yaml:4:5");  // the entry's first key
+  EXPECT_NE(note.message.find("ignored: the tuned schedule of " + std::string(kernel) + " does not fit"),
+            std::string::npos)
+      << note.message;
+  EXPECT_NE(note.message.find("spec.yaml:3:5"), std::string::npos) << note.message;  // the workload
+  EXPECT_NE(note.message.find("vector_width 4 does not divide the input width 30"), std::string::npos) << note.message;
 
-  // With --skip-invalid the workload is left out instead, for that reason.
-  const Tuned skipped = plan_with(text, "", spec, OnInvalidWorkload::kSkip);
-  EXPECT_TRUE(skipped.lib.kernels.empty());
-  ASSERT_EQ(skipped.lib.skipped.size(), 1u);
-  EXPECT_EQ(skipped.lib.skipped[0].where.str(), "tuning.yaml:4:5");
+  std::string edited = text;
+  edited.replace(edited.find("threads_per_block: 128}"), 23, "threads_per_block: 64}");
+  Tuned u;
+  u.db = parse_tuning_text(edited, "tuning.yaml", TuningTrust::kAllowUnverified);
+  u.selection.db = &u.db;
+  u.selection.fingerprints = current_fingerprints();
+  const std::vector<Diagnostic> errors =
+      spec_errors([&] { plan_library({parse(spec, "spec.yaml")}, "", {}, OnInvalidWorkload::kFail, &u.selection); });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].where.str(), "tuning.yaml:4:5");
+  EXPECT_NE(errors[0].message.find("does not fit"), std::string::npos) << errors[0].message;
+}
+
+// An entry timed against a default schedule the default rule no longer
+// gives is stale: its speed-up over today's default is unknown. A note, and
+// the default rule's schedule.
+TEST(TuningApply, AnEntryTimedAgainstAnotherDefaultIsStale) {
+  const std::string db = current_db();
+  ASSERT_EQ(kernel_named(plan_with(db).lib, kTunedKernel).origin, ScheduleOrigin::kTuned);
+  const Workload wl = parse(kSpec, "spec.yaml").workloads.front();
+  ASSERT_EQ(kernel_name(wl), kTunedKernel);
+  const std::string rule = default_schedule(wl).summary();
+  ASSERT_NE(rule, "rows: rows_per_thread 16, vector_width 1, threads_per_block 32");
+  EntryText other{kTunedKernel, kTunedSchedule, kGpu, current_fingerprint(rows_template())};
+  other.default_schedule = "rows: rows_per_thread 16, vector_width 1, threads_per_block 32";
+  const Tuned t = plan_with(db_text({other}));
+  EXPECT_EQ(kernel_named(t.lib, kTunedKernel).origin, ScheduleOrigin::kDefault);
+  bool noted = false;
+  for (const Diagnostic& d : t.lib.tuning_notes) {
+    noted |= d.message.find("was timed against the default rule's schedule 'rows: rows_per_thread 16") !=
+                 std::string::npos &&
+             d.message.find("the default rule now gives '" + rule + "'") != std::string::npos;
+  }
+  EXPECT_TRUE(noted);
 }
 
 // The entry's `op` must be its kernel's: a depthwise kernel's entry naming a

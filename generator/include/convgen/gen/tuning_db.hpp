@@ -149,8 +149,9 @@ TuningMerge merge_into_tuning_file(const std::string& path, const std::vector<Tu
                                    bool drop_unverified = false, MergePolicy policy = MergePolicy::kReplace);
 
 // 16 hex digits identifying what made a kernel from a schedule: the
-// generator's version and the algorithm's template text. An entry whose
-// fingerprint differs from the current one is stale: reported, never used.
+// generator's version and the algorithm's template text, its comment lines
+// left out. An entry whose fingerprint differs from the current one is
+// stale: reported, never used.
 std::string tuning_fingerprint(const std::string& template_text);
 
 // Empty when `entry` was tuned by this generator with the current template
