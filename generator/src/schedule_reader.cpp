@@ -18,15 +18,21 @@ std::vector<std::string> schedule_keys(const Operator& op) {
 
 namespace {
 
-// The knob a schedule key names, in any algorithm of the operator; null if none.
-const Knob* find_knob(const Operator& op, const std::string& key) {
+// The knob a schedule key names, in any algorithm of the operator; null if
+// none. Of several owners, the first that serves `workload` (where given):
+// its range is the one the schedule can be planned with.
+const Knob* find_knob(const Operator& op, const std::string& key, const Workload* workload) {
   for (const Knob& k : op.common_knobs) {
     if (k.key == key) return &k;
   }
+  const Knob* first = nullptr;
   for (const Algorithm* a : op.algorithms) {
-    if (const Knob* k = op.knob(*a, key)) return k;
+    const Knob* k = op.knob(*a, key);
+    if (k == nullptr) continue;
+    if (workload != nullptr && a->serves(*workload)) return k;
+    if (first == nullptr) first = k;
   }
-  return nullptr;
+  return first;
 }
 
 // One knob's value(s), checked against the knob's range and rules.
@@ -67,7 +73,8 @@ void read_knob(yaml::Reader& reader, const YAML::Node& node, const Knob& knob, S
 
 }  // namespace
 
-void read_schedule(yaml::Reader& reader, const YAML::Node& node, const Operator& op, ScheduleRequest& s) {
+void read_schedule(yaml::Reader& reader, const YAML::Node& node, const Operator& op, ScheduleRequest& s,
+                   const Workload* workload) {
   s.where = reader.at(node);
   const std::vector<std::string> keys = schedule_keys(op);
   if (!node.IsMap()) {
@@ -76,8 +83,9 @@ void read_schedule(yaml::Reader& reader, const YAML::Node& node, const Operator&
   }
   reader.check_keys(node, keys, "in 'schedule'");
   // The algorithm first, wherever the mapping puts it: a key several
-  // algorithms own is read with the range of the one the spec names
-  // (rows_per_thread is 1..16 for rows, 1..32 for channels).
+  // algorithms own is read with the range of the one the spec names, else
+  // of one that serves the workload (rows_per_thread is 1..16 for rows,
+  // 1..32 for channels, the NHWC one).
   const Algorithm* named = nullptr;
   if (const YAML::Node value = node["algorithm"]) {
     s.algorithm_where = reader.at(value);
@@ -95,7 +103,7 @@ void read_schedule(yaml::Reader& reader, const YAML::Node& node, const Operator&
     const YAML::Node& value = entry.second;
     if (key == "algorithm") continue;
     const Knob* knob = named != nullptr ? op.knob(*named, key) : nullptr;
-    if (knob == nullptr) knob = find_knob(op, key);
+    if (knob == nullptr) knob = find_knob(op, key, workload);
     if (knob == nullptr) continue;  // reported by check_keys
     s.keys.push_back({key, reader.at(entry.first), reader.at(value)});
     read_knob(reader, value, *knob, s);

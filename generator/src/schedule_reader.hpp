@@ -16,7 +16,10 @@ namespace convgen::gen {
 // may belong to several algorithms).
 std::vector<std::string> schedule_keys(const Operator& op);
 
-// Reads `node` into `s`, reporting every mistake to `reader`.
-void read_schedule(yaml::Reader& reader, const YAML::Node& node, const Operator& op, ScheduleRequest& s);
+// Reads `node` into `s`, reporting every mistake to `reader`. A knob the
+// schedule sets without naming its algorithm is checked against the range
+// of an owner that serves `workload` (its dtype and layout), where given.
+void read_schedule(yaml::Reader& reader, const YAML::Node& node, const Operator& op, ScheduleRequest& s,
+                   const Workload* workload = nullptr);
 
 }  // namespace convgen::gen

@@ -329,7 +329,7 @@ class SpecReader {
       r_.error(item, "missing key 'padding' in a workload; allowed: same, valid, p, [ph, pw] or [top, bottom, left, right]");
     }
     if (YAML::Node schedule = get("schedule")) {
-      read_schedule(r_, schedule, op, wl.schedule);
+      read_schedule(r_, schedule, op, wl.schedule, &wl);
     } else {
       wl.schedule.where = wl.where;
     }
@@ -459,7 +459,8 @@ class SpecReader {
       return;
     }
     if (node.IsScalar() && node.Scalar() == kValidPadding) return;
-    const std::string allowed = "same, valid, an integer p, [ph, pw] or [top, bottom, left, right]";
+    const std::string allowed = "same, valid, an integer p, [ph, pw] or [top, bottom, left, right] (each from 0 to " +
+                                std::to_string(kMaxPadding) + ")";
     std::vector<int> pads;
     if (node.IsScalar()) {
       const size_t before = r_.error_count();
