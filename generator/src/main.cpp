@@ -158,6 +158,16 @@ std::string template_dir(const CommonOptions& o) {
   return CONVGEN_DEFAULT_TEMPLATE_DIR;
 }
 
+// A note on stderr for the architectures of a list that convgen's table
+// does not hold (their limits are not known: schedules fit the table's).
+void report_unknown_archs(const ArchTarget& target) {
+  if (target.unknown.empty()) return;
+  std::string unknown;
+  for (int sm : target.unknown) unknown += (unknown.empty() ? "sm_" : ", sm_") + std::to_string(sm);
+  std::fprintf(stderr, "convgen: note: %s: not in convgen's table of GPUs (`convgen archs`); the schedules fit "
+                       "the tightest GPU of the table\n", unknown.c_str());
+}
+
 LibraryPlan load(const CommonOptions& o) {
   std::vector<Spec> specs;
   std::vector<Diagnostic> errors;
@@ -173,12 +183,7 @@ LibraryPlan load(const CommonOptions& o) {
   PlanOptions options;
   options.copy_bandwidth_tbps = o.copy_bandwidth_tbps;
   if (!o.archs.empty()) options.target = parse_arch_list(o.archs);  // checked by kArchList
-  if (!options.target.unknown.empty()) {
-    std::string unknown;
-    for (int sm : options.target.unknown) unknown += (unknown.empty() ? "sm_" : ", sm_") + std::to_string(sm);
-    std::fprintf(stderr, "convgen: note: %s: not in convgen's table of GPUs (`convgen archs`); the schedules fit "
-                         "the tightest GPU of the table\n", unknown.c_str());
-  }
+  report_unknown_archs(options.target);
   TuningDb db;
   TuningSelection tuning;
   if (!o.tuning.empty()) {
@@ -347,6 +352,7 @@ int archs_command(const Options& o) {
   if (!o.archs_check.empty()) {
     try {
       const ArchTarget target = parse_arch_list(o.archs_check, cuda_version_number(o.cuda_version));
+      report_unknown_archs(target);
       std::printf("%s\n", target.list().c_str());
     } catch (const std::invalid_argument& e) {
       std::fprintf(stderr, "convgen: error: %s\n", e.what());
@@ -528,14 +534,18 @@ CLI::App* add_knobs(CLI::App& app, Options& o) {
 CLI::App* add_archs(CLI::App& app, Options& o) {
   auto* cmd = app.add_subcommand("archs", "List the GPU architectures convgen builds for, with the facts its "
                                           "schedules fit, or check a list of them");
-  cmd->add_option("--check", o.archs_check,
-                  "Check a CMake architecture list (e.g. \"75;80-real;90\") and print it back; exit 1 naming "
-                  "what is wrong");
+  auto* check = cmd->add_option("--check", o.archs_check,
+                                "Check a CMake architecture list (e.g. \"75;80-real;90\") and print it back; exit 1 "
+                                "naming what is wrong")
+                    ->check(CLI::Validator(
+                        [](std::string& v) { return v.empty() ? std::string("an empty list names no GPU") : ""; },
+                        "LIST"));
   cmd->add_option("--cuda-version", o.cuda_version, "With --check: the CUDA toolkit that compiles, e.g. 13.0")
       ->check(CLI::Validator(
           [](std::string& v) { return cuda_version_number(v) > 0 ? "" : "'" + v + "' is not a version such as 13.0"; },
-          "VERSION"));
-  cmd->add_flag("--default", o.archs_default, "Print the list used when nothing names one");
+          "VERSION"))
+      ->needs(check);
+  cmd->add_flag("--default", o.archs_default, "Print the list used when nothing names one")->excludes(check);
   cmd->add_option("--format", o.archs_format, "table or json")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();

@@ -403,5 +403,21 @@ TEST(Cli, RefusesWhatWouldGenerateNothingUseful) {
   EXPECT_EQ(empty.exit_code, 0) << empty.err;
 }
 
+// `convgen archs`: an empty list, or options that only go with --check
+// given without it (or against it), are usage errors; an architecture the
+// table lacks is a note, as --archs gives one.
+TEST(Cli, ArchsRefusesOptionsThatWouldBeIgnored) {
+  TempDir tmp;
+  const std::string cli = quote(CONVGEN_CLI) + " archs";
+  EXPECT_EQ(run_command(cli + " --check ''", tmp.path()).exit_code, 2);
+  EXPECT_EQ(run_command(cli + " --check 90 --default", tmp.path()).exit_code, 2);
+  EXPECT_EQ(run_command(cli + " --cuda-version 13.0", tmp.path()).exit_code, 2);
+  const CommandResult unknown = run_command(cli + " --check 91", tmp.path());
+  EXPECT_EQ(unknown.exit_code, 0);
+  EXPECT_EQ(unknown.out, "91\n");
+  EXPECT_NE(unknown.err.find("sm_91: not in convgen's table of GPUs"), std::string::npos) << unknown.err;
+  EXPECT_EQ(run_command(cli + " --check '75;90' --cuda-version 13.0", tmp.path()).exit_code, 0);
+}
+
 }  // namespace
 }  // namespace convgen_test
