@@ -329,7 +329,16 @@ class SpecReader {
       r_.error(item, "missing key 'padding' in a workload; allowed: same, valid, p, [ph, pw] or [top, bottom, left, right]");
     }
     if (YAML::Node schedule = get("schedule")) {
+      const size_t before = r_.error_count();
       read_schedule(r_, schedule, op, wl.schedule, &wl);
+      // A schedule in `defaults` is read for each workload (its knobs are its
+      // operator's): say for which operator's, since the line is the
+      // defaults' (the same message for several workloads is shown once).
+      if (!item["schedule"]) {
+        for (Diagnostic& d : r_.take_errors(before)) {
+          r_.error(d.where, d.message + " (in the schedule `defaults` gives every " + op.name + " workload)");
+        }
+      }
     } else {
       wl.schedule.where = wl.where;
     }
