@@ -71,7 +71,11 @@ const CLI::Validator kReadableSpecFile(
 const CLI::Validator kReadableTuningFile(
     [](std::string& path) -> std::string {
       std::string checked = path;
-      const std::string why = kReadableSpecFile(checked);
+      std::string why = kReadableSpecFile(checked);
+      // The spec's wording, said of a database.
+      if (const size_t at = why.find("; a spec is a YAML file"); at != std::string::npos) {
+        why.replace(at, std::string::npos, "; a tuning database is a YAML file");
+      }
       return why.empty() ? "" : "tuning database: " + why;
     },
     "DB");
@@ -98,7 +102,13 @@ int cuda_version_number(const std::string& text) {
 
 void add_common(CLI::App* cmd, CommonOptions& o) {
   cmd->add_option("specs", o.specs, "Spec files (YAML)")->required()->check(kReadableSpecFile);
-  cmd->add_option("--name", o.name, "Library name (C identifier); default: the specs' 'library' key");
+  cmd->add_option("--name", o.name, "Library name (C identifier); default: the specs' 'library' key")
+      ->check(CLI::Validator(
+          [](std::string& name) {
+            const std::string why = library_name_problem(name);
+            return why.empty() || why.rfind("must", 0) != 0 ? why : "the library name " + why;
+          },
+          "NAME"));
   cmd->add_option("--templates", o.templates,
                   "Template directory; default: $CONVGEN_TEMPLATES, the installed templates, or the source tree's");
   cmd->add_option("--archs", o.archs,

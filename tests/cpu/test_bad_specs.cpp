@@ -368,6 +368,10 @@ TEST(Cli, ExitStatusSeparatesUsageErrorsFromInvalidInput) {
   EXPECT_EQ(fifo.exit_code, 2);
   EXPECT_NE(fifo.err.find("fifo.yaml is not a regular file"), std::string::npos) << fifo.err;
   EXPECT_EQ(run_command(cli + " check --no-such-option good.yaml", tmp.path()).exit_code, 2);
+  EXPECT_EQ(run_command(cli + " check good.yaml --name 9lives", tmp.path()).exit_code, 2);  // an option's value
+  const CommandResult db_directory = run_command(cli + " check good.yaml --tuning a_directory", tmp.path());
+  EXPECT_EQ(db_directory.exit_code, 2);
+  EXPECT_NE(db_directory.err.find("a tuning database is a YAML file"), std::string::npos) << db_directory.err;
   EXPECT_EQ(run_command(cli, tmp.path()).exit_code, 2);  // no subcommand
   const CommandResult help = run_command(cli + " --help", tmp.path());
   EXPECT_EQ(help.exit_code, 0);
