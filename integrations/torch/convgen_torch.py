@@ -85,6 +85,17 @@ def _runtime(build_dir, prefix, runtime_dir=None):
                             "it is installed)")
 
 
+# The extension this process loaded (load()): torch registers the convgen
+# operators once a process, and a second TORCH_LIBRARY(convgen) aborts it.
+_loaded = None
+
+
+def _require_loaded(what):
+    if _loaded is None:
+        raise RuntimeError(f"convgen_torch.{what}: no convgen library is loaded in this process; call "
+                           "convgen_torch.load(build_dir, library) first")
+
+
 def load(build_dir, library, prefix=None, verbose=False, runtime_dir=None):
     """Builds (or reuses) and loads the operators over library `library`,
     whose header and archive convgen_add_library left under `build_dir`; the
@@ -93,7 +104,10 @@ def load(build_dir, library, prefix=None, verbose=False, runtime_dir=None):
     (`prefix`, $CONVGEN_ROOT, or the `convgen` on PATH). Returns the
     extension's name, which names the archives' content: a rebuilt library
     (a new schedule leaves its header as it was) gets an extension of its
-    own. One process loads one: torch registers the operators once."""
+    own. One process loads one: torch registers the operators once, so
+    loading another library (or the same one rebuilt) after the first
+    raises RuntimeError; loading the same one again returns its name."""
+    global _loaded
     from torch.utils import cpp_extension
 
     check_library_name(library)
@@ -118,6 +132,12 @@ def load(build_dir, library, prefix=None, verbose=False, runtime_dir=None):
     # cpp_extension rebuilds when a source or a flag changes, not when an
     # archive it links does: the name carries the archives' content instead.
     name = f"convgen_torch_{library}_{_content_hash([archive, runtime])}"
+    if _loaded == name:
+        return name
+    if _loaded is not None:
+        raise RuntimeError(f"convgen_torch.load: this process loaded {_loaded} already, and torch registers the "
+                           f"convgen operators once a process; {name} (another library, or this one rebuilt) "
+                           "needs a new process")
     cpp_extension.load(
         name=name,
         sources=[os.path.join(_HERE, "convgen_torch.cpp")],
@@ -131,6 +151,7 @@ def load(build_dir, library, prefix=None, verbose=False, runtime_dir=None):
         extra_ldflags=["-Wl,--whole-archive", archive, "-Wl,--no-whole-archive", runtime, f"-L{cuda_lib}",
                        "-lcudart", "-l:libstdc++.so.6"],
         with_cuda=True, is_python_module=False, verbose=verbose)
+    _loaded = name
     _register_fakes()
     return name
 
@@ -357,6 +378,7 @@ def swap(model, example_inputs=None, policy="faster", depthwise=True, dense=True
     The result's `convgen_report` lists every group: its node, the kernel
     that would serve it, the times (policy faster), whether it was swapped
     and why; `convgen_swapped` counts the swapped ones."""
+    _require_loaded("swap")
     if model.training:
         raise ValueError("convgen_torch.swap folds batch norms: call model.eval() first")
     if policy not in POLICIES:

@@ -244,10 +244,26 @@ class Operators(unittest.TestCase):
             convgen_torch.swap(net.train(), x, policy="all")
 
 
+class Loading(unittest.TestCase):
+    def test_one_library_a_process(self):
+        # The same library again: its extension's name, nothing rebuilt.
+        self.assertEqual(convgen_torch.load(BUILD_DIR, LIBRARY), LOADED)
+        # Another (or this one rebuilt): a RuntimeError, not torch's abort on a
+        # second registration of the convgen operators.
+        loaded = convgen_torch._loaded
+        try:
+            convgen_torch._loaded = "convgen_torch_another_library"
+            with self.assertRaises(RuntimeError):
+                convgen_torch.load(BUILD_DIR, LIBRARY)
+        finally:
+            convgen_torch._loaded = loaded
+
+
 if __name__ == "__main__":
     if len(sys.argv) < 3:
         print(__doc__)
         sys.exit(2)
-    convgen_torch.load(sys.argv[1], sys.argv[2])
+    BUILD_DIR, LIBRARY = sys.argv[1], sys.argv[2]
+    LOADED = convgen_torch.load(BUILD_DIR, LIBRARY)
     del sys.argv[1:3]
     unittest.main(verbosity=2)
