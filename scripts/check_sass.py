@@ -121,7 +121,8 @@ def stem_kernels(directories):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("binaries", nargs="*", metavar="BINARY")
+    parser.add_argument("binaries", nargs="*", metavar="BINARY",
+                        help="static libraries, objects or executables with device code (cuobjdump reads them)")
     parser.add_argument("--sources", nargs="*", default=[], metavar="DIR",
                         help="folders of generated kernels: their stem kernels' loops are by design")
     parser.add_argument("--designed-loops", nargs="*", default=[], metavar="KERNEL",
@@ -147,8 +148,12 @@ def main():
     designed = args.designed_loops + stem_kernels(args.sources)
     checked, failed = 0, 0
     for binary in args.binaries:
-        sass = subprocess.run([cuobjdump, "-sass", binary], check=True, capture_output=True, text=True,
-                              env=env).stdout
+        dump = subprocess.run([cuobjdump, "-sass", binary], capture_output=True, text=True, env=env)
+        if dump.returncode != 0:
+            print("check_sass: cuobjdump could not read %s (exit %d): %s" %
+                  (binary, dump.returncode, dump.stderr.strip() or "no message"), file=sys.stderr)
+            return 2
+        sass = dump.stdout
         for name, body in kernels(sass):
             if not body:
                 continue

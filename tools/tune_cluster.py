@@ -62,9 +62,11 @@ def parse_args(argv):
     p.add_argument("--progress", choices=["auto", "line", "log"], default="auto",
                    help="line: one line rewritten in place; log: a line every %gs and per kernel; auto: line on a "
                         "terminal" % LOG_EVERY_S)
-    args, tune_args = p.parse_known_args(argv)
-    if tune_args and tune_args[0] == "--":
-        tune_args = tune_args[1:]
+    # Only what follows `--` is convgen tune's: a misspelt driver option is an
+    # error here, not an argument every worker's convgen refuses.
+    split = argv.index("--") if "--" in argv else len(argv)
+    args = p.parse_args(argv[:split])
+    tune_args = argv[split + 1:]
     for a in tune_args:
         if a in ("--db", "--devices", "--kernel", "--kernels", "--retune") or a.startswith(("--db=", "--devices=")):
             p.error(f"`{a}` is the driver's to set; give --kernels to the driver, and retune with a new --db")
@@ -206,8 +208,12 @@ def main(argv):
         return 2
     specs = []
     for path in args.specs:
-        with open(path) as f:
-            specs.append((os.path.basename(path), f.read()))
+        try:
+            with open(path) as f:
+                specs.append((os.path.basename(path), f.read()))
+        except OSError as e:
+            print(f"tune_cluster: error: cannot read the spec {path}: {e.strerror}", file=sys.stderr)
+            return 2
     worker_convgen = args.worker_convgen or args.convgen
 
     cluster = None
