@@ -43,6 +43,9 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integrations", "torch"))
+from library_name import check_library_name  # noqa: E402  convgen's rule for a library name
+
 ACTIVATIONS = ("relu", "relu6", "silu", "hardswish")
 DTYPES = ("float32", "float16", "bfloat16")
 MATHS = ("fp32", "tf32", "3xtf32")
@@ -555,8 +558,16 @@ def main(argv=None):
                         help="an ONNX model's tensors kept in external files: read them (off by default: the "
                              "spec needs only shapes, and those files are paths the model names)")
     args = parser.parse_args(argv)
-    if not args.library.isidentifier():
-        parser.error(f"--library {args.library!r} is not a C identifier")
+    try:
+        check_library_name(args.library)
+    except ValueError as e:
+        parser.error("--library: " + str(e).replace("convgen_torch: ", "", 1))
+    if args.out != "-":
+        folder = os.path.dirname(os.path.abspath(args.out))
+        if not os.path.isdir(folder):
+            parser.error(f"--out {args.out}: its folder does not exist")
+        if os.path.isdir(args.out):
+            parser.error(f"--out {args.out} is a folder; name the spec file to write")
     if any(b < 1 for b in args.batch):
         parser.error("batch sizes must be at least 1")
     try:
@@ -581,7 +592,11 @@ def main(argv=None):
     if args.out == "-":
         sys.stdout.write(text)
     else:
-        write_whole(args.out, text)
+        try:
+            write_whole(args.out, text)
+        except OSError as e:
+            print(f"spec_from_model: cannot write {args.out}: {e.strerror or e}", file=sys.stderr)
+            return 1
     for line in left_out:
         print(f"spec_from_model: left out {line}", file=sys.stderr)
     print(f"spec_from_model: {text.splitlines()[1][2:]} -> {args.out}", file=sys.stderr)
