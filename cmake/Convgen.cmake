@@ -250,6 +250,19 @@ endfunction()
 
 function(convgen_add_library target)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "SKIP_INVALID;NO_LOCAL_MEMORY;ALLOW_UNTUNED;ALLOW_UNVERIFIED_TUNING" "NAME;TUNING;TUNING_GPU" "SPECS;ARCHS")
+  # PARSE_ARGV keeps a quoted list (ARCHS "75;90", SPECS "${my_specs}") as
+  # one value with its semicolons escaped: split it, as a list is meant.
+  string(REPLACE "\\;" ";" ARG_SPECS "${ARG_SPECS}")
+  string(REPLACE "\\;" ";" ARG_ARCHS "${ARG_ARCHS}")
+  get_property(languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+  if(NOT "CUDA" IN_LIST languages)
+    message(FATAL_ERROR "convgen_add_library(${target}): the generated kernels are CUDA sources; enable the CUDA "
+                        "language first (project(... LANGUAGES CXX CUDA) or enable_language(CUDA))")
+  endif()
+  if("${ARG_ARCHS}" MATCHES ",")
+    message(FATAL_ERROR "convgen_add_library(${target}): ARCHS \"${ARG_ARCHS}\" is a CMake list, as "
+                        "CUDA_ARCHITECTURES is: ARCHS 75 90, or ARCHS \"75;90\", not commas")
+  endif()
   foreach(var IN ITEMS CONVGEN_EXECUTABLE CONVGEN_QUERY_EXECUTABLE CONVGEN_TEMPLATE_DIR)
     if(NOT ${var})
       get_property(${var} GLOBAL PROPERTY ${var})
@@ -405,8 +418,13 @@ function(convgen_add_library target)
     COMMENT "convgen: generating ${target}"
     VERBATIM)
 
+  string(REGEX REPLACE "\\.manifest$" "" library "${manifest}")
   add_library(${target} STATIC ${sources})
-  target_include_directories(${target} PUBLIC "$<BUILD_INTERFACE:${out_dir}>")
+  # Installed (install(TARGETS ... EXPORT ...)), a library's users find its
+  # header in the prefix's include/: install it there from the target's
+  # CONVGEN_HEADER (README, "Installing a generated library").
+  target_include_directories(${target} PUBLIC "$<BUILD_INTERFACE:${out_dir}>" "$<INSTALL_INTERFACE:include>")
+  set_target_properties(${target} PROPERTIES CONVGEN_HEADER "${out_dir}/${library}.h")
   target_link_libraries(${target} PUBLIC convgen::runtime)
   set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
   set_target_properties(${target} PROPERTIES CUDA_ARCHITECTURES "${cuda_archs}")

@@ -74,5 +74,69 @@ logged "$scratch/run.log" "$build/consumer"
 sed 's/^/  | /' "$scratch/run.log"
 grep -q "kernel: .*(specialized)" "$scratch/run.log" || fail "the consumer found no specialized kernel"
 grep -q "kernel: .*(generic)" "$scratch/run.log" || fail "the off-spec problem did not go to the generic kernel"
+
+# ---- 4. a project that lists its inputs in variables, asks for C++14, and
+# installs its generated library for another project to link
+lib_app=$scratch/layers
+mkdir -p "$lib_app"
+printf 'library: layers\nworkloads:\n  - {op: depthwise_conv2d, n: 1, c: 32, h: 16, w: 16, filter: 3, padding: same}\n' \
+  >"$lib_app/a.yaml"
+printf 'library: layers\nworkloads:\n  - {op: depthwise_conv2d, n: 1, c: 64, h: 8, w: 8, filter: 3, padding: same}\n' \
+  >"$lib_app/b.yaml"
+cat >"$lib_app/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.22)
+project(layers LANGUAGES CXX CUDA)
+set(CMAKE_CXX_STANDARD 14)  # less than convgen's 17: the generated target asks for 17 itself
+find_package(convgen 0.2 CONFIG REQUIRED)
+set(specs a.yaml b.yaml)
+set(archs 90-real 90-virtual)
+convgen_add_library(layers SPECS "${specs}" ARCHS "${archs}")  # quoted lists, as CUDA_ARCHITECTURES are written
+install(TARGETS layers EXPORT layersTargets ARCHIVE DESTINATION lib)
+install(FILES "$<TARGET_PROPERTY:layers,CONVGEN_HEADER>" DESTINATION include)
+install(EXPORT layersTargets NAMESPACE layers:: DESTINATION lib/cmake/layers)
+file(WRITE "${CMAKE_CURRENT_BINARY_DIR}/layersConfig.cmake"
+     "include(CMakeFindDependencyMacro)\nfind_dependency(convgen)\ninclude(\"\${CMAKE_CURRENT_LIST_DIR}/layersTargets.cmake\")\n")
+install(FILES "${CMAKE_CURRENT_BINARY_DIR}/layersConfig.cmake" DESTINATION lib/cmake/layers)
+CMAKE
+logged "$scratch/layers_configure.log" "$cmake" -S "$lib_app" -B "$scratch/layers_build" "${gen_args[@]}" \
+  "-DCMAKE_CUDA_COMPILER=$cuda" "-DCMAKE_CXX_COMPILER=$cxx" -DCMAKE_BUILD_TYPE=Release "-DCMAKE_PREFIX_PATH=$prefix"
+logged "$scratch/layers_build.log" "$cmake" --build "$scratch/layers_build"
+n=$(grep -c '  dw_.*\.cu$' "$scratch/layers_build/layers.convgen/layers.manifest" || true)
+[[ "$n" -eq 2 ]] || fail "SPECS \"\${specs}\" gave $n kernels, not the two specs' 2"
+logged "$scratch/layers_install.log" "$cmake" --install "$scratch/layers_build" --prefix "$scratch/layers_prefix"
+[[ -f "$scratch/layers_prefix/include/layers.h" ]] || fail "the generated header was not installed from CONVGEN_HEADER"
+down=$scratch/downstream
+mkdir -p "$down"
+cat >"$down/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.22)
+project(downstream LANGUAGES CXX CUDA)
+find_package(layers CONFIG REQUIRED)
+add_executable(downstream main.cpp)
+target_link_libraries(downstream PRIVATE layers::layers)
+CMAKE
+printf '#include "layers.h"\nint main() { return convgen::layers::depthwise_kernels().size() == 2 ? 0 : 1; }\n' >"$down/main.cpp"
+logged "$scratch/down_configure.log" "$cmake" -S "$down" -B "$scratch/down_build" "${gen_args[@]}" \
+  "-DCMAKE_CUDA_COMPILER=$cuda" "-DCMAKE_CXX_COMPILER=$cxx" -DCMAKE_CUDA_ARCHITECTURES=90 \
+  "-DCMAKE_PREFIX_PATH=$scratch/layers_prefix;$prefix"
+logged "$scratch/down_build.log" "$cmake" --build "$scratch/down_build"
+echo "an installed generated library (quoted SPECS and ARCHS lists, C++14 project) linked by another project"
+
+# ---- 5. mistakes a project makes are named at configure time
+bad=$scratch/bad
+mkdir -p "$bad"
+cp "$lib_app/a.yaml" "$bad/"
+expect_configure_error() {  # expect_configure_error LANGUAGES ARCHS TEXT
+  printf 'cmake_minimum_required(VERSION 3.22)\nproject(bad LANGUAGES %s)\nfind_package(convgen 0.2 CONFIG REQUIRED)\nconvgen_add_library(bad SPECS a.yaml ARCHS %s)\n' \
+    "$1" "$2" >"$bad/CMakeLists.txt"
+  rm -rf "$scratch/bad_build"
+  if "$cmake" -S "$bad" -B "$scratch/bad_build" "${gen_args[@]}" "-DCMAKE_CUDA_COMPILER=$cuda" \
+       "-DCMAKE_CXX_COMPILER=$cxx" "-DCMAKE_PREFIX_PATH=$prefix" >"$scratch/bad.log" 2>&1; then
+    fail "a project with LANGUAGES $1 and ARCHS $2 configured"
+  fi
+  tr -s ' \n' ' ' <"$scratch/bad.log" | grep -qF "$3" || { cat "$scratch/bad.log"; fail "no '$3' in the configure's error"; }
+}
+expect_configure_error "CXX" "90" "enable the CUDA language first"
+expect_configure_error "CXX CUDA" '"75,90"' "is a CMake list, as CUDA_ARCHITECTURES is"
+echo "a project without CUDA, and ARCHS with commas: named at configure time"
 echo
 echo "PASS: cmake_install_find_package in $((SECONDS - t_start))s"
