@@ -155,6 +155,10 @@ def write_atomically(path, document):
         with os.fdopen(fd, "w") as f:
             json.dump(document, f, indent=2)
             f.write("\n")
+        # mkstemp makes the file private; the document gets the mode any new file would.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)

@@ -16,8 +16,18 @@ import storage_words
 
 
 def load(path):
-    with open(path) as f:
-        return json.load(f)
+    """A results document (a JSON object), or SystemExit naming what is wrong
+    with `path`: the benchmark's scripts never end on a traceback."""
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except OSError as e:
+        raise SystemExit(f"{path}: cannot read it: {e.strerror}")
+    except ValueError as e:
+        raise SystemExit(f"{path}: not JSON ({e})")
+    if not isinstance(data, dict):
+        raise SystemExit(f"{path}: not a benchmark results document (a JSON object with 'rows')")
+    return data
 
 
 def is_dense(row):

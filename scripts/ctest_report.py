@@ -17,6 +17,8 @@ def main() -> int:
     parser.add_argument("junit", help="the file ctest --output-junit wrote")
     parser.add_argument("--tail", type=int, default=40, help="lines of the first failed test's output to show")
     args = parser.parse_args()
+    if args.tail < 1:
+        parser.error(f"--tail must be at least 1, got {args.tail}")
     try:
         suite = ET.parse(args.junit).getroot()
     except (OSError, ET.ParseError) as e:

@@ -13,6 +13,7 @@ search figures for the kernel.
 import argparse
 import json
 import math
+import os
 import sys
 
 try:
@@ -40,17 +41,33 @@ def main():
         sys.exit(f"tuning_table.py: cannot read {args.db}: {e}")
 
     rows = []
-    for e in entries:
-        c = e.get("candidates", {})
-        rows.append({
-            "kernel": e["kernel"], "gpu": e["gpu"], "default_us": e["default_us"], "tuned_us": e["time_us"],
-            "speedup": e["default_us"] / e["time_us"], "schedule": schedule_text(e["schedule"]),
-            "default_schedule": e.get("default_schedule", ""), "compiled": c.get("compiled", 0),
-            "verified": c.get("verified", 0), "rejected": c.get("rejected", 0), "failed": c.get("failed", 0),
-            "tuning_s": e.get("tuning_s", 0.0), "objective": e.get("objective", "hot"),
-        })
+    if not isinstance(entries, list):
+        sys.exit(f"tuning_table.py: {args.db}: 'entries' is not a list of entries (is it a convgen tune database?)")
+    for i, e in enumerate(entries):
+        try:
+            c = e.get("candidates", {})
+            rows.append({
+                "kernel": e["kernel"], "gpu": e["gpu"], "default_us": e["default_us"], "tuned_us": e["time_us"],
+                "speedup": e["default_us"] / e["time_us"], "schedule": schedule_text(e["schedule"]),
+                "default_schedule": e.get("default_schedule", ""), "compiled": c.get("compiled", 0),
+                "verified": c.get("verified", 0), "rejected": c.get("rejected", 0), "failed": c.get("failed", 0),
+                "tuning_s": e.get("tuning_s", 0.0), "objective": e.get("objective", "hot"),
+            })
+        except (AttributeError, KeyError, TypeError, ZeroDivisionError) as error:
+            what = f"no '{error.args[0]}'" if isinstance(error, KeyError) else str(error)
+            sys.exit(f"tuning_table.py: {args.db}: entry {i + 1} is not one convgen tune writes ({what}); "
+                     "`convgen check SPEC --tuning DB` says what is wrong with it")
+    if args.json:
+        # Checked first: a path that cannot be written fails before any table is printed.
+        folder = os.path.dirname(os.path.abspath(args.json))
+        if not os.path.isdir(folder) or not os.access(folder, os.W_OK) or os.path.isdir(args.json):
+            sys.exit(f"tuning_table.py: cannot write {args.json}: its folder does not exist or is not writable, "
+                     "or it is a folder")
     if args.bench:
-        print_bench(args.bench, {r["kernel"]: r for r in rows})
+        bench_rows = print_bench(args.bench, {r["kernel"]: r for r in rows})
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(bench_rows, f, indent=1)
         return
     print("| kernel | default us | tuned us | speedup | tuned schedule | compiled | verified | rejected | tuning s |")
     print("|---|---:|---:|---:|---|---:|---:|---:|---:|")
@@ -78,13 +95,15 @@ def print_bench(path, by_kernel):
             bench = json.load(f)
     except (OSError, ValueError) as e:
         sys.exit(f"tuning_table.py: cannot read {path}: {e}")
-    rows = [r for r in bench.get("rows", []) if "tuned_hot_us" in r]
+    if not isinstance(bench, dict):
+        sys.exit(f"tuning_table.py: {path} is not a benchmark JSON (an object with 'rows')")
+    rows = [r for r in bench.get("rows", []) if isinstance(r, dict) and "tuned_hot_us" in r and "tuned_name" in r]
     if not rows:
         sys.exit(f"tuning_table.py: {path} has no tuned columns (was the benchmark built with a database?)")
     print("| workload | default hot us | tuned hot us | speedup | tuned schedule | compiled | verified | rejected "
           "| tuning s | default cold / copy cold |")
     print("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|")
-    speedups, slow_rows = [], []
+    speedups, slow_rows, out = [], [], []
     for r in rows:
         e = by_kernel.get(r["tuned_name"], {})
         speedup = r["convgen_hot_us"] / r["tuned_hot_us"]
@@ -99,11 +118,15 @@ def print_bench(path, by_kernel):
         print(f"| {workload} | {r['convgen_hot_us']:.2f} | {r['tuned_hot_us']:.2f} | {speedup:.2f} | {schedule} | "
               f"{e.get('compiled', '')} | {e.get('verified', '')} | {e.get('rejected', '')} | "
               f"{e.get('tuning_s', 0):.1f} | {rate:.2f} |")
+        out.append({"workload": workload, "kernel": r["tuned_name"], "default_hot_us": r["convgen_hot_us"],
+                    "tuned_hot_us": r["tuned_hot_us"], "speedup": speedup, "schedule": schedule,
+                    "default_cold_over_copy_cold": rate})
     geo = lambda v: math.exp(sum(math.log(x) for x in v) / len(v)) if v else float("nan")
     print(f"\n{len(rows)} workloads on {bench.get('gpu', '?')} (commit {bench.get('commit', '?')}): tuned/default "
           f"geometric mean {geo(speedups):.3f}, worst {min(speedups):.3f}, best {max(speedups):.3f}; "
           f"{sum(1 for x in speedups if x < 0.98)} slower by more than 2%; {geo(slow_rows):.3f} over the "
           f"{len(slow_rows)} where the default reaches, cold, less than 0.9x the rate of a copy of the same bytes.")
+    return out
 
 
 if __name__ == "__main__":

@@ -18,6 +18,8 @@
   float32 tf32 section against the TF32 peak; parts of two commits, and a
   row measured twice, are refused.
 - bench/plot.py (when matplotlib is installed): draws the same document.
+- tools/tuning_table.py: the shipped database as a table and JSON; a
+  malformed database, or a --json it cannot write, named without a traceback.
 
 Usage: test_bench_scripts.py
 """
@@ -334,6 +336,35 @@ def test_plot(tmp):
     expect(png.exists() and png.stat().st_size > 10000, "plot.py wrote a figure")
 
 
+def test_tuning_table(tmp):
+    """tools/tuning_table.py on the shipped database, and on databases it
+    cannot read: a message and exit 1, never a traceback, and no --json
+    written where it cannot be."""
+    table = ROOT / "tools" / "tuning_table.py"
+    out = tmp / "table.json"
+    r = subprocess.run([sys.executable, str(table), str(ROOT / "specs" / "seeds.tuning.yaml"), "--json", str(out)],
+                       capture_output=True, text=True)
+    expect(r.returncode == 0 and "geometric-mean speedup" in r.stdout, "tuning_table.py read the shipped database")
+    expect(out.exists() and len(json.loads(out.read_text())) > 0, "tuning_table.py wrote its rows as JSON")
+    bad = {
+        "not_a_list.yaml": ("entries:\n", "'entries' is not a list"),
+        "no_gpu.yaml": ("entries:\n  - {kernel: k, time_us: 1, default_us: 1, schedule: {algorithm: rows}}\n",
+                        "entry 1 is not one convgen tune writes (no 'gpu')"),
+        "zero_time.yaml": ("entries:\n  - {kernel: k, gpu: g, time_us: 0, default_us: 1, schedule: {algorithm: rows}}\n",
+                           "entry 1 is not one convgen tune writes"),
+    }
+    for name, (text, message) in bad.items():
+        (tmp / name).write_text(text)
+        r = subprocess.run([sys.executable, str(table), str(tmp / name)], capture_output=True, text=True)
+        expect(r.returncode == 1 and message in r.stderr and "Traceback" not in r.stderr,
+               f"tuning_table.py on {name}: exit 1 saying {message!r} (got {r.returncode}: {r.stderr.strip()})")
+    missing = tmp / "no_such_folder" / "t.json"
+    r = subprocess.run([sys.executable, str(table), str(ROOT / "specs" / "seeds.tuning.yaml"), "--json", str(missing)],
+                       capture_output=True, text=True)
+    expect(r.returncode == 1 and "cannot write" in r.stderr and r.stdout == "",
+           "tuning_table.py refuses a --json it cannot write before printing anything")
+
+
 def main():
     os.environ.setdefault("MPLBACKEND", "Agg")
     with tempfile.TemporaryDirectory() as tmp:
@@ -343,6 +374,7 @@ def main():
         test_residual_target()
         test_merge(Path(tmp))
         test_plot(Path(tmp))
+        test_tuning_table(Path(tmp))
     if failures:
         print(f"{len(failures)} check(s) failed", file=sys.stderr)
         return 1
