@@ -31,9 +31,13 @@ works too: the PyTorch bars are then simply missing).
 
 import argparse
 import io
+import os
 import sys
 
-import matplotlib
+try:
+    import matplotlib
+except ImportError:
+    raise SystemExit("plot.py needs matplotlib (pip install matplotlib)")
 
 matplotlib.use("Agg")  # no display on the GPU machine
 import matplotlib.pyplot as plt  # noqa: E402
@@ -78,8 +82,13 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser(description="Plot convgen vs cuDNN vs PyTorch depthwise timings.")
     p.add_argument("--json", required=True, help="merged JSON from bench/torch_compare.py")
     p.add_argument("--out", required=True, help="PNG file to write")
-    p.add_argument("--dpi", type=int, default=110)
-    return p.parse_args(argv)
+    p.add_argument("--dpi", type=int, default=110, help="the figure's resolution, dots an inch (default 110)")
+    args = p.parse_args(argv)
+    if args.dpi < 1:
+        p.error(f"--dpi must be at least 1, got {args.dpi}")
+    if not os.path.isdir(os.path.dirname(os.path.abspath(args.out))):
+        p.error(f"--out {args.out}: its folder does not exist")
+    return args
 
 
 def short_labels(rows):

@@ -270,7 +270,10 @@ def time_cold_us(fn):
 # ---------------------------------------------------------------------------
 
 def setup_torch():
-    import torch
+    try:
+        import torch
+    except ImportError:
+        raise SystemExit("torch_compare: needs PyTorch (pip install torch), and triton for its timings")
 
     if not torch.cuda.is_available():
         raise SystemExit("torch_compare: no CUDA device visible to PyTorch")

@@ -66,8 +66,11 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", required=True, help="the CSV to write")
     args = parser.parse_args(argv)
-    import torchvision
-    from torchvision import models
+    try:
+        import torchvision
+        from torchvision import models
+    except ImportError:
+        raise SystemExit("torchvision_convs.py: needs PyTorch and torchvision (pip install torch torchvision)")
     from spec_from_model import torch_conv_padding, write_whole
 
     rows, keys, left_out = [], set(), []
