@@ -75,46 +75,52 @@ def read_rows(csv_path, columns):
     rows = []
     dtypes, layouts = storage_words.words()
     maths = storage_words.math_words()
-    with open(csv_path, newline="") as f:
-        reader = csv.reader(f)
-        header = None
-        for line_number, fields in enumerate(reader, start=1):
-            fields = [x.strip() for x in fields]
-            if not any(fields) or fields[0].startswith("#"):
-                continue
-            where = f"{csv_path}:{line_number}"
-            if header is None:
-                missing = [c for c in columns if c not in fields]
-                if missing:
-                    fail(where, f"header lacks column(s) {', '.join(missing)}")
-                header = fields
-                continue
-            if len(fields) != len(header):
-                fail(where, f"expected {len(header)} fields, found {len(fields)}")
-            row = dict(zip(header, fields))
-            for name in (c for c in columns if c not in TEXT_COLUMNS):
-                try:
-                    row[name] = int(row[name])
-                except ValueError:
-                    fail(where, f"{name} must be an integer, not '{row[name]}'")
-                if row[name] <= 0:
-                    fail(where, f"{name} must be positive, not {row[name]}")
-            if row["pad"] not in PADDINGS:
-                fail(where, f"pad must be one of {', '.join(PADDINGS)}, not '{row['pad']}'")
-            row.setdefault("dtype", storage_words.DEFAULT_DTYPE)
-            row.setdefault("layout", storage_words.DEFAULT_LAYOUT)
-            if row["dtype"] not in dtypes:
-                fail(where, f"dtype must be one of {', '.join(dtypes)}, not '{row['dtype']}'")
-            if row["layout"] not in layouts:
-                fail(where, f"layout must be one of {', '.join(layouts)}, not '{row['layout']}'")
-            row["math"] = row.get("math") or storage_words.DEFAULT_MATH
-            if row["math"] not in maths:
-                fail(where, f"math must be one of {', '.join(maths)}, not '{row['math']}'")
-            row["split"] = epilogue_words.split(row["epilogue"])
-            if row["split"] is None:
-                fail(where, f"unknown epilogue '{row['epilogue']}' (an epilogue, an activation, or both "
-                            f"joined by '_', as in runtime/include/convgen/epilogue.h)")
-            rows.append((line_number, row))
+    try:
+        with open(csv_path, newline="", encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        fail(str(csv_path), f"cannot read it: {e.strerror}")
+    except UnicodeDecodeError as e:
+        fail(str(csv_path), f"not UTF-8 text ({e.reason} at byte {e.start})")
+    reader = csv.reader(lines)
+    header = None
+    for line_number, fields in enumerate(reader, start=1):
+        fields = [x.strip() for x in fields]
+        if not any(fields) or fields[0].startswith("#"):
+            continue
+        where = f"{csv_path}:{line_number}"
+        if header is None:
+            missing = [c for c in columns if c not in fields]
+            if missing:
+                fail(where, f"header lacks column(s) {', '.join(missing)}")
+            header = fields
+            continue
+        if len(fields) != len(header):
+            fail(where, f"expected {len(header)} fields, found {len(fields)}")
+        row = dict(zip(header, fields))
+        for name in (c for c in columns if c not in TEXT_COLUMNS):
+            try:
+                row[name] = int(row[name])
+            except ValueError:
+                fail(where, f"{name} must be an integer, not '{row[name]}'")
+            if row[name] <= 0:
+                fail(where, f"{name} must be positive, not {row[name]}")
+        if row["pad"] not in PADDINGS:
+            fail(where, f"pad must be one of {', '.join(PADDINGS)}, not '{row['pad']}'")
+        row.setdefault("dtype", storage_words.DEFAULT_DTYPE)
+        row.setdefault("layout", storage_words.DEFAULT_LAYOUT)
+        if row["dtype"] not in dtypes:
+            fail(where, f"dtype must be one of {', '.join(dtypes)}, not '{row['dtype']}'")
+        if row["layout"] not in layouts:
+            fail(where, f"layout must be one of {', '.join(layouts)}, not '{row['layout']}'")
+        row["math"] = row.get("math") or storage_words.DEFAULT_MATH
+        if row["math"] not in maths:
+            fail(where, f"math must be one of {', '.join(maths)}, not '{row['math']}'")
+        row["split"] = epilogue_words.split(row["epilogue"])
+        if row["split"] is None:
+            fail(where, f"unknown epilogue '{row['epilogue']}' (an epilogue, an activation, or both "
+                        f"joined by '_', as in runtime/include/convgen/epilogue.h)")
+        rows.append((line_number, row))
     if header is None:
         fail(csv_path, "no header line")
     return rows
@@ -169,27 +175,36 @@ def render_spec(operator, csv_name, workloads):
     return "\n".join(lines) + "\n"
 
 
-def write_spec(operator, csv_path, out_path):
+def spec_text(operator, csv_path):
     workloads = build_workloads(operator, read_rows(csv_path, operator["columns"]))
-    text = render_spec(operator, "bench/" + csv_path.name, workloads)
+    return render_spec(operator, "bench/" + csv_path.name, workloads), len(workloads)
+
+
+def write_spec(out_path, text, count):
     # Write only when the text changed, so the build does not regenerate kernels needlessly.
-    if not out_path.exists() or out_path.read_text() != text:
-        out_path.write_text(text)
-    print(f"{out_path}: {len(workloads)} workloads", file=sys.stderr)
+    try:
+        if not out_path.exists() or out_path.read_text() != text:
+            out_path.write_text(text)
+    except OSError as e:
+        fail(str(out_path), f"cannot write it: {e.strerror}")
+    print(f"{out_path}: {count} workloads", file=sys.stderr)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--csv", type=Path, default=HERE / "depthwise.csv")
-    parser.add_argument("--out", type=Path, default=HERE / "depthwise_bench.yaml")
-    parser.add_argument("--dense-csv", type=Path, default=HERE / "dense.csv")
-    parser.add_argument("--dense-out", type=Path, default=HERE / "dense_bench.yaml")
+    parser.add_argument("--csv", type=Path, default=HERE / "depthwise.csv", help="the depthwise workloads' CSV")
+    parser.add_argument("--out", type=Path, default=HERE / "depthwise_bench.yaml", help="the depthwise spec to write")
+    parser.add_argument("--dense-csv", type=Path, default=HERE / "dense.csv", help="the dense workloads' CSV")
+    parser.add_argument("--dense-out", type=Path, default=HERE / "dense_bench.yaml", help="the dense spec to write")
     parser.add_argument("--no-dense", action="store_true", help="write the depthwise spec only")
     args = parser.parse_args()
 
-    write_spec(DEPTHWISE, args.csv, args.out)
+    # Both specs made before either is written: a bad CSV leaves both files as they were.
+    specs = [(args.out, *spec_text(DEPTHWISE, args.csv))]
     if not args.no_dense:
-        write_spec(DENSE, args.dense_csv, args.dense_out)
+        specs.append((args.dense_out, *spec_text(DENSE, args.dense_csv)))
+    for out_path, text, count in specs:
+        write_spec(out_path, text, count)
 
 
 if __name__ == "__main__":
