@@ -164,6 +164,36 @@ function(_convgen_check_archs context archs)
     string(REGEX REPLACE "^convgen: error: " "" errors "${errors}")
     message(FATAL_ERROR "${context}: ${errors}`convgen archs` lists the GPUs convgen builds for.")
   endif()
+  # An arch convgen's table lacks (newer than it) is checked against what
+  # this nvcc compiles (--list-gpu-arch), so that the build does not fail on it.
+  if(rc EQUAL 0 AND errors MATCHES "not in convgen's table" AND CMAKE_CUDA_COMPILER)
+    get_property(compiled GLOBAL PROPERTY _CONVGEN_NVCC_ARCHS)
+    if(NOT compiled)
+      execute_process(COMMAND "${CMAKE_CUDA_COMPILER}" --list-gpu-arch
+                      RESULT_VARIABLE list_rc OUTPUT_VARIABLE compiled ERROR_QUIET)
+      if(NOT list_rc EQUAL 0)
+        set(compiled "?")  # an nvcc without the option: the build says
+      endif()
+      set_property(GLOBAL PROPERTY _CONVGEN_NVCC_ARCHS "${compiled}")
+    endif()
+    string(REPLACE "," ";" entries "${archs}")
+    foreach(entry IN LISTS entries)
+      if(compiled STREQUAL "?" OR NOT entry MATCHES "^([0-9]+)[af]?(-real|-virtual)?$")
+        continue()  # all, all-major, native: CMake's to resolve
+      endif()
+      set(sm "${CMAKE_MATCH_1}")
+      if(NOT compiled MATCHES "compute_${sm}([^0-9]|$)")
+        string(REGEX REPLACE "[\n ]+" " " listed "${compiled}")
+        string(STRIP "${listed}" listed)
+        if(ARGC GREATER 2)
+          set(${ARGV2} FALSE PARENT_SCOPE)
+        else()
+          message(FATAL_ERROR "${context}: ${CMAKE_CUDA_COMPILER} (CUDA ${CMAKE_CUDA_COMPILER_VERSION}) does not "
+                              "compile for sm_${sm}; it compiles ${listed}")
+        endif()
+      endif()
+    endforeach()
+  endif()
 endfunction()
 
 # The architecture list `archs` with sm_90's real image made sm_90a: 90

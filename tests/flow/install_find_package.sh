@@ -137,6 +137,7 @@ expect_configure_error() {  # expect_configure_error LANGUAGES ARCHS TEXT
 }
 expect_configure_error "CXX" "90" "enable the CUDA language first"
 expect_configure_error "CXX CUDA" '"75,90"' "is a CMake list, as CUDA_ARCHITECTURES is"
-echo "a project without CUDA, and ARCHS with commas: named at configure time"
+expect_configure_error "CXX CUDA" 99 "does not compile for sm_99"
+echo "a project without CUDA, ARCHS with commas, an arch nvcc does not compile: named at configure time"
 echo
 echo "PASS: cmake_install_find_package in $((SECONDS - t_start))s"
