@@ -284,11 +284,6 @@ function(convgen_add_library target)
   # one value with its semicolons escaped: split it, as a list is meant.
   string(REPLACE "\\;" ";" ARG_SPECS "${ARG_SPECS}")
   string(REPLACE "\\;" ";" ARG_ARCHS "${ARG_ARCHS}")
-  get_property(languages GLOBAL PROPERTY ENABLED_LANGUAGES)
-  if(NOT "CUDA" IN_LIST languages)
-    message(FATAL_ERROR "convgen_add_library(${target}): the generated kernels are CUDA sources; enable the CUDA "
-                        "language first (project(... LANGUAGES CXX CUDA) or enable_language(CUDA))")
-  endif()
   if("${ARG_ARCHS}" MATCHES ",")
     message(FATAL_ERROR "convgen_add_library(${target}): ARCHS \"${ARG_ARCHS}\" is a CMake list, as "
                         "CUDA_ARCHITECTURES is: ARCHS 75 90, or ARCHS \"75;90\", not commas")
@@ -353,6 +348,12 @@ function(convgen_add_library target)
     if(ARG_ALLOW_UNVERIFIED_TUNING)
       list(APPEND gen_args --allow-unverified-tuning)
     endif()
+  endif()
+  get_property(languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+  list(FIND languages CUDA cuda_at)
+  if(cuda_at EQUAL -1)
+    message(FATAL_ERROR "convgen_add_library(${target}): the generated kernels are CUDA sources; enable the CUDA "
+                        "language first (project(... LANGUAGES CXX CUDA) or enable_language(CUDA))")
   endif()
   _convgen_resolve_archs(${target} "${ARG_ARCHS}" archs)
   # Commas: a CMake list would split the option's value into arguments.

@@ -228,15 +228,12 @@ KernelPlan plan_kernel(const Workload& wl, const PlanOptions& options) {
 
 namespace {
 
-// The plan of a tuning entry's schedule. A measured entry that no longer
-// holds for this build is dropped (nothing returned, a note) and the kernel
-// keeps the default rule's schedule:
-//   - the default rule now gives another schedule than the one the entry was
-//     timed against, so its speed-up over the default is unknown;
-//   - its schedule does not fit this build (a GPU list with a tighter GPU
-//     than the one it was tuned for, or limits that changed).
-// An unverified entry (edited, used on the user's word) that does not fit is
-// an error at the entry.
+// The plan of a tuning entry's schedule. A measured entry whose schedule
+// does not fit this build (a GPU list with a tighter GPU than the one it was
+// tuned for, or limits that changed) is dropped (nothing returned, a note)
+// and the kernel keeps the default rule's schedule. An unverified entry
+// (edited, used on the user's word) that does not fit is an error at the
+// entry.
 std::optional<KernelPlan> plan_looked_up(const Workload& wl, const PlanOptions& options,
                                          const LookedUpSchedule& looked_up, std::vector<Diagnostic>& notes) {
   const std::string kernel = kernel_name(wl);
@@ -252,17 +249,8 @@ std::optional<KernelPlan> plan_looked_up(const Workload& wl, const PlanOptions& 
     // The schedule's own error points into where it came from.
     if (!measured) throw InputError({{looked_up.where, why}});
     notes.push_back({looked_up.where, "ignored: " + why + " (tuned for other GPUs, or by an older generator: "
-                                      "tune it again for this build's GPUs)"});
+                                      "`convgen tune --archs` with this build's GPUs tunes it again)"});
     return std::nullopt;
-  }
-  if (measured && !looked_up.default_schedule.empty()) {
-    const std::string by_rule = plan_kernel(wl, options).schedule.summary();
-    if (by_rule != looked_up.default_schedule) {
-      notes.push_back({looked_up.where, "ignored: the entry for " + kernel + " was timed against the default rule's "
-                                        "schedule '" + looked_up.default_schedule + "', and the default rule now "
-                                        "gives '" + by_rule + "' (stale: tune it again)"});
-      return std::nullopt;
-    }
   }
   return plan;
 }

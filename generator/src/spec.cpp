@@ -328,6 +328,13 @@ class SpecReader {
     } else if (!inherits_invalid_default) {
       r_.error(item, "missing key 'padding' in a workload; allowed: same, valid, p, [ph, pw] or [top, bottom, left, right]");
     }
+    // A math set in `defaults` is a permission, as PyTorch's allow_tf32 is
+    // for a whole model: it applies where it can. A half-precision workload,
+    // or one of an operator with no tensor-core kernels (depthwise), keeps
+    // fp32, exact, which every math allows. Set on the workload itself it
+    // must fit. (Before the schedule, whose knobs are read with the range of an
+    // algorithm that serves the workload, its math included.)
+    if (wl.math != Math::kFloat32 && !item["math"] && !math_applies(op, wl)) wl.math = Math::kFloat32;
     if (YAML::Node schedule = get("schedule")) {
       const size_t before = r_.error_count();
       read_schedule(r_, schedule, op, wl.schedule, &wl);
@@ -345,12 +352,6 @@ class SpecReader {
     if (r_.error_count() != errors_before || inherits_invalid_default) return std::nullopt;
 
     check_output_size(item, wl);
-    // A math set in `defaults` is a permission, as PyTorch's allow_tf32 is
-    // for a whole model: it applies where it can. A half-precision workload,
-    // or one of an operator with no tensor-core kernels (depthwise), keeps
-    // fp32, exact, which every math allows. Set on the workload itself it
-    // must fit.
-    if (wl.math != Math::kFloat32 && !item["math"] && !math_applies(op, wl)) wl.math = Math::kFloat32;
     if (wl.math != Math::kFloat32 && wl.dtype != DataType::kFloat32) {
       r_.error(wl.math_where, "math " + std::string(to_string(wl.math)) + " rounds float32 operands for tensor "
                "cores; this workload is " + to_string(wl.dtype) + ", whose products are exact in fp32: leave math "

@@ -553,14 +553,20 @@ std::string tuning_fingerprint(const std::string& template_text) {
   };
   mix(kConvgenVersion);
   // The code, not the comments: a template's text without its comment lines
-  // (`//` first on the line), blank lines and trailing blanks, so that an
-  // edit of its prose, or of a partial's, leaves the entries it timed valid.
+  // (`//` first on the line, no section tag in it), blank lines and trailing
+  // blanks, so that an edit of its prose, or of a partial's, leaves the
+  // entries it timed valid.
   std::istringstream lines(template_text);
   std::string code, line;
   while (std::getline(lines, line)) {
     line.erase(line.find_last_not_of(" \t\r") + 1);
     const size_t first = line.find_first_not_of(" \t");
-    if (first == std::string::npos || line.compare(first, 2, "//") == 0) continue;
+    if (first == std::string::npos) continue;
+    // A comment line that opens or closes a section decides which code is
+    // rendered: it stays.
+    const bool section = line.find("{{#") != std::string::npos || line.find("{{^") != std::string::npos ||
+                         line.find("{{/") != std::string::npos;
+    if (line.compare(first, 2, "//") == 0 && !section) continue;
     code += line + "\n";
   }
   mix(code);
@@ -649,7 +655,6 @@ std::optional<LookedUpSchedule> TuningSelection::find(const Workload& wl, const 
   s.origin = ScheduleOrigin::kTuned;
   s.tuned_us = entry->time_us;
   s.default_us = entry->default_us;
-  s.default_schedule = entry->default_schedule;
   return s;
 }
 

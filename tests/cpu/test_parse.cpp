@@ -571,8 +571,11 @@ TEST(Parse, MathFromDefaultsAppliesWhereItCan) {
       "  - {op: conv2d, c: 8, c_out: 4}\n"
       "  - {op: conv2d, c: 8, c_out: 8, dtype: float16, layout: NHWC}\n"
       "  - {op: depthwise_conv2d, c: 8}\n"
-      "  - {op: depthwise_conv2d, c: 8, dtype: bfloat16}\n");
-  ASSERT_EQ(spec.workloads.size(), 4u);
+      "  - {op: depthwise_conv2d, c: 8, dtype: bfloat16}\n"
+      // Its knobs read with the range of channels, the NHWC algorithm (rows takes 1..16).
+      "  - {op: depthwise_conv2d, c: 8, h: 64, layout: NHWC, schedule: {rows_per_thread: 20}}\n");
+  ASSERT_EQ(spec.workloads.size(), 5u);
+  EXPECT_EQ(spec.workloads[4].schedule.values.at("rows_per_thread"), 20);
   EXPECT_EQ(spec.workloads[0].math, Math::kTF32);
   EXPECT_EQ(spec.workloads[1].math, Math::kFloat32);
   EXPECT_EQ(spec.workloads[2].math, Math::kFloat32);

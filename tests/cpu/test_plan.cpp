@@ -2381,6 +2381,11 @@ TEST(PlanPointwise, DefaultRuleAndLimitsWorkedByHand) {
   EXPECT_EQ(p.number("block_pixels"), 16 * 8 * 3);
   EXPECT_EQ(p.block_threads, 256);
   EXPECT_TRUE(p.flag("one_block_an_sm"));  // its launch bounds say so to ptxas
+  // 8 warps set by hand on a grid of many blocks an SM: ptxas's default bounds.
+  EXPECT_FALSE(plan_kernel(workload("{op: conv2d, n: 64, c: 144, c_out: 32, h: 56, w: 56, filter: 1, padding: valid, "
+                                    "dtype: float16, layout: NHWC, schedule: {warps_per_block: 8, tiles_per_warp: 1}}"),
+                           h100)
+                   .flag("one_block_an_sm"));
   p = plan_kernel(workload("{op: conv2d, n: 1, c: 144, c_out: 32, h: 28, w: 28, filter: 1, padding: valid, "
                            "dtype: float16, layout: NHWC}"),
                   h100);

@@ -399,6 +399,9 @@ TEST(TuningFingerprint, FollowsTheTemplateCode) {
   EXPECT_NE(tuning_fingerprint("int a = {{y}};\n  b(a);  // why\n"), a);
   EXPECT_NE(tuning_fingerprint("int a = {{x}};\n  b(a);  // why not\n"), a);  // a comment after code is code
   EXPECT_NE(tuning_fingerprint("int a = {{x}};\nb(a);  // why\n"), a);      // indentation too
+  // A comment line with a section tag decides what is rendered: it counts.
+  const std::string sectioned = "// {{#fast}}the fast path\nint a = {{x}};\n// {{/fast}}\n";
+  EXPECT_NE(tuning_fingerprint(sectioned), tuning_fingerprint("// {{^fast}}the fast path\nint a = {{x}};\n// {{/fast}}\n"));
   EXPECT_NE(tuning_fingerprint(""), tuning_fingerprint(std::string(1, '\0')));
   // Every shipped template has its own.
   std::set<std::string> seen;
@@ -651,29 +654,6 @@ TEST(TuningApply, AnEntryThatDoesNotFitIsANoteAtTheEntry) {
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].where.str(), "tuning.yaml:4:5");
   EXPECT_NE(errors[0].message.find("does not fit"), std::string::npos) << errors[0].message;
-}
-
-// An entry timed against a default schedule the default rule no longer
-// gives is stale: its speed-up over today's default is unknown. A note, and
-// the default rule's schedule.
-TEST(TuningApply, AnEntryTimedAgainstAnotherDefaultIsStale) {
-  const std::string db = current_db();
-  ASSERT_EQ(kernel_named(plan_with(db).lib, kTunedKernel).origin, ScheduleOrigin::kTuned);
-  const Workload wl = parse(kSpec, "spec.yaml").workloads.front();
-  ASSERT_EQ(kernel_name(wl), kTunedKernel);
-  const std::string rule = default_schedule(wl).summary();
-  ASSERT_NE(rule, "rows: rows_per_thread 16, vector_width 1, threads_per_block 32");
-  EntryText other{kTunedKernel, kTunedSchedule, kGpu, current_fingerprint(rows_template())};
-  other.default_schedule = "rows: rows_per_thread 16, vector_width 1, threads_per_block 32";
-  const Tuned t = plan_with(db_text({other}));
-  EXPECT_EQ(kernel_named(t.lib, kTunedKernel).origin, ScheduleOrigin::kDefault);
-  bool noted = false;
-  for (const Diagnostic& d : t.lib.tuning_notes) {
-    noted |= d.message.find("was timed against the default rule's schedule 'rows: rows_per_thread 16") !=
-                 std::string::npos &&
-             d.message.find("the default rule now gives '" + rule + "'") != std::string::npos;
-  }
-  EXPECT_TRUE(noted);
 }
 
 // The entry's `op` must be its kernel's: a depthwise kernel's entry naming a

@@ -204,6 +204,13 @@ Pointwise default_pointwise(const Workload& wl, const PlanOptions& options, int 
   return s;
 }
 
+// Whether the grid at `batch` is at most one block for each SM of the
+// library's newest GPU.
+bool one_wave_of_blocks(const Workload& wl, const PlanOptions& options, int batch, const PointwiseShape& g) {
+  const long long blocks = ceil_div(1LL * batch * wl.out_h() * wl.out_w(), 1LL * g.block_pixels) * g.channel_tiles;
+  return blocks <= std::max(1, options.target.newest.sm_count);
+}
+
 void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   const ScheduleRequest& req = wl.schedule;
   if (!is_pointwise(wl)) {
@@ -265,11 +272,12 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
       {"tiles_ahead", n(s.stages - 1)},
       {"pixels", n(1LL * wl.out_h() * wl.out_w())},
       {"tensor_cores", true},  // mma.sync (the compute floor's rate)
-      // Blocks of 8 warps and more are told to ptxas as one an SM (the
-      // narrow layers' blocks are planned so): left to its default it held
-      // MobileNetV2's 144 -> 32 in 8 warps to 80 registers and spilled 8
-      // bytes (sm_90); told, 122 and none.
-      {"one_block_an_sm", s.warps >= kNarrowBlockWarps},
+      // Blocks of 8 warps and more in a grid of at most one block an SM (as
+      // the rule plans the narrow layers') are told to ptxas as one an SM:
+      // left to its default it held MobileNetV2's 144 -> 32 in 8 warps to 80
+      // registers and spilled 8 bytes (sm_90); told, 122 and none. A larger
+      // grid keeps ptxas's default, which leaves room for more blocks.
+      {"one_block_an_sm", s.warps >= kNarrowBlockWarps && one_wave_of_blocks(wl, options, p.cost_batch, g)},
   };
   add_mma_fragment_values(wl, p.values);
 }

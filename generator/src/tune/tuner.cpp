@@ -75,10 +75,27 @@ TuningDb continued_database(const std::string& path, std::vector<std::string>& d
   return db;
 }
 
+// Whether an entry's schedule plans for the kernel's workload on this run's
+// GPU list: one tuned for a looser list (or by a generator with other
+// limits) is tuned again, as a build for this list would not apply it.
+bool fits(const TuningEntry& e, const KernelPlan& p, const LibraryPlan& lib) {
+  Workload tuned = p.workload;
+  tuned.schedule = e.schedule;
+  PlanOptions options;
+  options.target = lib.target;
+  try {
+    plan_kernel(tuned, options);
+    return true;
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
 // The kernels a run tunes on `gpu`, in the library's order: those the
 // options select, less those the database holds for that GPU with the
-// current fingerprint (unless --retune) and those `cannot_tune` gives a
-// reason for; `kept` says why each other is not.
+// current fingerprint and a schedule that fits this run's GPU list (unless
+// --retune) and those `cannot_tune` gives a reason for; `kept` says why
+// each other is not.
 std::vector<const KernelPlan*> kernels_to_tune(const LibraryPlan& lib, const TuningDb& db, const std::string& gpu,
                                                const TuneOptions& options,
                                                const std::map<std::string, std::string>& fingerprints,
@@ -100,7 +117,7 @@ std::vector<const KernelPlan*> kernels_to_tune(const LibraryPlan& lib, const Tun
       continue;
     }
     const TuningEntry* e = db.find(p.name, gpu);
-    if (e != nullptr && !options.retune && stale_entry_note(*e, fingerprints).empty()) {
+    if (e != nullptr && !options.retune && stale_entry_note(*e, fingerprints).empty() && fits(*e, p, lib)) {
       kept.push_back(p.name + ": in the database (--retune tunes it again)");
       continue;
     }

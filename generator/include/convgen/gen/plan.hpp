@@ -121,9 +121,6 @@ struct LookedUpSchedule {
   // (kUnverified: the GPU only).
   std::string tuned_gpu;
   double tuned_us = 0, default_us = 0;
-  // The default rule's schedule the entry was timed against, in words
-  // (Schedule::summary); empty where the entry does not say.
-  std::string default_schedule;
 };
 
 // Where plan_library finds schedules the spec does not set, by kernel (as
