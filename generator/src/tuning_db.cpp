@@ -603,6 +603,7 @@ std::string TuningSelection::applied_gpu() const {
 // Which GPU's entries apply is the command's choice: a choice the database
 // cannot serve is a usage error, at the database's first line.
 void TuningSelection::check(std::vector<Diagnostic>& /*errors*/, std::vector<Diagnostic>& notes) const {
+  stale_ = 0;  // a planning starts
   if (db == nullptr) return;
   const std::vector<std::string> gpus = db->gpus();
   std::string names;
@@ -636,7 +637,8 @@ std::optional<LookedUpSchedule> TuningSelection::find(const Workload& wl, const 
                                         "', but that kernel is a " + wl.op->name + " (" + wl.where.str() + ")"}});
   }
   if (std::string note = stale_entry_note(*entry, fingerprints); !note.empty()) {
-    notes.push_back({entry->where, std::move(note)});
+    if (stale_ < kStaleListed) notes.push_back({entry->where, std::move(note)});
+    ++stale_;
     return std::nullopt;
   }
   LookedUpSchedule s;
@@ -660,6 +662,12 @@ std::optional<LookedUpSchedule> TuningSelection::find(const Workload& wl, const 
 
 void TuningSelection::report_unmatched(const std::set<std::string>& kernels, std::vector<Diagnostic>& notes) const {
   if (db == nullptr) return;
+  if (stale_ > kStaleListed) {
+    notes.push_back({SourceLocation{db->file, 1, 1},
+                     std::to_string(stale_ - kStaleListed) + " more of the tuning database's entries are stale as "
+                     "the " + std::to_string(kStaleListed) + " above are, and ignored (" + std::to_string(stale_) +
+                     " in all): tune them again (convgen tune; docs/tuning.md)"});
+  }
   std::vector<const TuningEntry*> unmatched;
   for (const TuningEntry& e : db->entries) {
     if (kernels.count(e.kernel) == 0) unmatched.push_back(&e);

@@ -775,6 +775,32 @@ TEST_F(TuningCli, ShowAndGeneratePrintTheTunedHeader) {
   EXPECT_EQ(read_file(tmp_ / "out" / (std::string(kTunedKernel) + ".cu")), show.out);
 }
 
+// Past a few stale entries, the rest are counted in one note: a database
+// tuned before the templates changed does not bury a build's output.
+TEST(TuningApply, ManyStaleEntriesAreCountedInOneNote) {
+  std::string spec = "library: t\nworkloads:\n";
+  std::vector<EntryText> entries;
+  for (int c = 8; c <= 64; c += 8) {
+    spec += "  - {n: 1, c: " + std::to_string(c) + ", h: 16, w: 16, filter: 3, padding: same}\n";
+    entries.push_back({"dw_f32_nchw_n1_c" + std::to_string(c) + "_h16_w16_k3x3_s1_p1_m1", kTunedSchedule, kGpu,
+                       "0123456789abcdef"});
+  }
+  const Tuned t = plan_with(db_text(entries), "", spec);
+  ASSERT_EQ(t.lib.tuning_notes.size(), 6u);
+  for (size_t i = 0; i < 5; ++i) EXPECT_NE(t.lib.tuning_notes[i].message.find("(stale: tune it again)"), std::string::npos);
+  EXPECT_EQ(t.lib.tuning_notes[5].where.str(), "tuning.yaml:1:1");
+  EXPECT_NE(t.lib.tuning_notes[5].message.find("3 more of the tuning database's entries are stale"), std::string::npos)
+      << t.lib.tuning_notes[5].message;
+  EXPECT_NE(t.lib.tuning_notes[5].message.find("(8 in all)"), std::string::npos) << t.lib.tuning_notes[5].message;
+  // A second planning with the same selection counts afresh.
+  Tuned again;
+  again.db = t.db;
+  again.selection = t.selection;
+  again.selection.db = &again.db;
+  again.lib = plan_library({parse(spec, "spec.yaml")}, "", {}, OnInvalidWorkload::kFail, &again.selection);
+  EXPECT_EQ(again.lib.tuning_notes.size(), 6u);
+}
+
 TEST_F(TuningCli, AStaleEntryIsANoteOnStderrAndTheRunSucceeds) {
   write_file(tmp_ / "stale.yaml", db_text({{kTunedKernel, kTunedSchedule, kGpu, "0123456789abcdef"}}));
   const CommandResult r = convgen("list spec.yaml --tuning stale.yaml --format csv");

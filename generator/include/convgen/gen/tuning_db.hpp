@@ -182,6 +182,11 @@ struct TuningSelection : ScheduleLookup {
  private:
   // The GPU whose entries apply: the one named, else the database's only one.
   std::string applied_gpu() const;
+  // Stale entries of one planning: the first few are noted one by one, the
+  // rest counted into one note (report_unmatched), so that a database
+  // tuned before the templates changed does not bury the build's output.
+  static constexpr int kStaleListed = 5;
+  mutable int stale_ = 0;
 };
 
 }  // namespace convgen::gen
