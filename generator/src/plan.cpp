@@ -225,7 +225,6 @@ KernelPlan plan_kernel(const Workload& wl, const PlanOptions& options) {
   return p;
 }
 
-
 namespace {
 
 // The plan of a tuning entry's schedule. A measured entry whose schedule
