@@ -101,7 +101,24 @@ YAML::Node load(const std::string& text, const std::string& path, const std::str
     throw error_at(path, e.mark, "YAML nested more than " + std::to_string(e.depth()) + " levels deep here; a " +
                                      what + " nests a few levels (workloads, a workload, its schedule, a list)");
   } catch (const YAML::Exception& e) {
-    throw error_at(path, e.mark, "YAML syntax: " + e.msg);
+    // YAML indents with spaces only; yaml-cpp's message for a tab there
+    // ("illegal block entry", ...) does not say so.
+    std::string hint;
+    if (e.mark.line >= 0) {
+      size_t at = 0;
+      for (int line = 0; line < e.mark.line && at != std::string::npos; ++line) {
+        at = text.find('\n', at);
+        if (at != std::string::npos) ++at;
+      }
+      if (at != std::string::npos) {
+        const std::string line = text.substr(at, text.find('\n', at) - at);
+        const size_t indent_end = line.find_first_not_of(" \t");
+        if (line.substr(0, indent_end).find('\t') != std::string::npos) {
+          hint = " (this line is indented with a tab; YAML indents with spaces only)";
+        }
+      }
+    }
+    throw error_at(path, e.mark, "YAML syntax: " + e.msg + hint);
   }
 }
 
