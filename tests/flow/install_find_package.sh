@@ -74,6 +74,9 @@ logged "$scratch/run.log" "$build/consumer"
 sed 's/^/  | /' "$scratch/run.log"
 grep -q "kernel: .*(specialized)" "$scratch/run.log" || fail "the consumer found no specialized kernel"
 grep -q "kernel: .*(generic)" "$scratch/run.log" || fail "the off-spec problem did not go to the generic kernel"
+ctest_bin="$(dirname "$cmake")/ctest"
+logged "$scratch/ctest.log" "$ctest_bin" --test-dir "$build" --output-on-failure
+grep -q "100% tests passed" "$scratch/ctest.log" || fail "ctest in the consumer's build did not pass: $(cat "$scratch/ctest.log")"
 
 # ---- 4. a project that lists its inputs in variables, asks for C++14, and
 # installs its generated library for another project to link
