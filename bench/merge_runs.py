@@ -26,9 +26,11 @@ import csv
 import json
 import os
 import sys
-import tempfile
 
 from results import dense_document, depthwise_rows, load
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from spec_from_model import write_whole  # noqa: E402  the whole file or nothing, with the umask's mode
 
 # Per-run references listed under "runs": the depthwise document's and the dense one's.
 RUN_KEYS = ["date", "copy_ceiling_tbps"]
@@ -147,24 +149,6 @@ def merge(documents, names, depthwise_csv=None, dense_csv=None):
     return merged
 
 
-def write_atomically(path, document):
-    """The whole file or nothing: a temporary file beside it, renamed over it."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".merge_runs-", dir=folder)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(document, f, indent=2)
-            f.write("\n")
-        # mkstemp makes the file private; the document gets the mode any new file would.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 epilog="Example: merge_runs.py --out merged.json --depthwise-csv bench/depthwise.csv "
@@ -179,7 +163,7 @@ def main():
     if len(set(names)) != len(names):
         names = list(args.parts)
     merged = merge(documents, names, args.depthwise_csv, args.dense_csv)
-    write_atomically(args.out, merged)
+    write_whole(args.out, json.dumps(merged, indent=2) + "\n")
     dense_rows = len(merged.get("dense", {}).get("rows", []))
     print(f"merge_runs: {len(documents)} parts of commit {merged.get('commit')}: {len(merged['rows'])} depthwise "
           f"and {dense_rows} dense rows -> {args.out}")

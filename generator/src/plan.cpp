@@ -225,6 +225,18 @@ KernelPlan plan_kernel(const Workload& wl, const PlanOptions& options) {
   return p;
 }
 
+std::optional<KernelPlan> plan_with_schedule(const Workload& wl, const ScheduleRequest& schedule,
+                                             const PlanOptions& options, std::string* why) {
+  Workload scheduled = wl;
+  scheduled.schedule = schedule;
+  try {
+    return plan_kernel(scheduled, options);
+  } catch (const InputError& e) {
+    if (why != nullptr) *why = e.diagnostics().front().message;
+    return std::nullopt;
+  }
+}
+
 namespace {
 
 // The plan of a tuning entry's schedule. A measured entry whose schedule
@@ -235,23 +247,16 @@ namespace {
 // entry.
 std::optional<KernelPlan> plan_looked_up(const Workload& wl, const PlanOptions& options,
                                          const LookedUpSchedule& looked_up, std::vector<Diagnostic>& notes) {
-  const std::string kernel = kernel_name(wl);
-  const bool measured = looked_up.origin == ScheduleOrigin::kTuned;
-  Workload tuned = wl;
-  tuned.schedule = looked_up.schedule;
-  KernelPlan plan;
-  try {
-    plan = plan_kernel(tuned, options);
-  } catch (const InputError& e) {
-    const std::string why = "the tuned schedule of " + kernel + " does not fit the workload of " + wl.where.str() +
-                            " in this build: " + e.diagnostics().front().message;
-    // The schedule's own error points into where it came from.
-    if (!measured) throw InputError({{looked_up.where, why}});
-    notes.push_back({looked_up.where, "ignored: " + why + " (tuned for other GPUs, or by an older generator: "
-                                      "`convgen tune --archs` with this build's GPUs tunes it again)"});
-    return std::nullopt;
-  }
-  return plan;
+  std::string reason;
+  std::optional<KernelPlan> plan = plan_with_schedule(wl, looked_up.schedule, options, &reason);
+  if (plan) return plan;
+  const std::string why = "the tuned schedule of " + kernel_name(wl) + " does not fit the workload of " +
+                          wl.where.str() + " in this build: " + reason;
+  // The schedule's own error points into where it came from.
+  if (looked_up.origin != ScheduleOrigin::kTuned) throw InputError({{looked_up.where, why}});
+  notes.push_back({looked_up.where, "ignored: " + why + " (tuned for other GPUs, or by an older generator: "
+                                    "`convgen tune --archs` with this build's GPUs tunes it again)"});
+  return std::nullopt;
 }
 
 }  // namespace

@@ -79,16 +79,9 @@ TuningDb continued_database(const std::string& path, std::vector<std::string>& d
 // GPU list: one tuned for a looser list (or by a generator with other
 // limits) is tuned again, as a build for this list would not apply it.
 bool fits(const TuningEntry& e, const KernelPlan& p, const LibraryPlan& lib) {
-  Workload tuned = p.workload;
-  tuned.schedule = e.schedule;
   PlanOptions options;
   options.target = lib.target;
-  try {
-    plan_kernel(tuned, options);
-    return true;
-  } catch (const InputError&) {
-    return false;
-  }
+  return plan_with_schedule(p.workload, e.schedule, options).has_value();
 }
 
 // The kernels a run tunes on `gpu`, in the library's order: those the

@@ -102,6 +102,11 @@ Schedule default_schedule(const Workload& wl, const PlanOptions& options = {});
 // offending spec key.
 KernelPlan plan_kernel(const Workload& wl, const PlanOptions& options = {});
 
+// plan_kernel with `schedule` in place of the workload's (a tuning entry's):
+// nothing where that schedule does not fit, and `why` (when given) says so.
+std::optional<KernelPlan> plan_with_schedule(const Workload& wl, const ScheduleRequest& schedule,
+                                             const PlanOptions& options, std::string* why = nullptr);
+
 struct LibraryPlan {
   std::string name;  // C identifier: header <name>.h, namespace convgen::<name>
   std::vector<std::string> spec_files;
