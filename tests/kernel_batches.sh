@@ -8,7 +8,13 @@
 # the list), so that the constants of two kernels of one library do not
 # collide and the compiler's reports name the kernel in every function of
 # it. The headers the kernels include come first, at file scope, so that a
-# kernel's own #include lines add nothing inside its namespace.
+# kernel's own #include lines add nothing inside its namespace. A kernel's
+# text is copied in, not #included and without a #line naming its file:
+# nvcc's front end reports some warnings (a constant never referenced) only
+# in the file it compiles, as a user's build, a kernel a translation unit,
+# does. A batch's diagnostics therefore name the batch's lines; the scripts
+# compile a batch that has any again a kernel at a time, which names the
+# kernel's own.
 #
 #   write_kernel_batches DIR BATCHES KERNEL...
 # writes DIR/batch_<b>.cu for b < BATCHES (at most one a kernel), batch b
@@ -22,7 +28,9 @@ write_kernel_batches() {
     {
       grep -h '^#include <' "${kernels[@]}" | sort -u
       for ((i = b; i < ${#kernels[@]}; i += batches)); do
-        printf 'namespace kernel_%d_ {\n#include "%s"\n}  // namespace kernel_%d_\n' "$i" "$(realpath "${kernels[$i]}")" "$i"
+        printf 'namespace kernel_%d_ {  // %s\n' "$i" "$(realpath "${kernels[$i]}")"
+        cat "${kernels[$i]}"
+        printf '}  // namespace kernel_%d_\n' "$i"
       done
     } >"$dir/batch_$b.cu"
     echo "$dir/batch_$b.cu"

@@ -35,6 +35,10 @@ namespace {
 // Every tensor's element type (float32); sums are fp32 whatever it is.
 using Element = float;
 
+// The block's threads and the blocks an SM (its launch bounds, on every GPU of the library).
+constexpr int kThreads = 64;
+constexpr int kMinBlocksPerSM = 3;  // blocks per SM: the register cap stays above the estimated need
+
 // Problem constants.
 constexpr int kChannels = 144;  // input channels
 constexpr int kGemmK = kChannels;  // the GEMM's K: the input channels
@@ -53,7 +57,6 @@ constexpr int kVN = 2;  // 4-column groups per thread (kBN / kVN apart)
 
 // Derived by the plan.
 constexpr int kThreadsN = 16;
-constexpr int kThreads = 64;
 constexpr int kMBlocks = 2;
 constexpr int kKSteps = 9;
 constexpr int kXVec = 4;  // floats per copy of input (16 bytes when H x W % 4 == 0)
@@ -63,8 +66,6 @@ constexpr int kXPasses = 8;
 constexpr int kWLoads = 4;  // staged weights per thread
 constexpr int kAPitch = 20;  // floats between staged weight rows (4 of padding)
 constexpr int kXPitch = 128;  // floats between staged input rows
-constexpr int kMinBlocksPerSM = 3;  // blocks per SM: the register cap stays above the estimated need
-
 
 // The activation: none.
 __device__ __forceinline__ float activate(float x) { return convgen::activate(convgen::Activation::kNone, x); }
