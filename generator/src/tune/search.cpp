@@ -56,13 +56,19 @@ class SeededLocalSearch final : public Search {
 
   void update(const std::vector<Candidate>& measured) override {
     for (const Candidate& c : measured) {
-      if (c.state == State::kTimed && (best_us_ <= 0 || score(c) < best_us_)) best_us_ = score(c);
+      if (c.state == State::kTimed && searched(c) && (best_us_ <= 0 || score(c) < best_us_)) best_us_ = score(c);
       measured_.push_back(c);
     }
   }
 
  private:
   double score(const Candidate& c) const { return tune::score(c, options_.objective); }
+  // Whether the local search walks from `c`: with --algorithm, only that
+  // algorithm's schedules are searched; the default rule's schedule of
+  // another is timed, to compare against, and not walked from.
+  bool searched(const Candidate& c) const {
+    return options_.algorithm.empty() || c.plan.schedule.algorithm_name() == options_.algorithm;
+  }
 
   static std::string key(const KernelPlan& p) {
     std::string k = p.schedule.algorithm_name();
@@ -162,12 +168,12 @@ bool SeededLocalSearch::expand() {
   int best = -1;
   for (size_t i = 0; i < measured_.size(); ++i) {
     const Candidate& c = measured_[i];
-    if (c.state != State::kTimed) continue;
+    if (c.state != State::kTimed || !searched(c)) continue;
     if (std::find(expanded_.begin(), expanded_.end(), i) != expanded_.end()) continue;
     if (best < 0 || score(c) < score(measured_[static_cast<size_t>(best)])) best = static_cast<int>(i);
   }
   if (best < 0) return false;
-  // Expand only candidates within kEarlyStop of the best overall.
+  // Expand only candidates within kEarlyStop of the best searched one.
   if (score(measured_[static_cast<size_t>(best)]) > kEarlyStop * best_us_) return false;
   expanded_.push_back(static_cast<size_t>(best));
   for (KernelPlan& n : neighbour_schedules(measured_[static_cast<size_t>(best)].plan, options_.plan_options)) {
