@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cmath>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "convgen/gen/listing.hpp"
+#include "convgen/gen/operator.hpp"
 #include "convgen/gen/output.hpp"
 #include "convgen/gen/plan.hpp"
 #include "convgen/gen/render.hpp"
@@ -597,6 +599,17 @@ CLI::App* add_vouch(CLI::App& app, Options& o) {
   return cmd;
 }
 
+// Every algorithm's name, from the operators' lists (--algorithm's check).
+std::vector<std::string> algorithm_names() {
+  std::vector<std::string> names;
+  for (const Operator* op : operators()) {
+    for (const Algorithm* a : op->algorithms) {
+      if (std::find(names.begin(), names.end(), a->name) == names.end()) names.push_back(a->name);
+    }
+  }
+  return names;
+}
+
 CLI::App* add_tune(CLI::App& app, Options& o) {
   auto* cmd = app.add_subcommand(
       "tune", "Search each kernel's schedules on this machine's GPU and record the fastest in a tuning database");
@@ -621,7 +634,8 @@ CLI::App* add_tune(CLI::App& app, Options& o) {
       ->check(CLI::IsMember({"auto", "exhaustive"}))
       ->capture_default_str();
   cmd->add_option("--algorithm", o.tune.algorithm,
-                  "Search only this algorithm's schedules (the default rule's schedule is always timed)");
+                  "Search only this algorithm's schedules (the default rule's schedule is always timed)")
+      ->check(CLI::IsMember(algorithm_names()));
   cmd->add_option("--seed", o.tune.seed, "Seed of the search's random draws")->capture_default_str();
   cmd->add_option("--report", o.tune.report_json, "Write every candidate of every kernel to this JSON file");
   cmd->add_option("--cutlass-include", o.tune.cutlass_include,

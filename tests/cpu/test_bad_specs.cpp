@@ -397,6 +397,15 @@ TEST(Cli, RefusesWhatWouldGenerateNothingUseful) {
     EXPECT_EQ(r.exit_code, 2) << tbps;
     EXPECT_NE(r.err.find("must be a positive number of TB/s"), std::string::npos) << r.err;
   }
+  // A misspelt --algorithm for convgen tune is refused before any search
+  // (it searched nothing and timed the default alone), where the tool has
+  // the tuner.
+  if (run_command(quote(CONVGEN_CLI) + " tune --help", tmp.path()).exit_code == 0) {
+    const CommandResult algorithm = run_command(cli + " tune good.yaml --algorithm pointwis", tmp.path());
+    EXPECT_EQ(algorithm.exit_code, 2);
+    EXPECT_NE(algorithm.err.find("pointwis not in {"), std::string::npos) << algorithm.err;
+    EXPECT_NE(algorithm.err.find("pointwise"), std::string::npos) << algorithm.err;
+  }
   // Templates that are not there fail check as they would fail generate.
   const CommandResult templates = run_command(cli + " check good.yaml --templates no_such_folder", tmp.path());
   EXPECT_EQ(templates.exit_code, 1);

@@ -64,4 +64,20 @@ TEST(Search, AnAlgorithmOptionSearchesThatAlgorithmAlone) {
   EXPECT_NE(std::count(all.begin(), all.end(), "implicit_gemm"), 0);
 }
 
+// An algorithm none of whose schedules fit the kernel leaves the default
+// alone to time, and the search says so.
+TEST(Search, AnAlgorithmThatDoesNotServeTheKernelIsSaid) {
+  const Workload wl = workload(
+      "{op: conv2d, n: 8, c: 64, c_out: 64, h: 28, w: 28, filter: 3, padding: same, dtype: float16, layout: NHWC}");
+  SearchOptions options;
+  options.plan_options.target = parse_arch_list("90");
+  options.algorithm = "pointwise";  // 1x1 filters only
+  auto search = make_search(wl, options, 1);
+  EXPECT_NE(search->space().note.find("no schedule of --algorithm pointwise fits this kernel"), std::string::npos)
+      << search->space().note << " / " << search->space().detail;
+  const std::vector<Candidate> batch = search->next_batch(16);
+  ASSERT_EQ(batch.size(), 1u);
+  EXPECT_TRUE(batch.front().is_default);
+}
+
 }  // namespace

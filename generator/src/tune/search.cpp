@@ -121,6 +121,11 @@ std::deque<Candidate> SeededLocalSearch::initial_candidates(const Workload& wl, 
     }
     space_.detail += (space_.detail.empty() ? "" : "; ") + std::string(line);
   }
+  if (!options_.algorithm.empty() && algorithm_defaults.empty() && pruned.empty()) {
+    space_.note = "  no schedule of --algorithm " + options_.algorithm +
+                  " fits this kernel (the algorithm does not serve its workload, or cannot be built here): "
+                  "only the default is timed";
+  }
   space_.after = enumerated ? static_cast<long long>(pruned.size()) : -1;
   for (const KernelPlan& p : algorithm_defaults) {
     if (!seen(p)) out.push_back(as_candidate(p));
