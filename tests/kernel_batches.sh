@@ -12,9 +12,9 @@
 # text is copied in, not #included and without a #line naming its file:
 # nvcc's front end reports some warnings (a constant never referenced) only
 # in the file it compiles, as a user's build, a kernel a translation unit,
-# does. A batch's diagnostics therefore name the batch's lines; the scripts
-# compile a batch that has any again a kernel at a time, which names the
-# kernel's own.
+# does. A batch's diagnostics therefore name the batch's lines;
+# arch_matrix.sh compiles a batch that has any again a kernel at a time
+# (ptxas_no_local_memory.sh one that fails), which names the kernel's own.
 #
 #   write_kernel_batches DIR BATCHES KERNEL...
 # writes DIR/batch_<b>.cu for b < BATCHES (at most one a kernel), batch b
@@ -30,7 +30,7 @@ write_kernel_batches() {
       for ((i = b; i < ${#kernels[@]}; i += batches)); do
         printf 'namespace kernel_%d_ {  // %s\n' "$i" "$(realpath "${kernels[$i]}")"
         cat "${kernels[$i]}"
-        printf '}  // namespace kernel_%d_\n' "$i"
+        printf '\n}  // namespace kernel_%d_\n' "$i"  # (after a last line without its newline too)
       done
     } >"$dir/batch_$b.cu"
     echo "$dir/batch_$b.cu"

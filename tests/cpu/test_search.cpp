@@ -8,6 +8,7 @@
 
 #include "convgen/gen/arch.hpp"
 #include "convgen/gen/plan.hpp"
+#include "convgen/gen/tune_space.hpp"
 #include "test_util.h"
 #include "tune/search.hpp"
 
@@ -16,52 +17,65 @@ namespace {
 using namespace convgen::gen;
 using namespace convgen_test;
 using convgen::tune::Candidate;
+using convgen::tune::kEarlyStop;
 using convgen::tune::make_search;
+using convgen::tune::ranked;
 using convgen::tune::SearchOptions;
 using convgen::tune::State;
 
-// The algorithms of the candidates a search proposes in up to `batches`
-// batches of 16, each timed at `default_us` (the default rule's schedule)
-// or 2 µs and a little more (every other one).
-std::vector<std::string> searched_algorithms(const Workload& wl, const SearchOptions& options, double default_us,
-                                             int batches) {
-  std::vector<std::string> algorithms;
+// The candidates a search proposes in up to `batches` batches of 16, other
+// than the default rule's schedule. The test plays the tuner's runner: the
+// default takes `default_us`, every other candidate 2 µs and a little more;
+// a candidate over kEarlyStop times the bar (the best so far of those the
+// search ranks, tune::ranked) is stopped early, as the runner stops it.
+std::vector<KernelPlan> proposed(const Workload& wl, const SearchOptions& options, double default_us, int batches) {
+  std::vector<KernelPlan> plans;
   auto search = make_search(wl, options, 1);
+  double bar_us = 0;
   for (int b = 0; b < batches; ++b) {
     std::vector<Candidate> batch = search->next_batch(16);
     if (batch.empty()) break;
     for (Candidate& c : batch) {
-      c.state = State::kTimed;
-      c.hot_us = c.is_default ? default_us : 2.0 + 0.01 * static_cast<double>(algorithms.size() % 7);
+      c.hot_us = c.is_default ? default_us : 2.0 + 0.01 * static_cast<double>(plans.size() % 7);
       c.cold_us = c.hot_us;
-      if (!c.is_default) algorithms.push_back(c.plan.schedule.algorithm_name());
+      c.state = bar_us > 0 && c.hot_us > kEarlyStop * bar_us ? State::kStoppedEarly : State::kTimed;
+      if (c.state == State::kTimed && ranked(options, c) && (bar_us <= 0 || c.hot_us < bar_us)) bar_us = c.hot_us;
+      if (!c.is_default) plans.push_back(c.plan);
     }
     search->update(batch);
   }
-  return algorithms;
+  return plans;
 }
 
 // --algorithm NAME searches NAME's schedules alone. Where the default rule's
-// schedule is another algorithm's and the fastest, it is timed but not
-// walked from: the local search once queued its neighbours, so that
-// `--algorithm pointwise` on MobileNetV2's 96 -> 576 spent its budget on
-// implicit_gemm's tiles and stages.
+// schedule is another algorithm's and the fastest (here by 2x, past the
+// early stop), it is timed but not walked from, and NAME's candidates are
+// measured against each other: the local search once queued the default's
+// neighbours, so that `--algorithm pointwise` on MobileNetV2's 96 -> 576
+// spent its budget on implicit_gemm's tiles and stages.
 TEST(Search, AnAlgorithmOptionSearchesThatAlgorithmAlone) {
-  const Workload wl =
-      workload("{op: conv2d, n: 64, c: 96, c_out: 576, h: 14, w: 14, filter: 1, padding: valid, dtype: float16, layout: NHWC}");
+  const Workload wl = workload(
+      "{op: conv2d, n: 64, c: 96, c_out: 576, h: 14, w: 14, filter: 1, padding: valid, dtype: float16, layout: NHWC}");
   SearchOptions options;
   options.plan_options.target = parse_arch_list("90");
-  ASSERT_EQ(plan_kernel(wl, options.plan_options).schedule.algorithm_name(), "implicit_gemm") << "the premise";
+  const KernelPlan def = plan_kernel(wl, options.plan_options);
+  ASSERT_EQ(def.schedule.algorithm_name(), "implicit_gemm") << "the premise";
+  const auto holds = [](const std::vector<KernelPlan>& plans, const KernelPlan& p) {
+    return std::any_of(plans.begin(), plans.end(), [&](const KernelPlan& q) { return q.schedule == p.schedule; });
+  };
 
   options.algorithm = "pointwise";
-  const std::vector<std::string> pointwise = searched_algorithms(wl, options, 1.0, 12);
+  const std::vector<KernelPlan> pointwise = proposed(wl, options, 1.0, 12);
   EXPECT_GT(pointwise.size(), 24u) << "the local search ran past the seeds and samples";
-  for (const std::string& a : pointwise) EXPECT_EQ(a, "pointwise");
+  for (const KernelPlan& p : pointwise) EXPECT_EQ(p.schedule.algorithm_name(), "pointwise");
 
-  // Without the option, the fastest (the default) is walked from.
+  // Without the option, the fastest (the default) is walked from: all its
+  // neighbours are proposed.
   options.algorithm.clear();
-  const std::vector<std::string> all = searched_algorithms(wl, options, 1.0, 12);
-  EXPECT_NE(std::count(all.begin(), all.end(), "implicit_gemm"), 0);
+  const std::vector<KernelPlan> all = proposed(wl, options, 1.0, 12);
+  const std::vector<KernelPlan> neighbours = neighbour_schedules(def, options.plan_options);
+  ASSERT_FALSE(neighbours.empty());
+  for (const KernelPlan& n : neighbours) EXPECT_TRUE(holds(all, n)) << n.schedule.summary();
 }
 
 // An algorithm none of whose schedules fit the kernel leaves the default
@@ -73,7 +87,7 @@ TEST(Search, AnAlgorithmThatDoesNotServeTheKernelIsSaid) {
   options.plan_options.target = parse_arch_list("90");
   options.algorithm = "pointwise";  // 1x1 filters only
   auto search = make_search(wl, options, 1);
-  EXPECT_NE(search->space().note.find("no schedule of --algorithm pointwise fits this kernel"), std::string::npos)
+  EXPECT_NE(search->space().note.find("no schedule of --algorithm pointwise found to fit this kernel"), std::string::npos)
       << search->space().note << " / " << search->space().detail;
   const std::vector<Candidate> batch = search->next_batch(16);
   ASSERT_EQ(batch.size(), 1u);

@@ -14,7 +14,8 @@ namespace convgen::tune {
 
 // A candidate whose first hot replays are kEarlyStop times the best so far
 // is not timed further; the local search expands only candidates within
-// kEarlyStop of the best.
+// kEarlyStop of the best (with --algorithm, both count that algorithm's
+// candidates alone: tune::ranked).
 constexpr double kEarlyStop = 1.25;
 
 enum class State { kPending, kCompileFailed, kLaunchFailed, kRejected, kTimed, kStoppedEarly };

@@ -56,19 +56,15 @@ class SeededLocalSearch final : public Search {
 
   void update(const std::vector<Candidate>& measured) override {
     for (const Candidate& c : measured) {
-      if (c.state == State::kTimed && searched(c) && (best_us_ <= 0 || score(c) < best_us_)) best_us_ = score(c);
+      if (c.state == State::kTimed && ranked(options_, c) && (best_us_ <= 0 || score(c) < best_us_)) {
+        best_us_ = score(c);
+      }
       measured_.push_back(c);
     }
   }
 
  private:
   double score(const Candidate& c) const { return tune::score(c, options_.objective); }
-  // Whether the local search walks from `c`: with --algorithm, only that
-  // algorithm's schedules are searched; the default rule's schedule of
-  // another is timed, to compare against, and not walked from.
-  bool searched(const Candidate& c) const {
-    return options_.algorithm.empty() || c.plan.schedule.algorithm_name() == options_.algorithm;
-  }
 
   static std::string key(const KernelPlan& p) {
     std::string k = p.schedule.algorithm_name();
@@ -122,9 +118,10 @@ std::deque<Candidate> SeededLocalSearch::initial_candidates(const Workload& wl, 
     space_.detail += (space_.detail.empty() ? "" : "; ") + std::string(line);
   }
   if (!options_.algorithm.empty() && algorithm_defaults.empty() && pruned.empty()) {
-    space_.note = "  no schedule of --algorithm " + options_.algorithm +
-                  " fits this kernel (the algorithm does not serve its workload, or cannot be built here): "
-                  "only the default is timed";
+    space_.note = "  no schedule of --algorithm " + options_.algorithm + " found to fit this kernel (" +
+                  (enumerated ? "the algorithm does not serve its workload, or cannot be built here"
+                              : "its own default does not fit, and its space is too large to enumerate") +
+                  "): only the default is timed";
   }
   space_.after = enumerated ? static_cast<long long>(pruned.size()) : -1;
   for (const KernelPlan& p : algorithm_defaults) {
@@ -132,7 +129,7 @@ std::deque<Candidate> SeededLocalSearch::initial_candidates(const Workload& wl, 
   }
   const bool exhaustive = options_.mode == "exhaustive" ? enumerated : enumerated && pruned.size() <= kExhaustiveLimit;
   if (options_.mode == "exhaustive" && !enumerated) {
-    space_.note = "  the space is too large to enumerate (over " +
+    space_.note += std::string(space_.note.empty() ? "" : "\n") + "  the space is too large to enumerate (over " +
                   std::to_string(static_cast<long long>(kEnumerateLimit)) +
                   " schedules for an algorithm): searching instead";
   }
@@ -173,7 +170,7 @@ bool SeededLocalSearch::expand() {
   int best = -1;
   for (size_t i = 0; i < measured_.size(); ++i) {
     const Candidate& c = measured_[i];
-    if (c.state != State::kTimed || !searched(c)) continue;
+    if (c.state != State::kTimed || !ranked(options_, c)) continue;
     if (std::find(expanded_.begin(), expanded_.end(), i) != expanded_.end()) continue;
     if (best < 0 || score(c) < score(measured_[static_cast<size_t>(best)])) best = static_cast<int>(i);
   }
@@ -188,6 +185,10 @@ bool SeededLocalSearch::expand() {
 }
 
 }  // namespace
+
+bool ranked(const SearchOptions& options, const Candidate& c) {
+  return options.algorithm.empty() || c.plan.schedule.algorithm_name() == options.algorithm;
+}
 
 std::unique_ptr<Search> make_search(const Workload& wl, const SearchOptions& options, std::uint64_t seed) {
   return std::make_unique<SeededLocalSearch>(wl, options, seed);

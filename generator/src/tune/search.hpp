@@ -27,6 +27,12 @@ struct SearchOptions {
   std::function<bool(const gen::KernelPlan&)> usable;
 };
 
+// Whether `c` is one of the candidates the search walks from, and the bar
+// that the runner's early stop measures the others against: every one, or
+// with --algorithm that algorithm's alone (the default rule's schedule of
+// another is timed in full to compare against, and is not walked from).
+bool ranked(const SearchOptions& options, const Candidate& c);
+
 // What the search made of the space when it started, for the report.
 struct SpaceSummary {
   double before = 0;      // schedules before pruning

@@ -154,7 +154,8 @@ class Tuner {
  private:
   void worker(Device& d);
   KernelReport tune_kernel(Device& d, const KernelPlan& plan);
-  void evaluate(Device& d, std::vector<Candidate>& batch, Problem& problem, KernelReport& report, double& best_us);
+  void evaluate(Device& d, std::vector<Candidate>& batch, Problem& problem, KernelReport& report,
+                const SearchOptions& search_options, double& best_us, double& bar_us);
   // A candidate's time by the objective.
   double score(const Candidate& c) const { return tune::score(c, options_.objective); }
   // "" when this machine can tune `p` on a GPU of `arch`: the kernel runs
@@ -185,8 +186,11 @@ class Tuner {
   std::atomic<int> failures_{0};
 };
 
+// best_us: the best time so far of any candidate; bar_us: of those the
+// search ranks (tune::ranked), which the runner's early stop measures
+// against.
 void Tuner::evaluate(Device& d, std::vector<Candidate>& batch, Problem& problem, KernelReport& report,
-                     double& best_us) {
+                     const SearchOptions& search_options, double& best_us, double& bar_us) {
   // Compile every candidate of the batch at once, one per free core.
   std::vector<const KernelPlan*> plans;
   for (const Candidate& c : batch) plans.push_back(&c.plan);
@@ -203,7 +207,7 @@ void Tuner::evaluate(Device& d, std::vector<Candidate>& batch, Problem& problem,
     }
     MeasureOptions measure_options;
     measure_options.objective = options_.objective;
-    measure_options.best_us = best_us;
+    measure_options.best_us = bar_us;
     // The test hook: this candidate is launched short of its work, so its
     // output is wrong and verification must reject it.
     measure_options.break_it = [&] {
@@ -219,6 +223,9 @@ void Tuner::evaluate(Device& d, std::vector<Candidate>& batch, Problem& problem,
       if (!context_alive) throw CudaError(c.note);
     }
     if (c.state == State::kTimed && (best_us <= 0 || score(c) < best_us)) best_us = score(c);
+    if (c.state == State::kTimed && ranked(search_options, c) && (bar_us <= 0 || score(c) < bar_us)) {
+      bar_us = score(c);
+    }
     report.candidates.push_back(c);
   }
 }
@@ -248,13 +255,13 @@ KernelReport Tuner::tune_kernel(Device& d, const KernelPlan& plan) {
   progress_->line("  space before -> after pruning: " + report.space_detail + "; search: " + report.search);
 
   Problem problem = make_problem(api_, d, plan);
-  double best_us = 0;
+  double best_us = 0, bar_us = 0;
   while (!interrupted) {
     if (!search->exhaustive() && seconds_since(start) > options_.budget_s) break;
     std::vector<Candidate> batch = search->next_batch(kBatch);
     if (batch.empty()) break;
     const size_t measured_from = report.candidates.size();
-    evaluate(d, batch, problem, report, best_us);
+    evaluate(d, batch, problem, report, search_options, best_us, bar_us);
     // An interrupted batch may have recorded no candidate, not even the default.
     if (interrupted) break;
     search->update(std::vector<Candidate>(report.candidates.begin() + static_cast<std::ptrdiff_t>(measured_from),
