@@ -18,11 +18,11 @@ std::string reference_on_device(const ReferenceProblem& p, const DeviceOperands&
   out.value.resize(count);
   out.magnitude.resize(count);
   if (count == 0) return "";
-  // The reference writes every element; the zeros are for a sanitizer run that instruments only the kernels
-  // under test (scripts/sanitize.sh's draws): its initcheck would take the copy below for a read of memory
-  // that no instrumented kernel wrote.
+  // Poisoned (all-ones bytes: NaN) before the reference writes every element: one it failed to write fails
+  // the check instead of reading as zero. And a sanitizer run that instruments only the kernels under test
+  // (scripts/sanitize.sh's draws) does not take the copy below for a read of memory nothing wrote.
   for (double* device : {value.ptr, magnitude.ptr}) {
-    if (cudaError_t e = cudaMemset(device, 0, count * sizeof(double)); e != cudaSuccess) {
+    if (cudaError_t e = cudaMemset(device, 0xFF, count * sizeof(double)); e != cudaSuccess) {
       return cuda_error(e, "the reference");
     }
   }
