@@ -1663,8 +1663,9 @@ TEST(DefaultSchedule, EveryHalfPrecisionNhwcDenseWorkloadGetsOne) {
                     } else if (options == &h100_sm90a && p.schedule.algorithm_name() == "implicit_gemm_sm90") {
                       ++sm90;
                     } else if (k == 1 && stride == 1 && c % 8 == 0 && c_out % 8 == 0 &&
-                               (c <= 40 || (c <= 240 && c_out <= 40))) {
-                      EXPECT_EQ(p.schedule.algorithm_name(), "pointwise") << text;  // thin or narrow 1x1 layers
+                               (c <= 40 || (c <= 240 && c_out <= 40) || (c == 64 && c_out == 512 && hw == 224))) {
+                      // thin, narrow or expanding 1x1 layers (64 -> 512 where every warp gets a tile)
+                      EXPECT_EQ(p.schedule.algorithm_name(), "pointwise") << text;
                       ++pointwise;
                     } else {
                       EXPECT_EQ(p.schedule.algorithm_name(), "implicit_gemm") << text;
@@ -1684,8 +1685,9 @@ TEST(DefaultSchedule, EveryHalfPrecisionNhwcDenseWorkloadGetsOne) {
   EXPECT_EQ(planned, 2 * 11 * 6 * 3 * 3 * 2 * 2 * 3);
   EXPECT_GT(sm90, 100);
   // (c 8, 16 x c_out 32, 64, 96, 512, and 64 -> 32) x planes 3 x batches 2
-  // x dtypes 2 x 3 libraries.
-  EXPECT_EQ(pointwise, (2 * 4 + 1) * 3 * 2 * 2 * 3);
+  // x dtypes 2 x 3 libraries; and 64 -> 512 on 224^2 x batches 2 x dtypes 2
+  // in the 2 libraries without an sm_90a image (implicit_gemm_sm90 there).
+  EXPECT_EQ(pointwise, (2 * 4 + 1) * 3 * 2 * 2 * 3 + 2 * 2 * 2);
   // c 1 to 4 x c_out 32, 64, 96, 512 x filters 3 x batches 2 x dtypes 2 x 3
   // libraries, where w x c and stride x c are even: c 2 and 4 at every
   // plane (3) and stride (2), c 1 and 3 on even planes (2) at stride 2.
@@ -2317,15 +2319,18 @@ TEST(PlanImplicitGemmSm90, DefaultRuleAndLimitsWorkedByHand) {
 }
 
 // Thin 1x1 layers of half elements take the pointwise algorithm; its
-// default rule and limits, worked by hand on the H100 (132 SMs: tiles per
-// warp the power of two nearest to the tiles over 132 x 16 warps).
+// default rule and limits, worked by hand on the H100 (132 SMs: the fewest
+// tiles a warp, up to 32, that make at most 264 blocks, two an SM, of 4
+// warps, or of 3 where 4 need more than one tile a warp and 3 leave the
+// busiest SM fewer tiles).
 TEST(PlanPointwise, DefaultRuleAndLimitsWorkedByHand) {
   PlanOptions h100;
   h100.target = parse_arch_list("90");
   // MobileNetV2's 16 -> 96 on 112^2 at batch 64: 802,816 pixels make 50,176
-  // tiles of 16 x 96; 23.8 a warp rounds to 32 (2^4.57 -> 2^5). Shared
-  // memory: the filter's 96 rows of 16 + 8 channels, 2 x 96 floats, and per
-  // warp 2 input tiles of 16 x 24 and a staging tile of 16 x (96 + 8).
+  // tiles of 16 x 96; 4 warps of 32 (the most) make 392 blocks, 384 tiles
+  // on the busiest SM; 3 warps of 32 523 blocks and the same 384: 4 warps.
+  // Shared memory: the filter's 96 rows of 16 + 8 channels, 2 x 96 floats,
+  // and per warp 2 input tiles of 16 x 24 and a staging tile of 16 x (96 + 8).
   KernelPlan p = plan_kernel(workload("{op: conv2d, n: 64, c: 16, c_out: 96, h: 112, w: 112, filter: 1, "
                                       "padding: valid, epilogue: scale_shift, activation: relu6, dtype: float16, "
                                       "layout: NHWC}"),
@@ -2338,19 +2343,68 @@ TEST(PlanPointwise, DefaultRuleAndLimitsWorkedByHand) {
   EXPECT_EQ(p.number("block_pixels"), 16 * 4 * 32);
   EXPECT_EQ(p.number("channel_tiles"), 1);
   // 32 -> 192 on 28^2: two equal tiles of 96 (more than 144 channels);
-  // 3,136 x 2 tiles, 2.97 a warp: 4. 40 -> 240 in bfloat16: tiles of 120
-  // (15 mma tiles of 8, odd: staging rows of 120 + 16), K padded to 48.
+  // 3,136 tiles of pixels: 4 warps of 6 make 131 x 2 blocks. At batch 1
+  // (49 tiles of pixels) one tile a warp: 4 warps, 13 x 2 blocks.
   p = plan_kernel(workload("{op: conv2d, n: 64, c: 32, c_out: 192, h: 28, w: 28, filter: 1, padding: valid, "
                            "dtype: float16, layout: NHWC}"),
                   h100);
-  EXPECT_EQ(p.schedule.summary(), "pointwise: channel_tile 96, warps_per_block 4, tiles_per_warp 4, 2 stages");
+  EXPECT_EQ(p.schedule.summary(), "pointwise: channel_tile 96, warps_per_block 4, tiles_per_warp 6, 2 stages");
   EXPECT_EQ(p.number("channel_tiles"), 2);
+  EXPECT_EQ(plan_kernel(workload("{op: conv2d, n: 1, c: 32, c_out: 192, h: 28, w: 28, filter: 1, padding: valid, "
+                                 "dtype: float16, layout: NHWC}"),
+                        h100)
+                .schedule.summary(),
+            "pointwise: channel_tile 96, warps_per_block 4, tiles_per_warp 1, 2 stages");
+  // 40 -> 240 in bfloat16: three tiles of 80; 40 -> 120 one of 120 (15 mma
+  // tiles of 8, odd: staging rows of 120 + 16), K padded to 48. In float32
+  // (math tf32) 240 channels make two tiles of 120.
   p = plan_kernel(workload("{op: conv2d, n: 64, c: 40, c_out: 240, h: 28, w: 28, filter: 1, padding: valid, "
+                           "dtype: bfloat16, layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.schedule.at("channel_tile"), 80);
+  EXPECT_EQ(p.number("output_pitch"), 88);
+  p = plan_kernel(workload("{op: conv2d, n: 64, c: 40, c_out: 120, h: 28, w: 28, filter: 1, padding: valid, "
                            "dtype: bfloat16, layout: NHWC}"),
                   h100);
   EXPECT_EQ(p.schedule.at("channel_tile"), 120);
   EXPECT_EQ(p.number("k_pad"), 48);
   EXPECT_EQ(p.number("output_pitch"), 136);
+  EXPECT_EQ(plan_kernel(workload("{op: conv2d, n: 64, c: 40, c_out: 240, h: 28, w: 28, filter: 1, padding: valid, "
+                                 "dtype: float32, math: tf32, layout: NHWC}"),
+                        h100)
+                .schedule.at("channel_tile"),
+            120);
+  // Expansions of 6 from up to 160 channels, where each of 132 x 8 warps
+  // gets a tile. 64 -> 384 on 14^2: 784 x 4 tiles of 96; 4 warps of 3 make
+  // 264 blocks (3 warps of 4 too, 24 tiles on the busiest SM either way).
+  // 96 -> 576: 6 tiles of 96; 4 warps need 5 tiles for 240 blocks (40 on
+  // the busiest SM), 3 warps 6 for 264 (36): 3 warps. 160 -> 960 on 7^2:
+  // 196 x 10 tiles; 4 warps of 2, 250 blocks.
+  p = plan_kernel(workload("{op: conv2d, n: 64, c: 64, c_out: 384, h: 14, w: 14, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.schedule.summary(), "pointwise: channel_tile 96, warps_per_block 4, tiles_per_warp 3, 2 stages");
+  p = plan_kernel(workload("{op: conv2d, n: 64, c: 96, c_out: 576, h: 14, w: 14, filter: 1, padding: valid, "
+                           "dtype: bfloat16, layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.schedule.summary(), "pointwise: channel_tile 96, warps_per_block 3, tiles_per_warp 6, 2 stages");
+  EXPECT_EQ(p.block_threads, 96);
+  p = plan_kernel(workload("{op: conv2d, n: 64, c: 160, c_out: 960, h: 7, w: 7, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.schedule.summary(), "pointwise: channel_tile 96, warps_per_block 4, tiles_per_warp 2, 2 stages");
+  // Not: at batch 8 (392 tiles, 0.37 a warp), from 320 channels, an
+  // expansion of 4, or in float32.
+  for (const char* text : {"{op: conv2d, n: 8, c: 64, c_out: 384, h: 14, w: 14, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC}",
+                           "{op: conv2d, n: 64, c: 320, c_out: 1920, h: 7, w: 7, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC}",
+                           "{op: conv2d, n: 64, c: 64, c_out: 256, h: 14, w: 14, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC}",
+                           "{op: conv2d, n: 64, c: 64, c_out: 384, h: 14, w: 14, filter: 1, padding: valid, "
+                           "dtype: float32, math: tf32, layout: NHWC}"}) {
+    EXPECT_NE(plan_kernel(workload(text), h100).schedule.algorithm_name(), "pointwise") << text;
+  }
   // Narrow outputs from deeper inputs: 96 -> 24 on 56^2, one tile of 24
   // (3 mma tiles of 8, odd: staging rows of 24 + 16), K of 96 in rows of
   // 96 + 8; 12,544 tiles, 5.9 a warp: 8.

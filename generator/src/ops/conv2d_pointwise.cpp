@@ -4,9 +4,10 @@
 // output bounds the time.
 //
 // Such a layer is the GEMM out[pixels, c_out] = input[pixels, c] x
-// filter[c, c_out] with a small K = c (the default rule's: 8 to 40; any
-// multiple of 8 whose tiles fit, when a spec names the algorithm): a few
-// dozen flops per output element. Each warp owns its tiles of 16 pixels x channel_tile output
+// filter[c, c_out] with a small K = c (the default rule's: 8 to 40, up to
+// 240 for narrow outputs and 160 for 6-fold expansions in half precision;
+// any multiple of 8 whose tiles fit, when a spec names the algorithm): a
+// few dozen to a few hundred flops per output element. Each warp owns its tiles of 16 pixels x channel_tile output
 // channels and walks tiles_per_warp of them with no block-wide barrier: it
 // copies a tile's input into its own ring of `stages` shared-memory buffers
 // (cp.async, the next tiles in flight while it computes), multiplies it by
@@ -88,6 +89,25 @@ constexpr double kNarrowBlockMinTiles = 2.5;
 // in one tile than in two of 72 (24 -> 144), 192 and 240 faster in two
 // tiles (1.3 and 1.8 times: 96 and 120 accumulators a thread spill less).
 constexpr int kMaxDefaultChannelTile = 144;
+// In float16 and bfloat16, the thin layers and the expansions below in
+// tiles of at most 96 channels past that one tile, in a grid of one wave
+// of two blocks an SM: on the H200 at batch 64 (convgen tune, 84 to 94
+// candidates a kernel) the fastest schedules of MobileNetV2's 16 -> 96,
+// 24 -> 144, 64 -> 384 and 96 -> 576 were all 262 to 264 blocks (1.98 to
+// 2.00 an SM) of 3 or 4 warps, and those of 1.7, 2.2, 3 or 4 blocks an SM
+// ran 1.03 to 1.3 times slower; 384, 576 and 960 outputs ran fastest in
+// tiles of 96 (docs/performance.md, "`pointwise` in one wave of two blocks
+// an SM").
+constexpr int kMaxDefaultHalfChannelTile = 96;
+constexpr int kHalfBlocksPerSm = 2;
+// Half-precision layers that expand their input 6 times, from more than the
+// thin layers' 40 channels up to 160, take pointwise too where every warp
+// of two blocks of 4 an SM gets a tile: in that tuning 64 -> 384, 96 -> 576
+// and 160 -> 960 on 14^2 and 7^2 ran 0.72, 0.90 and 0.96 times the time
+// of implicit_gemm, the kernel the rule gave them; 320 -> 1280 1.38 times
+// slower. The deepest input measured bounds the rule.
+constexpr int kMaxDefaultExpandInputs = 160;
+constexpr int kMinDefaultExpansion = 6;
 constexpr int kDefaultWarps = 4;
 constexpr int kDefaultStages = 2;
 // Warps the default rule aims to give each SM: tiles_per_warp is the power
@@ -138,8 +158,11 @@ int round_up(int v, int m) { return ceil_div(v, m) * m; }
 
 // The default rule's tile across c_out: one up to 144 channels, else equal
 // tiles of at most 144.
+// (float16 and bfloat16: tiles of at most 96 past one tile).
 int default_channel_tile(const Workload& wl) {
-  const int parts = ceil_div(wl.c_out, kMaxDefaultChannelTile);
+  if (wl.c_out <= kMaxDefaultChannelTile) return round_up(wl.c_out, 8);
+  const int widest = wl.dtype == DataType::kFloat32 ? kMaxDefaultChannelTile : kMaxDefaultHalfChannelTile;
+  const int parts = ceil_div(wl.c_out, widest);
   return round_up(ceil_div(wl.c_out, parts), 8);
 }
 
@@ -165,13 +188,53 @@ bool narrow_half(const Workload& wl) {
          wl.c_out <= kMaxDefaultNarrowHalfOutputs && !narrow(wl);
 }
 
+// The layers the rule takes in half precision for expanding their input.
+bool expand_half(const Workload& wl) {
+  return wl.dtype != DataType::kFloat32 && wl.c > kMaxDefaultChannels && wl.c <= kMaxDefaultExpandInputs &&
+         wl.c_out >= kMinDefaultExpansion * wl.c;
+}
+
+// Half precision's thin and expanding layers: the fewest tiles a warp (up
+// to 32) that keep the grid to one wave of two blocks an SM, in blocks of 4
+// warps, or of 3 where 4 need more than one tile a warp and 3 leave the
+// busiest SM fewer tiles (96 -> 576 at batch 64: 264 blocks of 3 x 6
+// tiles, 36 on every SM, against 240 blocks of 4 x 5, 40 on the SMs that
+// take two). Measured on the H200 against the rule before (powers of two),
+// the benchmark's hot time: 24 -> 144 and 32 -> 192 at batch 64 (4 x 12
+// and 4 x 6) 0.95 and 0.94 times, fused. Not taken: 48 tiles a warp on
+// 16 -> 96 at batch 64, 0.97 times fused but 1.08 with the residual; and 3
+// warps of one tile at batch 1 (262 blocks against 4 warps' 196 on
+// 16 -> 96), 1.09 to 1.12 times slower: a block's start, its filter rows,
+// paid for 3 tiles instead of 4 (docs/performance.md, "`pointwise` in one
+// wave of two blocks an SM").
+void fill_one_wave(const Workload& wl, const PlanOptions& options, int batch, Pointwise& s) {
+  const long long pixel_tiles = ceil_div(1LL * batch * wl.out_h() * wl.out_w(), 1LL * kTilePixels);
+  const long long channel_tiles = ceil_div(wl.c_out, s.channel_tile);
+  const long long sms = std::max(1, options.target.newest.sm_count);
+  long long fewest = 0;
+  for (const int warps : {kDefaultWarps, kDefaultWarps - 1}) {
+    const auto blocks = [&](int tiles) { return ceil_div(pixel_tiles, 1LL * warps * tiles) * channel_tiles; };
+    int tiles = 1;
+    while (tiles < kMaxDefaultTilesPerWarp && blocks(tiles) > kHalfBlocksPerSm * sms) ++tiles;
+    if (warps != kDefaultWarps && s.tiles_per_warp == 1) break;
+    const long long busiest = ceil_div(blocks(tiles), sms) * warps * tiles;
+    if (fewest == 0 || busiest < fewest) {
+      fewest = busiest;
+      s.warps = warps;
+      s.tiles_per_warp = tiles;
+    }
+  }
+}
+
 // The default, from sweeps on the H100 over thin layers (docs/performance.md):
-// one tile across c_out up to 144 channels, else equal tiles of at most 144;
-// 4 warps (8 were 1.06 to 1.24 times slower at batch 64), 2 stages (3 were
-// within 2%, and 7% slower on one layer); and as many tiles a warp as make
-// about 16 warps an SM, rounded to a power of two (the narrow half-precision
-// layers: about 8 warps an SM, to the nearest count, in one block where
-// they take 3 tiles or more).
+// one tile across c_out up to 144 channels, else equal tiles of at most 144
+// (96 in half precision); 4 warps (8 were 1.06 to 1.24 times slower at
+// batch 64), 2 stages (3 were within 2%, and 7% slower on one layer); and
+// as many tiles a warp as make about 16 warps an SM, rounded to a power of
+// two in float32 and on narrow outputs of up to 24 channels. Half
+// precision's thin and expanding layers fill one wave of two blocks an SM
+// (fill_one_wave); its narrow layers of up to 40 outputs take about 8 warps
+// an SM, to the nearest count, in one block where they take 3 tiles or more.
 Pointwise default_pointwise(const Workload& wl, const PlanOptions& options, int batch) {
   Pointwise s;
   s.channel_tile = default_channel_tile(wl);
@@ -182,6 +245,8 @@ Pointwise default_pointwise(const Workload& wl, const PlanOptions& options, int 
     s.tiles_per_warp =
         static_cast<int>(std::lround(std::clamp(per_warp, 1.0, static_cast<double>(kMaxDefaultTilesPerWarp))));
     if (per_warp >= kNarrowBlockMinTiles) s.warps = kNarrowBlockWarps;
+  } else if (wl.dtype != DataType::kFloat32 && !narrow(wl)) {
+    fill_one_wave(wl, options, batch, s);
   } else {
     const double per_warp = tiles_a_warp(wl, options, batch, s.channel_tile);
     const double clamped = std::clamp(per_warp, 1.0, static_cast<double>(kMaxDefaultTilesPerWarp));
@@ -305,9 +370,16 @@ bool pointwise_by_default(const Workload& wl, const PlanOptions& options) {
   const int vector = kVectorBytes / ops::element_bytes(wl);
   const bool thin = wl.c <= kMaxDefaultChannels;
   const bool narrow_output = narrow(wl) || narrow_half(wl);
+  const int batch = std::max(1, wl.n);
   const bool fills = wl.dtype != DataType::kFloat32 ||
-                     tiles_a_warp(wl, options, std::max(1, wl.n), default_channel_tile(wl)) >= 1.0;
-  return kPointwise.serves(wl) && is_pointwise(wl) && ((thin && fills) || narrow_output) && wl.c % vector == 0 &&
+                     tiles_a_warp(wl, options, batch, default_channel_tile(wl)) >= 1.0;
+  // (measured against implicit_gemm; a library with an sm_90a image keeps
+  // implicit_gemm_sm90 where that rule gives it, not measured against it)
+  const bool expands = expand_half(wl) &&
+                       tiles_a_warp(wl, options, batch, default_channel_tile(wl), kNarrowWarpsPerSm) >= 1.0 &&
+                       !implicit_gemm_sm90_by_default(wl, options);
+  return kPointwise.serves(wl) && is_pointwise(wl) && ((thin && fills) || narrow_output || expands) &&
+         wl.c % vector == 0 &&
          wl.c_out % vector == 0 && options.target.newest.sm >= kMinArch;
 }
 
