@@ -5,7 +5,7 @@
 //
 // Such a layer is the GEMM out[pixels, c_out] = input[pixels, c] x
 // filter[c, c_out] with a small K = c (the default rule's: 8 to 40, up to
-// 240 for narrow outputs and 160 for 6-fold expansions in half precision;
+// 240 for narrow outputs and 96 for 6-fold expansions in half precision;
 // any multiple of 8 whose tiles fit, when a spec names the algorithm): a
 // few dozen to a few hundred flops per output element. Each warp owns its tiles of 16 pixels x channel_tile output
 // channels and walks tiles_per_warp of them with no block-wide barrier: it
@@ -101,12 +101,13 @@ constexpr int kMaxDefaultChannelTile = 144;
 constexpr int kMaxDefaultHalfChannelTile = 96;
 constexpr int kHalfBlocksPerSm = 2;
 // Half-precision layers that expand their input 6 times, from more than the
-// thin layers' 40 channels up to 160, take pointwise too where every warp
-// of two blocks of 4 an SM gets a tile: in that tuning 64 -> 384, 96 -> 576
-// and 160 -> 960 on 14^2 and 7^2 ran 0.72, 0.90 and 0.96 times the time
-// of implicit_gemm, the kernel the rule gave them; 320 -> 1280 1.38 times
-// slower. The deepest input measured bounds the rule.
-constexpr int kMaxDefaultExpandInputs = 160;
+// thin layers' 40 channels up to 96, take pointwise too where every warp
+// of two blocks of 4 an SM gets a tile: in that tuning 64 -> 384 and
+// 96 -> 576 on 14^2 ran 0.72 and 0.90 times the time of implicit_gemm, the
+// kernel the rule gave them. Not from 160: 160 -> 960 on 7^2 ran 0.96 times
+// only in blocks of 8 warps of 2 tiles, and the rule's 4 warps of 2 spill
+// on sm_90 (4 bytes at 128 registers); 320 -> 1280 1.38 times slower.
+constexpr int kMaxDefaultExpandInputs = 96;
 constexpr int kMinDefaultExpansion = 6;
 constexpr int kDefaultWarps = 4;
 constexpr int kDefaultStages = 2;
