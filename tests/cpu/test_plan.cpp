@@ -2388,11 +2388,24 @@ TEST(PlanPointwise, DefaultRuleAndLimitsWorkedByHand) {
                   h100);
   EXPECT_EQ(p.schedule.summary(), "pointwise: channel_tile 96, warps_per_block 3, tiles_per_warp 6, 2 stages");
   EXPECT_EQ(p.block_threads, 96);
-  // Not: at batch 8 (392 tiles, 0.37 a warp), from 160 channels, an
-  // expansion of 4, or in float32.
-  for (const char* text : {"{op: conv2d, n: 8, c: 64, c_out: 384, h: 14, w: 14, filter: 1, padding: valid, "
+  // At batch 22, 270 x 4 tiles: 1.02 for each of 132 x 8 warps. 4 warps of
+  // 2 make 136 blocks (16 tiles on an SM with two), 3 warps of 2 make 180
+  // (12): 3 warps.
+  p = plan_kernel(workload("{op: conv2d, n: 22, c: 64, c_out: 384, h: 14, w: 14, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC}"),
+                  h100);
+  EXPECT_EQ(p.schedule.summary(), "pointwise: channel_tile 96, warps_per_block 3, tiles_per_warp 2, 2 stages");
+  // Not: at batch 21 (0.98 tiles a warp) or 8, from 104 or 160 channels, an
+  // expansion of 5 or 4, or in float32.
+  for (const char* text : {"{op: conv2d, n: 21, c: 64, c_out: 384, h: 14, w: 14, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC}",
+                           "{op: conv2d, n: 8, c: 64, c_out: 384, h: 14, w: 14, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC}",
+                           "{op: conv2d, n: 64, c: 104, c_out: 624, h: 14, w: 14, filter: 1, padding: valid, "
                            "dtype: float16, layout: NHWC}",
                            "{op: conv2d, n: 64, c: 160, c_out: 960, h: 7, w: 7, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC}",
+                           "{op: conv2d, n: 64, c: 64, c_out: 320, h: 14, w: 14, filter: 1, padding: valid, "
                            "dtype: float16, layout: NHWC}",
                            "{op: conv2d, n: 64, c: 64, c_out: 256, h: 14, w: 14, filter: 1, padding: valid, "
                            "dtype: float16, layout: NHWC}",
@@ -2474,6 +2487,14 @@ TEST(PlanPointwise, DefaultRuleAndLimitsWorkedByHand) {
                   ampere);
   EXPECT_LE(p.smem_bytes, 101376);
   EXPECT_EQ(p.schedule.summary(), "pointwise: channel_tile 56, warps_per_block 1, tiles_per_warp 1, 2 stages");
+  // Blocks of 3 warps drop to 2, not 1: 256 -> 576 on 14^2 at batch 64
+  // takes 3 warps of 6 tiles of 96 channels for the H100; in a library for
+  // sm_86 too (99 KiB) 3 warps need 112,128 bytes, 2 warps 91,904.
+  p = plan_kernel(workload("{op: conv2d, n: 64, c: 256, c_out: 576, h: 14, w: 14, filter: 1, padding: valid, "
+                           "dtype: float16, layout: NHWC, schedule: {algorithm: pointwise}}"),
+                  with_sm86);
+  EXPECT_EQ(p.schedule.summary(), "pointwise: channel_tile 96, warps_per_block 2, tiles_per_warp 6, 2 stages");
+  EXPECT_EQ(p.smem_bytes, 91904);
   // What it refuses, at the key to blame.
   const auto refusal = [&](const std::string& text) {
     const std::vector<Diagnostic> errors = spec_errors([&] { plan_kernel(workload(text), h100); });

@@ -4,22 +4,22 @@
 // output bounds the time.
 //
 // Such a layer is the GEMM out[pixels, c_out] = input[pixels, c] x
-// filter[c, c_out] with a small K = c (the default rule's: 8 to 40, up to
-// 240 for narrow outputs and 96 for 6-fold expansions in half precision;
-// any multiple of 8 whose tiles fit, when a spec names the algorithm): a
-// few dozen to a few hundred flops per output element. Each warp owns its tiles of 16 pixels x channel_tile output
-// channels and walks tiles_per_warp of them with no block-wide barrier: it
-// copies a tile's input into its own ring of `stages` shared-memory buffers
-// (cp.async, the next tiles in flight while it computes), multiplies it by
-// the block's filter rows (ldmatrix, mma.sync m16n8k16, or m16n8k8 of
-// float32 operands rounded to TF32; fp32 sums), applies the epilogue in
-// fp32 on the accumulators, converts them to the dtype in its staging
-// tile, and writes the tile with 16-byte stores: one contiguous run of
-// 16 x c_out elements where the tile covers every output channel. So the
-// epilogue of one warp runs while the other warps' copies and stores are in
-// flight, which implicit_gemm's block-wide epilogue through a tile of
-// floats does not allow (docs/performance.md, "Thin 1×1 layers: the
-// pointwise algorithm").
+// filter[c, c_out] with a small K = c (the default rule's: 8 to 40, up to 240
+// for narrow outputs and 96 for expansions of 6 times or more in half
+// precision; any multiple of 8 whose tiles fit, when a spec names the
+// algorithm): a few dozen to a few hundred flops per output element. Each warp
+// owns its tiles of 16 pixels x channel_tile output channels and walks
+// tiles_per_warp of them with no block-wide barrier: it copies a tile's input
+// into its own ring of `stages` shared-memory buffers (cp.async, the next
+// tiles in flight while it computes), multiplies it by the block's filter rows
+// (ldmatrix, mma.sync m16n8k16, or m16n8k8 of float32 operands rounded to
+// TF32; fp32 sums), applies the epilogue in fp32 on the accumulators, converts
+// them to the dtype in its staging tile, and writes the tile with 16-byte
+// stores: one contiguous run of 16 x c_out elements where the tile covers
+// every output channel. So the epilogue of one warp runs while the other
+// warps' copies and stores are in flight, which implicit_gemm's block-wide
+// epilogue through a tile of floats does not allow (docs/performance.md, "Thin
+// 1×1 layers: the pointwise algorithm").
 //
 // It needs mma.sync (m16n8k16 of fp16 and bf16, m16n8k8 of tf32) and
 // cp.async: sm_80 and newer. A library built for an older GPU too compiles an empty body
@@ -89,7 +89,8 @@ constexpr double kNarrowBlockMinTiles = 2.5;
 // in one tile than in two of 72 (24 -> 144), 192 and 240 faster in two
 // tiles (1.3 and 1.8 times: 96 and 120 accumulators a thread spill less).
 constexpr int kMaxDefaultChannelTile = 144;
-// In float16 and bfloat16, the thin layers and the expansions below in
+// In float16 and bfloat16, every layer but the narrow ones below (the
+// thin ones, the expansions, and those a spec names the algorithm for) in
 // tiles of at most 96 channels past that one tile, in a grid of one wave
 // of two blocks an SM: on the H200 at batch 64 (convgen tune, 84 to 94
 // candidates a kernel) the fastest schedules of MobileNetV2's 16 -> 96,
@@ -100,13 +101,13 @@ constexpr int kMaxDefaultChannelTile = 144;
 // an SM").
 constexpr int kMaxDefaultHalfChannelTile = 96;
 constexpr int kHalfBlocksPerSm = 2;
-// Half-precision layers that expand their input 6 times, from more than the
-// thin layers' 40 channels up to 96, take pointwise too where every warp
-// of two blocks of 4 an SM gets a tile: in that tuning 64 -> 384 and
-// 96 -> 576 on 14^2 ran 0.72 and 0.90 times the time of implicit_gemm, the
-// kernel the rule gave them. Not from 160: 160 -> 960 on 7^2 ran 0.96 times
-// only in blocks of 8 warps of 2 tiles, and the rule's 4 warps of 2 spill
-// on sm_90 (4 bytes at 128 registers); 320 -> 1280 1.38 times slower.
+// Half-precision layers that expand their input 6 times or more, from
+// more than the thin layers' 40 channels up to 96, take pointwise too where
+// every warp of two blocks of 4 an SM gets a tile: in that tuning 64 -> 384
+// and 96 -> 576 on 14^2 ran 0.72 and 0.90 times the time of implicit_gemm,
+// the kernel the rule gave them. Not from 160: 160 -> 960 on 7^2 ran 0.96
+// times only in blocks of 8 warps of 2 tiles, and the rule's 4 warps of 2
+// spill on sm_90 (4 bytes at 128 registers); 320 -> 1280 1.38 times slower.
 constexpr int kMaxDefaultExpandInputs = 96;
 constexpr int kMinDefaultExpansion = 6;
 constexpr int kDefaultWarps = 4;
@@ -195,7 +196,7 @@ bool expand_half(const Workload& wl) {
          wl.c_out >= kMinDefaultExpansion * wl.c;
 }
 
-// Half precision's thin and expanding layers: the fewest tiles a warp (up
+// Half precision's layers but the narrow ones: the fewest tiles a warp (up
 // to 32) that keep the grid to one wave of two blocks an SM, in blocks of 4
 // warps, or of 3 where 4 need more than one tile a warp and 3 leave the
 // busiest SM fewer tiles (96 -> 576 at batch 64: 264 blocks of 3 x 6
@@ -212,18 +213,23 @@ void fill_one_wave(const Workload& wl, const PlanOptions& options, int batch, Po
   const long long pixel_tiles = ceil_div(1LL * batch * wl.out_h() * wl.out_w(), 1LL * kTilePixels);
   const long long channel_tiles = ceil_div(wl.c_out, s.channel_tile);
   const long long sms = std::max(1, options.target.newest.sm_count);
-  long long fewest = 0;
-  for (const int warps : {kDefaultWarps, kDefaultWarps - 1}) {
-    const auto blocks = [&](int tiles) { return ceil_div(pixel_tiles, 1LL * warps * tiles) * channel_tiles; };
+  const auto blocks = [&](int warps, int tiles) { return ceil_div(pixel_tiles, 1LL * warps * tiles) * channel_tiles; };
+  // The fewest tiles a warp of blocks of `warps` that make one wave.
+  const auto fewest_tiles = [&](int warps) {
     int tiles = 1;
-    while (tiles < kMaxDefaultTilesPerWarp && blocks(tiles) > kHalfBlocksPerSm * sms) ++tiles;
-    if (warps != kDefaultWarps && s.tiles_per_warp == 1) break;
-    const long long busiest = ceil_div(blocks(tiles), sms) * warps * tiles;
-    if (fewest == 0 || busiest < fewest) {
-      fewest = busiest;
-      s.warps = warps;
-      s.tiles_per_warp = tiles;
-    }
+    while (tiles < kMaxDefaultTilesPerWarp && blocks(warps, tiles) > kHalfBlocksPerSm * sms) ++tiles;
+    return tiles;
+  };
+  // The tiles of the SM that takes the most blocks.
+  const auto busiest = [&](int warps, int tiles) { return ceil_div(blocks(warps, tiles), sms) * warps * tiles; };
+  s.warps = kDefaultWarps;
+  s.tiles_per_warp = fewest_tiles(kDefaultWarps);
+  if (s.tiles_per_warp == 1) return;
+  const int fewer = kDefaultWarps - 1;
+  const int tiles = fewest_tiles(fewer);
+  if (busiest(fewer, tiles) < busiest(s.warps, s.tiles_per_warp)) {
+    s.warps = fewer;
+    s.tiles_per_warp = tiles;
   }
 }
 
@@ -233,7 +239,7 @@ void fill_one_wave(const Workload& wl, const PlanOptions& options, int batch, Po
 // batch 64), 2 stages (3 were within 2%, and 7% slower on one layer); and
 // as many tiles a warp as make about 16 warps an SM, rounded to a power of
 // two in float32 and on narrow outputs of up to 24 channels. Half
-// precision's thin and expanding layers fill one wave of two blocks an SM
+// precision's other layers (thin, expanding, or named) fill one wave of two blocks an SM
 // (fill_one_wave); its narrow layers of up to 40 outputs take about 8 warps
 // an SM, to the nearest count, in one block where they take 3 tiles or more.
 Pointwise default_pointwise(const Workload& wl, const PlanOptions& options, int batch) {
@@ -264,7 +270,7 @@ Pointwise default_pointwise(const Workload& wl, const PlanOptions& options, int 
       const int narrower = round_up(ceil_div(wl.c_out, ceil_div(wl.c_out, s.channel_tile) + 1), 8);
       s.channel_tile = std::min(narrower, s.channel_tile - 8);
     } else {
-      s.warps /= 2;
+      s.warps -= s.warps / 2;  // 8 -> 4, 4 -> 2, 3 -> 2
     }
   }
   return s;
@@ -379,7 +385,8 @@ bool pointwise_by_default(const Workload& wl, const PlanOptions& options) {
   // 0.88 times pointwise's time, 64 -> 384 in 1.05 (docs/performance.md,
   // "`pointwise` in one wave of two blocks an SM").
   const bool expands = expand_half(wl) &&
-                       tiles_a_warp(wl, options, batch, default_channel_tile(wl), kNarrowWarpsPerSm) >= 1.0 &&
+                       tiles_a_warp(wl, options, batch, default_channel_tile(wl), kHalfBlocksPerSm * kDefaultWarps) >=
+                           1.0 &&
                        !implicit_gemm_sm90_by_default(wl, options);
   return kPointwise.serves(wl) && is_pointwise(wl) && ((thin && fills) || narrow_output || expands) &&
          wl.c % vector == 0 &&
