@@ -389,8 +389,7 @@ bool pointwise_by_default(const Workload& wl, const PlanOptions& options) {
                            1.0 &&
                        !implicit_gemm_sm90_by_default(wl, options);
   return kPointwise.serves(wl) && is_pointwise(wl) && ((thin && fills) || narrow_output || expands) &&
-         wl.c % vector == 0 &&
-         wl.c_out % vector == 0 && options.target.newest.sm >= kMinArch;
+         wl.c % vector == 0 && wl.c_out % vector == 0 && options.target.newest.sm >= kMinArch;
 }
 
 const Algorithm kPointwise{
