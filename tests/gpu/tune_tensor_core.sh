@@ -9,7 +9,10 @@
 #      are verified and timed, and the database gets an entry for each kernel;
 #   2. the build applies the database (`convgen list --tuning`);
 #   3. without CUTLASS's headers, such a kernel is kept with a note naming
-#      what is missing, and the run succeeds.
+#      what is missing, and the run succeeds;
+#   4. with headers that do not compile, every candidate fails alike: each
+#      kernel stops after its first batch with an error naming the default's
+#      failure, nothing is recorded, and the run exits 1 (not a crash).
 # Exits 77 (skipped) without a GPU of sm_80 or newer, without the tuner or
 # without CUTLASS's headers.
 set -u
@@ -74,4 +77,20 @@ cat "$WORK/list.txt"
 cat "$WORK/3.log"
 [[ $(grep -c "^kept .*built with nvcc, and CUTLASS's headers were not found" "$WORK/3.log") -eq 2 ]] ||
     fail "both kernels should be kept, naming the missing headers"
+# 4. Headers that do not compile (a folder that holds cutlass/cutlass.h, which
+#    stops the compiler): a budget of 600 s a kernel, which the run must not
+#    spend.
+mkdir -p "$WORK/broken-cutlass/cutlass"
+echo '#error this CUTLASS does not compile' >"$WORK/broken-cutlass/cutlass/cutlass.h"
+START=$SECONDS
+"$CONVGEN" tune "$SPEC" --archs "$ARCHS" --cutlass-include "$WORK/broken-cutlass" --db "$WORK/broken.yaml" \
+    --budget-s 600 --algorithm "$ALGORITHM" >"$WORK/4.log" 2>&1
+RC=$?
+cat "$WORK/4.log"
+[[ $RC -eq 1 ]] || fail "tune with headers that do not compile should exit 1, not $RC"
+[[ $(grep -c "error: the default schedule did not pass" "$WORK/4.log") -eq 2 ]] ||
+    fail "each kernel should stop on its default's failure"
+grep -q "compile failed" "$WORK/4.log" || fail "the candidates' compile errors should be shown"
+(( SECONDS - START < 600 )) || fail "the run spent the budget on candidates that cannot compile"
+[[ ! -s "$WORK/broken.yaml" ]] || ! grep -q "kernel:" "$WORK/broken.yaml" || fail "nothing should be recorded"
 echo "PASS"

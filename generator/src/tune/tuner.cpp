@@ -203,6 +203,7 @@ void Tuner::evaluate(Device& d, std::vector<Candidate>& batch, Problem& problem,
       c.state = State::kCompileFailed;
       c.note = compiled[i].log.substr(0, 400);
       progress_->line("  compile failed: " + c.plan.schedule.summary() + "\n    " + c.note);
+      report.candidates.push_back(c);
       continue;
     }
     MeasureOptions measure_options;
@@ -266,6 +267,12 @@ KernelReport Tuner::tune_kernel(Device& d, const KernelPlan& plan) {
     if (interrupted) break;
     search->update(std::vector<Candidate>(report.candidates.begin() + static_cast<std::ptrdiff_t>(measured_from),
                                           report.candidates.end()));
+    // The default is in the first batch. Where it did not pass (a broken
+    // toolchain fails every candidate alike), nothing can be recorded:
+    // stop here rather than spend the budget (the worker says why).
+    const auto def = std::find_if(report.candidates.begin(), report.candidates.end(),
+                                  [](const Candidate& c) { return c.is_default; });
+    if (def == report.candidates.end() || def->state != State::kTimed) break;
 
     // The status line.
     int compiled = 0, verified = 0, rejected = 0;
@@ -274,7 +281,7 @@ KernelReport Tuner::tune_kernel(Device& d, const KernelPlan& plan) {
       verified += c.state == State::kTimed || c.state == State::kStoppedEarly;
       rejected += c.state == State::kRejected;
     }
-    const double default_us = score(report.candidates.front());
+    const double default_us = score(*def);
     char status[200];
     std::snprintf(status, sizeof status,
                   "  %s done | compiled %d, verified %d, rejected %d | best %.2f us (%.2fx the default) | %s | ETA %s",
