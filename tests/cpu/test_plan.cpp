@@ -2342,20 +2342,40 @@ TEST(PlanPointwise, DefaultRuleAndLimitsWorkedByHand) {
   EXPECT_EQ(p.alignment, 16);
   EXPECT_EQ(p.number("block_pixels"), 16 * 4 * 32);
   EXPECT_EQ(p.number("channel_tiles"), 1);
-  // 32 -> 192 on 28^2: two equal tiles of 96 (more than 144 channels);
-  // 3,136 tiles of pixels: 4 warps of 6 make 131 x 2 blocks. At batch 1
-  // (49 tiles of pixels) one tile a warp: 4 warps, 13 x 2 blocks.
+  // 32 -> 192 on 28^2: three equal tiles of 64 (more than 144 channels, a
+  // thin layer without a residual, and 3 x 64 covers no more columns than
+  // 2 x 96); 3,136 tiles of pixels x 3: 4 warps of 9 make 132 x 2 blocks.
+  // At batch 1 (49 tiles of pixels) one tile a warp: 4 warps, 13 x 3 blocks.
   p = plan_kernel(workload("{op: conv2d, n: 64, c: 32, c_out: 192, h: 28, w: 28, filter: 1, padding: valid, "
                            "dtype: float16, layout: NHWC}"),
                   h100);
-  EXPECT_EQ(p.schedule.summary(), "pointwise: channel_tile 96, warps_per_block 4, tiles_per_warp 6, 2 stages");
-  EXPECT_EQ(p.number("channel_tiles"), 2);
+  EXPECT_EQ(p.schedule.summary(), "pointwise: channel_tile 64, warps_per_block 4, tiles_per_warp 9, 2 stages");
+  EXPECT_EQ(p.number("channel_tiles"), 3);
   EXPECT_EQ(plan_kernel(workload("{op: conv2d, n: 1, c: 32, c_out: 192, h: 28, w: 28, filter: 1, padding: valid, "
                                  "dtype: float16, layout: NHWC}"),
                         h100)
                 .schedule.summary(),
-            "pointwise: channel_tile 96, warps_per_block 4, tiles_per_warp 1, 2 stages");
-  // 40 -> 240 in bfloat16: three tiles of 80; 40 -> 120 one of 120 (15 mma
+            "pointwise: channel_tile 64, warps_per_block 4, tiles_per_warp 1, 2 stages");
+  // With a residual, two tiles of 96 (4 warps of 6: 131 x 2 blocks); in
+  // float32, two of 96 too (tiles of at most 144).
+  EXPECT_EQ(plan_kernel(workload("{op: conv2d, n: 64, c: 32, c_out: 192, h: 28, w: 28, filter: 1, padding: valid, "
+                                 "residual: true, dtype: float16, layout: NHWC}"),
+                        h100)
+                .schedule.summary(),
+            "pointwise: channel_tile 96, warps_per_block 4, tiles_per_warp 6, 2 stages");
+  EXPECT_EQ(plan_kernel(workload("{op: conv2d, n: 64, c: 32, c_out: 192, h: 28, w: 28, filter: 1, padding: valid, "
+                                 "math: tf32, layout: NHWC}"),
+                        h100)
+                .schedule.at("channel_tile"),
+            96);
+  // 32 -> 256: four of 64 (three of 96 would be 88 wide, 264 columns).
+  EXPECT_EQ(plan_kernel(workload("{op: conv2d, n: 64, c: 32, c_out: 256, h: 28, w: 28, filter: 1, padding: valid, "
+                                 "dtype: float16, layout: NHWC}"),
+                        h100)
+                .schedule.at("channel_tile"),
+            64);
+  // 40 -> 240 in bfloat16: three tiles of 80 (four of 64 would cover 256
+  // columns); 40 -> 120 one of 120 (15 mma
   // tiles of 8, odd: staging rows of 120 + 16), K padded to 48. In float32
   // (math tf32) 240 channels make two tiles of 120.
   p = plan_kernel(workload("{op: conv2d, n: 64, c: 40, c_out: 240, h: 28, w: 28, filter: 1, padding: valid, "
