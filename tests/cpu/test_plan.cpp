@@ -2344,8 +2344,9 @@ TEST(PlanPointwise, DefaultRuleAndLimitsWorkedByHand) {
   EXPECT_EQ(p.number("channel_tiles"), 1);
   // 32 -> 192 on 28^2: three equal tiles of 64 (more than 144 channels, a
   // thin layer without a residual, and 3 x 64 covers no more columns than
-  // 2 x 96); 3,136 tiles of pixels x 3: 4 warps of 9 make 132 x 2 blocks.
-  // At batch 1 (49 tiles of pixels) one tile a warp: 4 warps, 13 x 3 blocks.
+  // 2 x 96); 3,136 tiles of pixels x 3: 4 warps of 9 make 88 blocks of
+  // pixels x 3 channel tiles (264 blocks, 2 an SM). At batch 1 (49 tiles of
+  // pixels) one tile a warp: 4 warps, 13 blocks of pixels x 3.
   p = plan_kernel(workload("{op: conv2d, n: 64, c: 32, c_out: 192, h: 28, w: 28, filter: 1, padding: valid, "
                            "dtype: float16, layout: NHWC}"),
                   h100);

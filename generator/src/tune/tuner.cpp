@@ -300,7 +300,11 @@ KernelReport Tuner::tune_kernel(Device& d, const KernelPlan& plan) {
       report.best = static_cast<int>(i);
     }
   }
-  if (report.best >= 0 && report.default_index >= 0 && report.best != report.default_index && !interrupted) {
+  // Against a default that did not pass there is nothing to confirm: the
+  // worker reports the kernel's error.
+  const bool default_timed = report.default_index >= 0 &&
+                             report.candidates[static_cast<size_t>(report.default_index)].state == State::kTimed;
+  if (report.best >= 0 && default_timed && report.best != report.default_index && !interrupted) {
     Candidate& best = report.candidates[static_cast<size_t>(report.best)];
     Candidate& def = report.candidates[static_cast<size_t>(report.default_index)];
     const double searched = score(best);
