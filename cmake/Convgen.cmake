@@ -144,6 +144,18 @@ if(CONVGEN_CUTLASS_INCLUDE_DIR)
                     "GPU tests before relying on them")
   endif()
   set_property(GLOBAL PROPERTY CONVGEN_CUTLASS_INCLUDE_DIR "${CONVGEN_CUTLASS_INCLUDE_DIR}")
+  # The sm_90 main loop also includes CUTLASS's utilities (packed strides):
+  # an installed CUTLASS keeps them in its include folder, its source tree
+  # and the wheel beside it, in ../tools/util/include.
+  set(_convgen_util "${CONVGEN_CUTLASS_INCLUDE_DIR}/../tools/util/include")
+  if(EXISTS "${_convgen_util}/cutlass/util/packed_stride.hpp")
+    set_property(GLOBAL PROPERTY CONVGEN_CUTLASS_UTIL_DIR "${_convgen_util}")
+  elseif(NOT EXISTS "${CONVGEN_CUTLASS_INCLUDE_DIR}/cutlass/util/packed_stride.hpp")
+    message(WARNING "convgen: CUTLASS's utilities (cutlass/util/packed_stride.hpp) are neither in "
+                    "CONVGEN_CUTLASS_INCLUDE_DIR (${CONVGEN_CUTLASS_INCLUDE_DIR}) nor beside it in "
+                    "../tools/util/include, where CUTLASS's source tree and the nvidia-cutlass wheel keep them: "
+                    "kernels of the implicit_gemm_sm90 algorithms (libraries built for sm_90) will not compile")
+  endif()
 endif()
 
 # Fails the configure, after `context`, when the generator's table rejects
@@ -465,10 +477,9 @@ function(convgen_add_library target)
   if(cutlass)
     # CUTLASS's host-and-device code calls constexpr host functions (as its own build allows).
     target_include_directories(${target} SYSTEM PRIVATE "${cutlass}")
-    # The sm_90 main loop also includes CUTLASS's utilities (packed strides),
-    # which its source tree and the wheel keep beside include/.
-    if(EXISTS "${cutlass}/../tools/util/include/cutlass/util/packed_stride.hpp")
-      target_include_directories(${target} SYSTEM PRIVATE "${cutlass}/../tools/util/include")
+    get_property(cutlass_util GLOBAL PROPERTY CONVGEN_CUTLASS_UTIL_DIR)
+    if(cutlass_util)
+      target_include_directories(${target} SYSTEM PRIVATE "${cutlass_util}")
     endif()
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr>)
   endif()

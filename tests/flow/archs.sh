@@ -16,7 +16,8 @@
 #     and a folder without cutlass/version.h fail the configure, saying which
 #     CUTLASS the kernels are tested with; newer headers configure with a
 #     warning; an older nvidia-cutlass Python package is not taken (a
-#     warning);
+#     warning); headers without CUTLASS's utilities in or beside them
+#     configure with a warning naming them;
 #   - a manifest of another library name in the target's folder (the
 #     library was renamed) is removed at configure time, with a line.
 # SCRATCH_DIR is removed at the end (kept when CONVGEN_KEEP_SCRATCH=1).
@@ -116,6 +117,19 @@ configure cutlass_new "-DCONVGEN_CUTLASS_INCLUDE_DIR=$scratch/cutlass_new" ||
   { cat "$scratch/cutlass_new.log"; fail "CUTLASS 99.0.0 failed the configure; it must warn"; }
 expect_in "$scratch/cutlass_new.log" "holds CUTLASS 99.0.0, newer than the"
 echo "ok: CUTLASS 99.0.0 configured with a warning"
+# Without CUTLASS's utilities (packed_stride.hpp) in it or in
+# ../tools/util/include beside it: a warning naming them; with them beside
+# it (a source tree, the wheel), none.
+expect_in "$scratch/cutlass_new.log" "CUTLASS's utilities (cutlass/util/packed_stride.hpp) are neither in"
+fake_cutlass "$scratch/cutlass_tree/include" 99 0 0
+mkdir -p "$scratch/cutlass_tree/tools/util/include/cutlass/util"
+touch "$scratch/cutlass_tree/tools/util/include/cutlass/util/packed_stride.hpp"
+configure cutlass_tree "-DCONVGEN_CUTLASS_INCLUDE_DIR=$scratch/cutlass_tree/include" ||
+  { cat "$scratch/cutlass_tree.log"; fail "a CUTLASS source tree failed the configure"; }
+if grep -q "CUTLASS's utilities" "$scratch/cutlass_tree.log"; then
+  cat "$scratch/cutlass_tree.log"; fail "CUTLASS's utilities beside its include folder were not found"
+fi
+echo "ok: CUTLASS's utilities missing warned of, found beside include/"
 mkdir -p "$scratch/cutlass_none/cutlass"
 if configure cutlass_none "-DCONVGEN_CUTLASS_INCLUDE_DIR=$scratch/cutlass_none"; then
   fail "a folder without cutlass/version.h configured; it must fail"
