@@ -2357,6 +2357,13 @@ TEST(PlanPointwise, DefaultRuleAndLimitsWorkedByHand) {
                         h100)
                 .schedule.summary(),
             "pointwise: channel_tile 64, warps_per_block 4, tiles_per_warp 1, 2 stages");
+  // The default's channel tile of a 1x1 NHWC layer on 28^2 at batch 64.
+  const auto channel_tile = [&](const std::string& layer) {
+    return plan_kernel(workload("{op: conv2d, n: 64, h: 28, w: 28, filter: 1, padding: valid, layout: NHWC, " +
+                                layer + "}"),
+                       h100)
+        .schedule.at("channel_tile");
+  };
   // With a residual, two tiles of 96 (4 warps of 6: 131 x 2 blocks); in
   // float32, two of 96 too (tiles of at most 144).
   EXPECT_EQ(plan_kernel(workload("{op: conv2d, n: 64, c: 32, c_out: 192, h: 28, w: 28, filter: 1, padding: valid, "
@@ -2364,21 +2371,13 @@ TEST(PlanPointwise, DefaultRuleAndLimitsWorkedByHand) {
                         h100)
                 .schedule.summary(),
             "pointwise: channel_tile 96, warps_per_block 4, tiles_per_warp 6, 2 stages");
-  EXPECT_EQ(plan_kernel(workload("{op: conv2d, n: 64, c: 32, c_out: 192, h: 28, w: 28, filter: 1, padding: valid, "
-                                 "math: tf32, layout: NHWC}"),
-                        h100)
-                .schedule.at("channel_tile"),
-            96);
+  EXPECT_EQ(channel_tile("c: 32, c_out: 192, math: tf32"), 96);
   // 32 -> 256: four of 64 (three of 96 would be 88 wide, 264 columns).
-  EXPECT_EQ(plan_kernel(workload("{op: conv2d, n: 64, c: 32, c_out: 256, h: 28, w: 28, filter: 1, padding: valid, "
-                                 "dtype: float16, layout: NHWC}"),
-                        h100)
-                .schedule.at("channel_tile"),
-            64);
+  EXPECT_EQ(channel_tile("c: 32, c_out: 256, dtype: float16"), 64);
   // 40 -> 240 in bfloat16: three tiles of 80 (four of 64 would cover 256
-  // columns); 40 -> 120 one of 120 (15 mma
-  // tiles of 8, odd: staging rows of 120 + 16), K padded to 48. In float32
-  // (math tf32) 240 channels make two tiles of 120.
+  // columns); 40 -> 120 one of 120 (15 mma tiles of 8, odd: staging rows of
+  // 120 + 16), K padded to 48. In float32 (math tf32) 240 channels make two
+  // tiles of 120.
   p = plan_kernel(workload("{op: conv2d, n: 64, c: 40, c_out: 240, h: 28, w: 28, filter: 1, padding: valid, "
                            "dtype: bfloat16, layout: NHWC}"),
                   h100);
@@ -2390,11 +2389,7 @@ TEST(PlanPointwise, DefaultRuleAndLimitsWorkedByHand) {
   EXPECT_EQ(p.schedule.at("channel_tile"), 120);
   EXPECT_EQ(p.number("k_pad"), 48);
   EXPECT_EQ(p.number("output_pitch"), 136);
-  EXPECT_EQ(plan_kernel(workload("{op: conv2d, n: 64, c: 40, c_out: 240, h: 28, w: 28, filter: 1, padding: valid, "
-                                 "dtype: float32, math: tf32, layout: NHWC}"),
-                        h100)
-                .schedule.at("channel_tile"),
-            120);
+  EXPECT_EQ(channel_tile("c: 40, c_out: 240, dtype: float32, math: tf32"), 120);
   // Expansions of 6 from up to 96 channels, where each of 132 x 8 warps
   // gets a tile. 64 -> 384 on 14^2: 784 x 4 tiles of 96; 4 warps of 3 make
   // 264 blocks (3 warps of 4 too, 24 tiles on the busiest SM either way).
