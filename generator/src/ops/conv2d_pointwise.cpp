@@ -103,12 +103,12 @@ constexpr int kMaxDefaultHalfChannelTile = 96;
 // Thin layers without a residual narrower still, in float16 and bfloat16:
 // tiles of at most 64 where they cover c_out in no more columns than the
 // tiles of 96 do. On the H100, 32 -> 192 on 28^2 ran fused in 0.93 to 0.95
-// times the time of 96-wide tiles at batch 64 and 0.89 to 0.91 at batch 1 (64
-// accumulators a pixel, not 96: fewer registers, more warps resident); with
-// a residual it ran 1.12 times slower, and EfficientNet-B0's 40 -> 240,
-// whose 4 tiles of 64 cover 256 columns, 1.12 times slower without an
-// epilogue (docs/performance.md, "Thin layers' channel tiles of 64 past one
-// of 144").
+// times the time of 96-wide tiles at batch 64 and 0.89 to 0.91 at batch 1
+// (64 accumulators a pixel, not 96: fewer registers, so more warps can be
+// resident); with a residual it ran 1.12 times slower, and
+// EfficientNet-B0's 40 -> 240, whose 4 tiles of 64 cover 256 columns, 1.12
+// times slower without an epilogue (docs/performance.md, "Thin layers'
+// channel tiles of 64 past one of 144").
 constexpr int kMaxDefaultThinHalfChannelTile = 64;
 constexpr int kHalfBlocksPerSm = 2;
 // Half-precision layers that expand their input 6 times or more, from
@@ -256,13 +256,14 @@ void fill_one_wave(const Workload& wl, const PlanOptions& options, int batch, Po
 // The default, from sweeps on the H100 over thin layers (docs/performance.md):
 // one tile across c_out up to 144 channels, else equal tiles of at most 144
 // (96 in half precision, 64 on thin layers without a residual where those
-// cover no more columns: default_channel_tile); 4 warps (8 were 1.06 to 1.24 times slower at
-// batch 64), 2 stages (3 were within 2%, and 7% slower on one layer); and
-// as many tiles a warp as make about 16 warps an SM, rounded to a power of
-// two in float32 and on narrow outputs of up to 24 channels. Half
-// precision's other layers (thin, expanding, or named) fill one wave of two blocks an SM
-// (fill_one_wave); its narrow layers of up to 40 outputs take about 8 warps
-// an SM, to the nearest count, in one block where they take 3 tiles or more.
+// cover no more columns: default_channel_tile); 4 warps (8 were 1.06 to
+// 1.24 times slower at batch 64), 2 stages (3 were within 2%, and 7% slower
+// on one layer); and as many tiles a warp as make about 16 warps an SM,
+// rounded to a power of two in float32 and on narrow outputs of up to 24
+// channels. Half precision's other layers (thin, expanding, or named) fill
+// one wave of two blocks an SM (fill_one_wave); its narrow layers of up to
+// 40 outputs take about 8 warps an SM, to the nearest count, in one block
+// where they take 3 tiles or more.
 Pointwise default_pointwise(const Workload& wl, const PlanOptions& options, int batch) {
   Pointwise s;
   s.channel_tile = default_channel_tile(wl);
