@@ -204,8 +204,7 @@ LibraryPlan load(const CommonOptions& o) {
     tuning.db = &db;
     tuning.gpu = o.tuning_gpu;
     tuning.allow_untuned = o.allow_untuned;
-    const Templates templates = Templates::load(template_dir(o));
-    for (const auto& [file, text] : templates.kernels) tuning.fingerprints[file] = tuning_fingerprint(text);
+    tuning.fingerprints = tuning_fingerprints(Templates::load(template_dir(o)));
   } else if (!o.tuning_gpu.empty()) {
     throw ArgumentError("--tuning-gpu names the GPU of a tuning database: give the database with --tuning");
   } else if (o.allow_untuned) {

@@ -10,10 +10,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <tuple>
 
 #include "convgen/gen/digest.hpp"
+#include "convgen/gen/render.hpp"
 #include "convgen/gen/operator.hpp"
 #include "convgen/gen/output.hpp"
 #include "schedule_reader.hpp"
@@ -573,6 +575,12 @@ std::string tuning_fingerprint(const std::string& template_text) {
   char text[17];
   std::snprintf(text, sizeof text, "%016" PRIx64, h);
   return text;
+}
+
+std::map<std::string, std::string> tuning_fingerprints(const Templates& templates) {
+  std::map<std::string, std::string> fingerprints;
+  for (const auto& [file, text] : templates.kernels) fingerprints[file] = tuning_fingerprint(text);
+  return fingerprints;
 }
 
 

@@ -39,9 +39,7 @@ std::vector<Diagnostic> library_diagnostics(const fs::path& path, const std::str
     TuningSelection selection;
     selection.db = &db;
     selection.gpu = gpu;
-    for (const auto& [file, text] : Templates::load(CONVGEN_TEMPLATE_DIR).kernels) {
-      selection.fingerprints[file] = tuning_fingerprint(text);
-    }
+    selection.fingerprints = tuning_fingerprints(Templates::load(CONVGEN_TEMPLATE_DIR));
     plan_library({seeds}, "", {}, OnInvalidWorkload::kFail, &selection);
   } catch (const InputError& e) {
     *threw = true;

@@ -89,9 +89,7 @@ std::string db_text(const std::vector<EntryText>& entries) {
 
 // The current fingerprint of every template, as the CLI computes them.
 std::map<std::string, std::string> current_fingerprints() {
-  std::map<std::string, std::string> out;
-  for (const auto& [file, text] : Templates::load(CONVGEN_TEMPLATE_DIR).kernels) out[file] = tuning_fingerprint(text);
-  return out;
+  return tuning_fingerprints(Templates::load(CONVGEN_TEMPLATE_DIR));
 }
 
 std::string current_fingerprint(const std::string& template_file) { return current_fingerprints().at(template_file); }

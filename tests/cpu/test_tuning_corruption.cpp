@@ -187,9 +187,7 @@ struct Database {
       : file(db),
         text(read_file(std::string(CONVGEN_SOURCE_DIR) + "/specs/" + db)),
         spec(parse_spec_file(std::string(CONVGEN_SOURCE_DIR) + "/specs/" + spec_file)) {
-    for (const auto& [file, text] : Templates::load(CONVGEN_TEMPLATE_DIR).kernels) {
-      fingerprints[file] = tuning_fingerprint(text);
-    }
+    fingerprints = tuning_fingerprints(Templates::load(CONVGEN_TEMPLATE_DIR));
     original_meaning = meaning(parse_tuning_text(text, file));
   }
 

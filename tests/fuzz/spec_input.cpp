@@ -149,7 +149,7 @@ Verdict check_tuning_input(const std::string& text) {
   // checksum matches, else as unverified.
   TuningSelection selection;
   selection.db = &db;
-  for (const auto& [file, text] : templates().kernels) selection.fingerprints[file] = tuning_fingerprint(text);
+  selection.fingerprints = tuning_fingerprints(templates());
   const std::vector<std::string> gpus = db.gpus();
   if (!gpus.empty()) selection.gpu = gpus.front();
   LibraryPlan lib;

@@ -16,6 +16,7 @@ constexpr int kMaxThreads = 1024;
 
 inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
 inline long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
+inline int round_up(int v, int to) { return ceil_div(v, to) * to; }
 inline int pow2_at_least(int x) {
   int p = 1;
   while (p < x) p *= 2;

@@ -56,6 +56,24 @@ bool implicit_gemm_sm90_by_default(const Workload& wl, const PlanOptions& option
 int vector_elements(int channels, int element_bytes);
 long long implicit_gemm_images_per_launch(const Workload& wl, const std::string& algorithm);
 LaunchDescription implicit_gemm_launch(const KernelPlan& p);
+// Their reduction steps: 64 or 128 bytes of a row (32 or 64 half elements,
+// 16 or 32 floats). The tiles of rows x cols that cover the GEMM's output:
+// `pixels` rows (M) by the workload's output channels.
+bool is_cta_k(int cta_k, int element_bytes);
+long long output_tiles(const Workload& wl, long long pixels, int rows, int cols);
+// The template values both plans set alike, from their main loop's
+// workload: the GEMM's extents, the dtype, the epilogue's vectors and
+// padding, and the figures of the schedule below (implicit_gemm_launch
+// reads pixels and n_tiles of them).
+struct ImplicitGemmValues {
+  long long images_per_launch;
+  int out_vec;  // elements per epilogue load and store
+  int mainloop_bytes, epilogue_bytes;
+  int n_tiles;  // tiles across c_out
+  int k_steps;  // main-loop steps along K
+  int split_k;
+};
+TemplateValues implicit_gemm_values(const Workload& main_loop, const ImplicitGemmValues& v);
 // The order in which the blocks of an implicit GEMM take the output's tiles
 // (blocks start, in practice, in the order of their linear index: x, then
 // y). The tiles are cut into panels `swizzle` tiles wide, and the blocks
@@ -84,9 +102,11 @@ std::string describe_tile_order(const Schedule& s);
 extern const Algorithm kPointwise;  // conv2d_pointwise.cpp
 // Whether the default rule gives a workload pointwise: a 1x1 stride-1 NHWC
 // layer of half elements, or float32 in math tf32, with few input channels
-// (at most 40; float32 only where its tiles fill the GPU) or a narrow
-// output, both channel counts in 16-byte vectors, in a library whose newest
-// GPU has mma.sync.
+// (at most 40; float32 only where its tiles fill the GPU), a narrow output,
+// or (half elements) an expansion of at most 96 input channels to 6 times
+// as many or more where implicit_gemm_sm90's rule does not take it; both
+// channel counts in 16-byte vectors, in a library whose newest GPU has
+// mma.sync.
 bool pointwise_by_default(const Workload& wl, const PlanOptions& options);
 extern const Algorithm kTensorStem;  // conv2d_tensor_stem.cpp
 // Whether the default rule gives a workload tensor_stem: an NHWC stem of
@@ -115,9 +135,10 @@ inline bool is_one_of(int v, std::initializer_list<int> allowed) {
 // Accumulators a thread may keep: beyond 64 a thread needs about 250
 // registers, and such schedules never won in the sweep.
 constexpr int kMaxAccumulators = 64;
-// Shared-memory buffers of a main loop's ring (the `stages` knob of gemm and
-// of implicit_gemm): one range for both, since a spec that names no
-// algorithm has its knobs read before the algorithm is chosen.
+// Shared-memory buffers of a main loop's ring (the `stages` knob of gemm,
+// implicit_gemm and implicit_gemm_sm90): one range for all, since a spec
+// that names no algorithm has its knobs read before the algorithm is
+// chosen.
 constexpr int kMinPipelineStages = 2, kMaxPipelineStages = 8;
 
 // 1x1 convolutions with stride 1 and no padding: per image, out[c_out x
@@ -153,9 +174,13 @@ int library_registers_per_sm(const PlanOptions& options);
 // (deterministic, no atomics, no workspace). Clusters need sm_90.
 constexpr int kMinSplitArch = 90;
 constexpr int kMaxSplitK = 8;  // CUDA's portable cluster size
-// Tensor cores with TF32 operands (mma.sync m16n8k8, cvt.rna.tf32): the
-// gemm algorithm's math tf32 and 3xtf32.
-constexpr int kMinTensorCoreArch = 80;
+// The oldest GPU with mma.sync on fp16, bf16 (m16n8k16) and TF32 operands
+// (m16n8k8, cvt.rna.tf32), and with cp.async: sm_80. The tensor-core
+// algorithms (pointwise, tensor_stem, implicit_gemm, gemm's and
+// winograd_nonfused's tensor_cores products) run from it; on older GPUs of
+// a library their kernels compile an empty body and the runtime runs the
+// generic kernel.
+constexpr int kMinMmaSyncArch = 80;
 // How a float32 kernel's products are computed (knob `products`, the gemm
 // and winograd_nonfused algorithms; its words in this order): fp32 FMA, or
 // TF32 tensor cores where the workload's math allows it (tf32, 3xtf32).
@@ -184,6 +209,7 @@ void check_split_k(const ScheduleRequest& req, int split_k, int stages, int stag
                    const PlanOptions& options, std::vector<Diagnostic>& errors);
 
 using ops::ceil_div;
+using ops::round_up;
 using ops::num;
 
 // Blocks per SM that __launch_bounds__ asks for: as many as the register

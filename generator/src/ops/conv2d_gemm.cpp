@@ -301,7 +301,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   p.block_threads = g.threads;
   p.smem_bytes = g.smem_bytes;
   // TF32 tensor cores (mma.sync, cvt.rna.tf32): sm_80; clusters: sm_90.
-  if (s.products == kTensorCores) p.min_arch = kMinTensorCoreArch;
+  if (s.products == kTensorCores) p.min_arch = kMinMmaSyncArch;
   if (s.split_k > 1) p.min_arch = kMinSplitArch;
   // grid.x is m_blocks blocks for each block_pixels pixels of the batch, at
   // most 2^31 - 1: the batch's pixels may fill that many pixel blocks.

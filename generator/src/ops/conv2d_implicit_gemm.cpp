@@ -50,9 +50,12 @@ struct ImplicitGemm {
   int iterator = kOptimized;            // how the main loop walks K
 };
 
-// The oldest GPU the kernels run on: mma.sync of fp16 and bf16, cp.async
-// (a split kernel needs kMinSplitArch, conv2d.hpp: clusters).
-constexpr int kMinArch = 80;
+// The kernels run from kMinMmaSyncArch (conv2d.hpp); a split kernel needs
+// kMinSplitArch (clusters).
+// The main loop's pipelines: the cp.async one of 3 stages and more, and
+// the one that stages through registers (an odd c of half elements), of 2.
+constexpr int kMinCpAsyncStages = 3;
+constexpr int kRegisterStages = 2;
 constexpr int kMaxDefaultSplitK = 4;  // the default rule's most parts
 constexpr int kMinStepsPerSplit = 8;  // the default rule's fewest K steps a part
 struct ImplicitGemmShape {
@@ -64,10 +67,6 @@ struct ImplicitGemmShape {
   int k_steps;  // main-loop steps of cta_k along K
   int n_tiles;
 };
-
-// The reduction steps the main loop takes: 64 or 128 bytes of a row (32 or
-// 64 half elements, 16 or 32 floats).
-bool is_cta_k(int cta_k, int element_bytes) { return cta_k * element_bytes == 64 || cta_k * element_bytes == 128; }
 
 ImplicitGemmShape implicit_gemm_shape(const Workload& wl, const ImplicitGemm& s) {
   ImplicitGemmShape g{};
@@ -102,17 +101,12 @@ struct TileChoice {
   int cta_m, cta_n, cta_k, warp_m, warp_n, stages;
 };
 
-// Blocks of cta_m x cta_n tiles over the GEMM's `pixels` x c_out.
-long long tile_count(const Workload& wl, long long pixels, int cta_m, int cta_n) {
-  return (pixels + cta_m - 1) / cta_m * ceil_div(wl.c_out, cta_n);
-}
-
 ImplicitGemm default_tiles(const Workload& wl, const PlanOptions& options, int batch) {
   const long long pixels = 1LL * batch * wl.out_h() * wl.out_w();
   const long long enough_blocks = std::max(1, options.target.newest.sm_count) * 2LL / 3;
   const int element_bytes = ops::element_bytes(wl);
   const bool thin = wl.c * element_bytes <= 64;  // a 64-byte step covers one tap's channels
-  const bool pointwise = wl.kh == 1 && wl.kw == 1;
+  const bool one_by_one = wl.kh == 1 && wl.kw == 1;  // any stride and padding
   // Float32 on up to 8 channels (the stems): CUTLASS's few_channels
   // iterators hold every copy of a step in registers, one float a copy
   // where c is odd. Warp tiles of 32 x 32 and at most 8 copies a thread of
@@ -130,12 +124,12 @@ ImplicitGemm default_tiles(const Workload& wl, const PlanOptions& options, int b
     if (few_floats && wl.c_out <= 64) return {{128, 64, 32, 32, 32, 3}, {64, 64, 32, 32, 32, 3}};
     if (few_floats) return {{64, 128, 32, 32, 32, 3}, {64, 64, 32, 32, 32, 3}};
     if (wl.c_out <= 64) return {{256, 64, 32, 64, 64, 5}, {128, 64, 64, 64, 32, 4}, {64, 64, 64, 32, 32, 5}};
-    const TileChoice wide = thin || pointwise ? TileChoice{128, 128, 32, 64, 64, 5} : TileChoice{128, 128, 64, 64, 64, 3};
+    const TileChoice wide = thin || one_by_one ? TileChoice{128, 128, 32, 64, 64, 5} : TileChoice{128, 128, 64, 64, 64, 3};
     return {wide, {64, 128, 64, 32, 64, 4}, {64, 64, 64, 32, 32, 5}};
   }();
   TileChoice t = list.back();
   for (const TileChoice& c : list) {
-    if (tile_count(wl, pixels, c.cta_m, c.cta_n) >= enough_blocks) {
+    if (output_tiles(wl, pixels, c.cta_m, c.cta_n) >= enough_blocks) {
       t = c;
       break;
     }
@@ -166,7 +160,7 @@ ImplicitGemm default_tiles(const Workload& wl, const PlanOptions& options, int b
       // where those would make more (ResNet's 7x7 stem in 128 x 64 tiles
       // ran 1.2 to 1.5 times faster in 8 warps than in 4,
       // docs/performance.md, "Stems on three channels").
-      s.stages = 2;
+      s.stages = kRegisterStages;
       s.cta_m = std::min(s.cta_m, 128);
       s.warp_n = 32;
       s.warp_m = (s.cta_m / 32) * (s.cta_n / 32) <= 8 ? 32 : 64;
@@ -179,7 +173,7 @@ ImplicitGemm default_tiles(const Workload& wl, const PlanOptions& options, int b
   // while the blocks fit one wave (one per SM), each part keeps at least 8
   // steps of K, and at most 4 parts (8 was never the fastest: the partial
   // tiles' sum through distributed shared memory grows with the parts).
-  const long long tiles = tile_count(wl, pixels, s.cta_m, s.cta_n);
+  const long long tiles = output_tiles(wl, pixels, s.cta_m, s.cta_n);
   if (tiles < enough_blocks && oldest_arch(options) >= kMinSplitArch) {
     const int chunks = ceil_div(wl.c, s.cta_k);
     const int k_steps = wl.kh * wl.kw * chunks;
@@ -201,8 +195,8 @@ ImplicitGemm default_implicit_gemm(const Workload& wl, const PlanOptions& option
   // times the copies of 16-byte ones, and ptxas spilled at 6 stages (c = 6
   // halves, 128 x 32 tile); 3 did not.
   if (implicit_gemm_shape(wl, s).in_vec * ops::element_bytes(wl) == 4) s.stages = std::min(s.stages, 3);
-  const int least = s.stages == 2 ? 2 : 3;
-  const int limit = library_shared_limit(options, kMinArch);
+  const int least = s.stages == kRegisterStages ? kRegisterStages : kMinCpAsyncStages;
+  const int limit = library_shared_limit(options, kMinMmaSyncArch);
   while (s.stages > least && implicit_gemm_shape(wl, s).smem_bytes > limit) --s.stages;
   return s;
 }
@@ -213,9 +207,9 @@ ImplicitGemm default_implicit_gemm(const Workload& wl, const PlanOptions& option
 // bounds the blocks an SM holds (docs/performance.md, "Stages that K can
 // fill"). The main loop that stages through registers keeps its 2.
 int stages_k_can_fill(const Workload& wl, const ImplicitGemm& s) {
-  if (s.stages <= 2) return s.stages;
+  if (s.stages == kRegisterStages) return s.stages;
   const int block_steps = ceil_div(implicit_gemm_shape(wl, s).k_steps, s.split_k);
-  return std::min(s.stages, std::max(3, block_steps + 1));
+  return std::min(s.stages, std::max(kMinCpAsyncStages, block_steps + 1));
 }
 
 void plan(const Workload& spec_workload, const PlanOptions& options, KernelPlan& p) {
@@ -295,12 +289,13 @@ void plan(const Workload& spec_workload, const PlanOptions& options, KernelPlan&
     errors.push_back({req.at("iterator"), "iterator optimized copies at least 2 channels (4 bytes) at a time; c = " +
                                               num(wl.c) + " is odd: use iterator few_channels"});
   }
-  if (odd_halves && s.stages != 2) {
+  if (odd_halves && s.stages != kRegisterStages) {
     errors.push_back({req.at("stages"), "c = " + num(wl.c) + " is odd: its 2-byte copies cannot go through "
                                         "cp.async, and the main loop that stages through registers has 2 stages, "
                                         "not " + num(s.stages)});
-  } else if (!odd_halves && s.stages < 3) {
-    errors.push_back({req.at("stages"), "the cp.async main loop takes 3 to " + num(kMaxPipelineStages) + " stages, not " +
+  } else if (!odd_halves && s.stages < kMinCpAsyncStages) {
+    errors.push_back({req.at("stages"), "the cp.async main loop takes " + num(kMinCpAsyncStages) + " to " +
+                                        num(kMaxPipelineStages) + " stages, not " +
                                         num(s.stages) +
                                         "; 2 stages are for an odd c of " + to_string(wl.dtype == DataType::kFloat32
                                                                                           ? DataType::kFloat16
@@ -323,7 +318,7 @@ void plan(const Workload& spec_workload, const PlanOptions& options, KernelPlan&
                                          num(ceil_div(wl.c, s.cta_k)) + " chunk(s) of " + num(s.cta_k) +
                                          " channels: some blocks would sum nothing"});
   }
-  const int limit = library_shared_limit(options, kMinArch);
+  const int limit = library_shared_limit(options, kMinMmaSyncArch);
   if (g.smem_bytes > limit) {
     errors.push_back({req.at("stages"), "the schedule needs " + num(g.smem_bytes) +
                                             " bytes of shared memory per block (" + num(s.stages) + " stages of " +
@@ -346,32 +341,19 @@ void plan(const Workload& spec_workload, const PlanOptions& options, KernelPlan&
   // out_vec (NCHW: the workspace's copies; the call's tensors as
   // plan_channels_last_copies says).
   p.alignment = element_bytes * std::max(g.in_vec, g.out_vec);
-  p.min_arch = s.split_k > 1 ? kMinSplitArch : kMinArch;
+  p.min_arch = s.split_k > 1 ? kMinSplitArch : kMinMmaSyncArch;
   auto n = [](long long v) { return TemplateValue(v); };
-  p.values = {
-      {"images_per_launch", n(images_per_launch)},
+  p.values = implicit_gemm_values(
+      wl, {images_per_launch, g.out_vec, g.mainloop_bytes, g.epilogue_bytes, g.n_tiles, g.k_steps, s.split_k});
+  p.values.insert({
       {"warps", n(g.warps)},
       {"in_vec", n(g.in_vec)},
-      {"out_vec", n(g.out_vec)},
-      {"epilogue_pad", n(implicit_gemm_epilogue_pad(wl))},
-      {"nchw", nchw},
       {"residual_ahead", false},  // one tile a block: the residual is read in the epilogue (as implicit_gemm_sm90's)
-      {"gemm_c", n(wl.c)},
-      {"mainloop_bytes", n(g.mainloop_bytes)},
-      {"epilogue_bytes", n(g.epilogue_bytes)},
-      {"n_tiles", n(g.n_tiles)},
-      {"pixels", n(1LL * wl.out_h() * wl.out_w())},
-      {"gemm_k", n(1LL * wl.kh * wl.kw * wl.c)},
-      {"tensor_cores", true},  // every kernel: mma.sync (the compute floor's rate)
-      {"bfloat16", wl.dtype == DataType::kBFloat16},
-      {"float32", wl.dtype == DataType::kFloat32},
       {"fast_f32", wl.math == Math::k3xTF32},
-      {"mma_k", n(32 / element_bytes)},
-      {"split", s.split_k > 1},
+      {"mma_k", n(mma_sync_k(wl))},
       {"few_channels", s.iterator == kFewChannels},
-      {"cp_async", s.stages > 2},
-      {"k_steps", n(g.k_steps)},
-  };
+      {"cp_async", s.stages >= kMinCpAsyncStages},
+  });
   add_tile_order_values(order, false, p.values);
   if (nchw) plan_channels_last_copies(wl, spec_workload.c, p);
 }
@@ -489,6 +471,34 @@ int vector_elements(int channels, int element_bytes) {
   return 1;
 }
 
+bool is_cta_k(int cta_k, int element_bytes) { return cta_k * element_bytes == 64 || cta_k * element_bytes == 128; }
+
+long long output_tiles(const Workload& wl, long long pixels, int rows, int cols) {
+  return ceil_div(pixels, 1LL * rows) * ceil_div(wl.c_out, cols);
+}
+
+TemplateValues implicit_gemm_values(const Workload& main_loop, const ImplicitGemmValues& v) {
+  const Workload& wl = main_loop;
+  auto n = [](long long x) { return TemplateValue(x); };
+  return {
+      {"images_per_launch", n(v.images_per_launch)},
+      {"out_vec", n(v.out_vec)},
+      {"epilogue_pad", n(implicit_gemm_epilogue_pad(wl))},
+      {"nchw", wl.layout == Layout::kNCHW},
+      {"gemm_c", n(wl.c)},
+      {"mainloop_bytes", n(v.mainloop_bytes)},
+      {"epilogue_bytes", n(v.epilogue_bytes)},
+      {"n_tiles", n(v.n_tiles)},
+      {"pixels", n(1LL * wl.out_h() * wl.out_w())},
+      {"gemm_k", n(1LL * wl.kh * wl.kw * wl.c)},
+      {"tensor_cores", true},  // every kernel: mma.sync or wgmma (the compute floor's rate)
+      {"bfloat16", wl.dtype == DataType::kBFloat16},
+      {"float32", wl.dtype == DataType::kFloat32},
+      {"k_steps", n(v.k_steps)},
+      {"split", v.split_k > 1},
+  };
+}
+
 long long implicit_gemm_images_per_launch(const Workload& wl, const std::string& algorithm) {
   // Tensors of fewer bytes than this: the main loops offset pointers by
   // 32-bit byte counts (CUTLASS's iterators, the TMA's extents).
@@ -574,7 +584,7 @@ bool implicit_gemm_nchw_by_default(const Workload& wl, const PlanOptions& option
   // c_out) >= 40 (MobileNetV2's 384 -> 64 at 55: 1.15x faster; its 32 ->
   // 192 at 27: 1.2x slower, and thinner layers up to 2.4x).
   constexpr int kMinChannels = 64, kMinPointwiseIntensity = 40;
-  if (wl.math != Math::kTF32 || oldest_arch(options) < kMinArch || wl.c < kMinChannels) return false;
+  if (wl.math != Math::kTF32 || oldest_arch(options) < kMinMmaSyncArch || wl.c < kMinChannels) return false;
   return !is_pointwise(wl) || 1LL * wl.c * wl.c_out >= kMinPointwiseIntensity * (1LL * wl.c + wl.c_out);
 }
 

@@ -34,7 +34,7 @@ constexpr int kArch = 90;  // the only GPU: wgmma and TMA are sm_90a's
 // Accumulators a multiplying thread may keep: its warpgroup's rows x cta_n
 // / 128. 128 leaves room for the rest at 168 registers a thread (3
 // warpgroups a block, one block an SM).
-constexpr int kMaxAccumulators = 128;
+constexpr int kMaxWgmmaAccumulators = 128;
 // Pingpong: rows of its tile a warpgroup's epilogue finishes at once (one
 // wgmma's rows), each warpgroup in shared memory of its own (or, with
 // epilogue_turns, in the same, in turns).
@@ -64,15 +64,6 @@ struct Sm90Shape {
   int n_tiles;
   int accumulators;  // per multiplying thread
 };
-
-int round_up(int v, int to) { return (v + to - 1) / to * to; }
-long long ceil_div_ll(long long a, long long b) { return (a + b - 1) / b; }
-
-// The tiles of rows x cols that cover the GEMM's output: `pixels` rows (M)
-// by the workload's output channels.
-long long output_tiles(const Workload& wl, long long pixels, int rows, int cols) {
-  return ceil_div_ll(pixels, rows) * ceil_div(wl.c_out, cols);
-}
 
 // The shared memory a block may have, and the SMs (the H100's), on the one
 // GPU the kernel runs on.
@@ -141,7 +132,7 @@ void pick_throughput_tile(const Workload& wl, long long pixels, Sm90Gemm& s) {
   double best_time = 0;
   for (const TileRate& t : tiles) {
     const long long blocks = output_tiles(wl, pixels, t.cta_m, t.cta_n);
-    const double time = static_cast<double>(ceil_div_ll(blocks, sms)) * t.cta_m * t.cta_n / t.rate;
+    const double time = static_cast<double>(ceil_div(blocks, sms)) * t.cta_m * t.cta_n / t.rate;
     if (s.cta_m == 0 || time < best_time) {
       s.cta_m = t.cta_m, s.cta_n = t.cta_n, s.warpgroups = t.warpgroups;
       best_time = time;
@@ -176,7 +167,7 @@ void pick_latency_tile(const Workload& wl, long long pixels, Sm90Gemm& s) {
     if (wl.c_out <= 64 && t.cta_n > 64) continue;
     for (int split_k = 1; split_k <= std::min(kMaxSplitK, k_steps); split_k *= 2) {
       const long long blocks = output_tiles(wl, pixels, t.cta_m, t.cta_n) * split_k;
-      const double time = static_cast<double>(ceil_div_ll(blocks, sms)) *
+      const double time = static_cast<double>(ceil_div(blocks, sms)) *
                               (kBlockUs + ceil_div(k_steps, split_k) * t.step_us) +
                           split_us(split_k, t.cta_m, t.cta_n);
       if (s.cta_m == 0 || time < best_time) {
@@ -230,7 +221,7 @@ constexpr double kHalfTileTime = 0.55;
 int pingpong_rows(const Workload& wl, long long pixels, const Sm90Gemm& s) {
   const long long sms = sm90_sm_count();
   const auto tiles_a_block = [&](int rows) {
-    return ceil_div_ll(output_tiles(wl, pixels, rows, s.cta_n), sms);
+    return ceil_div(output_tiles(wl, pixels, rows, s.cta_n), sms);
   };
   if (s.cta_m < 128) return s.cta_m;
   return kHalfTileTime * tiles_a_block(64) < tiles_a_block(128) ? 64 : 128;
@@ -249,7 +240,7 @@ constexpr int kPingpongTilesPerSm = 2;
 bool pingpong_pays(const Workload& wl, long long pixels, const Sm90Gemm& s) {
   const int cta_m = pingpong_rows(wl, pixels, s);
   const long long tiles = output_tiles(wl, pixels, cta_m, s.cta_n);
-  return wl.dtype != DataType::kFloat32 && s.split_k == 1 && cta_m * s.cta_n / 128 <= kMaxAccumulators &&
+  return wl.dtype != DataType::kFloat32 && s.split_k == 1 && cta_m * s.cta_n / 128 <= kMaxWgmmaAccumulators &&
          tiles >= kPingpongTilesPerSm * sm90_sm_count();
 }
 
@@ -419,7 +410,7 @@ void plan(const Workload& spec_workload, const PlanOptions& options, KernelPlan&
     // build and run).
     errors.push_back({cta_at, "cta_tile " + num(s.cta_n) + " channels in float32: 16, 32, or a multiple of 32"});
   }
-  if (s.cta_k * element_bytes != 64 && s.cta_k * element_bytes != 128) {
+  if (!is_cta_k(s.cta_k, element_bytes)) {
     errors.push_back({cta_at, "cta_tile reduction step " + num(s.cta_k) + ": " + num(64 / element_bytes) + " or " +
                                   num(128 / element_bytes) + " (64 or 128 bytes of " + to_string(wl.dtype) +
                                   ", the TMA's swizzled rows)"});
@@ -427,18 +418,16 @@ void plan(const Workload& spec_workload, const PlanOptions& options, KernelPlan&
   if (!errors.empty()) throw InputError(std::move(errors));
   const Sm90Shape g = sm90_shape(wl, s);
   const TileOrder order = requested_tile_order(req, g.n_tiles);
-  if (g.accumulators > kMaxAccumulators) {
+  if (g.accumulators > kMaxWgmmaAccumulators) {
     errors.push_back({cta_at, "cta_tile " + num(s.cta_m) + "x" + num(s.cta_n) + " in " +
                                   (s.pingpong ? std::string("one warpgroup (pingpong)") : num(s.warpgroups) + " warpgroup(s)") +
                                   " gives a thread " + num(g.accumulators) + " accumulators; at most " +
-                                  num(kMaxAccumulators) + " fit its registers: " +
+                                  num(kMaxWgmmaAccumulators) + " fit its registers: " +
                                   (s.pingpong ? "use a smaller tile (cta_m x cta_n at most 16384)"
                                               : "use 2 warpgroups or a smaller tile")});
   }
   const int limit = sm90_shared_limit();
-  if (s.stages < 2 || s.stages > 8) {
-    errors.push_back({req.at("stages"), "the TMA ring takes 2 to 8 stages, not " + num(s.stages)});
-  } else if (g.smem_bytes > limit) {
+  if (g.smem_bytes > limit) {
     errors.push_back({req.at("stages"), "the schedule needs " + num(g.smem_bytes) +
                                             " bytes of shared memory per block (" + num(s.stages) + " stages of " +
                                             num(g.mainloop_bytes / s.stages) + (s.pingpong ? ", and" : ", or") + " the epilogue's " +
@@ -465,8 +454,9 @@ void plan(const Workload& spec_workload, const PlanOptions& options, KernelPlan&
   p.min_arch = kArch;
   p.max_arch = kArch;
   auto n = [](long long v) { return TemplateValue(v); };
-  p.values = {
-      {"images_per_launch", n(images_per_launch)},
+  p.values = implicit_gemm_values(
+      wl, {images_per_launch, g.out_vec, g.mainloop_bytes, g.epilogue_bytes, g.n_tiles, g.k_steps, s.split_k});
+  p.values.insert({
       {"warpgroups", n(s.warpgroups)},
       {"warpgroup_m", n(s.pingpong ? s.cta_m : s.cta_m / s.warpgroups)},
       {"pingpong", s.pingpong},
@@ -478,25 +468,11 @@ void plan(const Workload& spec_workload, const PlanOptions& options, KernelPlan&
       // ahead, those ran 0.96-1.03x, no more than identical code varied.
       {"residual_ahead", s.pingpong && wl.residual && !nchw},
       {"chunk_rows", n(kChunkRows)},
-      {"out_vec", n(g.out_vec)},
-      {"epilogue_pad", n(implicit_gemm_epilogue_pad(wl))},
-      {"mainloop_bytes", n(g.mainloop_bytes)},
-      {"epilogue_bytes", n(g.epilogue_bytes)},
-      {"n_tiles", n(g.n_tiles)},
-      {"pixels", n(1LL * wl.out_h() * wl.out_w())},
-      {"gemm_k", n(1LL * wl.kh * wl.kw * wl.c)},
-      {"tensor_cores", true},
-      {"bfloat16", wl.dtype == DataType::kBFloat16},
-      {"float32", wl.dtype == DataType::kFloat32},
-      {"k_steps", n(g.k_steps)},
-      {"split", s.split_k > 1},
-      {"nchw", nchw},
-      {"gemm_c", n(wl.c)},
       {"split_k", n(s.split_k)},
       {"split_runs", g.k_steps % s.split_k == 0
                          ? num(g.k_steps / s.split_k) + " steps each"
                          : num(g.k_steps / s.split_k + 1) + " or " + num(g.k_steps / s.split_k) + " steps each"},
-  };
+  });
   add_tile_order_values(order, s.pingpong, p.values);
   if (nchw) plan_channels_last_copies(wl, spec_workload.c, p);
 }
@@ -537,7 +513,8 @@ std::vector<Knob> sm90_knobs() {
   return {Knob::tuple("cta_tile", {"cta_m", "cta_n", "cta_k"}, 16, 256, "[pixels, channels, reduction]",
                       "the block's tile of the GEMM: output pixels x output channels, and the reduction step"),
           Knob::integer("warpgroups", 1, 2, "warpgroups of 128 threads that multiply (wgmma), each cta_m / warpgroups rows"),
-          Knob::integer("stages", 2, 8, "shared-memory buffers of the main loop's ring (TMA copies)"),
+          Knob::integer("stages", kMinPipelineStages, kMaxPipelineStages,
+                        "shared-memory buffers of the main loop's ring (TMA copies)"),
           split_k_knob(),
           Knob::flag("pingpong", "persistent blocks, each taking tile after tile; two warpgroups take turns at them, "
                                  "one's epilogue running while the other multiplies (cta_tile is one warpgroup's)"),

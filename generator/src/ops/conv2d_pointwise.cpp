@@ -33,7 +33,6 @@ namespace convgen::gen::conv2d {
 
 namespace {
 
-constexpr int kMinArch = 80;
 constexpr int kTilePixels = 16;      // mma.sync's M: the pixels of a warp's tile
 constexpr int kVectorBytes = 16;     // every copy and store moves 16 bytes
 constexpr int kMaxChannelTile = 256;  // 128 accumulators a thread
@@ -166,8 +165,6 @@ PointwiseShape pointwise_shape(const Workload& wl, const Pointwise& s) {
   return g;
 }
 
-int round_up(int v, int m) { return ceil_div(v, m) * m; }
-
 // The fewest equal tiles of at most `widest` channels across c_out, each a
 // multiple of 8 channels (16-byte vectors).
 int equal_channel_tile(int c_out, int widest) {
@@ -281,10 +278,10 @@ Pointwise default_pointwise(const Workload& wl, const PlanOptions& options, int 
     const double clamped = std::clamp(per_warp, 1.0, static_cast<double>(kMaxDefaultTilesPerWarp));
     s.tiles_per_warp = 1 << static_cast<int>(std::lround(std::log2(clamped)));
   }
-  // Made to fit the library's tightest GPU (deep inputs, a T4's 64 KiB):
-  // a narrower tile where the filter rows take more shared memory than the
-  // warps' rings, else fewer warps.
-  const int limit = library_shared_limit(options, kMinArch);
+  // Made to fit the library's tightest GPU from sm_80 (deep inputs; sm_86's
+  // and sm_89's 99 KiB): a narrower tile where the filter rows take more
+  // shared memory than the warps' rings, else fewer warps.
+  const int limit = library_shared_limit(options, kMinMmaSyncArch);
   while (pointwise_shape(wl, s).smem_bytes > limit && (s.channel_tile > 8 || s.warps > 1)) {
     const PointwiseShape g = pointwise_shape(wl, s);
     const int filter_bytes = s.channel_tile * g.input_pitch * ops::element_bytes(wl);
@@ -334,7 +331,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                                                   num(round_up(wl.c_out, 8))});
   }
   const PointwiseShape g = pointwise_shape(wl, s);
-  const int limit = library_shared_limit(options, kMinArch);
+  const int limit = library_shared_limit(options, kMinMmaSyncArch);
   if (g.smem_bytes > limit) {
     errors.push_back({req.at("stages"), "the schedule needs " + num(g.smem_bytes) +
                                             " bytes of shared memory per block (the filter's " + num(s.channel_tile) +
@@ -352,7 +349,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   p.block_threads = p.threads;
   p.smem_bytes = g.smem_bytes;
   p.alignment = kVectorBytes;
-  p.min_arch = kMinArch;
+  p.min_arch = kMinMmaSyncArch;
   // The launch numbers the batch's pixels with an int.
   p.max_batch = ops::batch_limit(1LL * wl.out_h() * wl.out_w());
   auto n = [](long long v) { return TemplateValue(v); };
@@ -411,7 +408,7 @@ bool pointwise_by_default(const Workload& wl, const PlanOptions& options) {
                            1.0 &&
                        !implicit_gemm_sm90_by_default(wl, options);
   return kPointwise.serves(wl) && is_pointwise(wl) && ((thin && fills) || narrow_output || expands) &&
-         wl.c % vector == 0 && wl.c_out % vector == 0 && options.target.newest.sm >= kMinArch;
+         wl.c % vector == 0 && wl.c_out % vector == 0 && options.target.newest.sm >= kMinMmaSyncArch;
 }
 
 const Algorithm kPointwise{

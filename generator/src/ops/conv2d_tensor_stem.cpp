@@ -30,7 +30,6 @@ namespace convgen::gen::conv2d {
 
 namespace {
 
-constexpr int kMinArch = 80;
 constexpr int kMaxWarps = 16;
 // Float32's default: 12 warps at most, which ptxas gives 168 registers a
 // thread. At 13 to 16 (128 registers: ptxas counts warps in groups of 4)
@@ -60,8 +59,6 @@ struct TensorStemShape {
   int left_edge, right_edge;  // a window row's pixels that can lie past the image's left and right edges
   int smem_bytes;
 };
-
-int round_up(int v, int m) { return ceil_div(v, m) * m; }
 
 // Output channels of a 16-byte store.
 int store_vector_elements(const Workload& wl) { return 16 / ops::element_bytes(wl); }
@@ -183,7 +180,7 @@ TensorStem default_tensor_stem(const Workload& wl, const PlanOptions& options) {
   // 100 KiB a block): fewer channels a block where the filter's rows take
   // most of the shared memory, else fewer rows, then fewer columns (the
   // knobs the spec sets stay).
-  const int limit = library_shared_limit(options, kMinArch);
+  const int limit = library_shared_limit(options, kMinMmaSyncArch);
   const bool free_channels = !req.has("tile_co");
   const int step = req.has("warp_channels") ? std::max(8, s.warp_channels) : 8;  // the block's channels stay whole warps'
   for (TensorStemShape g = tensor_stem_shape(wl, s); g.smem_bytes > limit; g = tensor_stem_shape(wl, s)) {
@@ -246,7 +243,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                                    num(g.accumulators) + " sums a thread; at most " + num(kMaxAccumulators) +
                                    " fit in registers"});
   }
-  const int limit = library_shared_limit(options, kMinArch);
+  const int limit = library_shared_limit(options, kMinMmaSyncArch);
   if (g.smem_bytes > limit) {
     errors.push_back({tile_at, "the schedule needs " + num(g.smem_bytes) +
                                    " bytes of shared memory per block (the filter's " + num(s.tile_co) + " rows of " +
@@ -265,7 +262,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   p.block_threads = g.threads;
   p.smem_bytes = g.smem_bytes;
   p.alignment = 16;
-  p.min_arch = kMinArch;
+  p.min_arch = kMinMmaSyncArch;
   // The launch numbers the batch's tiles with an int.
   p.max_batch = ops::batch_limit(g.tiles_per_image);
   auto n = [](long long v) { return TemplateValue(v); };
@@ -321,7 +318,7 @@ bool tensor_stem_shape_claimed(const Workload& wl) { return misfit(wl).empty(); 
 }  // namespace
 
 bool tensor_stem_by_default(const Workload& wl, const PlanOptions& options) {
-  return kTensorStem.serves(wl) && misfit(wl).empty() && options.target.newest.sm >= kMinArch;
+  return kTensorStem.serves(wl) && misfit(wl).empty() && options.target.newest.sm >= kMinMmaSyncArch;
 }
 
 const Algorithm kTensorStem{

@@ -53,7 +53,7 @@ constexpr const char* kDefaultGemmTile = "64x128";
 // cp.async stages from sm_80 (CUTLASS's multistage SIMT main loop); a
 // library that also runs on older GPUs takes the two-stage loop through
 // registers (CUTLASS's sm_70 one).
-constexpr int kMinMultistageArch = 80;
+constexpr int kMinMultistageArch = kMinMmaSyncArch;
 // Rows of K a stage: 8 in the SIMT GEMM; 32 on tensor cores (four
 // m16n8k8 steps a stage, CUTLASS's TF32 configurations).
 constexpr int kSimtStageK = 8;
@@ -176,7 +176,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   // The tensor-core GEMM's stages of both operands, in shared memory (CUTLASS
   // asks for more than 48 KB itself); the SIMT GEMM's take at most 32 KB.
   const long long tensor_smem = tensor ? 4LL * (tile.m + tile.n) * kTensorStageK * stages : 0;
-  const int tensor_limit = library_shared_limit(options, kMinTensorCoreArch);
+  const int tensor_limit = library_shared_limit(options, kMinMmaSyncArch);
   if (tensor_smem > tensor_limit) {
     throw InputError({{req.at("gemm_stages"), "the tensor-core GEMM's " + num(stages) + " stages of " +
                                                   std::string(tile.word) + " tiles take " + num(tensor_smem) +
@@ -194,7 +194,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   }
 
   p.schedule.values = {{"gemm_tile", tile_index}, {"gemm_stages", stages}, {"split_k", split}, {"products", products}};
-  if (tensor) p.min_arch = kMinTensorCoreArch;
+  if (tensor) p.min_arch = kMinMmaSyncArch;
   p.threads = kTransformThreads;
   p.block_threads = kTransformThreads;
   // The transforms use no shared memory; CUTLASS's GEMM sets its own (SIMT:

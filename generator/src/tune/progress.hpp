@@ -20,7 +20,8 @@ class Progress {
 
   void line(const std::string& text);
   void status(const std::string& text);
-  // A kernel is done (tuned or kept); its wall time feeds the ETA.
+  // A kernel is done (tuned, or failed); its wall time feeds the ETA
+  // where `counted`.
   void kernel_done(double seconds, bool counted);
   // "3/37": the kernels done, of all.
   std::string counts();

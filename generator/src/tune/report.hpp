@@ -49,6 +49,12 @@ struct KernelReport {
   int best = -1, default_index = -1;
   double wall_s = 0;
   bool confirmed = false;  // the best beat the default when timed again against it
+
+  // Whether the default schedule (in the first batch) was timed: otherwise
+  // nothing can be recorded or confirmed against it.
+  bool default_passed() const {
+    return default_index >= 0 && candidates[static_cast<size_t>(default_index)].state == State::kTimed;
+  }
 };
 
 nlohmann::json report_json(const KernelReport& r);

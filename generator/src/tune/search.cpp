@@ -46,7 +46,7 @@ class SeededLocalSearch final : public Search {
         Candidate c = std::move(pending_.front());
         pending_.pop_front();
         if (!tried_.insert(key(c.plan)).second) continue;
-        // (The default was checked before the search: it is always timed.)
+        // (The default is always proposed: it is what the best must beat.)
         if (!c.is_default && options_.usable && !options_.usable(c.plan)) continue;
         batch.push_back(std::move(c));
       }

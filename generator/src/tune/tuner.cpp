@@ -146,7 +146,7 @@ class Tuner {
   Tuner(const LibraryPlan& lib, const Templates& templates, const TuneOptions& options)
       : api_(CudaApi::get()), lib_(lib), options_(options), builder_(api_, templates, options.cutlass_include) {
     plan_options_.target = lib.target;  // candidates are planned for the GPUs the library is
-    for (const auto& [file, text] : templates.kernels) fingerprints_[file] = tuning_fingerprint(text);
+    fingerprints_ = tuning_fingerprints(templates);
   }
 
   int run();
@@ -263,16 +263,20 @@ KernelReport Tuner::tune_kernel(Device& d, const KernelPlan& plan) {
     if (batch.empty()) break;
     const size_t measured_from = report.candidates.size();
     evaluate(d, batch, problem, report, search_options, best_us, bar_us);
-    // An interrupted batch may have recorded no candidate, not even the default.
+    // The default is in the first batch (an interrupted batch may have
+    // recorded no candidate, not even the default).
+    if (report.default_index < 0) {
+      const auto def = std::find_if(report.candidates.begin(), report.candidates.end(),
+                                    [](const Candidate& c) { return c.is_default; });
+      if (def != report.candidates.end()) report.default_index = static_cast<int>(def - report.candidates.begin());
+    }
     if (interrupted) break;
     search->update(std::vector<Candidate>(report.candidates.begin() + static_cast<std::ptrdiff_t>(measured_from),
                                           report.candidates.end()));
-    // The default is in the first batch. Where it did not pass (a broken
-    // toolchain fails every candidate alike), nothing can be recorded:
-    // stop here rather than spend the budget (the worker says why).
-    const auto def = std::find_if(report.candidates.begin(), report.candidates.end(),
-                                  [](const Candidate& c) { return c.is_default; });
-    if (def == report.candidates.end() || def->state != State::kTimed) break;
+    // Where the default did not pass (a broken toolchain fails every
+    // candidate alike), nothing can be recorded: stop here rather than
+    // spend the budget (the worker says why).
+    if (!report.default_passed()) break;
 
     // The status line.
     int compiled = 0, verified = 0, rejected = 0;
@@ -281,7 +285,7 @@ KernelReport Tuner::tune_kernel(Device& d, const KernelPlan& plan) {
       verified += c.state == State::kTimed || c.state == State::kStoppedEarly;
       rejected += c.state == State::kRejected;
     }
-    const double default_us = score(*def);
+    const double default_us = score(report.candidates[static_cast<size_t>(report.default_index)]);
     char status[200];
     std::snprintf(status, sizeof status,
                   "  %s done | compiled %d, verified %d, rejected %d | best %.2f us (%.2fx the default) | %s | ETA %s",
@@ -291,10 +295,9 @@ KernelReport Tuner::tune_kernel(Device& d, const KernelPlan& plan) {
     progress_->status(status);
   }
 
-  // The best verified candidate, by the objective; the default is always timed.
+  // The best verified candidate, by the objective.
   for (size_t i = 0; i < report.candidates.size(); ++i) {
     const Candidate& c = report.candidates[i];
-    if (c.is_default) report.default_index = static_cast<int>(i);
     if (c.state != State::kTimed) continue;
     if (report.best < 0 || score(c) < score(report.candidates[static_cast<size_t>(report.best)])) {
       report.best = static_cast<int>(i);
@@ -302,9 +305,7 @@ KernelReport Tuner::tune_kernel(Device& d, const KernelPlan& plan) {
   }
   // Against a default that did not pass there is nothing to confirm: the
   // worker reports the kernel's error.
-  const bool default_timed = report.default_index >= 0 &&
-                             report.candidates[static_cast<size_t>(report.default_index)].state == State::kTimed;
-  if (report.best >= 0 && default_timed && report.best != report.default_index && !interrupted) {
+  if (report.best >= 0 && report.default_passed() && report.best != report.default_index && !interrupted) {
     Candidate& best = report.candidates[static_cast<size_t>(report.best)];
     Candidate& def = report.candidates[static_cast<size_t>(report.default_index)];
     const double searched = score(best);
@@ -357,8 +358,7 @@ void Tuner::worker(Device& d) {
     }
     if (interrupted) break;  // a kernel cut short is not recorded
     std::lock_guard<std::mutex> lock(db_mutex_);
-    if (report.best < 0 || report.default_index < 0 ||
-        report.candidates[static_cast<size_t>(report.default_index)].state != State::kTimed) {
+    if (report.best < 0 || !report.default_passed()) {
       const std::string why = report.default_index >= 0
                                   ? report.candidates[static_cast<size_t>(report.default_index)].note
                                   : std::string("not run");
@@ -518,8 +518,7 @@ std::string fake_gpu() {
 }
 
 int run_fake_tune(const LibraryPlan& lib, const Templates& templates, const TuneOptions& options) {
-  std::map<std::string, std::string> fingerprints;
-  for (const auto& [file, text] : templates.kernels) fingerprints[file] = tuning_fingerprint(text);
+  const std::map<std::string, std::string> fingerprints = tuning_fingerprints(templates);
   const char* seconds_text = std::getenv("CONVGEN_TUNE_FAKE_SECONDS");
   const double seconds = seconds_text != nullptr ? std::atof(seconds_text) : 0.0;
   const GpuId gpu{fake_gpu(), 1, "7.5"};

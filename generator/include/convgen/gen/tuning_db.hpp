@@ -25,6 +25,8 @@
 
 namespace convgen::gen {
 
+struct Templates;  // render.hpp
+
 // The generator's version (convgen/limits.h): part of every fingerprint, and `--version`.
 inline constexpr const char* kConvgenVersion = CONVGEN_VERSION;
 
@@ -153,6 +155,9 @@ TuningMerge merge_into_tuning_file(const std::string& path, const std::vector<Tu
 // left out. An entry whose fingerprint differs from the current one is
 // stale: reported, never used.
 std::string tuning_fingerprint(const std::string& template_text);
+// Each algorithm's current fingerprint, by template file: what tune signs
+// its entries with and what a build checks them against.
+std::map<std::string, std::string> tuning_fingerprints(const Templates& templates);
 
 // Empty when `entry` was tuned by this generator with the current template
 // of its algorithm (`fingerprints`: by template file, Algorithm::template_file);
