@@ -1302,6 +1302,49 @@ TEST(PlanTensorStem, DefaultRuleWorkedByHand) {
             "4; use implicit_gemm");
 }
 
+// Wide stems on a GPU of 99 KiB a block: the default narrows the block's
+// channels until the filter's rows fit. 1024 channels of a 9x9 filter
+// narrowed 128, 120, 104, 96, 88, 80, and there the rounding of "one part
+// more" gave 80 again: planning never ended. Now a step narrower (72), in
+// 15 tiles. Over a sweep of such stems, every plan ends: a schedule that
+// fits, or an error.
+TEST(PlanTensorStem, WideStemsNarrowTheirChannelsUntilTheyFit) {
+  PlanOptions ampere;
+  ampere.target = parse_arch_list("86");
+  const KernelPlan p = plan_kernel(workload("{op: conv2d, n: 8, c: 4, c_out: 1024, h: 224, w: 224, filter: 9, "
+                                            "stride: 2, padding: same, dtype: float16, layout: NHWC}"),
+                                   ampere);
+  EXPECT_EQ(p.schedule.algorithm_name(), "tensor_stem");
+  EXPECT_EQ(p.schedule.at("tile_co"), 72);
+  EXPECT_EQ(p.number("channel_tiles"), 15);
+  EXPECT_LE(p.smem_bytes, 99 * 1024);
+  int planned = 0;
+  for (const char* archs : {"86", "89", "120", "75-real;80-real;86-real;89-real;90"}) {
+    PlanOptions options;
+    options.target = parse_arch_list(archs);
+    for (const char* dtype : {"float16", "float32, math: tf32"}) {
+      for (int c : {2, 4}) {
+        for (int c_out : {64, 256, 512, 1000, 1024, 2048, 4096}) {
+          for (int filter : {5, 7, 9, 11}) {
+            const std::string text = "{op: conv2d, n: 8, c: " + std::to_string(c) + ", c_out: " +
+                                     std::to_string(c_out) + ", h: 224, w: 224, filter: " + std::to_string(filter) +
+                                     ", stride: 2, padding: same, dtype: " + dtype + ", layout: NHWC}";
+            SCOPED_TRACE(std::string(archs) + " " + text);
+            try {
+              const KernelPlan k = plan_kernel(workload(text), options);
+              EXPECT_LE(k.smem_bytes, 99 * 1024);
+              ++planned;
+            } catch (const InputError&) {
+              // refused with a message: also an end
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(planned, 0);
+}
+
 // An algorithm forced on a dtype or layout it does not serve: refused at
 // the `algorithm` key, saying what it serves, what the workload is, and
 // which algorithms would serve it. Every algorithm of every operator, in

@@ -186,7 +186,10 @@ TensorStem default_tensor_stem(const Workload& wl, const PlanOptions& options) {
   for (TensorStemShape g = tensor_stem_shape(wl, s); g.smem_bytes > limit; g = tensor_stem_shape(wl, s)) {
     const int filter_bytes = ops::element_bytes(wl) * s.tile_co * g.filter_pitch;
     if (free_channels && s.tile_co > step && 2 * filter_bytes > g.smem_bytes) {
-      s.tile_co = round_up(ceil_div(wl.c_out, ceil_div(wl.c_out, s.tile_co) + 1), step);
+      // The tile that covers c_out in one more part, or one step narrower
+      // where the rounding gives the same (1024 channels: 80 again after 80).
+      const int narrower = round_up(ceil_div(wl.c_out, ceil_div(wl.c_out, s.tile_co) + 1), step);
+      s.tile_co = narrower < s.tile_co ? narrower : s.tile_co - step;
       fit_warp_channels();
     } else if (!req.has("tile_h") && s.tile_h > 1) {
       s.tile_h = ceil_div(s.tile_h, 2);
