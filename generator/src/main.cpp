@@ -102,7 +102,12 @@ int cuda_version_number(const std::string& text) {
   return 10 * major + minor;
 }
 
-void add_common(CLI::App* cmd, CommonOptions& o) {
+// The options of the commands that read specs. `tune` takes those that say
+// what to plan, not the tuning database a build applies (it plans without
+// one, and writes --db), and plans for the GPUs it times on unless --archs
+// names the library's.
+enum class SpecCommand { kBuild, kTune };
+void add_common(CLI::App* cmd, CommonOptions& o, SpecCommand command = SpecCommand::kBuild) {
   cmd->add_option("specs", o.specs, "Spec files (YAML)")->required()->check(kReadableSpecFile);
   cmd->add_option("--name", o.name, "Library name (C identifier); default: the specs' 'library' key")
       ->check(CLI::Validator(
@@ -117,7 +122,8 @@ void add_common(CLI::App* cmd, CommonOptions& o) {
                   std::string("The GPUs the kernels are built for, as CMake's CUDA_ARCHITECTURES names them "
                               "(e.g. \"75;90\"): schedules fit the tightest, the default rule sizes for the "
                               "newest; default: ") +
-                      default_archs())
+                      (command == SpecCommand::kTune ? std::string("those of the GPUs tuned on (--devices)")
+                                                     : default_archs()))
       ->check(kArchList);
   cmd->add_option("--copy-bandwidth-tbps", o.copy_bandwidth_tbps,
                   "Copy bandwidth used for the cost floor in kernel headers (TB/s)")
@@ -134,6 +140,14 @@ void add_common(CLI::App* cmd, CommonOptions& o) {
           "TB/s > 0"));
   cmd->add_flag("--skip-invalid", o.skip_invalid,
                 "Leave invalid workloads out (each reported on stderr) instead of failing");
+  if (command == SpecCommand::kTune) {
+    // Taken (hidden) only to be refused by name: tune_command.
+    cmd->add_option("--tuning", o.tuning)->group("");
+    cmd->add_option("--tuning-gpu", o.tuning_gpu)->group("");
+    cmd->add_flag("--allow-untuned", o.allow_untuned)->group("");
+    cmd->add_flag("--allow-unverified-tuning", o.allow_unverified)->group("");
+    return;
+  }
   cmd->add_option("--tuning", o.tuning,
                   "Tuning database (convgen tune) whose schedules to apply where the spec sets none")
       ->check(kReadableTuningFile);
@@ -463,11 +477,12 @@ int tune_command(const Options& o) {
   if (o.common.specs.empty()) throw ArgumentError("tune: give the spec files (or `convgen tune merge INTO FROM...`)");
   if (o.tune_db.empty()) throw ArgumentError("tune: --db is required");
   // The kernels as planned without a database: tuning searches their spaces.
+  if (!o.common.tuning.empty() || !o.common.tuning_gpu.empty() || o.common.allow_untuned || o.common.allow_unverified) {
+    throw ArgumentError("tune plans its kernels without a tuning database: --tuning, --tuning-gpu, --allow-untuned "
+                        "and --allow-unverified-tuning are a build's options (generate, list, show, check); --db "
+                        "names the database tune writes and continues");
+  }
   CommonOptions plain = o.common;
-  plain.tuning.clear();
-  plain.tuning_gpu.clear();
-  plain.allow_untuned = false;
-  plain.allow_unverified = false;
   const Templates templates = Templates::load(template_dir(o.common));
 #ifdef CONVGEN_HAVE_TUNER
   TuneOptions options = o.tune;
@@ -612,7 +627,7 @@ std::vector<std::string> algorithm_names() {
 CLI::App* add_tune(CLI::App& app, Options& o) {
   auto* cmd = app.add_subcommand(
       "tune", "Search each kernel's schedules on this machine's GPU and record the fastest in a tuning database");
-  add_common(cmd, o.common);
+  add_common(cmd, o.common, SpecCommand::kTune);
   cmd->add_option("--db", o.tune_db, "The tuning database to write (created, or updated and continued)")->required();
   cmd->add_option("--kernels", o.tune.kernels, "Tune only the kernels whose name contains this");
   cmd->add_option("--kernel", o.tune.kernel_names,
@@ -639,8 +654,8 @@ CLI::App* add_tune(CLI::App& app, Options& o) {
   cmd->add_option("--report", o.tune.report_json, "Write every candidate of every kernel to this JSON file");
   cmd->add_option("--cutlass-include", o.tune.cutlass_include,
                   "CUTLASS's include folder (holds cutlass/cutlass.h), for the algorithms on CUTLASS's main loops, "
-                  "which nvcc builds; default: $CONVGEN_CUTLASS_INCLUDE_DIR, else the nvidia-cutlass Python "
-                  "package's");
+                  "which nvcc builds; default: $CONVGEN_CUTLASS_INCLUDE_DIR, else the one convgen's build was "
+                  "configured with, else the nvidia-cutlass Python package's");
   add_lock_timeout(cmd, o);
   // For tests: the Nth candidate (not the default) is launched wrong and must be rejected.
   cmd->add_option("--break-candidate", o.tune.break_candidate)->group("");

@@ -1004,6 +1004,40 @@ TEST_F(TuningCli, GpuSelectionErrorsAndUsage) {
   EXPECT_NE(missing.err.find("tuning database: no such file"), std::string::npos) << missing.err;
 }
 
+// `convgen tune` takes no option of a build's database (it plans without
+// one and writes --db), and checks what it writes and what --kernels picks
+// before it tunes anything (a fake GPU: no GPU needed).
+TEST_F(TuningCli, TuneRefusesBuildOptionsAndChecksItsFilesFirst) {
+  const auto tune = [&](const std::string& args) {
+    return run_command("cd " + quote(tmp_.str()) + " && CONVGEN_TUNE_FAKE_GPU='GPU A' " + quote(CONVGEN_CLI) +
+                           " tune spec.yaml --templates " + quote(CONVGEN_TEMPLATE_DIR) + " " + args,
+                       tmp_.path());
+  };
+  for (const char* option : {"--tuning tuning.yaml", "--tuning-gpu 'GPU A'", "--allow-untuned",
+                             "--allow-unverified-tuning"}) {
+    const CommandResult r = tune(std::string("--db out.yaml ") + option);
+    EXPECT_EQ(r.exit_code, 2) << option;
+    EXPECT_NE(r.err.find("tune plans its kernels without a tuning database"), std::string::npos) << r.err;
+  }
+  const CommandResult help = run_command(quote(CONVGEN_CLI) + " tune --help", tmp_.path());
+  EXPECT_EQ(help.out.find("--tuning"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("those of the GPUs tuned on"), std::string::npos) << help.out;
+  const CommandResult probe = tune("--db out.yaml --kernels no_such_kernel");
+  if (probe.err.find("cannot tune") != std::string::npos) GTEST_SKIP() << "convgen was built without the tuner";
+  EXPECT_EQ(probe.exit_code, 1);
+  EXPECT_NE(probe.err.find("--kernels 'no_such_kernel' is in the name of no kernel"), std::string::npos) << probe.err;
+  const CommandResult no_folder = tune("--db no_such_folder/out.yaml");
+  EXPECT_EQ(no_folder.exit_code, 1);
+  EXPECT_NE(no_folder.err.find("--db no_such_folder/out.yaml: the folder no_such_folder does not exist"),
+            std::string::npos)
+      << no_folder.err;
+  const CommandResult no_report = tune("--db out.yaml --report no_such_folder/r.json");
+  EXPECT_EQ(no_report.exit_code, 1);
+  EXPECT_NE(no_report.err.find("--report no_such_folder/r.json: the folder"), std::string::npos) << no_report.err;
+  // None of them tuned or wrote anything.
+  EXPECT_FALSE(fs::exists(tmp_.path() / "out.yaml"));
+}
+
 // The version in `--version` is the one every fingerprint carries.
 TEST(TuningCliVersion, VersionIsTheFingerprintsVersion) {
   TempDir tmp;

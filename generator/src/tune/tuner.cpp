@@ -138,6 +138,18 @@ std::vector<std::string> unknown_kernel_names(const LibraryPlan& lib, const Tune
   return unknown;
 }
 
+// Why a file that tune writes (the database, the report) could not be
+// written where `option` puts it, or "": checked before any kernel is
+// tuned, not after the first one's minutes.
+std::string unwritable_file(const std::string& path, const std::string& option) {
+  namespace fs = std::filesystem;
+  const fs::path folder = fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path();
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec)) return option + " " + path + ": the folder " + folder.string() + " does not exist";
+  if (fs::is_directory(path, ec)) return option + " " + path + " is a folder; give a file";
+  return "";
+}
+
 // ---------------------------------------------------------------------------
 // The tuner.
 
@@ -466,7 +478,13 @@ int Tuner::run() {
   if (!options_.report_json.empty()) {
     nlohmann::json j = nlohmann::json::array();
     for (const KernelReport& r : reports_) j.push_back(report_json(r));
-    std::ofstream(options_.report_json) << j.dump(1) << "\n";
+    std::ofstream report(options_.report_json);
+    report << j.dump(1) << "\n";
+    report.close();
+    if (!report) {
+      progress_->line("convgen tune: error: could not write the report " + options_.report_json);
+      ++failures_;
+    }
   }
   for (Device& d : devices) close_device(api_, d);
   if (interrupted) {
@@ -579,6 +597,21 @@ int run_tune(const LibraryPlan& lib, const Templates& templates, const TuneOptio
       std::fprintf(stderr, "convgen tune: error: --kernel names no kernel of these specs: %s (convgen list shows "
                    "them)\n", list.c_str());
       return 1;
+    }
+    if (!options.kernels.empty() && std::none_of(lib.kernels.begin(), lib.kernels.end(), [&](const KernelPlan& p) {
+          return p.name.find(options.kernels) != std::string::npos;
+        })) {
+      std::fprintf(stderr, "convgen tune: error: --kernels '%s' is in the name of no kernel of these specs (convgen "
+                   "list shows them)\n", options.kernels.c_str());
+      return 1;
+    }
+    for (const auto& [path, option] : {std::pair{options.db_path, std::string("--db")},
+                                       std::pair{options.report_json, std::string("--report")}}) {
+      if (path.empty()) continue;
+      if (const std::string why = unwritable_file(path, option); !why.empty()) {
+        std::fprintf(stderr, "convgen tune: error: %s\n", why.c_str());
+        return 1;
+      }
     }
     if (!fake_gpu().empty()) return run_fake_tune(lib, templates, options);
     Tuner tuner(lib, templates, options);
