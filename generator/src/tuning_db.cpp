@@ -120,14 +120,27 @@ std::string number(double v) {
 double as_read_back(double v) { return std::strtod(number(v).c_str(), nullptr); }
 
 // The schedule as a flow mapping, in the order of the algorithm's knobs then
-// the operator's common ones.
+// the operator's common ones, then any knob of another algorithm the entry
+// holds (which the plan refuses: an edit, which the checksum must cover and
+// a rewrite must keep).
 std::string schedule_text(const TuningEntry& e) {
   const Algorithm* algorithm = e.op->algorithm(e.schedule.algorithm.value_or(""));
   std::string text = "{algorithm: " + (algorithm != nullptr ? algorithm->name : std::string("?"));
   if (algorithm == nullptr) return text + "}";
-  for (const std::vector<Knob>* knobs : {&algorithm->knobs, &e.op->common_knobs}) {
+  std::vector<const std::vector<Knob>*> knob_lists = {&algorithm->knobs, &e.op->common_knobs};
+  for (const Algorithm* other : e.op->algorithms) {
+    if (other != algorithm) knob_lists.push_back(&other->knobs);
+  }
+  // A value is written once, under the first knob that holds it (knobs of
+  // different algorithms may share a value under different keys).
+  std::set<std::string> written;
+  for (const std::vector<Knob>* knobs : knob_lists) {
     for (const Knob& k : *knobs) {
-      if (!e.schedule.has(k.values.front())) continue;
+      if (!e.schedule.has(k.values.front()) ||
+          std::any_of(k.values.begin(), k.values.end(), [&](const std::string& v) { return written.count(v) > 0; })) {
+        continue;
+      }
+      written.insert(k.values.begin(), k.values.end());
       text += ", " + k.key + ": ";
       if (k.values.size() > 1) {
         text += "[";
