@@ -425,8 +425,10 @@ std::string kernels_csv(const LibraryPlan& lib) {
     t += format("%s,%s,%s:%d", p.name.c_str(), wl.op->name.c_str(), wl.where.file.c_str(), wl.where.line) +
          workload_cells(&wl) + "," + s.algorithm_name() + knob_cells(knobs, s) +
          format(",%d,%d,%d", p.smem_bytes, p.alignment, p.max_batch) + knob_cells(common, s) +
-         format(",%lld,%lld,%.3f,%lld,%.3f,%s,\"%s\",%.3f\n", p.bytes_read, p.bytes_written, p.floor_us, p.flops,
-                p.compute_floor_us, origin_word(p.origin), p.tuned_gpu.c_str(), tuned_speedup(p));
+         format(",%lld,%lld,%.3f,%lld,%.3f,%s,\"%s\",", p.bytes_read, p.bytes_written, p.floor_us, p.flops,
+                p.compute_floor_us, origin_word(p.origin), p.tuned_gpu.c_str()) +
+         // Empty where no measurement stands behind a speedup (as JSON leaves it out).
+         (p.origin == ScheduleOrigin::kTuned ? format("%.3f", tuned_speedup(p)) : std::string()) + "\n";
   }
   return t;
 }

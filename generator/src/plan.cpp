@@ -134,12 +134,16 @@ const Algorithm& choose_algorithm(const Workload& wl, const PlanOptions& options
       if (a->serves(wl)) serving += std::string(serving.empty() ? "" : ", ") + a->name;
     }
     // The math is said where it is not the default, or where it alone is
-    // what the algorithm does not serve.
+    // what the algorithm (of those the spec allows) does not serve.
     const auto has = [](const auto& list, const auto& value) {
       return std::find(list.begin(), list.end(), value) != list.end();
     };
-    const bool math_refused = wl.dtype == DataType::kFloat32 && has(chosen->dtypes, wl.dtype) &&
-                              has(chosen->layouts, wl.layout) && !has(chosen->float32_maths, wl.math);
+    const auto refuses_math_only = [&](const Algorithm* a) {
+      return wl.dtype == DataType::kFloat32 && has(a->dtypes, wl.dtype) && has(a->layouts, wl.layout) &&
+             !has(a->float32_maths, wl.math);
+    };
+    const bool math_refused = req.algorithm ? refuses_math_only(chosen)
+                                            : std::any_of(op.algorithms.begin(), op.algorithms.end(), refuses_math_only);
     const std::string storage = std::string(to_string(wl.dtype)) +
                                 (wl.math != Math::kFloat32 || math_refused ? std::string(" math ") + to_string(wl.math)
                                                                             : "") +
@@ -320,8 +324,18 @@ LibraryPlan plan_library(const std::vector<Spec>& specs, const std::string& name
                                           "kernel per problem"});
         }
       } catch (const InputError& e) {
-        auto& sink = on_invalid == OnInvalidWorkload::kSkip ? lib.skipped : errors;
-        sink.insert(sink.end(), e.diagnostics().begin(), e.diagnostics().end());
+        if (on_invalid == OnInvalidWorkload::kSkip) {
+          lib.skipped.insert(lib.skipped.end(), e.diagnostics().begin(), e.diagnostics().end());
+          continue;
+        }
+        // An error at a place every workload shares (the defaults' schedule)
+        // is reported once, not once a workload.
+        for (const Diagnostic& d : e.diagnostics()) {
+          const bool seen = std::any_of(errors.begin(), errors.end(), [&](const Diagnostic& x) {
+            return x.where.str() == d.where.str() && x.message == d.message;
+          });
+          if (!seen) errors.push_back(d);
+        }
       }
     }
   }

@@ -56,13 +56,17 @@ void read_knob(yaml::Reader& reader, const YAML::Node& node, const Knob& knob, S
     }
     return;
   }
-  const std::optional<int> v = reader.integer(node, knob.key, knob.lo, knob.hi);
-  if (!v) return;
   const std::string why = knob.rule_note.empty() ? "" : " " + knob.rule_note;
-  if (!knob.allowed.empty() && std::find(knob.allowed.begin(), knob.allowed.end(), *v) == knob.allowed.end()) {
+  std::string allowed_text;  // a knob of a few values names them, out of range too
+  if (!knob.allowed.empty()) {
     std::vector<std::string> allowed;
     for (int a : knob.allowed) allowed.push_back(std::to_string(a));
-    reader.error(node, "'" + knob.key + "' must be " + yaml::join_or(allowed) + why + ", got " + std::to_string(*v));
+    allowed_text = yaml::join_or(allowed) + why;
+  }
+  const std::optional<int> v = reader.integer(node, knob.key, knob.lo, knob.hi, allowed_text);
+  if (!v) return;
+  if (!knob.allowed.empty() && std::find(knob.allowed.begin(), knob.allowed.end(), *v) == knob.allowed.end()) {
+    reader.error(node, "'" + knob.key + "' must be " + allowed_text + ", got " + std::to_string(*v));
   } else if (*v % knob.multiple_of != 0) {
     reader.error(node, "'" + knob.key + "' must be a multiple of " + std::to_string(knob.multiple_of) + why +
                            ", got " + std::to_string(*v));
@@ -95,7 +99,7 @@ void read_schedule(yaml::Reader& reader, const YAML::Node& node, const Operator&
     } else {
       std::vector<std::string> names;
       for (const Algorithm* a : op.algorithms) names.push_back("'" + a->name + "'");
-      reader.error(value, "'algorithm' must be " + yaml::join_or(names) + ", got " + yaml::quoted(name));
+      reader.error(value, "'algorithm' must be " + yaml::join_or(names) + ", got " + yaml::shown(value));
     }
   }
   for (const auto& entry : node) {

@@ -81,6 +81,7 @@ std::string too_big(std::uintmax_t bytes) {
 
 using yaml::join;
 using yaml::quoted;
+using yaml::shown;
 using yaml::text_of;
 
 // ---------------------------------------------------------------------------
@@ -187,7 +188,7 @@ bool read_entry(yaml::Reader& r, const YAML::Node& item, TuningTrust trust, Tuni
       e.kernel = kernel.Scalar();
     } else {
       r.error(kernel, "'kernel' must be a kernel name (a C identifier, as `convgen list` prints), got " +
-                          quoted(text_of(kernel)));
+                          shown(kernel));
     }
   }
   if (const YAML::Node op = required("op")) {
@@ -323,7 +324,7 @@ TuningDb read_db(yaml::Reader& r, const YAML::Node& root, TuningTrust trust) {
   }
   if (!old_format && (!format.IsScalar() || format.Scalar() != current)) {
     r.error(format, "'convgen_tuning' is the database format, " + current +
-                        " (the only one this convgen reads), got " + quoted(text_of(format)));
+                        " (the only one this convgen reads), got " + shown(format));
     return db;
   }
   const YAML::Node entries = root["entries"];

@@ -39,6 +39,8 @@ std::string text_of(const YAML::Node& node) {
   return "nothing";
 }
 
+std::string shown(const YAML::Node& node) { return node.IsScalar() ? quoted(node.Scalar()) : text_of(node); }
+
 namespace {
 
 // Where each YAML document of `text` starts, up to the third. yaml-cpp 0.7's
@@ -222,8 +224,10 @@ void Reader::check_keys(const YAML::Node& map, const std::vector<std::string>& a
   }
 }
 
-std::optional<int> Reader::integer(const YAML::Node& node, const std::string& what, int lo, int hi) {
-  const std::string range = "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
+std::optional<int> Reader::integer(const YAML::Node& node, const std::string& what, int lo, int hi,
+                                   const std::string& expected) {
+  const std::string range =
+      !expected.empty() ? expected : "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
   if (!node.IsScalar()) {
     error(node, "'" + what + "' must be " + range + ", got " + text_of(node));
     return std::nullopt;
@@ -268,13 +272,13 @@ std::optional<std::string> Reader::word(const YAML::Node& node, const std::strin
   if (node.IsScalar() && std::find(allowed.begin(), allowed.end(), node.Scalar()) != allowed.end()) {
     return node.Scalar();
   }
-  error(node, "'" + what + "' must be one of " + join(allowed) + ", got " + quoted(text_of(node)));
+  error(node, "'" + what + "' must be one of " + join(allowed) + ", got " + shown(node));
   return std::nullopt;
 }
 
 std::optional<std::string> Reader::text(const YAML::Node& node, const std::string& what, const std::string& meaning) {
   if (node.IsScalar() && !node.Scalar().empty() && node.Scalar().size() <= 200) return node.Scalar();
-  error(node, "'" + what + "' must be " + meaning + " (at most 200 characters), got " + quoted(text_of(node)));
+  error(node, "'" + what + "' must be " + meaning + " (at most 200 characters), got " + shown(node));
   return std::nullopt;
 }
 
@@ -286,7 +290,7 @@ std::optional<double> Reader::positive(const YAML::Node& node, const std::string
     const double v = std::strtod(s.c_str(), &end);
     if (!s.empty() && end == s.c_str() + s.size() && errno == 0 && std::isfinite(v) && v > 0) return v;
   }
-  error(node, "'" + what + "' must be a number greater than 0, got " + quoted(text_of(node)));
+  error(node, "'" + what + "' must be a number greater than 0, got " + shown(node));
   return std::nullopt;
 }
 
@@ -296,7 +300,7 @@ std::optional<bool> Reader::boolean(const YAML::Node& node, const std::string& w
     if (s == "true") return true;
     if (s == "false") return false;
   }
-  error(node, "'" + what + "' must be true or false, got " + quoted(text_of(node)));
+  error(node, "'" + what + "' must be true or false, got " + shown(node));
   return std::nullopt;
 }
 

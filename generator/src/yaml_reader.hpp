@@ -30,6 +30,9 @@ std::string join_or(const std::vector<std::string>& items);
 std::string quoted(const std::string& text);
 // A scalar's text, else "a list", "a mapping" or "nothing".
 std::string text_of(const YAML::Node& node);
+// A value as an error shows what it got: a scalar quoted, else what it is
+// ("a list", unquoted).
+std::string shown(const YAML::Node& node);
 
 // The file's text, or an InputError: not a regular file, larger than
 // `max_bytes` (checked before reading, so a huge file costs no memory), or
@@ -78,7 +81,11 @@ class Reader {
   // `where` ends the message, e.g. "in a workload".
   void check_keys(const YAML::Node& map, const std::vector<std::string>& allowed, const std::string& where);
 
-  std::optional<int> integer(const YAML::Node& node, const std::string& what, int lo, int hi);
+  // An integer in [lo, hi]; `expected` words what is allowed in the error
+  // where that is narrower than the range (default: "an integer from lo to
+  // hi").
+  std::optional<int> integer(const YAML::Node& node, const std::string& what, int lo, int hi,
+                             const std::string& expected = "");
   // An integer, or a list of `count` integers (e.g. filter: 3 or filter: [3, 5]).
   std::optional<std::vector<int>> integers(const YAML::Node& node, const std::string& what, size_t count,
                                            const std::string& names, int lo, int hi);

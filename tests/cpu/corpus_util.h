@@ -11,6 +11,8 @@
 // may state how it is run:
 //
 //   # tuning-gpu: <name>   (tests/bad_tuning: passed as --tuning-gpu)
+//   # archs: <list>        (tests/bad_specs: the GPUs planned for, as --archs;
+//                           default: convgen's list)
 //   # exit: <status>       (the CLI's exit status; default 1, invalid input)
 //
 // A comment line starting with "# KNOWN GENERATOR BUG" below those explains
@@ -40,6 +42,7 @@ struct CorpusFile {
   fs::path path;
   std::vector<Expectation> expected;
   std::string tuning_gpu;    // "# tuning-gpu:", if any
+  std::string archs;         // "# archs:", if any
   int exit_code = 1;         // "# exit:", else invalid input
   std::string known_bug;     // the "# KNOWN GENERATOR BUG" note, if any
   std::string format_error;  // a malformed expectation line
@@ -59,6 +62,7 @@ inline CorpusFile load_corpus_file(const fs::path& path) {
   static const std::regex kExpect(R"(^# expect: ([^:]+):([0-9]+):([0-9]+): error: (.+)$)");
   static const std::regex kExit(R"(^# exit: ([0-9]+)$)");
   const std::string kTuningGpu = "# tuning-gpu: ";
+  const std::string kArchs = "# archs: ";
   CorpusFile f;
   f.path = path;
   for (const std::string& line : split_lines(read_file(path))) {
@@ -71,6 +75,8 @@ inline CorpusFile load_corpus_file(const fs::path& path) {
       f.expected.push_back({m[1], std::stoi(m[2]), std::stoi(m[3]), split_parts(m[4]), m[4]});
     } else if (line.rfind(kTuningGpu, 0) == 0) {
       f.tuning_gpu = line.substr(kTuningGpu.size());
+    } else if (line.rfind(kArchs, 0) == 0) {
+      f.archs = line.substr(kArchs.size());
     } else if (std::regex_match(line, m, kExit)) {
       f.exit_code = std::stoi(m[1]);
     } else {

@@ -28,12 +28,15 @@ namespace {
 
 std::vector<fs::path> bad_spec_paths() { return corpus_paths(CONVGEN_BAD_SPECS_DIR); }
 
-// What the library reports for a spec file: parse, then plan.
-std::vector<Diagnostic> library_diagnostics(const fs::path& path, bool* threw) {
+// What the library reports for a spec file: parse, then plan (for the GPUs
+// of its "# archs:" line, if any).
+std::vector<Diagnostic> library_diagnostics(const fs::path& path, const std::string& archs, bool* threw) {
   *threw = false;
   try {
     const Spec spec = parse_spec_file(path.string());
-    plan_library({spec}, "");
+    PlanOptions options;
+    if (!archs.empty()) options.target = parse_arch_list(archs);
+    plan_library({spec}, "", options);
   } catch (const InputError& e) {
     *threw = true;
     return e.diagnostics();
@@ -59,7 +62,7 @@ class BadSpec : public ::testing::TestWithParam<fs::path> {
 TEST_P(BadSpec, LibraryThrowsSpecErrorWithTheExpectedDiagnostics) {
   SCOPED_TRACE(GetParam().string() + trace());
   bool threw = false;
-  const std::vector<Diagnostic> got = library_diagnostics(GetParam(), &threw);
+  const std::vector<Diagnostic> got = library_diagnostics(GetParam(), file_.archs, &threw);
   ASSERT_TRUE(threw) << "parse_spec_file + plan_library accepted a bad spec";
   check_library_diagnostics(file_, got);
 }
@@ -72,7 +75,7 @@ TEST_P(BadSpec, CliFailsPrintsTheDiagnosticsAndWritesNothing) {
   // expectations do.
   const std::string command = "cd " + quote(GetParam().parent_path().string()) + " && " + quote(CONVGEN_CLI) +
                               " generate " + quote(GetParam().filename().string()) + " --out " +
-                              quote(out.string());
+                              quote(out.string()) + (file_.archs.empty() ? "" : " --archs " + quote(file_.archs));
   const CommandResult r = run_command(command, tmp.path());
   EXPECT_GE(r.exit_code, 1) << "stderr:\n" << r.err;
   EXPECT_EQ(r.out, "") << "a failed run printed on stdout";

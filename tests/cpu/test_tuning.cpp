@@ -741,7 +741,7 @@ TEST_F(TuningCli, ListShowsEachKernelsOrigin) {
   EXPECT_EQ(rows[kSpecKernel]["origin"], "spec");
   EXPECT_EQ(rows[kSpecKernel]["tuned_gpu"], "");
   EXPECT_EQ(rows[kUntunedKernel]["origin"], "default");
-  EXPECT_EQ(rows[kUntunedKernel]["tuned_speedup"], "0.000");
+  EXPECT_EQ(rows[kUntunedKernel]["tuned_speedup"], "");
 
   const CommandResult json = convgen("list spec.yaml --tuning tuning.yaml --format json");
   ASSERT_EQ(json.exit_code, 0) << json.err;
@@ -907,7 +907,7 @@ TEST_F(TuningCli, AnEditedEntryFailsTheRunUnlessAllowedThenItIsListedUnverified)
                          " does not match its checksum"),
             std::string::npos)
       << csv.err;
-  EXPECT_NE(csv.out.find(",unverified,\"Test GPU\",0.000"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find(",unverified,\"Test GPU\",\n"), std::string::npos) << csv.out;
   EXPECT_EQ(csv.out.find(",tuned,"), std::string::npos) << "the spec's other kernel has its own schedule\n" << csv.out;
 
   const CommandResult table = convgen("list spec.yaml --tuning edited.yaml --allow-unverified-tuning");

@@ -239,7 +239,7 @@ class SpecFromOnnx(unittest.TestCase):
         self.assertTrue(all("depthwise_conv2d" in w for w in self.workloads(text)))
         self.assertIn("defaults: {dtype: float32, layout: NHWC}", text)
         self.assertIn("#   patch: 'filter' must be an integer from 1 to 11, got 16 (convgen check)", text)
-        self.assertIn("#   pw: no algorithm of conv2d serves float32 NHWC yet", text)
+        self.assertIn("#   pw: no algorithm of conv2d serves float32 math fp32 NHWC yet", text)
         self.assertIn("# 3 convolutions, 1 served, 2 distinct workloads.", text)
         self.assertIn("left out patch: 'filter' must be", err)
         proc = subprocess.run([CONVGEN, "check", path], capture_output=True, text=True)

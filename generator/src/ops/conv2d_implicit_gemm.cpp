@@ -320,11 +320,18 @@ void plan(const Workload& spec_workload, const PlanOptions& options, KernelPlan&
   }
   const int limit = library_shared_limit(options, kMinMmaSyncArch);
   if (g.smem_bytes > limit) {
+    ImplicitGemm least_stages = s;
+    least_stages.stages = odd_halves ? kRegisterStages : kMinCpAsyncStages;
+    const int least_bytes = implicit_gemm_shape(wl, least_stages).smem_bytes;
     errors.push_back({req.at("stages"), "the schedule needs " + num(g.smem_bytes) +
                                             " bytes of shared memory per block (" + num(s.stages) + " stages of " +
                                             num(g.mainloop_bytes / s.stages) + ", or the epilogue's " +
                                             num(g.epilogue_bytes) + "); the GPUs of this library allow " +
-                                            num(limit) + ": use fewer stages or a smaller cta_tile"});
+                                            num(limit) +
+                                            (least_bytes > limit ? ": use a smaller cta_tile (at " +
+                                                                       num(least_stages.stages) + " stages it needs " +
+                                                                       num(least_bytes) + ")"
+                                                                 : ": use fewer stages or a smaller cta_tile")});
   }
   if (!errors.empty()) throw InputError(std::move(errors));
 

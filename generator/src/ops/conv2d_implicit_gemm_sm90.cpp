@@ -365,18 +365,21 @@ void plan(const Workload& spec_workload, const PlanOptions& options, KernelPlan&
                       "built for " + options.target.list() + ": add 90a (convgen_add_library builds 90 as 90a), or "
                       "use " + portable});
   }
+  // What the workload's shape does not allow is the algorithm's to say
+  // where the spec (or a tuning entry) names it.
+  const SourceLocation& algorithm_at = req.algorithm ? req.algorithm_where : wl.where;
   // The TMA copies 16-byte rows: channels of 16 bytes' worth, in and out
   // (NCHW: the copies' channels, padded to 16 bytes).
   if (wl.c * element_bytes % 16 != 0) {
-    errors.push_back({wl.where, "c = " + num(wl.c) + ": " + algorithm + "'s TMA copies the input's channels in "
-                                "16-byte rows, so c must be a multiple of " + num(16 / element_bytes) +
-                                " (use " + portable + ")"});
+    errors.push_back({algorithm_at, "c = " + num(wl.c) + ": " + algorithm + "'s TMA copies the input's channels in "
+                                    "16-byte rows, so c must be a multiple of " + num(16 / element_bytes) +
+                                    " (use " + portable + ")"});
   }
   if (!tma_takes(wl)) {
-    errors.push_back({wl.where, "the TMA's im2col takes strides of at most " + num(kMaxStride) +
-                                ", a filter's reach (size - 1) x dilation of at most " + num(kMaxFilterOffset) +
-                                " and paddings of 0 to " + num(kCornerLimit) + " within 128 of that reach: " +
-                                "use " + portable});
+    errors.push_back({algorithm_at, "the TMA's im2col takes strides of at most " + num(kMaxStride) +
+                                    ", a filter's reach (size - 1) x dilation of at most " + num(kMaxFilterOffset) +
+                                    " and paddings of 0 to " + num(kCornerLimit) + " within 128 of that reach: " +
+                                    "use " + portable});
   }
   if (s.epilogue_turns && !s.pingpong) {
     errors.push_back({req.at("epilogue_turns"), "epilogue_turns without pingpong: only pingpong's two warpgroups "
@@ -388,7 +391,8 @@ void plan(const Workload& spec_workload, const PlanOptions& options, KernelPlan&
   } else if (s.pingpong) {
     if (s.warpgroups != 2) {
       errors.push_back({req.at("warpgroups"), "warpgroups " + num(s.warpgroups) +
-                                                  " with pingpong: its two warpgroups take turns at the tiles"});
+                                                  " with pingpong: its two warpgroups take turns at the tiles "
+                                                  "(leave warpgroups out, or set it to 2)"});
     }
     if (!is_one_of(s.cta_m, {64, 128})) {
       errors.push_back({cta_at, "cta_tile " + num(s.cta_m) + " pixels with pingpong: a warpgroup takes a whole "
@@ -423,16 +427,23 @@ void plan(const Workload& spec_workload, const PlanOptions& options, KernelPlan&
                                   (s.pingpong ? std::string("one warpgroup (pingpong)") : num(s.warpgroups) + " warpgroup(s)") +
                                   " gives a thread " + num(g.accumulators) + " accumulators; at most " +
                                   num(kMaxWgmmaAccumulators) + " fit its registers: " +
-                                  (s.pingpong ? "use a smaller tile (cta_m x cta_n at most 16384)"
-                                              : "use 2 warpgroups or a smaller tile")});
+                                  (s.pingpong           ? "use a smaller tile (cta_m x cta_n at most 16384)"
+                                   : s.warpgroups == 1 ? "use 2 warpgroups or a smaller tile"
+                                                        : "use a smaller tile (cta_m x cta_n at most 32768)")});
   }
   const int limit = sm90_shared_limit();
+  Sm90Gemm least_stages = s;
+  least_stages.stages = kMinPipelineStages;
+  const bool tile_too_large = sm90_shape(wl, least_stages).smem_bytes > limit;
   if (g.smem_bytes > limit) {
     errors.push_back({req.at("stages"), "the schedule needs " + num(g.smem_bytes) +
                                             " bytes of shared memory per block (" + num(s.stages) + " stages of " +
                                             num(g.mainloop_bytes / s.stages) + (s.pingpong ? ", and" : ", or") + " the epilogue's " +
                                             num(g.epilogue_bytes) + ", and the barriers); sm_90 allows " +
-                                            num(limit) + ": use fewer stages or a smaller cta_tile"});
+                                            num(limit) +
+                                            (tile_too_large ? ": use a smaller cta_tile (at 2 stages it needs " +
+                                                                  num(sm90_shape(wl, least_stages).smem_bytes) + ")"
+                                                            : ": use fewer stages or a smaller cta_tile")});
   }
   if (s.split_k > g.k_steps) {
     errors.push_back({req.at("split_k"), "split_k " + num(s.split_k) + " splits K into more parts than its " +

@@ -332,12 +332,20 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   }
   const PointwiseShape g = pointwise_shape(wl, s);
   const int limit = library_shared_limit(options, kMinMmaSyncArch);
+  // The least a block of this workload takes: 8 channels, 1 warp, 2 stages.
+  const int least_bytes = pointwise_shape(wl, Pointwise{8, 1, 1, 2}).smem_bytes;
   if (g.smem_bytes > limit) {
     errors.push_back({req.at("stages"), "the schedule needs " + num(g.smem_bytes) +
                                             " bytes of shared memory per block (the filter's " + num(s.channel_tile) +
                                             " rows of " + num(g.k_pad) + " channels, and per warp " + num(s.stages) +
                                             " input tiles and a staging tile); the GPUs of this library allow " +
-                                            num(limit) + ": use fewer warps_per_block, stages or a narrower channel_tile"});
+                                            num(limit) +
+                                            (least_bytes > limit
+                                                 ? ", and no schedule fits (" + num(least_bytes) +
+                                                       " bytes at channel_tile 8, 1 warp, 2 stages): its " +
+                                                       num(wl.c) + " input channels are too many for pointwise, "
+                                                       "use implicit_gemm"
+                                                 : ": use fewer warps_per_block, stages or a narrower channel_tile")});
   }
   if (!errors.empty()) throw InputError(std::move(errors));
 
