@@ -23,9 +23,9 @@
 #include "convgen/gen/render.hpp"
 #include "convgen/gen/spec.hpp"
 #include "convgen/gen/tuning_db.hpp"
-#ifdef CONVGEN_HAVE_TUNER
+// The tuner's options and entry points (declared; built with the tuner
+// only, which needs the toolkit's cuda.h and nvrtc.h).
 #include "tune/tuner.hpp"
-#endif
 
 #ifndef CONVGEN_DEFAULT_TEMPLATE_DIR
 #define CONVGEN_DEFAULT_TEMPLATE_DIR "templates"
@@ -263,18 +263,7 @@ const KernelPlan& pick_kernel(const LibraryPlan& lib, const std::string& wanted)
 // ---------------------------------------------------------------------------
 // The subcommands: each adds its options to the app, and runs once parsed.
 
-#ifdef CONVGEN_HAVE_TUNER
 using TuneOptions = convgen::tune::TuneOptions;
-#else
-struct TuneOptions {
-  std::string kernels, objective = "hot", search = "auto", algorithm, report_json, cutlass_include;
-  std::vector<std::string> kernel_names;
-  double budget_s = 20;
-  bool retune = false;
-  unsigned long long seed = 1;
-  int break_candidate = 0;
-};
-#endif
 
 // Every subcommand's options; each subcommand reads its own.
 struct Options {

@@ -291,7 +291,7 @@ LibraryPlan plan_library(const std::vector<Spec>& specs, const std::string& name
     errors.push_back({where, "no library name: add 'library: <name>' to the spec or pass --name"});
   }
 
-  if (schedules != nullptr) schedules->check(errors, lib.tuning_notes);
+  if (schedules != nullptr) schedules->begin_planning(lib.tuning_notes);
 
   std::map<std::string, KernelPlan> by_name;
   std::set<std::string> kernel_names;  // of every workload, planned or not

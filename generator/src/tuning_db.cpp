@@ -624,8 +624,8 @@ std::string TuningSelection::applied_gpu() const {
 
 // Which GPU's entries apply is the command's choice: a choice the database
 // cannot serve is a usage error, at the database's first line.
-void TuningSelection::check(std::vector<Diagnostic>& /*errors*/, std::vector<Diagnostic>& notes) const {
-  stale_ = 0;  // a planning starts
+void TuningSelection::begin_planning(std::vector<Diagnostic>& notes) const {
+  stale_ = 0;
   if (db == nullptr) return;
   const std::vector<std::string> gpus = db->gpus();
   std::string names;

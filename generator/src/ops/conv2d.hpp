@@ -212,6 +212,14 @@ using ops::ceil_div;
 using ops::round_up;
 using ops::num;
 
+// Output channels a tile when `parts` equal tiles cover c_out, each a
+// multiple of `step` channels; the fewest equal tiles of at most `widest`
+// channels, in multiples of 8 (16-byte vectors of half elements).
+inline int channel_tile_of_parts(int c_out, int parts, int step) { return round_up(ceil_div(c_out, parts), step); }
+inline int equal_channel_tile(int c_out, int widest) {
+  return channel_tile_of_parts(c_out, ceil_div(c_out, widest), 8);
+}
+
 // Blocks per SM that __launch_bounds__ asks for: as many as the register
 // file holds when each thread has the registers it is estimated to need, so
 // that the compiler's cap (65536 / (threads x blocks), threads counted in

@@ -140,6 +140,7 @@ struct PointwiseShape {
   int output_pitch;   // elements between rows of the staging tile
   int channel_tiles;  // tiles across c_out (grid.y)
   int block_pixels;   // pixels of a block's tiles
+  int filter_bytes;   // the block's filter rows, of its smem_bytes
   int smem_bytes;
 };
 
@@ -158,18 +159,11 @@ PointwiseShape pointwise_shape(const Workload& wl, const Pointwise& s) {
   g.output_pitch = s.channel_tile + ((s.channel_tile / 8) % 2 == 0 ? 8 : 16);
   g.channel_tiles = ceil_div(wl.c_out, s.channel_tile);
   g.block_pixels = kTilePixels * s.warps * s.tiles_per_warp;
-  const int filter_bytes = s.channel_tile * g.input_pitch * element_bytes;
+  g.filter_bytes = s.channel_tile * g.input_pitch * element_bytes;
   const int epilogue_bytes = 2 * s.channel_tile * 4;  // fp32 parameters
   const int warp_bytes = (s.stages * kTilePixels * g.input_pitch + kTilePixels * g.output_pitch) * element_bytes;
-  g.smem_bytes = filter_bytes + epilogue_bytes + s.warps * warp_bytes;
+  g.smem_bytes = g.filter_bytes + epilogue_bytes + s.warps * warp_bytes;
   return g;
-}
-
-// The fewest equal tiles of at most `widest` channels across c_out, each a
-// multiple of 8 channels (16-byte vectors).
-int equal_channel_tile(int c_out, int widest) {
-  const int parts = ceil_div(c_out, widest);
-  return round_up(ceil_div(c_out, parts), 8);
 }
 
 // The default rule's tile across c_out: one up to 144 channels, else equal
@@ -185,12 +179,16 @@ int default_channel_tile(const Workload& wl) {
   return columns(thin) <= columns(half) ? thin : half;
 }
 
+// The batch's tiles of 16 pixels (a tile's rows).
+long long pixel_tiles(const Workload& wl, int batch) {
+  return ceil_div(1LL * batch * wl.out_h() * wl.out_w(), 1LL * kTilePixels);
+}
+
 // The tiles each warp would walk with warps_per_sm warps on every SM of the
 // library's newest GPU.
 double tiles_a_warp(const Workload& wl, const PlanOptions& options, int batch, int channel_tile,
                     int warps_per_sm = kDefaultWarpsPerSm) {
-  const long long pixels = 1LL * batch * wl.out_h() * wl.out_w();
-  const long long tiles = (pixels + kTilePixels - 1) / kTilePixels * ceil_div(wl.c_out, channel_tile);
+  const long long tiles = pixel_tiles(wl, batch) * ceil_div(wl.c_out, channel_tile);
   return static_cast<double>(tiles) / (std::max(1, options.target.newest.sm_count) * warps_per_sm);
 }
 
@@ -227,10 +225,10 @@ bool expand_half(const Workload& wl) {
 // paid for 3 tiles instead of 4 (docs/performance.md, "`pointwise` in one
 // wave of two blocks an SM").
 void fill_one_wave(const Workload& wl, const PlanOptions& options, int batch, Pointwise& s) {
-  const long long pixel_tiles = ceil_div(1LL * batch * wl.out_h() * wl.out_w(), 1LL * kTilePixels);
+  const long long tiles_of_pixels = pixel_tiles(wl, batch);
   const long long channel_tiles = ceil_div(wl.c_out, s.channel_tile);
   const long long sms = std::max(1, options.target.newest.sm_count);
-  const auto blocks = [&](int warps, int tiles) { return ceil_div(pixel_tiles, 1LL * warps * tiles) * channel_tiles; };
+  const auto blocks = [&](int warps, int tiles) { return ceil_div(tiles_of_pixels, 1LL * warps * tiles) * channel_tiles; };
   // The fewest tiles a warp of blocks of `warps` that make one wave.
   const auto fewest_tiles = [&](int warps) {
     int tiles = 1;
@@ -284,9 +282,8 @@ Pointwise default_pointwise(const Workload& wl, const PlanOptions& options, int 
   const int limit = library_shared_limit(options, kMinMmaSyncArch);
   while (pointwise_shape(wl, s).smem_bytes > limit && (s.channel_tile > 8 || s.warps > 1)) {
     const PointwiseShape g = pointwise_shape(wl, s);
-    const int filter_bytes = s.channel_tile * g.input_pitch * ops::element_bytes(wl);
-    if (s.channel_tile > 8 && (filter_bytes >= g.smem_bytes - filter_bytes || s.warps == 1)) {
-      const int narrower = round_up(ceil_div(wl.c_out, ceil_div(wl.c_out, s.channel_tile) + 1), 8);
+    if (s.channel_tile > 8 && (g.filter_bytes >= g.smem_bytes - g.filter_bytes || s.warps == 1)) {
+      const int narrower = channel_tile_of_parts(wl.c_out, ceil_div(wl.c_out, s.channel_tile) + 1, 8);
       s.channel_tile = std::min(narrower, s.channel_tile - 8);
     } else {
       s.warps -= s.warps / 2;  // 8 -> 4, 4 -> 2, 3 -> 2

@@ -57,6 +57,7 @@ struct TensorStemShape {
   int tiles_x, tiles_per_image, channel_tiles;
   int window_rows, span, row_copies, window_pitch, filter_pitch, stage_pitch;
   int left_edge, right_edge;  // a window row's pixels that can lie past the image's left and right edges
+  int filter_bytes;  // the block's filter rows, of its smem_bytes
   int smem_bytes;
 };
 
@@ -98,11 +99,11 @@ TensorStemShape tensor_stem_shape(const Workload& wl, const TensorStem& s) {
                             g.chunk);
   g.filter_pitch = g.k_pad + g.chunk;
   g.stage_pitch = s.warp_channels + ((8 - s.warp_channels) % 32 + 32) % 32;  // floats, 8 past a multiple of 32
-  const int filter_bytes = element_bytes * s.tile_co * g.filter_pitch;
+  g.filter_bytes = element_bytes * s.tile_co * g.filter_pitch;
   const int epilogue_bytes = 2 * 4 * s.tile_co;
   const int window_bytes = 2 * element_bytes * g.window_rows * g.window_pitch;
   const int staging_bytes = 4 * g.warps * 16 * g.stage_pitch;  // a warp stages one mma.sync tile at a time, in fp32
-  g.smem_bytes = round_up(filter_bytes + epilogue_bytes, 16) + window_bytes + staging_bytes;
+  g.smem_bytes = round_up(g.filter_bytes + epilogue_bytes, 16) + window_bytes + staging_bytes;
   return g;
 }
 
@@ -155,7 +156,7 @@ TensorStem default_tensor_stem(const Workload& wl, const PlanOptions& options) {
                                     : s.tile_co % 16 == 0         ? 16
                                                                   : 8);
   };
-  s.tile_co = req.value("tile_co").value_or(round_up(ceil_div(wl.c_out, ceil_div(wl.c_out, 128)), 8));
+  s.tile_co = req.value("tile_co").value_or(equal_channel_tile(wl.c_out, 128));
   fit_warp_channels();
   // About kDefaultPixels pixels a block: whole output rows where a row
   // holds fewer.
@@ -184,11 +185,10 @@ TensorStem default_tensor_stem(const Workload& wl, const PlanOptions& options) {
   const bool free_channels = !req.has("tile_co");
   const int step = req.has("warp_channels") ? std::max(8, s.warp_channels) : 8;  // the block's channels stay whole warps'
   for (TensorStemShape g = tensor_stem_shape(wl, s); g.smem_bytes > limit; g = tensor_stem_shape(wl, s)) {
-    const int filter_bytes = ops::element_bytes(wl) * s.tile_co * g.filter_pitch;
-    if (free_channels && s.tile_co > step && 2 * filter_bytes > g.smem_bytes) {
+    if (free_channels && s.tile_co > step && 2 * g.filter_bytes > g.smem_bytes) {
       // The tile that covers c_out in one more part, or one step narrower
       // where the rounding gives the same (1024 channels: 80 again after 80).
-      const int narrower = round_up(ceil_div(wl.c_out, ceil_div(wl.c_out, s.tile_co) + 1), step);
+      const int narrower = channel_tile_of_parts(wl.c_out, ceil_div(wl.c_out, s.tile_co) + 1, step);
       s.tile_co = narrower < s.tile_co ? narrower : s.tile_co - step;
       fit_warp_channels();
     } else if (!req.has("tile_h") && s.tile_h > 1) {

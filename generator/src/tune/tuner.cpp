@@ -150,6 +150,23 @@ std::string unwritable_file(const std::string& path, const std::string& option) 
   return "";
 }
 
+// An entry for `kernel` on `gpu` with schedule `best` (the objective, the
+// date and the fingerprint of its algorithm's template): the caller adds
+// the times and the candidates' counts.
+TuningEntry entry_for(const KernelPlan& kernel, const Schedule& best, const GpuId& gpu, const TuneOptions& options,
+                      const std::map<std::string, std::string>& fingerprints) {
+  TuningEntry e;
+  e.kernel = kernel.name;
+  e.op = kernel.workload.op;
+  e.gpu = gpu;
+  e.schedule.algorithm = best.algorithm_name();
+  e.schedule.values = best.values;
+  e.objective = options.objective;
+  e.date = today();
+  e.fingerprint = fingerprints.at(best.algorithm->template_file);
+  return e;
+}
+
 // ---------------------------------------------------------------------------
 // The tuner.
 
@@ -379,13 +396,7 @@ void Tuner::worker(Device& d) {
     } else {
       const Candidate& best = report.candidates[static_cast<size_t>(report.best)];
       const Candidate& def = report.candidates[static_cast<size_t>(report.default_index)];
-      TuningEntry e;
-      e.kernel = plan->name;
-      e.op = plan->workload.op;
-      e.gpu = d.id;
-      e.schedule.algorithm = best.plan.schedule.algorithm_name();
-      e.schedule.values = best.plan.schedule.values;
-      e.objective = options_.objective;
+      TuningEntry e = entry_for(*plan, best.plan.schedule, d.id, options_, fingerprints_);
       e.time_us = score(best);
       e.default_us = score(def);
       e.default_schedule = def.plan.schedule.summary();
@@ -396,8 +407,6 @@ void Tuner::worker(Device& d) {
         e.rejected += c.state == State::kRejected;
       }
       e.tuning_s = report.wall_s;
-      e.date = today();
-      e.fingerprint = fingerprints_.at(best.plan.schedule.algorithm->template_file);
       char line[400];
       std::snprintf(line, sizeof line,
                     "  best%s: %s\n        %.2f us hot, %.2f us cold; default %.2f us hot (%.2fx); %d compiled, "
@@ -556,13 +565,7 @@ int run_fake_tune(const LibraryPlan& lib, const Templates& templates, const Tune
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     if (interrupted) break;  // a kernel cut short is not recorded
-    TuningEntry e;
-    e.kernel = p->name;
-    e.op = p->workload.op;
-    e.gpu = gpu;
-    e.schedule.algorithm = p->schedule.algorithm_name();
-    e.schedule.values = p->schedule.values;
-    e.objective = options.objective;
+    TuningEntry e = entry_for(*p, p->schedule, gpu, options, fingerprints);
     // 1.0 to 100.9 us, from the names (FNV-1a: the same on every machine).
     const std::string drawn = tuning_fingerprint(p->name + "@" + gpu.name);
     e.time_us = 1.0 + static_cast<double>(std::stoull(drawn.substr(0, 8), nullptr, 16) % 1000) / 10.0;
@@ -570,8 +573,6 @@ int run_fake_tune(const LibraryPlan& lib, const Templates& templates, const Tune
     e.default_schedule = p->schedule.summary();
     e.compiled = e.verified = 1;
     e.tuning_s = seconds;
-    e.date = today();
-    e.fingerprint = fingerprints.at(p->schedule.algorithm->template_file);
     const TuningMerge merge = merge_into_tuning_file(options.db_path, {e}, "", options.lock_timeout_s,
                                                       /*drop_unverified=*/true);
     for (const std::string& note : merge.notes) std::fprintf(stderr, "convgen tune: note: %s\n", note.c_str());

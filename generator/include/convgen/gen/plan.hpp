@@ -134,11 +134,11 @@ struct LookedUpSchedule {
 class ScheduleLookup {
  public:
   virtual ~ScheduleLookup() = default;
-  // Problems of the lookup as a whole, checked once per library: errors
-  // fail it (with the specs' own), notes go to LibraryPlan::tuning_notes.
-  // Throws UsageError where the lookup cannot serve the arguments it was
-  // given (a GPU it holds nothing for).
-  virtual void check(std::vector<Diagnostic>& errors, std::vector<Diagnostic>& notes) const = 0;
+  // A library's planning starts (its counts of notes start again):
+  // problems of the lookup as a whole go to `notes`
+  // (LibraryPlan::tuning_notes). Throws UsageError where the lookup cannot
+  // serve the arguments it was given (a GPU it holds nothing for).
+  virtual void begin_planning(std::vector<Diagnostic>& notes) const = 0;
   // The schedule of `kernel`, the kernel of `wl`, or none; why a schedule
   // it holds is not used goes to `notes`. Throws InputError where what it
   // holds contradicts the workload.

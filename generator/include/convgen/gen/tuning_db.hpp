@@ -179,7 +179,7 @@ struct TuningSelection : ScheduleLookup {
   bool allow_untuned = false;
   std::map<std::string, std::string> fingerprints;
 
-  void check(std::vector<Diagnostic>& errors, std::vector<Diagnostic>& notes) const override;
+  void begin_planning(std::vector<Diagnostic>& notes) const override;
   std::optional<LookedUpSchedule> find(const Workload& wl, const std::string& kernel,
                                        std::vector<Diagnostic>& notes) const override;
   void report_unmatched(const std::set<std::string>& kernels, std::vector<Diagnostic>& notes) const override;
