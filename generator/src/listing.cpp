@@ -384,6 +384,48 @@ std::string keys_markdown() {
   return t;
 }
 
+namespace {
+
+// The library's GPUs that do not run a kernel (min_arch and max_arch): there
+// the runtime gives its calls to the generic kernel.
+std::vector<int> gpus_without(const LibraryPlan& lib, const KernelPlan& p) {
+  std::vector<int> without;
+  for (const ArchFacts& f : lib.target.facts) {
+    if (f.sm < p.min_arch || (p.max_arch != 0 && f.sm > p.max_arch)) without.push_back(f.sm);
+  }
+  return without;
+}
+
+// Every fallback visible: the kernels that some GPUs of the library leave to
+// the generic kernel, grouped by those GPUs (named where a group is small).
+std::string generic_kernel_lines(const LibraryPlan& lib) {
+  constexpr size_t kNamed = 3;
+  std::vector<std::pair<std::vector<int>, std::vector<const KernelPlan*>>> groups;
+  for (const KernelPlan& p : lib.kernels) {
+    const std::vector<int> without = gpus_without(lib, p);
+    if (without.empty()) continue;
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) {
+      return g.first == without && g.second.front()->gpus_it_runs_on() == p.gpus_it_runs_on();
+    });
+    if (it == groups.end()) it = groups.insert(groups.end(), {without, {}});
+    it->second.push_back(&p);
+  }
+  std::string t;
+  for (const auto& [without, kernels] : groups) {
+    std::string gpus;
+    for (int sm : without) gpus += (gpus.empty() ? "sm_" : ", sm_") + std::to_string(sm);
+    t += format("\n%zu kernel(s) run on %s: on %s their calls run the generic kernel%s", kernels.size(),
+                kernels.front()->gpus_it_runs_on().c_str(), gpus.c_str(), kernels.size() <= kNamed ? ":" : "");
+    if (kernels.size() <= kNamed) {
+      for (const KernelPlan* p : kernels) t += "\n  " + p->name;
+    }
+    t += "\n";
+  }
+  return t;
+}
+
+}  // namespace
+
 std::string kernels_table(const LibraryPlan& lib) {
   std::string t = format("library %s: %zu kernels from %zu spec file(s)\n\n", lib.name.c_str(), lib.kernels.size(),
                          lib.spec_files.size());
@@ -409,7 +451,7 @@ std::string kernels_table(const LibraryPlan& lib) {
                 p.schedule.summary().c_str(), origin_cell(p).c_str(), p.workload.where.file.c_str(),
                 p.workload.where.line);
   }
-  return t;
+  return t + generic_kernel_lines(lib);
 }
 
 std::string kernels_csv(const LibraryPlan& lib) {

@@ -10,6 +10,13 @@
 
 namespace convgen::gen {
 
+std::string KernelPlan::gpus_it_runs_on() const {
+  if (min_arch == 0 && max_arch == 0) return "every GPU";
+  const std::string oldest = "sm_" + std::to_string(min_arch);
+  if (max_arch == 0) return oldest + " and newer";
+  return max_arch == min_arch ? oldest : oldest + " to sm_" + std::to_string(max_arch);
+}
+
 long long KernelPlan::number(const std::string& name) const {
   const auto it = values.find(name);
   if (it == values.end() || !std::holds_alternative<long long>(it->second)) {

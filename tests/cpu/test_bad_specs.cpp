@@ -238,6 +238,35 @@ workloads:
 // JSON keys, matching its name's parts. The spec asks for every dtype x
 // layout of both operators; those no algorithm serves yet are left out
 // (--skip-invalid), and exactly the others are listed.
+// Every fallback visible: list's table ends with the kernels some GPUs of
+// the library do not run, grouped by those GPUs, named where few.
+TEST(Cli, ListNamesTheGpusWhereCallsRunTheGenericKernel) {
+  TempDir tmp;
+  write_file(tmp / "mixed.yaml",
+             "library: mixed\n"
+             "defaults: {op: conv2d, dtype: float16, layout: NHWC, n: 8, padding: same}\n"
+             "workloads:\n"
+             "  - {c: 64, c_out: 64, h: 28, w: 28, filter: 3}\n"
+             "  - {c: 256, c_out: 256, h: 7, w: 7, filter: 3, schedule: {algorithm: implicit_gemm, split_k: 2}}\n"
+             "  - {op: depthwise_conv2d, dtype: float32, layout: NCHW, c: 32, h: 28, w: 28, filter: 3}\n");
+  const std::string list = "cd " + quote(tmp.str()) + " && " + quote(CONVGEN_CLI) + " list mixed.yaml --archs ";
+  const CommandResult mixed = run_command(list + "'75;80;90'", tmp.path());
+  ASSERT_EQ(mixed.exit_code, 0) << mixed.err;
+  EXPECT_NE(mixed.out.find("\n1 kernel(s) run on sm_80 and newer: on sm_75 their calls run the generic kernel:\n"
+                           "  conv_f16_nhwc_n8_c64_co64_h28_w28_k3x3_s1_p1\n"),
+            std::string::npos)
+      << mixed.out;
+  EXPECT_NE(mixed.out.find("\n1 kernel(s) run on sm_90 and newer: on sm_75, sm_80 their calls run the generic "
+                           "kernel:\n  conv_f16_nhwc_n8_c256_co256_h7_w7_k3x3_s1_p1\n"),
+            std::string::npos)
+      << mixed.out;
+  EXPECT_EQ(mixed.out.find("dw_f32_nchw_n8_c32_h28_w28_k3x3_s1_p1_m1\n"), std::string::npos) << mixed.out;
+  // A library of GPUs that run them all says nothing more.
+  const CommandResult h100 = run_command(list + "90", tmp.path());
+  ASSERT_EQ(h100.exit_code, 0) << h100.err;
+  EXPECT_EQ(h100.out.find("generic kernel"), std::string::npos) << h100.out;
+}
+
 TEST(Cli, ListShowsEachKernelsDtypeAndLayout) {
   using convgen::DataTypeRow;
   using convgen::kDataTypeTable;

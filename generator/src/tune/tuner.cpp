@@ -119,13 +119,6 @@ std::vector<const KernelPlan*> kernels_to_tune(const LibraryPlan& lib, const Tun
   return queue;
 }
 
-// The GPUs a kernel runs on, as a phrase: "sm_90", "sm_80 and newer".
-std::string gpus_it_runs_on(const KernelPlan& p) {
-  const std::string oldest = "sm_" + std::to_string(p.min_arch);
-  if (p.max_arch == 0) return oldest + " and newer";
-  return p.max_arch == p.min_arch ? oldest : oldest + " to sm_" + std::to_string(p.max_arch);
-}
-
 // Kernel names the options ask for by name that the specs do not make: an
 // error, so that a cluster task for a renamed kernel fails loudly.
 std::vector<std::string> unknown_kernel_names(const LibraryPlan& lib, const TuneOptions& options) {
@@ -191,7 +184,7 @@ class Tuner {
   // there, and its compiler is here. Else why not.
   std::string why_not_here(const KernelPlan& p, int arch) const {
     if ((p.min_arch != 0 && arch < p.min_arch) || (p.max_arch != 0 && arch > p.max_arch)) {
-      return "it runs on " + gpus_it_runs_on(p) + " only, and this GPU is sm_" + std::to_string(arch);
+      return "it runs on " + p.gpus_it_runs_on() + " only, and this GPU is sm_" + std::to_string(arch);
     }
     if (const std::string why = builder_.cannot_build(*p.schedule.algorithm); !why.empty()) {
       return "its algorithm (" + p.schedule.algorithm_name() + ") is built with nvcc, and " + why;

@@ -68,6 +68,8 @@ struct KernelPlan {
 
   long long number(const std::string& name) const;  // throws std::out_of_range naming the value
   bool flag(const std::string& name) const;
+  // The GPUs it runs on, as a phrase: "every GPU", "sm_80 and newer", "sm_90".
+  std::string gpus_it_runs_on() const;
 };
 
 struct PlanOptions {
