@@ -10,7 +10,9 @@
 //       and the same for the entries of specs/mobilenet_v2.tuning.yaml
 //       whose algorithms the seeds lack (gemm, planes);
 //   (b) truncation at every line boundary, and at sampled byte offsets;
-//   (c) single bit flips at 2,000 random positions.
+//   (c) single bit flips at 2,000 random positions;
+//   (d) every knob of the entry's operator that its schedule does not hold
+//       (another algorithm's, or a common one left out) added to it.
 //
 // yaml-cpp reads some 1 MB/s here, so each file is read once, with the
 // flag; whether the default reader rejects it follows (it does exactly when
@@ -37,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "convgen/gen/operator.hpp"
 #include "convgen/gen/plan.hpp"
 #include "convgen/gen/render.hpp"
 #include "convgen/gen/tuning_db.hpp"
@@ -317,6 +320,43 @@ TEST(TuningCorruption, EverySingleValueEditIsRejectedOrUnverified) {
   }
   report("edits (mobilenet_v2)", m);
   EXPECT_EQ(m.harmless, 0u);
+}
+
+// A schedule is rendered, and signed, with every knob it holds: a knob
+// added to an entry (one of another algorithm, which the plan refuses, or a
+// common one) changes what the entry means, and its checksum fails.
+TEST(TuningCorruption, EveryAddedKnobIsRejected) {
+  const Database& db = seeds();
+  std::vector<std::string> edits;
+  for (size_t at = db.text.find("    schedule: {algorithm: "); at != std::string::npos;
+       at = db.text.find("    schedule: {algorithm: ", at + 1)) {
+    const size_t close = db.text.find('}', at);
+    const std::string line = db.text.substr(at, close - at);
+    const size_t op_at = db.text.rfind("    op: ", at);
+    const Operator* op = find_operator(db.text.substr(op_at + 8, db.text.find('\n', op_at) - op_at - 8));
+    ASSERT_NE(op, nullptr) << line;
+    std::set<std::string> keys;
+    std::vector<const Knob*> knobs;
+    for (const Algorithm* a : op->algorithms) {
+      for (const Knob& k : a->knobs) knobs.push_back(&k);
+    }
+    for (const Knob& k : op->common_knobs) knobs.push_back(&k);
+    for (const Knob* k : knobs) {
+      if (line.find(" " + k->key + ": ") != std::string::npos || !keys.insert(k->key).second) continue;
+      std::string value = k->word(k->domain().front());
+      if (k->values.size() > 1) {
+        std::string list;
+        for (size_t i = 0; i < k->values.size(); ++i) list += (i ? ", " : "") + value;
+        value = "[" + list + "]";
+      }
+      edits.push_back(db.text.substr(0, close) + ", " + k->key + ": " + value + db.text.substr(close));
+    }
+  }
+  ASSERT_GT(edits.size(), 14u * 5) << "every entry should take several knobs it lacks";
+  Counts c;
+  for (size_t i = 0; i < edits.size(); ++i) db.check(edits[i], "added knob " + std::to_string(i), i % kSampleEvery == 0, c);
+  report("added knobs", c);
+  EXPECT_EQ(c.harmless, 0u) << "an added knob left the entry's meaning (and checksum) as it was";
 }
 
 TEST(TuningCorruption, EveryTruncationIsRejected) {
