@@ -26,9 +26,9 @@ nlohmann::json report_json(const KernelReport& r) {
     cands.push_back({{"schedule", c.plan.schedule.summary()}, {"default", c.is_default}, {"state", state_word(c.state)},
                      {"hot_us", c.hot_us}, {"cold_us", c.cold_us}, {"compile_s", c.compile_s}, {"note", c.note}});
   }
-  nlohmann::json j{{"kernel", r.kernel}, {"gpu", r.gpu}, {"space_before_pruning", r.space_before},
-                   {"space_after_pruning", r.space_after < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.space_after)},
-                   {"space", r.space_detail}, {"search", r.search}, {"confirmed", r.confirmed}, {"wall_s", r.wall_s}, {"candidates", cands}};
+  nlohmann::json j{{"kernel", r.kernel}, {"gpu", r.gpu}, {"space_before_pruning", r.space.before},
+                   {"space_after_pruning", r.space.after < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.space.after)},
+                   {"space", r.space.detail}, {"search", r.space.search}, {"confirmed", r.confirmed}, {"wall_s", r.wall_s}, {"candidates", cands}};
   if (r.best >= 0) {
     const Candidate& b = r.candidates[static_cast<size_t>(r.best)];
     const Candidate& d = r.candidates[static_cast<size_t>(r.default_index)];

@@ -38,13 +38,20 @@ inline double score(const Candidate& c, const std::string& objective) {
   return objective == "cold" ? c.cold_us : c.hot_us;
 }
 
+// What the search made of the space when it started (search.hpp), for the
+// report.
+struct SpaceSummary {
+  double before = 0;      // schedules before pruning
+  long long after = -1;   // after pruning; -1: not enumerated (too large)
+  std::string detail;     // per algorithm: its size before and after pruning
+  std::string search;     // "exhaustive" or "sampled"
+  std::string note;       // a line for the log, or empty
+};
+
 struct KernelReport {
   std::string kernel;
   std::string gpu;
-  double space_before = 0;
-  long long space_after = -1;  // -1: not enumerated (too large)
-  std::string search;          // "exhaustive" or "sampled"
-  std::string space_detail;    // per algorithm: its size before and after pruning
+  SpaceSummary space;
   std::vector<Candidate> candidates;
   int best = -1, default_index = -1;
   double wall_s = 0;

@@ -33,15 +33,6 @@ struct SearchOptions {
 // another is timed in full to compare against, and is not walked from).
 bool ranked(const SearchOptions& options, const Candidate& c);
 
-// What the search made of the space when it started, for the report.
-struct SpaceSummary {
-  double before = 0;      // schedules before pruning
-  long long after = -1;   // after pruning; -1: not enumerated (too large)
-  std::string detail;     // per algorithm: its size before and after pruning
-  std::string search;     // "exhaustive" or "sampled"
-  std::string note;       // a line for the log, or empty
-};
-
 class Search {
  public:
   virtual ~Search() = default;

@@ -269,13 +269,9 @@ KernelReport Tuner::tune_kernel(Device& d, const KernelPlan& plan) {
   search_options.usable = [this, &d](const KernelPlan& p) { return why_not_here(p, d.arch).empty(); };
   const std::unique_ptr<Search> search =
       make_search(wl, search_options, options_.seed ^ std::hash<std::string>{}(plan.name));
-  const SpaceSummary& space = search->space();
-  report.space_before = space.before;
-  report.space_after = space.after;
-  report.space_detail = space.detail;
-  report.search = space.search;
-  if (!space.note.empty()) progress_->line(space.note);
-  progress_->line("  space before -> after pruning: " + report.space_detail + "; search: " + report.search);
+  report.space = search->space();
+  if (!report.space.note.empty()) progress_->line(report.space.note);
+  progress_->line("  space before -> after pruning: " + report.space.detail + "; search: " + report.space.search);
 
   Problem problem = make_problem(api_, d, plan);
   double best_us = 0, bar_us = 0;
