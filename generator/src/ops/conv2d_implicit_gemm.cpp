@@ -50,8 +50,9 @@ struct ImplicitGemm {
   int iterator = kOptimized;            // how the main loop walks K
 };
 
-// The kernels run from kMinMmaSyncArch (conv2d.hpp); a split kernel needs
-// kMinSplitArch (clusters).
+// (The kernels run from kMinMmaSyncArch, conv2d.hpp; a split kernel needs
+// kMinSplitArch: clusters.)
+
 // The main loop's pipelines: the cp.async one of 3 stages and more, and
 // the one that stages through registers (an odd c of half elements), of 2.
 constexpr int kMinCpAsyncStages = 3;

@@ -432,18 +432,19 @@ void plan(const Workload& spec_workload, const PlanOptions& options, KernelPlan&
                                                         : "use a smaller tile (cta_m x cta_n at most 32768)")});
   }
   const int limit = sm90_shared_limit();
-  Sm90Gemm least_stages = s;
-  least_stages.stages = kMinPipelineStages;
-  const bool tile_too_large = sm90_shape(wl, least_stages).smem_bytes > limit;
   if (g.smem_bytes > limit) {
+    Sm90Gemm least_stages = s;
+    least_stages.stages = kMinPipelineStages;
+    const int least_bytes = sm90_shape(wl, least_stages).smem_bytes;
     errors.push_back({req.at("stages"), "the schedule needs " + num(g.smem_bytes) +
                                             " bytes of shared memory per block (" + num(s.stages) + " stages of " +
-                                            num(g.mainloop_bytes / s.stages) + (s.pingpong ? ", and" : ", or") + " the epilogue's " +
-                                            num(g.epilogue_bytes) + ", and the barriers); sm_90 allows " +
-                                            num(limit) +
-                                            (tile_too_large ? ": use a smaller cta_tile (at 2 stages it needs " +
-                                                                  num(sm90_shape(wl, least_stages).smem_bytes) + ")"
-                                                            : ": use fewer stages or a smaller cta_tile")});
+                                            num(g.mainloop_bytes / s.stages) + (s.pingpong ? ", and" : ", or") +
+                                            " the epilogue's " + num(g.epilogue_bytes) +
+                                            ", and the barriers); sm_90 allows " + num(limit) +
+                                            (least_bytes > limit ? ": use a smaller cta_tile (at " +
+                                                                       num(kMinPipelineStages) + " stages it needs " +
+                                                                       num(least_bytes) + ")"
+                                                                 : ": use fewer stages or a smaller cta_tile")});
   }
   if (s.split_k > g.k_steps) {
     errors.push_back({req.at("split_k"), "split_k " + num(s.split_k) + " splits K into more parts than its " +
