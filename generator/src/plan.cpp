@@ -302,6 +302,7 @@ LibraryPlan plan_library(const std::vector<Spec>& specs, const std::string& name
 
   std::map<std::string, KernelPlan> by_name;
   std::set<std::string> kernel_names;  // of every workload, planned or not
+  std::set<std::string> reported;      // the plan errors so far, by place and message
   for (const Spec& spec : specs) {
     lib.skipped.insert(lib.skipped.end(), spec.skipped.begin(), spec.skipped.end());
     for (const Workload& wl : spec.workloads) {
@@ -338,10 +339,7 @@ LibraryPlan plan_library(const std::vector<Spec>& specs, const std::string& name
         // An error at a place every workload shares (the defaults' schedule)
         // is reported once, not once a workload.
         for (const Diagnostic& d : e.diagnostics()) {
-          const bool seen = std::any_of(errors.begin(), errors.end(), [&](const Diagnostic& x) {
-            return x.where.str() == d.where.str() && x.message == d.message;
-          });
-          if (!seen) errors.push_back(d);
+          if (reported.insert(d.where.str() + "\n" + d.message).second) errors.push_back(d);
         }
       }
     }
