@@ -559,9 +559,11 @@ namespace {
 // The knobs of both layouts' algorithm.
 std::vector<Knob> implicit_gemm_knobs() {
   return {Knob::tuple("cta_tile", {"cta_m", "cta_n", "cta_k"}, 16, 256, "[pixels, channels, reduction]",
-                      "the block's tile of the GEMM: output pixels x output channels, and the reduction step"),
+                      "the block's tile of the GEMM: output pixels x output channels (32, 64, 128 or 256 each), "
+                      "and the reduction step (64 or 128 bytes of the dtype)"),
           Knob::tuple("warp_tile", {"warp_m", "warp_n"}, 32, 64, "[pixels, channels]",
-                      "one warp's part of the block tile (mma.sync tiles: 16x8x16 of half operands, 16x8x8 of tf32)"),
+                      "one warp's part of the block tile, 32 or 64 a side (mma.sync tiles: 16x8x16 of half operands, "
+                      "16x8x8 of tf32)"),
           Knob::integer("stages", kMinPipelineStages, kMaxPipelineStages,
                         "shared-memory buffers of the main loop's pipeline (cp.async; 2: staged through registers, odd c)"),
           split_k_knob(),

@@ -523,7 +523,9 @@ namespace {
 // The knobs of both layouts' algorithm.
 std::vector<Knob> sm90_knobs() {
   return {Knob::tuple("cta_tile", {"cta_m", "cta_n", "cta_k"}, 16, 256, "[pixels, channels, reduction]",
-                      "the block's tile of the GEMM: output pixels x output channels, and the reduction step"),
+                      "the block's tile of the GEMM: output pixels (64 or 128 a warpgroup), output channels (a "
+                      "multiple of 16; float32: 16, 32 or a multiple of 32), and the reduction step (64 or 128 "
+                      "bytes of the dtype)"),
           Knob::integer("warpgroups", 1, 2, "warpgroups of 128 threads that multiply (wgmma), each cta_m / warpgroups rows"),
           Knob::integer("stages", kMinPipelineStages, kMaxPipelineStages,
                         "shared-memory buffers of the main loop's ring (TMA copies)"),
