@@ -336,7 +336,8 @@ std::string knob_type(const Knob& k) {
     case Knob::Kind::kChoice: return "word";
     case Knob::Kind::kInt: break;
   }
-  return k.values.size() > 1 ? std::to_string(k.values.size()) + " integers" : "integer";
+  // A list knob also takes one integer for every position (the reader's rule).
+  return k.values.size() > 1 ? "integer, or " + std::to_string(k.values.size()) + " integers" : "integer";
 }
 
 std::vector<std::string> knob_row(const Operator& op, const std::string& read_by, const Knob& k,
