@@ -224,6 +224,18 @@ void Reader::check_keys(const YAML::Node& map, const std::vector<std::string>& a
   }
 }
 
+namespace {
+
+// The value of a whole integer's text, or none.
+std::optional<long long> integer_text(const std::string& s) {
+  long long value = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
 std::optional<int> Reader::integer(const YAML::Node& node, const std::string& what, int lo, int hi,
                                    const std::string& expected) {
   const std::string range =
@@ -233,12 +245,12 @@ std::optional<int> Reader::integer(const YAML::Node& node, const std::string& wh
     return std::nullopt;
   }
   const std::string& s = node.Scalar();
-  long long value = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (ec != std::errc() || end != s.data() + s.size()) {
+  const std::optional<long long> parsed = integer_text(s);
+  if (!parsed) {
     error(node, "'" + what + "' must be " + range + ", got " + quoted(s));
     return std::nullopt;
   }
+  const long long value = *parsed;
   if (value < lo || value > hi) {
     error(node, "'" + what + "' must be " + range + ", got " + s);
     return std::nullopt;
@@ -249,7 +261,12 @@ std::optional<int> Reader::integer(const YAML::Node& node, const std::string& wh
 std::optional<std::vector<int>> Reader::integers(const YAML::Node& node, const std::string& what, size_t count,
                                                  const std::string& names, int lo, int hi) {
   if (node.IsScalar()) {
-    auto v = integer(node, what, lo, hi);
+    // A word that is no number may be meant as the list ("128x128x64"):
+    // the error says the list's form too.
+    const bool number = integer_text(node.Scalar()).has_value();
+    auto v = integer(node, what, lo, hi,
+                     number ? "" : "an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + " or a list of " +
+                                       std::to_string(count) + " of them " + names);
     if (!v) return std::nullopt;
     return std::vector<int>(count, *v);
   }
