@@ -41,42 +41,58 @@ std::string window_text(const Problem& p) {
 
 // "f16 NHWC", or the enumerators' numbers when they name no row (a
 // problem validate() then refuses).
+// A value of an enum as messages and names show it: a field of its row, or
+// its number (after `what`, if any) where it names no row (a problem
+// validate() then refuses).
+template <class Enum, class Row, int N, class Field>
+std::string enum_text(Enum value, const Row (&table)[N], Field field, const std::string& what = "") {
+  if (is_enumerator(value, table)) return row(value).*field;
+  return (what.empty() ? "" : what + " ") + num(static_cast<int>(value));
+}
+
+// "f16 NHWC".
 template <class Problem>
 std::string storage_text(const Problem& p) {
-  const int dtype = static_cast<int>(p.dtype), layout = static_cast<int>(p.layout);
-  const bool known_dtype = dtype >= 0 && dtype < static_cast<int>(sizeof kDataTypeTable / sizeof kDataTypeTable[0]);
-  const bool known_layout = layout >= 0 && layout < static_cast<int>(sizeof kLayoutTable / sizeof kLayoutTable[0]);
-  return (known_dtype ? std::string(row(p.dtype).name_part) : "dtype " + num(dtype)) + " " +
-         (known_layout ? std::string(row(p.layout).word) : "layout " + num(layout));
+  return enum_text(p.dtype, kDataTypeTable, &DataTypeRow::name_part, "dtype") + " " +
+         enum_text(p.layout, kLayoutTable, &LayoutRow::word, "layout");
 }
+
+// "bias", "relu".
+std::string epilogue_text(Epilogue e) { return enum_text(e, kEpilogueTable, &EpilogueRow::word); }
+std::string activation_text(Activation a) { return enum_text(a, kActivationTable, &ActivationRow::word); }
 
 // " math tf32" where the products may be other than fp32 ("" for fp32).
 std::string math_text(Math m) {
-  const int math = static_cast<int>(m);
-  if (math < 0 || math >= static_cast<int>(sizeof kMathTable / sizeof kMathTable[0])) return " math " + num(math);
-  return m == Math::kFloat32 ? "" : std::string(" math ") + to_string(m);
+  return m == Math::kFloat32 ? "" : " math " + enum_text(m, kMathTable, &MathRow::word);
+}
+
+// "f16_nhwc", or "dtype7_layout9" for values that name no row.
+template <class Problem>
+std::string generic_name_part(const Problem& p) {
+  const auto strip = [](std::string s) {
+    s.erase(std::remove(s.begin(), s.end(), ' '), s.end());
+    return s;
+  };
+  return strip(enum_text(p.dtype, kDataTypeTable, &DataTypeRow::name_part, "dtype")) + "_" +
+         strip(enum_text(p.layout, kLayoutTable, &LayoutRow::name_part, "layout"));
 }
 }  // namespace
 
 std::string describe(const DepthwiseProblem& p) {
   return "depthwise conv2d " + storage_text(p) + " n" + num(p.n) + " c" + num(p.c) + " h" + num(p.h) + " w" + num(p.w) +
-         window_text(p) + " multiplier " + num(p.multiplier) + " epilogue " + to_string(p.epilogue) +
-         " activation " + to_string(p.activation);
+         window_text(p) + " multiplier " + num(p.multiplier) + " epilogue " + epilogue_text(p.epilogue) +
+         " activation " + activation_text(p.activation);
 }
 
 std::string describe(const Conv2dProblem& p) {
   return "conv2d " + storage_text(p) + " n" + num(p.n) + " c" + num(p.c) + " c_out " + num(p.c_out) + " h" + num(p.h) + " w" +
-         num(p.w) + window_text(p) + " groups " + num(p.groups) + " epilogue " + to_string(p.epilogue) +
-         (p.residual ? " + residual" : "") + " activation " + to_string(p.activation) + math_text(p.math);
+         num(p.w) + window_text(p) + " groups " + num(p.groups) + " epilogue " + epilogue_text(p.epilogue) +
+         (p.residual ? " + residual" : "") + " activation " + activation_text(p.activation) + math_text(p.math);
 }
 
-std::string generic_kernel_name(const DepthwiseProblem& p) {
-  return std::string("generic_depthwise_") + row(p.dtype).name_part + "_" + row(p.layout).name_part;
-}
+std::string generic_kernel_name(const DepthwiseProblem& p) { return "generic_depthwise_" + generic_name_part(p); }
 
-std::string generic_kernel_name(const Conv2dProblem& p) {
-  return std::string("generic_conv2d_") + row(p.dtype).name_part + "_" + row(p.layout).name_part;
-}
+std::string generic_kernel_name(const Conv2dProblem& p) { return "generic_conv2d_" + generic_name_part(p); }
 
 namespace {
 
@@ -157,13 +173,6 @@ Status validate_geometry(const Problem& p, const std::string& channels_text) {
   auto bad = [&](const std::string& what) {
     return error(StatusCode::kInvalidProblem, what + " (" + describe(p) + ")");
   };
-  const int dtype = static_cast<int>(p.dtype), layout = static_cast<int>(p.layout);
-  if (dtype < 0 || dtype >= static_cast<int>(sizeof kDataTypeTable / sizeof kDataTypeTable[0])) {
-    return bad("dtype must be one of DataType's enumerators (float32, float16, bfloat16)");
-  }
-  if (layout < 0 || layout >= static_cast<int>(sizeof kLayoutTable / sizeof kLayoutTable[0])) {
-    return bad("layout must be one of Layout's enumerators (NCHW, NHWC)");
-  }
   const long long element = element_bytes(p.dtype);
   if (p.n < 1 || p.c < 1 || p.h < 1 || p.w < 1) return bad("n, c, h and w must be at least 1");
   if (p.n > kMaxBatch) return bad("n must be at most " + std::to_string(kMaxBatch));
@@ -225,10 +234,42 @@ bool overlap(const void* a, long long a_elements, const void* b, long long b_ele
 
 }  // namespace
 
+namespace {
+
+// "the enum's enumerators (float32, float16, bfloat16)".
+template <class Row, int N>
+std::string enumerators(const char* type, const Row (&table)[N]) {
+  std::string words;
+  for (const Row& r : table) words += (words.empty() ? "" : ", ") + std::string(r.word);
+  return std::string(type) + "'s enumerators (" + words + ")";
+}
+
+// Every enum field a problem holds is one of its enumerators: checked before
+// any rule reads them (and a cast integer that names no row would index
+// past the tables).
+template <class Problem>
+Status validate_enums(const Problem& p) {
+  auto bad = [&](const std::string& what) {
+    return error(StatusCode::kInvalidProblem, what + " (" + describe(p) + ")");
+  };
+  if (!is_enumerator(p.dtype, kDataTypeTable)) return bad("dtype must be one of " + enumerators("DataType", kDataTypeTable));
+  if (!is_enumerator(p.layout, kLayoutTable)) return bad("layout must be one of " + enumerators("Layout", kLayoutTable));
+  if (!is_enumerator(p.epilogue, kEpilogueTable)) {
+    return bad("epilogue must be one of " + enumerators("Epilogue", kEpilogueTable));
+  }
+  if (!is_enumerator(p.activation, kActivationTable)) {
+    return bad("activation must be one of " + enumerators("Activation", kActivationTable));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status validate(const DepthwiseProblem& p) {
   auto bad = [&](const std::string& what) {
     return error(StatusCode::kInvalidProblem, what + " (" + describe(p) + ")");
   };
+  if (Status s = validate_enums(p); !s.ok()) return s;
   if (p.multiplier < 1) return bad("the channel multiplier must be at least 1");
   if (std::string why = over("multiplier", p.multiplier, kMultiplierLimit); !why.empty()) return bad(why);
   return validate_geometry(p, "the output channels c x multiplier");
@@ -238,12 +279,10 @@ Status validate(const Conv2dProblem& p) {
   auto bad = [&](const std::string& what) {
     return error(StatusCode::kInvalidProblem, what + " (" + describe(p) + ")");
   };
+  if (Status s = validate_enums(p); !s.ok()) return s;
+  if (!is_enumerator(p.math, kMathTable)) return bad("math must be one of " + enumerators("Math", kMathTable));
   if (p.c_out < 1) return bad("c_out must be at least 1");
   if (p.groups != 1) return bad("only groups = 1 (dense convolution) is supported; use depthwise_conv2d for groups = c");
-  const int math = static_cast<int>(p.math);
-  if (math < 0 || math >= static_cast<int>(sizeof kMathTable / sizeof kMathTable[0])) {
-    return bad("math must be one of Math's enumerators (fp32, tf32, 3xtf32)");
-  }
   if (p.math != Math::kFloat32 && p.dtype != DataType::kFloat32) {
     return bad("math " + std::string(to_string(p.math)) + " rounds float32 operands for tensor cores; " +
                "float16 and bfloat16 products are exact in fp32: use Math::kFloat32");
@@ -255,7 +294,9 @@ namespace {
 
 // The checks of a call every operator shares, in order: the problem; the
 // input, filter, output and epilogue pointers; `own`, the check of the
-// operator's own pointers; input and output apart.
+// operator's own pointers; every tensor the kernels read apart from the
+// output they write (the kernels read them through __restrict__ pointers
+// and the read-only cache).
 template <class Problem, class Args>
 Status validate_call(const Problem& p, const Args& a, const Status& own) {
   Status s = validate(p);
@@ -272,6 +313,17 @@ Status validate_call(const Problem& p, const Args& a, const Status& own) {
   const DerivedSizes d = derived_sizes(p);
   if (overlap(a.input, d.input_elements, a.output, d.output_elements, e)) {
     return error(StatusCode::kInvalidPointer, "input and output overlap; the convolution is not in place");
+  }
+  const std::pair<const char*, std::pair<const void*, long long>> read_only[] = {
+      {"filter", {a.filter, d.filter_elements}},
+      {"bias", {a.bias, d.out_channels}},
+      {"scale", {a.scale, d.out_channels}},
+      {"shift", {a.shift, d.out_channels}}};
+  for (const auto& [name, tensor] : read_only) {
+    if (tensor.first != nullptr && overlap(tensor.first, tensor.second, a.output, d.output_elements, e)) {
+      return error(StatusCode::kInvalidPointer,
+                   std::string(name) + " and output overlap; the kernels read it while they write the output");
+    }
   }
   return Status::Ok();
 }
@@ -727,6 +779,10 @@ template <class Problem>
 Status Registry<Problem>::run(const Problem& p, const typename OperatorTraits<Problem>::Args& a, cudaStream_t stream,
                               Dispatch dispatch) const {
   using Traits = OperatorTraits<Problem>;
+  if (dispatch != Dispatch::kAllowGeneric && dispatch != Dispatch::kStrict) {
+    return error(StatusCode::kInvalidProblem, "dispatch must be Dispatch::kAllowGeneric or Dispatch::kStrict, not " +
+                                                  std::to_string(static_cast<int>(dispatch)) + "; nothing was launched");
+  }
   Status s = validate(p, a);
   if (!s.ok()) return s;
   const auto* e = lookup(*this, p);

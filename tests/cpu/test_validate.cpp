@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "convgen/convgen.h"
 
@@ -90,6 +91,75 @@ TEST(Validate, DenseMathIsAnEnumeratorAndFloat32Only) {
   expect_rejected(p, "math tf32 rounds float32 operands for tensor cores; float16 and bfloat16 products are exact "
                      "in fp32: use Math::kFloat32");
   EXPECT_NE(convgen::describe(p).find(" math tf32"), std::string::npos) << convgen::describe(p);
+}
+
+// Every enum field is one of its enumerators before any rule reads it: a
+// value cast from another integer is refused with the list, and messages,
+// names and to_string() show its number rather than index past a table.
+TEST(Validate, EveryEnumFieldIsAnEnumerator) {
+  DepthwiseProblem p = depthwise_3x3(8, 8, 8);
+  ASSERT_TRUE(convgen::validate(p).ok());
+  p.epilogue = static_cast<convgen::Epilogue>(3);
+  expect_rejected(p, "epilogue must be one of Epilogue's enumerators (none, bias, scale_shift)");
+  EXPECT_NE(convgen::describe(p).find(" epilogue 3 "), std::string::npos) << convgen::describe(p);
+  EXPECT_STREQ(convgen::to_string(p.epilogue), "not an enumerator");
+  p.c = 0;  // another mistake too: the message is still made
+  expect_rejected(p, "epilogue must be one of Epilogue's enumerators");
+  p = depthwise_3x3(8, 8, 8);
+  p.activation = static_cast<convgen::Activation>(1000000);
+  expect_rejected(p, "activation must be one of Activation's enumerators (none, relu, relu6, silu, hardswish)");
+
+  Conv2dProblem d;
+  d.c = 8, d.c_out = 8, d.h = d.w = 8;
+  d.dtype = static_cast<convgen::DataType>(7);
+  d.math = convgen::Math::kTF32;  // a rule that reads the dtype: the dtype is named first
+  expect_rejected(d, "dtype must be one of DataType's enumerators (float32, float16, bfloat16)");
+  EXPECT_EQ(convgen::generic_kernel_name(d), "generic_conv2d_dtype7_nchw");
+  d.dtype = convgen::DataType::kFloat32;
+  d.layout = static_cast<convgen::Layout>(-100000);
+  EXPECT_EQ(convgen::generic_kernel_name(d), "generic_conv2d_f32_layout-100000");
+  expect_rejected(d, "layout must be one of Layout's enumerators (NCHW, NHWC)");
+}
+
+// The output overlaps no tensor the call reads: the kernels read the
+// filter and the epilogue's vectors through __restrict__ pointers while
+// they write the output.
+TEST(Validate, OutputOverlapsNoTensorTheCallReads) {
+  const std::uintptr_t base = std::uintptr_t{1} << 40;
+  DepthwiseProblem p = depthwise_3x3(8, 8, 8);  // 512 outputs, 72 filter taps
+  p.epilogue = convgen::Epilogue::kScaleShift;
+  DepthwiseArgs a;
+  a.input = reinterpret_cast<const float*>(base);
+  a.filter = reinterpret_cast<const float*>(base + 65536);
+  a.scale = reinterpret_cast<const float*>(base + 2 * 65536);
+  a.shift = reinterpret_cast<const float*>(base + 3 * 65536);
+  a.output = reinterpret_cast<float*>(base + 4 * 65536);
+  ASSERT_TRUE(convgen::validate(p, a).ok()) << convgen::validate(p, a).message;
+  const void* inside = reinterpret_cast<const float*>(base + 4 * 65536 + 4 * 511);  // the output's last element
+  const std::pair<std::string, const void* DepthwiseArgs::*> read[] = {
+      {"filter", &DepthwiseArgs::filter}, {"scale", &DepthwiseArgs::scale}, {"shift", &DepthwiseArgs::shift}};
+  for (const auto& [name, field] : read) {
+    DepthwiseArgs b = a;
+    b.*field = inside;
+    const convgen::Status s = convgen::validate(p, b);
+    EXPECT_EQ(s.code, StatusCode::kInvalidPointer) << name;
+    EXPECT_NE(s.message.find(name + " and output overlap"), std::string::npos) << s.message;
+  }
+  // The filter's 72 floats end just before the output: apart.
+  a.filter = reinterpret_cast<const float*>(base + 4 * 65536 - 4 * 72);
+  EXPECT_TRUE(convgen::validate(p, a).ok()) << convgen::validate(p, a).message;
+
+  Conv2dProblem d;
+  d.c = 8, d.c_out = 16, d.h = d.w = 8, d.kh = d.kw = 1;
+  d.epilogue = convgen::Epilogue::kBias;
+  convgen::Conv2dArgs c;
+  c.input = reinterpret_cast<const float*>(base);
+  c.filter = reinterpret_cast<const float*>(base + 65536);
+  c.output = reinterpret_cast<float*>(base + 2 * 65536);
+  c.bias = reinterpret_cast<const float*>(base + 2 * 65536 + 400);
+  const convgen::Status s = convgen::validate(d, c);
+  EXPECT_EQ(s.code, StatusCode::kInvalidPointer);
+  EXPECT_NE(s.message.find("bias and output overlap"), std::string::npos) << s.message;
 }
 
 TEST(Validate, LargestSizesWithinTheLimitsAreAccepted) {

@@ -96,6 +96,39 @@ TEST(Dispatch, PointerChecks) {
   EXPECT_NE(convgen::validate(p, b).message.find("does not use it"), std::string::npos);
 }
 
+// A Dispatch that is neither mode is refused, not read as kAllowGeneric;
+// and an epilogue that is no enumerator gets a status from find() and from
+// a strict call (their messages describe the problem), not a crash.
+TEST(Dispatch, ValuesOutsideTheirEnumsAreRefused) {
+  DepthwiseProblem p = seed_96();
+  p.c = 128;  // no kernel: the generic one would serve it
+  DepthwiseArgs a;
+  a.input = reinterpret_cast<const float*>(0x10000);
+  a.filter = reinterpret_cast<const float*>(0x20000);
+  a.output = reinterpret_cast<float*>(0x40000000);
+  const auto s = convgen::seeds::depthwise_conv2d(p, a, nullptr, static_cast<Dispatch>(2));
+  EXPECT_EQ(s.code, StatusCode::kInvalidProblem);
+  EXPECT_NE(s.message.find("dispatch must be Dispatch::kAllowGeneric or Dispatch::kStrict, not 2"), std::string::npos)
+      << s.message;
+  p = seed_96();
+  p.epilogue = static_cast<convgen::Epilogue>(3);
+  EXPECT_EQ(convgen::seeds::find(p).status.code, StatusCode::kInvalidProblem);
+  EXPECT_EQ(convgen::seeds::depthwise_conv2d(p, a, nullptr, Dispatch::kStrict).code, StatusCode::kInvalidProblem);
+}
+
+// The output may not overlap the filter: refused before the specialized
+// kernel is chosen.
+TEST(Dispatch, AFilterInsideTheOutputLaunchesNothing) {
+  const DepthwiseProblem p = seed_96();
+  DepthwiseArgs a;
+  a.input = reinterpret_cast<const float*>(0x10000);
+  a.output = reinterpret_cast<float*>(0x40000000);
+  a.filter = a.output;
+  const auto s = convgen::seeds::depthwise_conv2d(p, a, nullptr, Dispatch::kStrict);
+  EXPECT_EQ(s.code, StatusCode::kInvalidPointer);
+  EXPECT_NE(s.message.find("filter and output overlap"), std::string::npos) << s.message;
+}
+
 TEST(Dispatch, KernelsListsEverySpecWorkload) {
   const auto& kernels = convgen::seeds::depthwise_kernels();
   EXPECT_EQ(kernels.size(), 9u);

@@ -121,8 +121,9 @@ struct DepthwiseProblem {
 //                weight.permute(2, 3, 0, 1).contiguous().)
 // For Epilogue::kBias, `bias` holds c*multiplier values; for kScaleShift,
 // `scale` and `shift` do. Pointers the epilogue does not use must be null.
-// All pointers must be aligned to an element (4 or 2 bytes); input and
-// output must not overlap. A specialized kernel may read and write with
+// All pointers must be aligned to an element (4 or 2 bytes); the output
+// must not overlap any tensor the call reads (input, filter, bias, scale,
+// shift). A specialized kernel may read and write with
 // vectors of up to 16 bytes (DepthwiseKernelInfo::alignment): a call whose
 // tensors are aligned less than that runs the generic kernel (an error
 // under Dispatch::kStrict). cudaMalloc's pointers are aligned to 256 bytes.
@@ -213,8 +214,9 @@ struct KernelInfoFor {
   std::string spec_location;  // spec file:line the kernel came from
   int alignment = 4;  // bytes every tensor's pointer must be aligned to (vector loads and stores)
   // The largest batch one call runs on this kernel (its grid and 32-bit
-  // launch indices number no more); a larger batch returns kInvalidProblem
-  // and launches nothing: split it into several calls.
+  // launch indices number no more); a larger batch runs the generic kernel
+  // (kNoSpecializedKernel and nothing launched under Dispatch::kStrict):
+  // split it into several calls to keep this one.
   int max_batch = kMaxBatch;
   // The oldest GPU it runs on (80: sm_80; 0: every GPU the library is built
   // for); an older one runs the generic kernel (an error under Dispatch::kStrict).

@@ -95,13 +95,21 @@ inline constexpr MathRow kMathTable[] = {CONVGEN_MATH_TABLE(CONVGEN_MATH_ROW)};
 #undef CONVGEN_DTYPE_ROW
 #undef CONVGEN_LAYOUT_ROW
 
-// Rows are in enumerator order.
+// Whether a value is one of its enum's enumerators: a row of its table (a
+// value cast from an integer may be none, and row() must not be given it).
+template <class Enum, class Row, int N>
+constexpr bool is_enumerator(Enum value, const Row (&)[N]) {
+  return static_cast<int>(value) >= 0 && static_cast<int>(value) < N;
+}
+
+// Rows are in enumerator order: row() takes an enumerator; to_string()
+// takes any value ("not an enumerator" for one that names no row).
 inline constexpr const DataTypeRow& row(DataType t) { return kDataTypeTable[static_cast<int>(t)]; }
 inline constexpr const LayoutRow& row(Layout l) { return kLayoutTable[static_cast<int>(l)]; }
-inline const char* to_string(DataType t) { return row(t).word; }
-inline const char* to_string(Layout l) { return row(l).word; }
+inline const char* to_string(DataType t) { return is_enumerator(t, kDataTypeTable) ? row(t).word : "not an enumerator"; }
+inline const char* to_string(Layout l) { return is_enumerator(l, kLayoutTable) ? row(l).word : "not an enumerator"; }
 inline constexpr const MathRow& row(Math m) { return kMathTable[static_cast<int>(m)]; }
-inline const char* to_string(Math m) { return row(m).word; }
+inline const char* to_string(Math m) { return is_enumerator(m, kMathTable) ? row(m).word : "not an enumerator"; }
 inline constexpr int element_bytes(DataType t) { return row(t).bytes; }
 #endif
 

@@ -13,6 +13,8 @@
 
 #if !defined(__CUDACC_RTC__)
 #include <cmath>
+
+#include "convgen/dtype.h"  // is_enumerator, for the host's tables below
 #endif
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
@@ -161,11 +163,14 @@ inline constexpr ActivationRow kActivationTable[] = {CONVGEN_ACTIVATION_TABLE(CO
 #undef CONVGEN_EPILOGUE_ROW
 #undef CONVGEN_ACTIVATION_ROW
 
-// Rows are in enumerator order.
+// Rows are in enumerator order: row() takes an enumerator; to_string() any
+// value (is_enumerator, dtype.h).
 inline const EpilogueRow& row(Epilogue e) { return kEpilogueTable[static_cast<int>(e)]; }
 inline const ActivationRow& row(Activation a) { return kActivationTable[static_cast<int>(a)]; }
-inline const char* to_string(Epilogue e) { return row(e).word; }
-inline const char* to_string(Activation a) { return row(a).word; }
+inline const char* to_string(Epilogue e) { return is_enumerator(e, kEpilogueTable) ? row(e).word : "not an enumerator"; }
+inline const char* to_string(Activation a) {
+  return is_enumerator(a, kActivationTable) ? row(a).word : "not an enumerator";
+}
 
 #endif
 
