@@ -69,11 +69,22 @@ Knob products_knob() {
                       "where the workload's math allows it (tf32: one product, 3xtf32: three)");
 }
 
-void check_products_math(const ScheduleRequest& req, int products, const Workload& wl) {
-  if (products == kTensorCores && wl.math == Math::kFloat32) {
+void check_mma_sync_gpu(const std::string& what, const SourceLocation& where, const PlanOptions& options) {
+  if (options.target.newest.sm >= kMinMmaSyncArch) return;
+  throw InputError({{where, what + " runs on sm_" + num(kMinMmaSyncArch) + " and newer (mma.sync, cp.async); this "
+                            "library is built for " + options.target.list() + ", where every call of this workload "
+                            "would run the generic kernel: add a GPU of sm_" + num(kMinMmaSyncArch) +
+                            " or newer to the list (--archs; convgen_add_library's ARCHS), or leave the workload out "
+                            "(the generic kernel serves its calls without one)"}});
+}
+
+void check_products_math(const ScheduleRequest& req, int products, const Workload& wl, const PlanOptions& options) {
+  if (products != kTensorCores) return;
+  if (wl.math == Math::kFloat32) {
     throw InputError({{req.at("products"), "products tensor_cores rounds the operands to TF32, which math fp32 "
                                            "does not allow: set math: tf32 or 3xtf32, or products: fma"}});
   }
+  check_mma_sync_gpu("products tensor_cores", req.at("products"), options);
 }
 
 int default_split_k(long long blocks, int stages, int tile_channels, int max_blocks_per_sm, int min_stages,

@@ -181,13 +181,18 @@ constexpr int kMaxSplitK = 8;  // CUDA's portable cluster size
 // a library their kernels compile an empty body and the runtime runs the
 // generic kernel.
 constexpr int kMinMmaSyncArch = 80;
+// An InputError at `where` when no GPU of the library is that new: `what`
+// (an algorithm, or its tensor-core products) would compile to an empty
+// body for every one of them, and every call run the generic kernel.
+void check_mma_sync_gpu(const std::string& what, const SourceLocation& where, const PlanOptions& options);
 // How a float32 kernel's products are computed (knob `products`, the gemm
 // and winograd_nonfused algorithms; its words in this order): fp32 FMA, or
 // TF32 tensor cores where the workload's math allows it (tf32, 3xtf32).
 enum Products { kFma = 0, kTensorCores = 1 };
 Knob products_knob();
-// The error a spec gets for products tensor_cores under math fp32.
-void check_products_math(const ScheduleRequest& req, int products, const Workload& wl);
+// The error a spec gets for products tensor_cores under math fp32, or in a
+// library of no GPU with tensor cores (check_mma_sync_gpu).
+void check_products_math(const ScheduleRequest& req, int products, const Workload& wl, const PlanOptions& options);
 // The maths an fp32 FMA kernel serves: all of them, since it computes each
 // product in fp32, within the bounds of tf32 and 3xtf32 too (their
 // permission to round, which it does not take).

@@ -241,7 +241,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
                                    "a multiple of 4 x its vthreads"});
     throw InputError(std::move(errors));
   }
-  check_products_math(req, s.products, wl);
+  check_products_math(req, s.products, wl, options);
   if (s.products == kTensorCores) {
     // Tensor cores: a warp computes (16 vthreads_co) x (32 vthreads_pixels)
     // in mma tiles of 16 x 8, over 8 rows of K at a time.

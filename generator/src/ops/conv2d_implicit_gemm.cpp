@@ -218,6 +218,7 @@ void plan(const Workload& spec_workload, const PlanOptions& options, KernelPlan&
   const bool nchw = wl.layout == Layout::kNCHW;
   const std::string algorithm = nchw ? "implicit_gemm_nchw" : "implicit_gemm";
   const ScheduleRequest& req = wl.schedule;
+  check_mma_sync_gpu("algorithm '" + algorithm + "'", req.algorithm ? req.algorithm_where : wl.where, options);
   std::vector<Diagnostic> errors;
   ImplicitGemm s = default_implicit_gemm(wl, options, p.cost_batch);
   // NCHW: the copies' channels come in 16-byte runs, which the optimized

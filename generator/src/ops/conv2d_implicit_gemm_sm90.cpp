@@ -357,17 +357,18 @@ void plan(const Workload& spec_workload, const PlanOptions& options, KernelPlan&
   }
   const int element_bytes = ops::element_bytes(wl);
 
+  // What the library or the workload's shape does not allow is the
+  // algorithm's to say where the spec (or a tuning entry) names it; where
+  // its knobs alone named it (pingpong, warpgroups), the workload's.
+  const SourceLocation& algorithm_at = req.algorithm ? req.algorithm_where : wl.where;
   // The sm_80 algorithm of the same layout, which takes what this one does not.
   const std::string portable = nchw ? "implicit_gemm_nchw" : "implicit_gemm";
   if (!has_sm90a_image(options)) {
-    errors.push_back({req.algorithm_where,
+    errors.push_back({algorithm_at,
                       algorithm + " runs wgmma and TMA, which only an sm_90a image holds; this library is "
                       "built for " + options.target.list() + ": add 90a (convgen_add_library builds 90 as 90a), or "
                       "use " + portable});
   }
-  // What the workload's shape does not allow is the algorithm's to say
-  // where the spec (or a tuning entry) names it.
-  const SourceLocation& algorithm_at = req.algorithm ? req.algorithm_where : wl.where;
   // The TMA copies 16-byte rows: channels of 16 bytes' worth, in and out
   // (NCHW: the copies' channels, padded to 16 bytes).
   if (wl.c * element_bytes % 16 != 0) {

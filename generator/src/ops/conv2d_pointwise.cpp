@@ -301,6 +301,7 @@ bool one_wave_of_blocks(const Workload& wl, const PlanOptions& options, int batc
 
 void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   const ScheduleRequest& req = wl.schedule;
+  check_mma_sync_gpu("algorithm 'pointwise'", req.algorithm ? req.algorithm_where : wl.where, options);
   if (!is_pointwise(wl)) {
     throw InputError({{req.algorithm ? req.algorithm_where : wl.where,
                        "algorithm 'pointwise' computes 1x1 convolutions with stride 1 and no padding; this one is " +

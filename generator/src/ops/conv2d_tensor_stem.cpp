@@ -208,6 +208,7 @@ TensorStem default_tensor_stem(const Workload& wl, const PlanOptions& options) {
 
 void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   const ScheduleRequest& req = wl.schedule;
+  check_mma_sync_gpu("algorithm 'tensor_stem'", req.algorithm ? req.algorithm_where : wl.where, options);
   if (const std::string why = misfit(wl); !why.empty()) {
     throw InputError({{req.algorithm ? req.algorithm_where : wl.where, "algorithm 'tensor_stem' " + why}});
   }

@@ -150,7 +150,7 @@ void plan(const Workload& wl, const PlanOptions& options, KernelPlan& p) {
   }
   const int part_channels = wl.c / split;
   const int products = req.value("products").value_or(kDefaultProducts);
-  check_products_math(req, products, wl);
+  check_products_math(req, products, wl, options);
   const bool tensor = products == kTensorCores;
   if (tensor && part_channels % kTensorVector != 0) {
     throw InputError({{req.at("products"), "products tensor_cores reads the GEMM's K, the " + num(part_channels) +
