@@ -233,8 +233,11 @@ at::Tensor aten_conv(const at::Tensor& input, const at::Tensor& weight, int64_t 
 // The library's answer: run, fall back, or raise.
 bool ran(const convgen::Status& s) {
   if (s.ok()) return true;
-  // No kernel for this problem (or its pointers): ATen serves it.
-  if (s.code == convgen::StatusCode::kNoSpecializedKernel || s.code == convgen::StatusCode::kInvalidPointer) {
+  // No kernel for this problem (or its pointers), or one this GPU cannot run
+  // (sm_90-only kernels elsewhere, sm_80's on a T4, more shared memory than
+  // the GPU gives a block): ATen serves it, counted as a fallback.
+  if (s.code == convgen::StatusCode::kNoSpecializedKernel || s.code == convgen::StatusCode::kInvalidPointer ||
+      s.code == convgen::StatusCode::kUnsupportedDevice) {
     return false;
   }
   TORCH_CHECK(false, "convgen: ", s.message);
