@@ -39,22 +39,20 @@ std::string window_text(const Problem& p) {
          num(p.dilation_h) + "x" + num(p.dilation_w);
 }
 
-// "f16 NHWC", or the enumerators' numbers when they name no row (a
-// problem validate() then refuses).
 // A value of an enum as messages and names show it: a field of its row, or
-// its number (after `what`, if any) where it names no row (a problem
-// validate() then refuses).
+// `prefix` and its number where it names no row (a problem validate() then
+// refuses).
 template <class Enum, class Row, int N, class Field>
-std::string enum_text(Enum value, const Row (&table)[N], Field field, const std::string& what = "") {
+std::string enum_text(Enum value, const Row (&table)[N], Field field, const std::string& prefix = "") {
   if (is_enumerator(value, table)) return row(value).*field;
-  return (what.empty() ? "" : what + " ") + num(static_cast<int>(value));
+  return prefix + num(static_cast<int>(value));
 }
 
-// "f16 NHWC".
+// "f16 NHWC" ("dtype 7 NHWC").
 template <class Problem>
 std::string storage_text(const Problem& p) {
-  return enum_text(p.dtype, kDataTypeTable, &DataTypeRow::name_part, "dtype") + " " +
-         enum_text(p.layout, kLayoutTable, &LayoutRow::word, "layout");
+  return enum_text(p.dtype, kDataTypeTable, &DataTypeRow::name_part, "dtype ") + " " +
+         enum_text(p.layout, kLayoutTable, &LayoutRow::word, "layout ");
 }
 
 // "bias", "relu".
@@ -66,15 +64,11 @@ std::string math_text(Math m) {
   return m == Math::kFloat32 ? "" : " math " + enum_text(m, kMathTable, &MathRow::word);
 }
 
-// "f16_nhwc", or "dtype7_layout9" for values that name no row.
+// "f16_nhwc" ("dtype7_nhwc").
 template <class Problem>
 std::string generic_name_part(const Problem& p) {
-  const auto strip = [](std::string s) {
-    s.erase(std::remove(s.begin(), s.end(), ' '), s.end());
-    return s;
-  };
-  return strip(enum_text(p.dtype, kDataTypeTable, &DataTypeRow::name_part, "dtype")) + "_" +
-         strip(enum_text(p.layout, kLayoutTable, &LayoutRow::name_part, "layout"));
+  return enum_text(p.dtype, kDataTypeTable, &DataTypeRow::name_part, "dtype") + "_" +
+         enum_text(p.layout, kLayoutTable, &LayoutRow::name_part, "layout");
 }
 }  // namespace
 
