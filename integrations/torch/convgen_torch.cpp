@@ -20,7 +20,11 @@
 //         (w.permute(2, 3, 0, 1).contiguous().permute(2, 3, 0, 1)).
 // Nothing is copied to make a tensor fit: anything else raises with the
 // reason. A problem the library has no kernel for (or whose pointers are
-// too loosely aligned for it) runs on ATen and is counted by fallbacks().
+// too loosely aligned for it, or whose kernel this GPU cannot run, or an
+// empty batch or one past kBatchLimit) runs on ATen and is counted by
+// fallbacks(). Under torch.autocast the tensors are cast to its dtype first,
+// as for ATen's conv2d. The backward (autograd) is convgen_torch.py's, in
+// ATen operations.
 // A float32 conv2d runs a `math: tf32` kernel where PyTorch allows its own
 // convolutions TF32 and the library has one (prefer_tf32_where_allowed).
 // Shapes and memory formats of the outputs are also computed, without a
@@ -29,7 +33,9 @@
 // writes convgen_torch_library.h: the library's header, and the alias
 // convgen_torch_library for its namespace.
 #include <ATen/ATen.h>
+#include <ATen/autocast_mode.h>
 #include <ATen/cuda/CUDAContext.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 #include <torch/version.h>
@@ -77,6 +83,14 @@ bool depthwise_nhwc_weight(const at::Tensor& weight) {
   return weight.dim() == 4 && weight.permute({2, 3, 0, 1}).is_contiguous();
 }
 
+// Weights that lie as only an NHWC kernel reads them (layout_of's `nhwc_weight`).
+bool only_nhwc_depthwise_weight(const at::Tensor& weight) {
+  return depthwise_nhwc_weight(weight) && !weight.is_contiguous();
+}
+bool only_nhwc_dense_weight(const at::Tensor& weight) {
+  return weight.dim() == 4 && weight.is_contiguous(at::MemoryFormat::ChannelsLast) && !weight.is_contiguous();
+}
+
 // The problem's layout: NHWC where the input is channels_last. A tensor
 // that is both (one channel, or 1x1 pixels: the same bytes either way) is
 // NHWC when its weight can only be: `nhwc_weight` says whether the weight
@@ -103,10 +117,13 @@ void prefer_served_layout(Problem& p, bool same_bytes_either_layout) {
 
 // Whether PyTorch lets its own float32 convolutions round their products to
 // TF32 (torch.backends.cudnn.allow_tf32, on by default; since 2.9 also
-// torch.backends.cudnn.conv.fp32_precision = "tf32").
+// torch.backends.cudnn.conv.fp32_precision = "tf32"). The query names the
+// operator since 2.9: by a string in 2.9, by at::Float32Op from 2.10.
 bool tf32_convolutions_allowed() {
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 9)
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 10)
   return at::globalContext().allowTF32CuDNN(at::Float32Op::CONV);
+#elif TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR == 9
+  return at::globalContext().allowTF32CuDNN("conv");
 #else
   return at::globalContext().allowTF32CuDNN();
 #endif
@@ -177,6 +194,11 @@ int narrow(int64_t value, const char* what, const convgen::SizeLimit& limit) {
   return static_cast<int>(value);
 }
 
+void check_window_lists(at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation) {
+  TORCH_CHECK(stride.size() == 2 && dilation.size() == 2 && padding.size() == 4,
+              "convgen: stride and dilation take 2 values, padding 4 (top, bottom, left, right)");
+}
+
 // The window and epilogue fields every convolution problem shares.
 template <class Problem>
 void fill_window(Problem& p, const at::Tensor& input, const at::Tensor& weight, at::IntArrayRef stride,
@@ -185,8 +207,7 @@ void fill_window(Problem& p, const at::Tensor& input, const at::Tensor& weight, 
                  const std::string& activation) {
   TORCH_CHECK(input.dim() == 4, "convgen: input must have 4 dimensions (N, C, H, W), got shape ", input.sizes());
   TORCH_CHECK(weight.dim() == 4, "convgen: weight must have 4 dimensions, got shape ", weight.sizes());
-  TORCH_CHECK(stride.size() == 2 && dilation.size() == 2 && padding.size() == 4,
-              "convgen: stride and dilation take 2 values, padding 4 (top, bottom, left, right)");
+  check_window_lists(stride, padding, dilation);
   TORCH_CHECK(!bias || (!scale && !shift), "convgen: give bias, or scale and shift, not both");
   TORCH_CHECK(scale.has_value() == shift.has_value(), "convgen: scale and shift come together");
   p.n = narrow(input.size(0), "the batch (input dimension 0)", convgen::kBatchLimit);
@@ -227,7 +248,20 @@ at::Tensor aten_conv(const at::Tensor& input, const at::Tensor& weight, int64_t 
     case convgen::Activation::kSilu: y = at::silu(y); break;
     case convgen::Activation::kHardswish: y = at::hardswish(y); break;
   }
+  // An empty output (an empty batch) counts as contiguous in any format and
+  // keeps whatever strides the last operation gave it: give it the format's,
+  // as the fake implementations do.
+  if (y.numel() == 0) return at::empty(y.sizes(), y.options().memory_format(memory_format));
   return y.contiguous(memory_format);
+}
+
+// A batch ATen takes and the library cannot: an empty one, or more images
+// than a kernel's grid holds (kBatchLimit). Such a call runs on ATen,
+// counted as a fallback, as the fake implementations expect.
+bool batch_for_aten(const at::Tensor& input, at::IntArrayRef stride, at::IntArrayRef padding,
+                    at::IntArrayRef dilation) {
+  check_window_lists(stride, padding, dilation);  // before aten_conv reads them
+  return input.dim() == 4 && (input.size(0) == 0 || input.size(0) > convgen::kBatchLimit.generic);
 }
 
 // The library's answer: run, fall back, or raise.
@@ -263,7 +297,7 @@ Call<convgen::DepthwiseProblem> depthwise_call(const at::Tensor& input, const at
                                             at::IntArrayRef padding, at::IntArrayRef dilation,
                                             const std::string& activation) {
   convgen::DepthwiseProblem p;
-  p.layout = layout_of(input, depthwise_nhwc_weight(weight) && !weight.is_contiguous());
+  p.layout = layout_of(input, only_nhwc_depthwise_weight(weight));
   check_input(input, p.layout);
   p.dtype = dtype_of(input);
   check_like_input(weight, "weight", input);
@@ -301,8 +335,7 @@ Call<convgen::Conv2dProblem> conv2d_call(const at::Tensor& input, const at::Tens
                                       at::IntArrayRef padding, at::IntArrayRef dilation,
                                       const std::string& activation) {
   convgen::Conv2dProblem p;
-  p.layout = layout_of(input, weight.dim() == 4 && weight.is_contiguous(at::MemoryFormat::ChannelsLast) &&
-                                  !weight.is_contiguous());
+  p.layout = layout_of(input, only_nhwc_dense_weight(weight));
   check_input(input, p.layout);
   p.dtype = dtype_of(input);
   check_like_input(weight, "weight", input);
@@ -342,6 +375,11 @@ at::Tensor depthwise_conv2d(const at::Tensor& input, const at::Tensor& weight, c
                             const std::string& activation) {
   c10::cuda::OptionalCUDAGuard device_guard;
   use_input_device(device_guard, input);
+  if (batch_for_aten(input, stride, padding, dilation)) {
+    return aten_conv(input, weight, input.size(1), stride, padding, dilation, bias, scale, shift, std::nullopt,
+                     activation_of(activation),
+                     memory_format_of(layout_of(input, only_nhwc_depthwise_weight(weight))));
+  }
   const auto [p, memory_format] =
       depthwise_call(input, weight, bias, scale, shift, stride, padding, dilation, activation);
   const std::vector<int64_t> out_shape = {p.n, p.out_channels(), p.out_h(), p.out_w()};
@@ -366,6 +404,10 @@ at::Tensor conv2d(const at::Tensor& input, const at::Tensor& weight, const std::
                   at::IntArrayRef dilation, const std::string& activation) {
   c10::cuda::OptionalCUDAGuard device_guard;
   use_input_device(device_guard, input);
+  if (batch_for_aten(input, stride, padding, dilation)) {
+    return aten_conv(input, weight, 1, stride, padding, dilation, bias, scale, shift, residual,
+                     activation_of(activation), memory_format_of(layout_of(input, only_nhwc_dense_weight(weight))));
+  }
   const auto [p, memory_format] =
       conv2d_call(input, weight, bias, scale, shift, residual, stride, padding, dilation, activation);
   const std::vector<int64_t> out_shape = {p.n, p.c_out, p.out_h(), p.out_w()};
@@ -433,6 +475,48 @@ std::string explain_conv2d(const at::Tensor& input, const at::Tensor& weight, co
       lib::conv2d_kernels());
 }
 
+// Under torch.autocast("cuda"), a call runs as ATen's conv2d does there:
+// its floating-point CUDA tensors cast to the autocast dtype (cached_cast,
+// which also keeps the casts of weights for the autocast region), then the
+// operator itself with autocast off. The output is of that dtype, whether
+// the library serves the call or ATen does (aten_conv, autocast off too).
+at::ScalarType autocast_dtype() {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  return at::autocast::get_autocast_dtype(at::kCUDA);
+#else
+  return at::autocast::get_autocast_gpu_dtype();
+#endif
+}
+
+template <class T>
+T autocast(const T& tensor) {
+  return at::autocast::cached_cast(autocast_dtype(), tensor, c10::DeviceType::CUDA);
+}
+
+at::Tensor depthwise_conv2d_autocast(const at::Tensor& input, const at::Tensor& weight,
+                                     const std::optional<at::Tensor>& bias, const std::optional<at::Tensor>& scale,
+                                     const std::optional<at::Tensor>& shift, at::IntArrayRef stride,
+                                     at::IntArrayRef padding, at::IntArrayRef dilation,
+                                     const std::string& activation) {
+  static const auto op = c10::Dispatcher::singleton()
+                              .findSchemaOrThrow("convgen::depthwise_conv2d", "")
+                              .typed<decltype(depthwise_conv2d)>();
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::DispatchKey::AutocastCUDA);
+  return op.call(autocast(input), autocast(weight), autocast(bias), autocast(scale), autocast(shift), stride, padding,
+            dilation, activation);
+}
+
+at::Tensor conv2d_autocast(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                           const std::optional<at::Tensor>& scale, const std::optional<at::Tensor>& shift,
+                           const std::optional<at::Tensor>& residual, at::IntArrayRef stride,
+                           at::IntArrayRef padding, at::IntArrayRef dilation, const std::string& activation) {
+  static const auto op =
+      c10::Dispatcher::singleton().findSchemaOrThrow("convgen::conv2d", "").typed<decltype(conv2d)>();
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::DispatchKey::AutocastCUDA);
+  return op.call(autocast(input), autocast(weight), autocast(bias), autocast(scale), autocast(shift), autocast(residual),
+            stride, padding, dilation, activation);
+}
+
 }  // namespace
 
 TORCH_LIBRARY(convgen, m) {
@@ -456,4 +540,9 @@ TORCH_LIBRARY(convgen, m) {
 TORCH_LIBRARY_IMPL(convgen, CUDA, m) {
   m.impl("depthwise_conv2d", &depthwise_conv2d);
   m.impl("conv2d", &conv2d);
+}
+
+TORCH_LIBRARY_IMPL(convgen, AutocastCUDA, m) {
+  m.impl("depthwise_conv2d", &depthwise_conv2d_autocast);
+  m.impl("conv2d", &conv2d_autocast);
 }

@@ -13,7 +13,8 @@ generated library (its header and static archive, from convgen_add_library)
 and the convgen runtime, and registers the operators' fake implementations
 (torch.compile); the operators are torch.ops.convgen.depthwise_conv2d and
 torch.ops.convgen.conv2d (see convgen_torch.cpp), in float32, float16 and
-bfloat16, contiguous (NCHW) or channels_last (NHWC). swap() traces a module
+bfloat16, contiguous (NCHW) or channels_last (NHWC), and their backward
+(ATen operations: the kernels compute the forward only). swap() traces a module
 with torch.fx and replaces each Conv2d, with the BatchNorm2d, the residual add
 and the ReLU/ReLU6/SiLU/Hardswish that follow it alone, by one fused operator
 call: every such group (policy "all"), or those where convgen's kernel is
@@ -85,13 +86,22 @@ def _runtime(build_dir, prefix, runtime_dir=None):
                             "it is installed)")
 
 
-# The extension this process loaded (load()): torch registers the convgen
-# operators once a process, and a second TORCH_LIBRARY(convgen) aborts it.
-_loaded = None
+def _loaded_extension():
+    """The name of the convgen extension this process loaded (load()), or
+    None. Torch registers the convgen operators once a process, and a
+    second TORCH_LIBRARY(convgen) aborts it; so this asks torch, which keeps
+    the paths of the libraries it loaded for the whole process
+    (torch.ops.loaded_libraries), not a variable of this module, which a
+    reload of the module (or a second copy of it) would not share."""
+    for path in torch.ops.loaded_libraries:
+        name = os.path.splitext(os.path.basename(path))[0]
+        if name.startswith("convgen_torch_"):
+            return name
+    return None
 
 
 def _require_loaded(what):
-    if _loaded is None:
+    if _loaded_extension() is None:
         raise RuntimeError(f"convgen_torch.{what}: no convgen library is loaded in this process; call "
                            "convgen_torch.load(build_dir, library) first")
 
@@ -107,7 +117,6 @@ def load(build_dir, library, prefix=None, verbose=False, runtime_dir=None):
     own. One process loads one: torch registers the operators once, so
     loading another library (or the same one rebuilt) after the first
     raises RuntimeError; loading the same one again returns its name."""
-    global _loaded
     from torch.utils import cpp_extension
 
     check_library_name(library)
@@ -132,10 +141,11 @@ def load(build_dir, library, prefix=None, verbose=False, runtime_dir=None):
     # cpp_extension rebuilds when a source or a flag changes, not when an
     # archive it links does: the name carries the archives' content instead.
     name = f"convgen_torch_{library}_{_content_hash([archive, runtime])}"
-    if _loaded == name:
+    loaded = _loaded_extension()
+    if loaded == name:
         return name
-    if _loaded is not None:
-        raise RuntimeError(f"convgen_torch.load: this process loaded {_loaded} already, and torch registers the "
+    if loaded is not None:
+        raise RuntimeError(f"convgen_torch.load: this process loaded {loaded} already, and torch registers the "
                            f"convgen operators once a process; {name} (another library, or this one rebuilt) "
                            "needs a new process")
     cpp_extension.load(
@@ -151,8 +161,7 @@ def load(build_dir, library, prefix=None, verbose=False, runtime_dir=None):
         extra_ldflags=["-Wl,--whole-archive", archive, "-Wl,--no-whole-archive", runtime, f"-L{cuda_lib}",
                        "-lcudart", "-l:libstdc++.so.6"],
         with_cuda=True, is_python_module=False, verbose=verbose)
-    _loaded = name
-    _register_fakes()
+    _register_python_parts()
     return name
 
 
@@ -188,19 +197,75 @@ def _conv2d_fake(input, weight, bias, scale, shift, residual, stride, padding, d
     return _output(input, weight, weight.shape[0], stride, padding, dilation, _nhwc(input, only_nhwc))
 
 
-_fakes_registered = False
+# ----------------------------------------------------------------- autograd
+#
+# The backward of y = act(conv(x, w) [+ bias | * scale + shift] [+ residual]),
+# in ATen operations (so that torch.compile traces it too). It computes the
+# convolution again rather than keeping it from the forward: the kernels
+# write only y, and silu's and hardswish's derivatives need the value
+# before the activation.
+
+_ACTIVATION_BACKWARD = {
+    "none": lambda grad, z: grad,
+    "relu": lambda grad, z: torch.ops.aten.threshold_backward(grad, z, 0),
+    "relu6": lambda grad, z: torch.ops.aten.hardtanh_backward(grad, z, 0.0, 6.0),
+    "silu": torch.ops.aten.silu_backward,
+    "hardswish": torch.ops.aten.hardswish_backward,
+}
 
 
-def _register_fakes():
-    """The operators' fake implementations: shapes, dtypes and memory
-    formats without computing, which torch.compile traces with. Once per
-    process, as the operators are."""
-    global _fakes_registered
-    if _fakes_registered:
-        return
+def _setup_depthwise(ctx, inputs, output):
+    input, weight, bias, scale, shift, stride, padding, dilation, activation = inputs
+    ctx.save_for_backward(input, weight, bias, scale, shift, None)
+    ctx.window = (list(stride), list(padding), list(dilation), activation, input.shape[1])
+
+
+def _setup_conv2d(ctx, inputs, output):
+    input, weight, bias, scale, shift, residual, stride, padding, dilation, activation = inputs
+    ctx.save_for_backward(input, weight, bias, scale, shift, residual)
+    ctx.window = (list(stride), list(padding), list(dilation), activation, 1)
+
+
+def _conv_backward(ctx, grad):
+    """The gradients of the operator's tensor arguments (None for those
+    that need none), in its argument order less the trailing window and
+    activation."""
+    input, weight, bias, scale, shift, residual = ctx.saved_tensors
+    stride, padding, dilation, activation, groups = ctx.window
+    needs = ctx.needs_input_grad
+    padded = F.pad(input, (padding[2], padding[3], padding[0], padding[1]))
+    conv = torch.ops.aten.convolution(padded, weight, bias, stride, [0, 0], dilation, False, [0, 0], groups)
+    z = conv
+    if scale is not None:
+        z = conv * scale.view(1, -1, 1, 1) + shift.view(1, -1, 1, 1)
+    if residual is not None:
+        z = z + residual
+    dz = _ACTIVATION_BACKWARD[activation](grad, z)
+    dconv = dz * scale.view(1, -1, 1, 1) if scale is not None else dz
+    d_padded, d_weight, d_bias = torch.ops.aten.convolution_backward(
+        dconv, padded, weight, [weight.shape[0]] if bias is not None else None, stride, [0, 0], dilation, False,
+        [0, 0], groups, [needs[0], needs[1], bias is not None and needs[2]])
+    d_input = None
+    if needs[0]:
+        h, w = input.shape[2], input.shape[3]
+        d_input = d_padded[:, :, padding[0]:padding[0] + h, padding[2]:padding[2] + w]
+    d_scale = (dz * conv).sum((0, 2, 3)) if scale is not None and needs[3] else None
+    d_shift = dz.sum((0, 2, 3)) if shift is not None and needs[4] else None
+    grads = [d_input, d_weight, d_bias, d_scale, d_shift]
+    if len(needs) > 9:  # conv2d: the residual's
+        grads.append(dz if residual is not None and needs[5] else None)
+    return tuple(grads) + (None,) * (len(needs) - len(grads))
+
+
+def _register_python_parts():
+    """What the operators have in Python: their fake implementations
+    (shapes, dtypes and memory formats without computing, which
+    torch.compile traces with) and their backward. Once per process, right
+    after load() loaded the extension that defines the operators."""
     torch.library.register_fake("convgen::depthwise_conv2d")(_depthwise_fake)
     torch.library.register_fake("convgen::conv2d")(_conv2d_fake)
-    _fakes_registered = True
+    torch.library.register_autograd("convgen::depthwise_conv2d", _conv_backward, setup_context=_setup_depthwise)
+    torch.library.register_autograd("convgen::conv2d", _conv_backward, setup_context=_setup_conv2d)
 
 
 # --------------------------------------------------------------------- swap
