@@ -194,9 +194,12 @@ int narrow(int64_t value, const char* what, const convgen::SizeLimit& limit) {
   return static_cast<int>(value);
 }
 
-void check_window_lists(at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation) {
-  TORCH_CHECK(stride.size() == 2 && dilation.size() == 2 && padding.size() == 4,
-              "convgen: stride and dilation take 2 values, padding 4 (top, bottom, left, right)");
+// A batch ATen takes and the library cannot: an empty one, or more images
+// than a kernel's grid holds (kBatchLimit). Such a call is checked as a
+// call of one image, then runs on ATen, counted as a fallback, as the fake
+// implementations expect.
+bool batch_for_aten(const at::Tensor& input) {
+  return input.size(0) == 0 || input.size(0) > convgen::kBatchLimit.generic;
 }
 
 // The window and epilogue fields every convolution problem shares.
@@ -207,10 +210,11 @@ void fill_window(Problem& p, const at::Tensor& input, const at::Tensor& weight, 
                  const std::string& activation) {
   TORCH_CHECK(input.dim() == 4, "convgen: input must have 4 dimensions (N, C, H, W), got shape ", input.sizes());
   TORCH_CHECK(weight.dim() == 4, "convgen: weight must have 4 dimensions, got shape ", weight.sizes());
-  check_window_lists(stride, padding, dilation);
+  TORCH_CHECK(stride.size() == 2 && dilation.size() == 2 && padding.size() == 4,
+              "convgen: stride and dilation take 2 values, padding 4 (top, bottom, left, right)");
   TORCH_CHECK(!bias || (!scale && !shift), "convgen: give bias, or scale and shift, not both");
   TORCH_CHECK(scale.has_value() == shift.has_value(), "convgen: scale and shift come together");
-  p.n = narrow(input.size(0), "the batch (input dimension 0)", convgen::kBatchLimit);
+  p.n = batch_for_aten(input) ? 1 : narrow(input.size(0), "the batch (input dimension 0)", convgen::kBatchLimit);
   p.c = narrow(input.size(1), "the input channels (input dimension 1)", convgen::kChannelsLimit);
   p.h = narrow(input.size(2), "the input height (input dimension 2)", convgen::kExtentLimit);
   p.w = narrow(input.size(3), "the input width (input dimension 3)", convgen::kExtentLimit);
@@ -253,15 +257,6 @@ at::Tensor aten_conv(const at::Tensor& input, const at::Tensor& weight, int64_t 
   // as the fake implementations do.
   if (y.numel() == 0) return at::empty(y.sizes(), y.options().memory_format(memory_format));
   return y.contiguous(memory_format);
-}
-
-// A batch ATen takes and the library cannot: an empty one, or more images
-// than a kernel's grid holds (kBatchLimit). Such a call runs on ATen,
-// counted as a fallback, as the fake implementations expect.
-bool batch_for_aten(const at::Tensor& input, at::IntArrayRef stride, at::IntArrayRef padding,
-                    at::IntArrayRef dilation) {
-  check_window_lists(stride, padding, dilation);  // before aten_conv reads them
-  return input.dim() == 4 && (input.size(0) == 0 || input.size(0) > convgen::kBatchLimit.generic);
 }
 
 // The library's answer: run, fall back, or raise.
@@ -354,7 +349,7 @@ Call<convgen::Conv2dProblem> conv2d_call(const at::Tensor& input, const at::Tens
   const convgen::Status valid = convgen::validate(p);
   TORCH_CHECK(valid.ok(), "convgen: ", valid.message);
   if (residual) {
-    const std::vector<int64_t> out_shape = {p.n, p.c_out, p.out_h(), p.out_w()};
+    const std::vector<int64_t> out_shape = {input.size(0), p.c_out, p.out_h(), p.out_w()};
     check_like_input(*residual, "residual", input);
     TORCH_CHECK(residual->sizes() == at::IntArrayRef(out_shape), "convgen: residual must be shaped like the output ",
                 at::IntArrayRef(out_shape), ", got ", residual->sizes());
@@ -375,13 +370,12 @@ at::Tensor depthwise_conv2d(const at::Tensor& input, const at::Tensor& weight, c
                             const std::string& activation) {
   c10::cuda::OptionalCUDAGuard device_guard;
   use_input_device(device_guard, input);
-  if (batch_for_aten(input, stride, padding, dilation)) {
-    return aten_conv(input, weight, input.size(1), stride, padding, dilation, bias, scale, shift, std::nullopt,
-                     activation_of(activation),
-                     memory_format_of(layout_of(input, only_nhwc_depthwise_weight(weight))));
-  }
   const auto [p, memory_format] =
       depthwise_call(input, weight, bias, scale, shift, stride, padding, dilation, activation);
+  if (batch_for_aten(input)) {
+    return aten_conv(input, weight, p.c, stride, padding, dilation, bias, scale, shift, std::nullopt, p.activation,
+                     memory_format);
+  }
   const std::vector<int64_t> out_shape = {p.n, p.out_channels(), p.out_h(), p.out_w()};
   at::Tensor out = at::empty(out_shape, input.options().memory_format(memory_format));
   convgen::DepthwiseArgs a;
@@ -404,12 +398,12 @@ at::Tensor conv2d(const at::Tensor& input, const at::Tensor& weight, const std::
                   at::IntArrayRef dilation, const std::string& activation) {
   c10::cuda::OptionalCUDAGuard device_guard;
   use_input_device(device_guard, input);
-  if (batch_for_aten(input, stride, padding, dilation)) {
-    return aten_conv(input, weight, 1, stride, padding, dilation, bias, scale, shift, residual,
-                     activation_of(activation), memory_format_of(layout_of(input, only_nhwc_dense_weight(weight))));
-  }
   const auto [p, memory_format] =
       conv2d_call(input, weight, bias, scale, shift, residual, stride, padding, dilation, activation);
+  if (batch_for_aten(input)) {
+    return aten_conv(input, weight, 1, stride, padding, dilation, bias, scale, shift, residual, p.activation,
+                     memory_format);
+  }
   const std::vector<int64_t> out_shape = {p.n, p.c_out, p.out_h(), p.out_w()};
   at::Tensor out = at::empty(out_shape, input.options().memory_format(memory_format));
   convgen::Conv2dArgs a;
@@ -439,11 +433,15 @@ int64_t fallbacks() { return g_fallbacks.load(); }
 
 // Which kernel serves a call (the library's KernelChoice), and the schedule
 // its registry holds for it: "<kernel>: <schedule>", or "<generic kernel>: "
-// when none is made for the problem. Launches nothing. What a caller reads
+// when none is made for the problem, or "aten: <why>" for a batch ATen serves. Launches nothing. What a caller reads
 // to know which build of the library this extension links
 // (integrations/torch/test_torch_rebuild.py), and which layers a swap serves.
 template <class Problem, class Infos>
-std::string explain(const Problem& p, const Infos& kernels) {
+std::string explain(const Problem& p, const Infos& kernels, const at::Tensor& input) {
+  if (batch_for_aten(input)) {
+    return "aten: a batch of " + std::to_string(input.size(0)) + " images runs on ATen (kernels take 1 to " +
+           std::to_string(convgen::kBatchLimit.generic) + ")";
+  }
   const convgen::KernelChoice choice = lib::find(p);
   TORCH_CHECK(choice.status.ok(), "convgen: ", choice.status.message);
   std::string schedule;
@@ -461,7 +459,7 @@ std::string explain_depthwise_conv2d(const at::Tensor& input, const at::Tensor& 
   c10::cuda::OptionalCUDAGuard device_guard;
   use_input_device(device_guard, input);
   return explain(depthwise_call(input, weight, bias, scale, shift, stride, padding, dilation, activation).problem,
-                 lib::depthwise_kernels());
+                 lib::depthwise_kernels(), input);
 }
 
 std::string explain_conv2d(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
@@ -472,7 +470,7 @@ std::string explain_conv2d(const at::Tensor& input, const at::Tensor& weight, co
   use_input_device(device_guard, input);
   return explain(
       conv2d_call(input, weight, bias, scale, shift, residual, stride, padding, dilation, activation).problem,
-      lib::conv2d_kernels());
+      lib::conv2d_kernels(), input);
 }
 
 // Under torch.autocast("cuda"), a call runs as ATen's conv2d does there:

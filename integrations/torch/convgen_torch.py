@@ -490,7 +490,7 @@ def swap(model, example_inputs=None, policy="faster", depthwise=True, dense=True
             entry.update(swapped=True, why='policy "all"')
             chosen.append((group, entry, module))
             continue
-        if entry["kernel"].startswith("generic_"):
+        if entry["kernel"].startswith("generic_") or entry["kernel"] == "aten":
             entry.update(swapped=False, why="the library has no kernel for this problem")
             continue
         as_written, folded = _aten_group(traced, group)

@@ -29,7 +29,8 @@ if len(sys.argv) < 2:
     sys.exit(2)
 BUILD = os.path.abspath(sys.argv[1])
 LIBRARY_DIR = os.path.join(BUILD, "tests", "gpu")
-gpu_test.require(LIBRARY_DIR, "torch_calls", "configure with -DCONVGEN_BUILD_RANDOM_TESTS=ON")
+gpu_test.require(LIBRARY_DIR, "torch_calls",
+                 "configure with -DCONVGEN_BUILD_RANDOM_TESTS=ON and CUTLASS's headers (scripts/install_deps.sh)")
 del sys.argv[1:2]
 
 import torch  # noqa: E402
@@ -42,14 +43,19 @@ ACTIVATIONS = {"none": lambda y: y, "relu": F.relu, "relu6": F.relu6, "silu": F.
 CL = torch.channels_last
 
 
-def reference(x, w, groups, bias, scale, shift, residual, stride, padding, dilation, activation):
-    """The operator's computation in ATen (differentiable)."""
+# Where each activation's derivative jumps: relu at 0, relu6 at 0 and 6,
+# hardswish at -3 and 3.
+JUMPS = {"none": (), "relu": (0.0,), "relu6": (0.0, 6.0), "silu": (), "hardswish": (-3.0, 3.0)}
+
+
+def pre_activation(x, w, groups, bias, scale, shift, residual, stride, padding, dilation):
+    """The operator's computation in ATen (differentiable), up to the activation."""
     y = F.conv2d(F.pad(x, (padding[2], padding[3], padding[0], padding[1])), w, bias, stride, 0, dilation, groups)
     if scale is not None:
         y = y * scale.view(1, -1, 1, 1) + shift.view(1, -1, 1, 1)
     if residual is not None:
         y = y + residual
-    return ACTIVATIONS[activation](y)
+    return y
 
 
 class Call:
@@ -93,11 +99,27 @@ class Call:
         op = torch.ops.convgen.explain_depthwise_conv2d if self.depthwise else torch.ops.convgen.explain_conv2d
         return op(*self.tensors(), *window)
 
-    def reference(self, tensors):
+    def pre_activation(self, tensors):
         x, w, bias, scale, shift = tensors[:5]
         residual = None if self.depthwise else tensors[5]
-        return reference(x, w, self.groups, bias, scale, shift, residual, self.stride, self.padding,
-                         self.dilation, self.activation)
+        return pre_activation(x, w, self.groups, bias, scale, shift, residual, self.stride, self.padding,
+                              self.dilation)
+
+    def reference(self, tensors):
+        return ACTIVATIONS[self.activation](self.pre_activation(tensors))
+
+    def output_gradient(self):
+        """A random gradient of the output, zero where the float64 value
+        before the activation lies within 3e-2 of a jump of its derivative:
+        there the dtype's rounding of that value (the backward computes it
+        again) may put an element on the other side, and its derivative is
+        the other one."""
+        with torch.no_grad():
+            z = self.pre_activation([t.double() if t is not None else None for t in self.tensors()])
+        g = torch.randn(z.shape, device="cuda", generator=torch.Generator(device="cuda").manual_seed(11))
+        for jump in JUMPS[self.activation]:
+            g = g.masked_fill((z - jump).abs() < 3e-2, 0.0)
+        return g
 
 
 # (call, served by the library): the library's three kernels, and a problem
@@ -124,8 +146,12 @@ GRAD_LIMIT = {torch.float16: 2e-2, torch.float32: 1e-4}
 
 class Gradients(unittest.TestCase):
     def setUp(self):
+        self.tf32 = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
         torch.backends.cudnn.allow_tf32 = False
         torch.backends.cuda.matmul.allow_tf32 = False
+
+    def tearDown(self):
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = self.tf32
 
     def grads(self, call, run):
         """The gradients of sum(y * g) for every present tensor, and how
@@ -134,15 +160,13 @@ class Gradients(unittest.TestCase):
         before = torch.ops.convgen.fallbacks()
         y = run(tensors)
         fell_back = torch.ops.convgen.fallbacks() - before
-        g = torch.randn(y.shape, device="cuda", generator=torch.Generator(device="cuda").manual_seed(11))
-        (y.float() * g).sum().backward()
+        (y.float() * call.output_gradient()).sum().backward()
         return y, [t.grad if t is not None else None for t in tensors], fell_back
 
     def want(self, call):
         tensors = [t.detach().double().requires_grad_() if t is not None else None for t in call.tensors()]
         y = call.reference(tensors)
-        g = torch.randn(y.shape, device="cuda", generator=torch.Generator(device="cuda").manual_seed(11))
-        (y * g.double()).sum().backward()
+        (y * call.output_gradient().double()).sum().backward()
         return y, [t.grad if t is not None else None for t in tensors]
 
     def check_grads(self, call, got, want, what):
@@ -243,11 +267,35 @@ class Batches(unittest.TestCase):
             if n:
                 torch.testing.assert_close(y, want)
         # The depthwise operator likewise, channels_last.
-        call = Call("depthwise", torch.float16, 0, 32, 32, (14, 14), 3, [1, 1], [1, 1, 1, 1], "scale_shift",
-                    False, "relu6", True, 6)
-        with torch.no_grad():
-            y = call.run(call.tensors())
-        self.assertEqual(tuple(y.shape), (0, 32, 14, 14))
+        for n in (0, 70000):
+            call = Call("depthwise", torch.float16, n, 32, 32, (3, 3), 3, [1, 1], [1, 1, 1, 1], "scale_shift",
+                        False, "relu6", True, 6)
+            before = torch.ops.convgen.fallbacks()
+            with torch.no_grad():
+                y = call.run(call.tensors())
+                want = call.reference(call.tensors())
+            self.assertEqual(torch.ops.convgen.fallbacks() - before, 1, n)
+            fake = convgen_torch._depthwise_fake(*call.tensors(), call.stride, call.padding, call.dilation,
+                                                 call.activation)
+            self.assertEqual(y.shape, fake.shape)
+            self.assertEqual(y.stride(), fake.stride())
+            self.assertTrue(y.is_contiguous(memory_format=CL))
+            if n:
+                torch.testing.assert_close(y, want)
+            self.assertTrue(call.explain().startswith("aten: "), call.explain())
+
+    def test_bad_calls_at_those_batches_raise(self):
+        # Checked as at any batch before ATen runs them: scale without
+        # shift, bias with scale and shift.
+        for n in (0, 70000):
+            call = Call("dense", torch.float32, n, 8, 16, (3, 4), 3, [2, 2], [1, 0, 0, 1], "scale_shift", False,
+                        "none", False, 7)
+            x, w, _, scale, shift, _ = call.tensors()
+            window = (call.stride, call.padding, call.dilation, call.activation)
+            with self.assertRaisesRegex(RuntimeError, "scale and shift come together"):
+                torch.ops.convgen.conv2d(x, w, None, scale, None, None, *window)
+            with self.assertRaisesRegex(RuntimeError, "not both"):
+                torch.ops.convgen.conv2d(x, w, shift, scale, shift, None, *window)
 
 
 class Loading(unittest.TestCase):
