@@ -2227,11 +2227,26 @@ TEST(PlanImplicitGemmSm90, DefaultRuleAndLimitsWorkedByHand) {
   // latency rule's 64 x 128, two tiles across 160 channels, and so 64 x 96;
   // 384 -> 96 on 14^2 (98 x 2 = 196 tiles of 128 x 64) takes the
   // throughput rule's 128 x 128, one tile, and so 128 x 96; 112 channels
-  // would need two tiles of 96, one of 128: 128 x 128 stays.
+  // would need two tiles of 96, one of 128: 128 x 128 stays. In half
+  // precision the 64-row tile over 160 channels narrows on to two of 80
+  // (one wgmma of N = 80 each); TF32 tiles are 16, 32 or a multiple of 32
+  // wide, and keep 96.
   p = plan_kernel(workload("{op: conv2d, n: 64, c: 960, c_out: 160, h: 7, w: 7, filter: 1, padding: valid, "
                            "dtype: float16, layout: NHWC}"),
                   h100a);
-  EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 64x96x64, 1 warpgroup(s), 6 stages");
+  EXPECT_EQ(p.schedule.summary(), "implicit_gemm_sm90: cta_tile 64x80x64, 1 warpgroup(s), 6 stages");
+  p = plan_kernel(workload("{op: conv2d, n: 64, c: 960, c_out: 160, h: 7, w: 7, filter: 1, padding: valid, "
+                           "dtype: float32, math: tf32, layout: NHWC, schedule: {algorithm: implicit_gemm_sm90}}"),
+                  h100a);
+  EXPECT_EQ(p.schedule.at("cta_n"), 96);
+  // 192 channels are two tiles of 96 already; 176 would be two of 88, not a
+  // multiple of 16: both keep 96.
+  for (const int c_out : {176, 192}) {
+    p = plan_kernel(workload("{op: conv2d, n: 64, c: 960, c_out: " + std::to_string(c_out) +
+                             ", h: 7, w: 7, filter: 1, padding: valid, dtype: bfloat16, layout: NHWC}"),
+                    h100a);
+    EXPECT_EQ(p.schedule.at("cta_n"), 96) << c_out;
+  }
   p = plan_kernel(workload("{op: conv2d, n: 64, c: 384, c_out: 96, h: 14, w: 14, filter: 1, padding: valid, "
                            "dtype: bfloat16, layout: NHWC}"),
                   h100a);

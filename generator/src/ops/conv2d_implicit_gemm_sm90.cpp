@@ -207,6 +207,19 @@ constexpr int kLeastSharedStages = 4;
 // against 128 x 128 at 80 and 96 on 14^2); 80 and 112 wide, not multiples
 // of 32, ran slower than 96 and 128.
 constexpr int kNarrowColumns = 96;
+// And where c_out is two tiles of a width below 96 that is a multiple of 16
+// (160 channels: two of 80), a half-precision tile of 64 rows takes that
+// width: every column is one of c_out's, in one wgmma as wide (the
+// template enables CUTLASS's extended wgmma shapes, every multiple of 8;
+// without them an 80-wide tile ran as five of 16). On the H100
+// (docs/performance.md, "wgmma as wide as the tile"): 960 -> 160 on 7^2 at
+// batch 64 took 5.03 us fused in 64 x 80 against 5.54-5.60 in 64 x 96, and
+// 6.35 in 64 x 80 as five N = 16 instructions. TF32 tiles are 16, 32 or a
+// multiple of 32 wide, and keep 96.
+bool narrows_to_half_of_c_out(const Workload& wl, const Sm90Gemm& s) {
+  return s.cta_n == kNarrowColumns && s.cta_m == 64 && wl.dtype != DataType::kFloat32 && wl.c_out % 32 == 0 &&
+         wl.c_out / 2 < kNarrowColumns && ceil_div(wl.c_out, kNarrowColumns) == 2;
+}
 
 // Pingpong's rows a tile: 128, or 64 where the tiles then spread over the
 // blocks so much more evenly that the blocks finish sooner. A persistent
@@ -272,6 +285,7 @@ Sm90Gemm default_sm90(const Workload& wl, int batch) {
   if (s.warpgroups == 1 && s.cta_n == 128 && ceil_div(wl.c_out, kNarrowColumns) == ceil_div(wl.c_out, 128)) {
     s.cta_n = kNarrowColumns;
   }
+  if (narrows_to_half_of_c_out(wl, s)) s.cta_n = wl.c_out / 2;
   s.stages = most_stages_that_fit(wl, s);
   const long long blocks = output_tiles(wl, pixels, s.cta_m, s.cta_n) * s.split_k;
   if (blocks > sm90_sm_count()) {
