@@ -134,7 +134,11 @@ def load(build_dir, library, prefix=None, verbose=False, runtime_dir=None):
     alias = (f'#pragma once\n#include "{library}.h"\n'
              f"namespace convgen_torch_library = convgen::{library};\n")
     alias_path = os.path.join(alias_dir, "convgen_torch_library.h")
-    if not os.path.exists(alias_path) or open(alias_path).read() != alias:
+    current = None
+    if os.path.exists(alias_path):
+        with open(alias_path) as f:
+            current = f.read()
+    if current != alias:
         with open(alias_path, "w") as f:
             f.write(alias)
     cuda_lib = os.path.join(cpp_extension.CUDA_HOME or "/usr/local/cuda", "lib64")
