@@ -433,9 +433,10 @@ int64_t fallbacks() { return g_fallbacks.load(); }
 
 // Which kernel serves a call (the library's KernelChoice), and the schedule
 // its registry holds for it: "<kernel>: <schedule>", or "<generic kernel>: "
-// when none is made for the problem, or "aten: <why>" for a batch ATen serves. Launches nothing. What a caller reads
-// to know which build of the library this extension links
-// (integrations/torch/test_torch_rebuild.py), and which layers a swap serves.
+// when none is made for the problem, or "aten: <why>" for a batch ATen
+// serves. Launches nothing. What a caller reads to know which build of the
+// library this extension links (integrations/torch/test_torch_rebuild.py),
+// and which layers a swap serves.
 template <class Problem, class Infos>
 std::string explain(const Problem& p, const Infos& kernels, const at::Tensor& input) {
   if (batch_for_aten(input)) {
