@@ -537,10 +537,16 @@ namespace {
 
 // The knobs of both layouts' algorithm.
 std::vector<Knob> sm90_knobs() {
-  return {Knob::tuple("cta_tile", {"cta_m", "cta_n", "cta_k"}, 16, 256, "[pixels, channels, reduction]",
-                      "the block's tile of the GEMM: output pixels (64 or 128 a warpgroup), output channels (a "
-                      "multiple of 16; float32: 16, 32 or a multiple of 32), and the reduction step (64 or 128 "
-                      "bytes of the dtype)"),
+  // Multiples of 16 (every value the planner takes is one): the tuner
+  // tries each, 80 and 160 channels too, which one wgmma covers (the
+  // extended shapes) and the 2^i, 3 x 2^i, 7 x 2^i sampling would skip.
+  Knob cta_tile = Knob::tuple("cta_tile", {"cta_m", "cta_n", "cta_k"}, 16, 256, "[pixels, channels, reduction]",
+                              "the block's tile of the GEMM: output pixels (64 or 128 a warpgroup), output channels "
+                              "(a multiple of 16; float32: 16, 32 or a multiple of 32), and the reduction step (64 "
+                              "or 128 bytes of the dtype)");
+  cta_tile.multiple_of = 16;
+  cta_tile.rule_note = "(wgmma's and the TMA's tiles)";
+  return {cta_tile,
           Knob::integer("warpgroups", 1, 2, "warpgroups of 128 threads that multiply (wgmma), each cta_m / warpgroups rows"),
           Knob::integer("stages", kMinPipelineStages, kMaxPipelineStages,
                         "shared-memory buffers of the main loop's ring (TMA copies)"),
