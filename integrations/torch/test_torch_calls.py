@@ -248,41 +248,29 @@ class Autocast(unittest.TestCase):
 
 class Batches(unittest.TestCase):
     def test_batches_aten_serves(self):
-        # The float32 dense call's problem at batch 0 and at 70000 (past
-        # CUDA's grid.y/z limit, 65535): ATen's result, counted, as the
-        # fake implementation shapes and lays it out.
+        # The float32 dense call's problem and a float16 channels_last
+        # depthwise one at batch 0 and at 70000 (past CUDA's grid.y/z limit,
+        # 65535): ATen's result, counted, as the fake implementation shapes
+        # and lays it out.
         for n in (0, 70000):
-            call = Call("dense", torch.float32, n, 8, 16, (3, 4), 3, [2, 2], [1, 0, 0, 1], "bias", False,
-                        "hardswish", False, 5)
-            before = torch.ops.convgen.fallbacks()
-            with torch.no_grad():
-                y = call.run(call.tensors())
-                want = call.reference(call.tensors())
-            self.assertEqual(torch.ops.convgen.fallbacks() - before, 1, n)
-            fake = convgen_torch._conv2d_fake(*call.tensors(), call.stride, call.padding, call.dilation,
-                                              call.activation)
-            self.assertEqual(y.shape, fake.shape)
-            self.assertEqual(y.stride(), fake.stride())
-            self.assertEqual(y.dtype, fake.dtype)
-            if n:
-                torch.testing.assert_close(y, want)
-        # The depthwise operator likewise, channels_last.
-        for n in (0, 70000):
-            call = Call("depthwise", torch.float16, n, 32, 32, (3, 3), 3, [1, 1], [1, 1, 1, 1], "scale_shift",
-                        False, "relu6", True, 6)
-            before = torch.ops.convgen.fallbacks()
-            with torch.no_grad():
-                y = call.run(call.tensors())
-                want = call.reference(call.tensors())
-            self.assertEqual(torch.ops.convgen.fallbacks() - before, 1, n)
-            fake = convgen_torch._depthwise_fake(*call.tensors(), call.stride, call.padding, call.dilation,
-                                                 call.activation)
-            self.assertEqual(y.shape, fake.shape)
-            self.assertEqual(y.stride(), fake.stride())
-            self.assertTrue(y.is_contiguous(memory_format=CL))
-            if n:
-                torch.testing.assert_close(y, want)
-            self.assertTrue(call.explain().startswith("aten: "), call.explain())
+            cases = [(Call("dense", torch.float32, n, 8, 16, (3, 4), 3, [2, 2], [1, 0, 0, 1], "bias", False,
+                           "hardswish", False, 5), convgen_torch._conv2d_fake, torch.contiguous_format),
+                     (Call("depthwise", torch.float16, n, 32, 32, (3, 3), 3, [1, 1], [1, 1, 1, 1], "scale_shift",
+                           False, "relu6", True, 6), convgen_torch._depthwise_fake, CL)]
+            for call, fake_of, memory_format in cases:
+                before = torch.ops.convgen.fallbacks()
+                with torch.no_grad():
+                    y = call.run(call.tensors())
+                    want = call.reference(call.tensors())
+                self.assertEqual(torch.ops.convgen.fallbacks() - before, 1, n)
+                fake = fake_of(*call.tensors(), call.stride, call.padding, call.dilation, call.activation)
+                self.assertEqual(y.shape, fake.shape)
+                self.assertEqual(y.stride(), fake.stride())
+                self.assertEqual(y.dtype, fake.dtype)
+                self.assertTrue(y.is_contiguous(memory_format=memory_format))
+                if n:
+                    torch.testing.assert_close(y, want)
+                self.assertTrue(call.explain().startswith("aten: "), call.explain())
 
     def test_bad_calls_at_those_batches_raise(self):
         # Checked as at any batch before ATen runs them: scale without
