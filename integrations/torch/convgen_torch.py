@@ -222,12 +222,14 @@ def _setup_depthwise(ctx, inputs, output):
     input, weight, bias, scale, shift, stride, padding, dilation, activation = inputs
     ctx.save_for_backward(input, weight, bias, scale, shift, None)
     ctx.window = (list(stride), list(padding), list(dilation), activation, input.shape[1])
+    ctx.takes_residual = False
 
 
 def _setup_conv2d(ctx, inputs, output):
     input, weight, bias, scale, shift, residual, stride, padding, dilation, activation = inputs
     ctx.save_for_backward(input, weight, bias, scale, shift, residual)
     ctx.window = (list(stride), list(padding), list(dilation), activation, 1)
+    ctx.takes_residual = True
 
 
 def _conv_backward(ctx, grad):
@@ -256,7 +258,7 @@ def _conv_backward(ctx, grad):
     d_scale = (dz * conv).sum((0, 2, 3)) if scale is not None and needs[3] else None
     d_shift = dz.sum((0, 2, 3)) if shift is not None and needs[4] else None
     grads = [d_input, d_weight, d_bias, d_scale, d_shift]
-    if len(needs) > 9:  # conv2d: the residual's
+    if ctx.takes_residual:
         grads.append(dz if residual is not None and needs[5] else None)
     return tuple(grads) + (None,) * (len(needs) - len(grads))
 
