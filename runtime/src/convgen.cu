@@ -585,6 +585,9 @@ bool no_image_for_device(cudaError_t e) {
 
 Status launched(cudaError_t e, const char* kernel, const ImageSource& source) {
   if (e == cudaSuccess) return Status::Ok();
+  // Read: none was pending before the launch (no_pending_error), so it is
+  // this launch's, reported here, and must not stop the next call.
+  (void)cudaGetLastError();
   if (no_image_for_device(e)) {
     int device = 0;
     cudaDeviceProp prop{};
@@ -598,6 +601,21 @@ Status launched(cudaError_t e, const char* kernel, const ImageSource& source) {
                      ")");
   }
   return error(StatusCode::kCudaError, std::string("launching ") + kernel + ": " + cudaGetErrorString(e));
+}
+
+// A launch's status is read with cudaGetLastError(), which returns the first
+// error since the last read, from any call of this thread: an error the
+// caller left unread would be reported as the launch's while the kernel ran.
+// So no kernel is launched over one; the error stays for the caller to read.
+Status no_pending_error(const char* kernel) {
+  const cudaError_t e = cudaPeekAtLastError();
+  if (e == cudaSuccess) return Status::Ok();
+  return error(StatusCode::kCudaError, std::string("launching ") + kernel +
+                                           ": nothing was launched, for an earlier call of this thread left a CUDA "
+                                           "error unread: " +
+                                           cudaGetErrorName(e) + " (" + cudaGetErrorString(e) +
+                                           "); read it with cudaGetLastError() (a sticky error needs a new context) "
+                                           "and call again");
 }
 
 // The runtime's own kernels: built for CONVGEN_RUNTIME_ARCHS (written by CMake).
@@ -843,6 +861,7 @@ Status Registry<Problem>::run(const Problem& p, const typename OperatorTraits<Pr
                                                     "launched");
     }
   }
+  if (Status pending = no_pending_error(e->name); !pending.ok()) return pending;
   return launched(Traits::launch(e->launch, p, a, stream), e->name,
                   {std::string("library ") + library, archs,
                    std::string("the ARCHS of the convgen_add_library() that makes library ") + library});
@@ -868,6 +887,7 @@ template struct Registry<Conv2dProblem>;
 Status generic_depthwise_conv2d(const DepthwiseProblem& p, const DepthwiseArgs& a, cudaStream_t stream) {
   Status s = validate(p, a);
   if (!s.ok()) return s;
+  if (Status pending = no_pending_error(generic_kernel_name(p).c_str()); !pending.ok()) return pending;
   const long long total = p.n * p.out_channels() * p.out_h() * p.out_w();
   const int threads = 256;
   const long long blocks = (total + threads - 1) / threads;
@@ -884,6 +904,7 @@ Status generic_depthwise_conv2d(const DepthwiseProblem& p, const DepthwiseArgs& 
 Status generic_conv2d(const Conv2dProblem& p, const Conv2dArgs& a, cudaStream_t stream) {
   Status s = validate(p, a);
   if (!s.ok()) return s;
+  if (Status pending = no_pending_error(generic_kernel_name(p).c_str()); !pending.ok()) return pending;
   // One block a tile where the grid has room; the blocks step over the rest.
   const long long pixel_tiles = (p.n * p.out_h() * p.out_w() + kGenericTileN - 1) / kGenericTileN;
   const long long channel_tiles = (p.c_out + kGenericTileM - 1) / kGenericTileM;

@@ -146,6 +146,8 @@ bool gpu_available(std::string* why) {
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess || count == 0) {
     if (why) *why = e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device found";
+    // Read, so that a convgen call does not find it pending and refuse.
+    (void)cudaGetLastError();
     return false;
   }
   return true;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -231,6 +232,36 @@ TEST_F(BadCall, ADtypeOrLayoutNoKernelHasReachesTheGenericLaunch) {
       EXPECT_NE(s.message.find(convgen::generic_kernel_name(p)), std::string::npos) << s.message;
     }
   }
+}
+
+// An error an earlier call left unread (here a failed cudaMalloc) would be
+// what cudaGetLastError() returns after a launch: a call made over one
+// launches nothing, neither the library's kernel nor the generic one, says
+// so, and leaves the error for the caller to read; once read, the same call
+// runs.
+TEST_F(BadCall, AnErrorLeftUnreadLaunchesNothing) {
+  if (!OperandBuffer::on_device()) GTEST_SKIP() << "needs a GPU: without one every CUDA call fails";
+  const std::vector<std::pair<std::string, std::function<convgen::Status()>>> calls = {
+      {"dw_", [&] { return convgen::seeds::depthwise_conv2d(seed_96(), args(), nullptr); }},
+      {"generic_depthwise_f32_nchw", [&] { return convgen::generic_depthwise_conv2d(seed_96(), args(), nullptr); }},
+  };
+  for (const auto& [kernel, call] : calls) {
+    SCOPED_TRACE(kernel);
+    void* huge = nullptr;
+    ASSERT_EQ(cudaMalloc(&huge, std::size_t{1} << 60), cudaErrorMemoryAllocation);
+    const convgen::Status s = call();
+    EXPECT_EQ(s.code, StatusCode::kCudaError) << s.message;
+    EXPECT_NE(s.message.find("launching " + kernel), std::string::npos) << s.message;
+    EXPECT_NE(s.message.find("nothing was launched"), std::string::npos) << s.message;
+    EXPECT_NE(s.message.find("cudaErrorMemoryAllocation"), std::string::npos) << s.message;
+    expect_output_untouched();
+    EXPECT_EQ(cudaGetLastError(), cudaErrorMemoryAllocation) << "the caller's error was read by the call";
+  }
+  for (const auto& [kernel, call] : calls) {
+    const convgen::Status again = call();
+    EXPECT_TRUE(again.ok()) << kernel << ": " << again.message;
+  }
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
 
 TEST_F(BadCall, OverlappingInputAndOutputLaunchNothing) {

@@ -57,7 +57,7 @@ enum class StatusCode {
   kInvalidProblem,   // impossible shape, unsupported dtype/layout, ...
   kInvalidPointer,   // null or misaligned pointer
   kNoSpecializedKernel,  // strict dispatch and no kernel was generated for the problem
-  kCudaError,        // the launch itself failed
+  kCudaError,        // the launch itself failed, or (nothing launched) an earlier CUDA error of this thread was unread
   kUnsupportedDevice,  // the library (or the runtime) holds no image this GPU can run: rebuild with its arch
 };
 
