@@ -5,7 +5,8 @@
 //   convgen::conv2d(Tensor input, Tensor weight, Tensor? bias, Tensor? scale, Tensor? shift, Tensor? residual,
 //                   int[2] stride, int[4] padding, int[2] dilation, str activation) -> Tensor
 //   convgen::fallbacks() -> int
-//   convgen::explain_depthwise_conv2d(<depthwise_conv2d's arguments>) -> str   (which kernel, its schedule)
+//   convgen::explain_depthwise_conv2d(<depthwise_conv2d's arguments>) -> str   (which kernel, its schedule;
+//                                                                               or "aten: why")
 //   convgen::explain_conv2d(<conv2d's arguments>) -> str                       (the same, for conv2d)
 //
 // padding is [top, bottom, left, right]; the epilogue is `bias`, or `scale`
@@ -40,8 +41,10 @@
 #include <torch/library.h>
 #include <torch/version.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <string>
@@ -431,25 +434,55 @@ at::Tensor conv2d(const at::Tensor& input, const at::Tensor& weight, const std::
 
 int64_t fallbacks() { return g_fallbacks.load(); }
 
-// Which kernel serves a call (the library's KernelChoice), and the schedule
-// its registry holds for it: "<kernel>: <schedule>", or "<generic kernel>: "
-// when none is made for the problem, or "aten: <why>" for a batch ATen
-// serves. Launches nothing. What a caller reads to know which build of the
-// library this extension links (integrations/torch/test_torch_rebuild.py),
+// Which kernel serves a call, as the operator decides it, launching
+// nothing: "<kernel>: <schedule>" (the schedule its registry holds), or
+// "aten: <why>" for a call ATen serves: a batch past the kernels', a problem
+// the library has no kernel for, tensors aligned too loosely for its kernel,
+// or a GPU the kernel does not run on (the operator's Dispatch::kStrict
+// refusals, which send it to ATen). What a caller reads to know which build
+// of the library this extension links (integrations/torch/test_torch_rebuild.py),
 // and which layers a swap serves.
 template <class Problem, class Infos>
-std::string explain(const Problem& p, const Infos& kernels, const at::Tensor& input) {
+std::string explain(const Problem& p, const Infos& kernels, const std::vector<const at::Tensor*>& tensors) {
+  const at::Tensor& input = *tensors.front();
   if (batch_for_aten(input)) {
     return "aten: a batch of " + std::to_string(input.size(0)) + " images runs on ATen (kernels take 1 to " +
            std::to_string(convgen::kBatchLimit.generic) + ")";
   }
   const convgen::KernelChoice choice = lib::find(p);
   TORCH_CHECK(choice.status.ok(), "convgen: ", choice.status.message);
-  std::string schedule;
-  for (const auto& k : kernels) {
-    if (k.name == choice.kernel) schedule = k.schedule;
+  // find()'s reason names the generic kernel, which the operators leave to ATen.
+  if (!choice.specialized) return "aten: " + choice.reason.substr(0, choice.reason.find("; the generic kernel"));
+  const auto kernel = std::find_if(kernels.begin(), kernels.end(), [&](const auto& k) { return k.name == choice.kernel; });
+  TORCH_CHECK(kernel != kernels.end(), "convgen: find() names ", choice.kernel, ", which the library does not list");
+  for (const at::Tensor* t : tensors) {
+    if (t->defined() && reinterpret_cast<std::uintptr_t>(t->data_ptr()) % kernel->alignment != 0) {
+      return "aten: kernel " + kernel->name + " needs every tensor aligned to " + std::to_string(kernel->alignment) +
+             " bytes; one of this call's is not";
+    }
   }
-  return choice.kernel + ": " + schedule;
+  const cudaDeviceProp* gpu = at::cuda::getCurrentDeviceProperties();
+  const int arch = gpu->major * 10 + gpu->minor;
+  if ((kernel->min_arch > 0 && arch < kernel->min_arch) || (kernel->max_arch > 0 && arch > kernel->max_arch)) {
+    return "aten: kernel " + kernel->name + " runs on sm_" + std::to_string(kernel->min_arch) +
+           (kernel->max_arch == kernel->min_arch ? std::string(" only")
+            : kernel->max_arch > 0             ? " to sm_" + std::to_string(kernel->max_arch)
+                                               : std::string(" and newer")) +
+           "; this GPU is sm_" + std::to_string(arch);
+  }
+  if (kernel->shared_bytes > static_cast<int>(gpu->sharedMemPerBlockOptin)) {
+    return "aten: kernel " + kernel->name + " takes " + std::to_string(kernel->shared_bytes) +
+           " bytes of shared memory a block; this GPU gives at most " + std::to_string(gpu->sharedMemPerBlockOptin);
+  }
+  return choice.kernel + ": " + kernel->schedule;
+}
+
+std::vector<const at::Tensor*> present(std::initializer_list<const std::optional<at::Tensor>*> optional,
+                                       std::vector<const at::Tensor*> tensors) {
+  for (const auto* t : optional) {
+    if (t->has_value()) tensors.push_back(&**t);
+  }
+  return tensors;
 }
 
 std::string explain_depthwise_conv2d(const at::Tensor& input, const at::Tensor& weight,
@@ -460,7 +493,7 @@ std::string explain_depthwise_conv2d(const at::Tensor& input, const at::Tensor& 
   c10::cuda::OptionalCUDAGuard device_guard;
   use_input_device(device_guard, input);
   return explain(depthwise_call(input, weight, bias, scale, shift, stride, padding, dilation, activation).problem,
-                 lib::depthwise_kernels(), input);
+                 lib::depthwise_kernels(), present({&bias, &scale, &shift}, {&input, &weight}));
 }
 
 std::string explain_conv2d(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
@@ -471,7 +504,7 @@ std::string explain_conv2d(const at::Tensor& input, const at::Tensor& weight, co
   use_input_device(device_guard, input);
   return explain(
       conv2d_call(input, weight, bias, scale, shift, residual, stride, padding, dilation, activation).problem,
-      lib::conv2d_kernels(), input);
+      lib::conv2d_kernels(), present({&bias, &scale, &shift, &residual}, {&input, &weight}));
 }
 
 // Under torch.autocast("cuda"), a call runs as ATen's conv2d does there:
@@ -516,6 +549,42 @@ at::Tensor conv2d_autocast(const at::Tensor& input, const at::Tensor& weight, co
             stride, padding, dilation, activation);
 }
 
+// explain_* under autocast: the call's problem and pointers as the
+// operator's autocast kernel would pass them on, without casting a value
+// (explain launches nothing): an eligible tensor (cached_cast's: CUDA,
+// floating point, not float64, not of the autocast dtype) is replaced by an
+// empty one of the autocast dtype, fresh from the allocator as a cast's
+// result is.
+at::Tensor autocast_like(const at::Tensor& t) {
+  if (!t.defined() || !t.is_cuda() || !t.is_floating_point() || t.scalar_type() == at::kDouble ||
+      t.scalar_type() == autocast_dtype()) {
+    return t;
+  }
+  return at::empty_like(t, t.options().dtype(autocast_dtype()));
+}
+std::optional<at::Tensor> autocast_like(const std::optional<at::Tensor>& t) {
+  return t ? std::optional<at::Tensor>(autocast_like(*t)) : std::nullopt;
+}
+
+std::string explain_depthwise_conv2d_autocast(const at::Tensor& input, const at::Tensor& weight,
+                                              const std::optional<at::Tensor>& bias,
+                                              const std::optional<at::Tensor>& scale,
+                                              const std::optional<at::Tensor>& shift, at::IntArrayRef stride,
+                                              at::IntArrayRef padding, at::IntArrayRef dilation,
+                                              const std::string& activation) {
+  return explain_depthwise_conv2d(autocast_like(input), autocast_like(weight), autocast_like(bias),
+                                  autocast_like(scale), autocast_like(shift), stride, padding, dilation, activation);
+}
+
+std::string explain_conv2d_autocast(const at::Tensor& input, const at::Tensor& weight,
+                                    const std::optional<at::Tensor>& bias, const std::optional<at::Tensor>& scale,
+                                    const std::optional<at::Tensor>& shift, const std::optional<at::Tensor>& residual,
+                                    at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
+                                    const std::string& activation) {
+  return explain_conv2d(autocast_like(input), autocast_like(weight), autocast_like(bias), autocast_like(scale),
+                        autocast_like(shift), autocast_like(residual), stride, padding, dilation, activation);
+}
+
 }  // namespace
 
 TORCH_LIBRARY(convgen, m) {
@@ -544,4 +613,6 @@ TORCH_LIBRARY_IMPL(convgen, CUDA, m) {
 TORCH_LIBRARY_IMPL(convgen, AutocastCUDA, m) {
   m.impl("depthwise_conv2d", &depthwise_conv2d_autocast);
   m.impl("conv2d", &conv2d_autocast);
+  m.impl("explain_depthwise_conv2d", &explain_depthwise_conv2d_autocast);
+  m.impl("explain_conv2d", &explain_conv2d_autocast);
 }

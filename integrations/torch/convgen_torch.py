@@ -352,8 +352,8 @@ class ConvgenConv2d(nn.Module):
         return self._call(torch.ops.convgen.depthwise_conv2d, torch.ops.convgen.conv2d, x, residual)
 
     def explain(self, x, residual=None):
-        """The kernel that serves a call on x (a generic one's name where the
-        library has none for the problem) and its schedule. Launches nothing."""
+        """The kernel that serves a call on x and its schedule ("<kernel>:
+        <schedule>"), or "aten: <why>" where ATen serves it. Launches nothing."""
         return self._call(torch.ops.convgen.explain_depthwise_conv2d, torch.ops.convgen.explain_conv2d, x, residual)
 
 
@@ -491,13 +491,14 @@ def swap(model, example_inputs=None, policy="faster", depthwise=True, dense=True
         module = ConvgenConv2d(group.conv, group.batch_norm, group.activation, group.residual is not None, nhwc)
         entry["layout"] = "NHWC" if nhwc else "NCHW"
         if values is not None:
-            entry["kernel"] = module.explain(x, residual).split(":")[0]
+            explained = module.explain(x, residual)
+            entry["kernel"] = explained.split(":")[0]
         if policy == "all":
             entry.update(swapped=True, why='policy "all"')
             chosen.append((group, entry, module))
             continue
-        if entry["kernel"].startswith("generic_") or entry["kernel"] == "aten":
-            entry.update(swapped=False, why="the library has no kernel for this problem")
+        if entry["kernel"] == "aten":
+            entry.update(swapped=False, why=explained.split(": ", 1)[1])
             continue
         as_written, folded = _aten_group(traced, group)
         entry["convgen_us"] = graph_time_us(lambda: module(x, residual))

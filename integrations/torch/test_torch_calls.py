@@ -11,6 +11,8 @@ over library `torch_calls` (tests/gpu/torch_calls.yaml):
              ATen), the output of that dtype either way;
   batches    an empty batch and one past the grid's limit run on ATen,
              counted, shaped and laid out as the fake implementation says;
+  explain    says which kernel serves a call, or "aten: why" exactly where
+             ATen does (no kernel, a misaligned tensor, autocast's dtype);
   loading    load() after this module is reloaded: the same library returns
              its name, another raises RuntimeError (no abort).
 
@@ -94,10 +96,10 @@ class Call:
             return torch.ops.convgen.depthwise_conv2d(*tensors, *window)
         return torch.ops.convgen.conv2d(*tensors, *window)
 
-    def explain(self):
+    def explain(self, tensors=None):
         window = (self.stride, self.padding, self.dilation, self.activation)
         op = torch.ops.convgen.explain_depthwise_conv2d if self.depthwise else torch.ops.convgen.explain_conv2d
-        return op(*self.tensors(), *window)
+        return op(*(self.tensors() if tensors is None else tensors), *window)
 
     def pre_activation(self, tensors):
         x, w, bias, scale, shift = tensors[:5]
@@ -244,6 +246,37 @@ class Autocast(unittest.TestCase):
         tensors = [t.float() if t is not None else None for t in call.tensors()]
         with torch.no_grad():
             self.assertEqual(call.run(tensors).dtype, torch.float32)  # ATen serves float32 here
+
+
+class Explain(unittest.TestCase):
+    def test_explain_says_who_serves_the_call(self):
+        # explain names a kernel exactly where the call runs one, and says
+        # "aten: why" where ATen serves it: every call of calls(), the first
+        # with its input one element off the kernel's 16-byte vectors, and
+        # in float32 under autocast to float16 (served) and to bfloat16 (no
+        # kernel).
+        says = ("conv_f16_nhwc_", "dw_f16_nhwc_", "conv_f32_nchw_",
+                "aten: library torch_calls has no kernel for conv2d f16 NHWC")
+        cases = [(c, c.tensors(), None, what) for (c, _), what in zip(calls(), says)]
+        call = cases[0][0]
+        flat = torch.empty(call.x.numel() + 1, dtype=call.x.dtype, device="cuda")
+        shifted = flat[1:].view(call.x.permute(0, 2, 3, 1).shape).permute(0, 3, 1, 2)
+        shifted.copy_(call.x)
+        self.assertTrue(shifted.is_contiguous(memory_format=CL))
+        cases.append((call, [shifted] + call.tensors()[1:], None, "needs every tensor aligned to 16 bytes"))
+        floats = [t.float() if t is not None else None for t in call.tensors()]
+        cases.append((call, floats, torch.float16, "conv_f16_nhwc"))
+        cases.append((call, floats, torch.bfloat16, "aten: library torch_calls has no kernel for conv2d bf16 NHWC"))
+        for c, tensors, autocast, says in cases:
+            with torch.no_grad(), torch.autocast("cuda", dtype=autocast or torch.float16, enabled=bool(autocast)):
+                what = c.explain(tensors)
+                before = torch.ops.convgen.fallbacks()
+                c.run(tensors)
+                fell_back = torch.ops.convgen.fallbacks() - before
+            self.assertEqual(fell_back, 1 if what.startswith("aten: ") else 0, what)
+            self.assertNotIn("generic", what)
+            if says is not None:
+                self.assertIn(says, what)
 
 
 class Batches(unittest.TestCase):

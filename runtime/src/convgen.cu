@@ -873,7 +873,7 @@ std::vector<KernelInfoFor<Problem>> Registry<Problem>::list() const {
   for (int i = 0; i < count; ++i) {
     const RegistryEntry<Problem>& e = entries[i];
     infos.push_back({e.name, e.problem, e.schedule, e.spec_location, e.alignment, e.max_batch, e.min_arch, e.max_arch,
-                     e.workspace_fixed, e.workspace_per_image});
+                     e.shared_bytes, e.workspace_fixed, e.workspace_per_image});
   }
   return infos;
 }

@@ -224,6 +224,10 @@ struct KernelInfoFor {
   // The newest GPU it runs on (90: sm_90 only, the arch-specific wgmma and
   // TMA); 0: every GPU from min_arch. Another one runs the generic kernel.
   int max_arch = 0;
+  // Bytes of dynamic shared memory a block takes (0: static, within the
+  // 48 KiB every GPU gives); a GPU that gives a block less runs the generic
+  // kernel (an error under Dispatch::kStrict).
+  int shared_bytes = 0;
   // The workspace a call needs (Conv2dArgs::workspace): workspace_fixed +
   // workspace_per_image x batch bytes; both 0 for most kernels.
   long long workspace_fixed = 0;
