@@ -2493,12 +2493,27 @@ TEST(PlanPointwise, DefaultRuleAndLimitsWorkedByHand) {
   }
   // Narrow outputs from deeper inputs: 96 -> 24 on 56^2, one tile of 24
   // (3 mma tiles of 8, odd: staging rows of 24 + 16), K of 96 in rows of
-  // 96 + 8; 12,544 tiles, 5.9 a warp: 8.
+  // 96 + 8; 12,544 tiles over 8 warps an SM (132 SMs): 11.9 a warp, 12, in
+  // blocks of 8 warps.
   p = plan_kernel(workload("{op: conv2d, n: 64, c: 96, c_out: 24, h: 56, w: 56, filter: 1, padding: valid, "
                            "dtype: float16, layout: NHWC}"),
                   h100);
-  EXPECT_EQ(p.schedule.summary(), "pointwise: channel_tile 24, warps_per_block 4, tiles_per_warp 8, 2 stages");
-  EXPECT_EQ(p.smem_bytes, 24 * 104 * 2 + 2 * 24 * 4 + 4 * (2 * 16 * 104 + 16 * 40) * 2);
+  EXPECT_EQ(p.schedule.summary(), "pointwise: channel_tile 24, warps_per_block 8, tiles_per_warp 12, 2 stages");
+  EXPECT_EQ(p.smem_bytes, 24 * 104 * 2 + 2 * 24 * 4 + 8 * (2 * 16 * 104 + 16 * 40) * 2);
+  // In float32 it keeps the power of two nearest to 16 warps an SM: 5.9 a
+  // warp, 8, in blocks of 4.
+  EXPECT_EQ(plan_kernel(workload("{op: conv2d, n: 64, c: 96, c_out: 24, h: 56, w: 56, filter: 1, padding: valid, "
+                                 "dtype: float32, math: tf32, layout: NHWC}"),
+                        h100)
+                .schedule.summary(),
+            "pointwise: channel_tile 24, warps_per_block 4, tiles_per_warp 8, 2 stages");
+  // Thin inputs keep it in half precision too: 32 -> 16 on 112^2, 50,176
+  // tiles, 23.8 a warp: 32.
+  EXPECT_EQ(plan_kernel(workload("{op: conv2d, n: 64, c: 32, c_out: 16, h: 112, w: 112, filter: 1, "
+                                 "padding: valid, dtype: float16, layout: NHWC}"),
+                        h100)
+                .schedule.summary(),
+            "pointwise: channel_tile 16, warps_per_block 4, tiles_per_warp 32, 2 stages");
   EXPECT_EQ(plan_kernel(workload("{op: conv2d, n: 1, c: 144, c_out: 24, h: 56, w: 56, filter: 1, padding: valid, "
                                  "dtype: bfloat16, layout: NHWC}"),
                         h100)

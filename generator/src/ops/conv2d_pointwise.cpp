@@ -61,7 +61,13 @@ constexpr int kMaxDefaultNarrowInputs = 144;
 // tiles over kNarrowWarpsPerSm warps an SM. 3 beat the thin layers' power
 // of two (2) by 1.06 to 1.29 times at batch 64 (3,136 tiles: 262 blocks, 2
 // on all but two SMs; with 2, three of the six were slower than
-// implicit_gemm; 4 leaves 1.48 blocks an SM, uneven).
+// implicit_gemm; 4 leaves 1.48 blocks an SM, uneven). The narrow layers of
+// up to 24 outputs from 41 to 144 inputs take them too: on the H100 at
+// batch 64 on 56^2, 96 -> 24 and 144 -> 24 ran 0.90 to 0.96 times the time
+// of the power of two (fused and plain, both dtypes), and 96 -> 24 at
+// batch 1 the same; thin inputs keep the power of two (32 -> 16 on 112^2
+// ran 1.02 times slower with 8 warps an SM; docs/performance.md, "Narrow
+// outputs of deeper inputs in 8 warps an SM").
 constexpr int kMaxDefaultNarrowHalfOutputs = 40;
 constexpr int kMaxDefaultNarrowHalfInputs = 240;
 constexpr int kNarrowWarpsPerSm = 8;
@@ -197,12 +203,13 @@ bool narrow(const Workload& wl) {
   return wl.c_out <= kMaxDefaultNarrowOutputs && wl.c <= kMaxDefaultNarrowInputs;
 }
 
-// The layers the rule takes for their narrow output in half precision
-// alone: more than 24 output channels (up to 40) or inputs deeper than 144
-// (up to 240), deeper than the thin layers' 40.
+// The layers of up to 40 outputs from inputs deeper than the thin layers'
+// 40 (up to 240) in half precision: the rule takes those of more than 24
+// outputs or inputs deeper than 144 for their narrow output alone, and
+// gives all of them about 8 warps an SM.
 bool narrow_half(const Workload& wl) {
   return wl.dtype != DataType::kFloat32 && wl.c > kMaxDefaultChannels && wl.c <= kMaxDefaultNarrowHalfInputs &&
-         wl.c_out <= kMaxDefaultNarrowHalfOutputs && !narrow(wl);
+         wl.c_out <= kMaxDefaultNarrowHalfOutputs;
 }
 
 // The layers the rule takes in half precision for expanding their input.
@@ -254,11 +261,11 @@ void fill_one_wave(const Workload& wl, const PlanOptions& options, int batch, Po
 // cover no more columns: default_channel_tile); 4 warps (8 were 1.06 to
 // 1.24 times slower at batch 64), 2 stages (3 were within 2%, and 7% slower
 // on one layer); and as many tiles a warp as make about 16 warps an SM,
-// rounded to a power of two in float32 and on narrow outputs of up to 24
-// channels. Half precision's other layers (thin, expanding, or named) fill
-// one wave of two blocks an SM (fill_one_wave); its narrow layers of up to
-// 40 outputs take about 8 warps an SM, to the nearest count, in one block
-// where they take 3 tiles or more.
+// rounded to a power of two in float32 and on thin narrow outputs of up to
+// 24 channels. Half precision's narrow layers of up to 40 outputs from
+// inputs deeper than 40 take about 8 warps an SM, to the nearest count, in
+// one block where they take 3 tiles or more; its other layers (thin,
+// expanding, or named) fill one wave of two blocks an SM (fill_one_wave).
 Pointwise default_pointwise(const Workload& wl, const PlanOptions& options, int batch) {
   Pointwise s;
   s.channel_tile = default_channel_tile(wl);
