@@ -138,7 +138,8 @@ def kept_summary(report):
     other = {}
     for e in report:
         if not e["swapped"] and "convgen_us" not in e:
-            other[e["why"]] = other.get(e["why"], 0) + 1
+            why = e["why"].split(":")[0]  # "ATen serves it: <the problem's reason>" counts as one reason
+            other[why] = other.get(why, 0) + 1
     parts = [f"{slower} slower"] if slower else []
     parts += [f"{n} {why}" for why, n in other.items()]
     return ", ".join(parts) or "none"

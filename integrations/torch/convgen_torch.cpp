@@ -451,13 +451,17 @@ std::string explain(const Problem& p, const Infos& kernels, const std::vector<co
   }
   const convgen::KernelChoice choice = lib::find(p);
   TORCH_CHECK(choice.status.ok(), "convgen: ", choice.status.message);
-  // find()'s reason names the generic kernel, which the operators leave to ATen.
-  if (!choice.specialized) return "aten: " + choice.reason.substr(0, choice.reason.find("; the generic kernel"));
+  // find()'s reason, up to where it names the generic kernel, which the
+  // operators leave to ATen: "library L has no kernel for <problem>", or
+  // "kernel K covers at most N images in one launch (...)".
+  if (!choice.specialized) return "aten: " + choice.reason.substr(0, choice.reason.find("; "));
   const auto kernel = std::find_if(kernels.begin(), kernels.end(), [&](const auto& k) { return k.name == choice.kernel; });
   TORCH_CHECK(kernel != kernels.end(), "convgen: find() names ", choice.kernel, ", which the library does not list");
+  // As run() checks them: a kernel recording no alignment needs an element's.
+  const int alignment = std::max<int>(kernel->alignment, static_cast<int>(convgen::element_bytes(p.dtype)));
   for (const at::Tensor* t : tensors) {
-    if (t->defined() && reinterpret_cast<std::uintptr_t>(t->data_ptr()) % kernel->alignment != 0) {
-      return "aten: kernel " + kernel->name + " needs every tensor aligned to " + std::to_string(kernel->alignment) +
+    if (t->defined() && reinterpret_cast<std::uintptr_t>(t->data_ptr()) % alignment != 0) {
+      return "aten: kernel " + kernel->name + " needs every tensor aligned to " + std::to_string(alignment) +
              " bytes; one of this call's is not";
     }
   }

@@ -443,7 +443,9 @@ def swap(model, example_inputs=None, policy="faster", depthwise=True, dense=True
       the model computes it, convgen's kernel against PyTorch's (the group
       as written, and the conv with its batch norm folded; the faster one),
       each in a CUDA graph, and swaps only where convgen is faster; a group
-      the library has no kernel for is kept. "all" swaps every group.
+      the operators would leave to ATen (explain's "aten: why": no kernel
+      for the problem, a tensor aligned too loosely for its kernel, a GPU it
+      does not run on) is kept. "all" swaps every group.
     channels_last: the layout of the swapped groups where no example input
       says it (None: channels_last if the model's weights are).
     The result's `convgen_report` lists every group: its node, the kernel
@@ -498,7 +500,7 @@ def swap(model, example_inputs=None, policy="faster", depthwise=True, dense=True
             chosen.append((group, entry, module))
             continue
         if entry["kernel"] == "aten":
-            entry.update(swapped=False, why=explained.split(": ", 1)[1])
+            entry.update(swapped=False, why="ATen serves it: " + explained.split(": ", 1)[1])
             continue
         as_written, folded = _aten_group(traced, group)
         entry["convgen_us"] = graph_time_us(lambda: module(x, residual))

@@ -607,15 +607,17 @@ Status launched(cudaError_t e, const char* kernel, const ImageSource& source) {
 // error since the last read, from any call of this thread: an error the
 // caller left unread would be reported as the launch's while the kernel ran.
 // So no kernel is launched over one; the error stays for the caller to read.
+// (Where the runtime could not start, no GPU or driver, every call of the
+// thread finds that error pending, and reading it does not clear it.)
 Status no_pending_error(const char* kernel) {
   const cudaError_t e = cudaPeekAtLastError();
   if (e == cudaSuccess) return Status::Ok();
-  return error(StatusCode::kCudaError, std::string("launching ") + kernel +
-                                           ": nothing was launched, for an earlier call of this thread left a CUDA "
-                                           "error unread: " +
-                                           cudaGetErrorName(e) + " (" + cudaGetErrorString(e) +
-                                           "); read it with cudaGetLastError() (a sticky error needs a new context) "
-                                           "and call again");
+  return error(StatusCode::kCudaError,
+               std::string("launching ") + kernel + ": nothing was launched, for a CUDA error is pending on this thread: " +
+                   cudaGetErrorName(e) + " (" + cudaGetErrorString(e) +
+                   "); an earlier call left it unread (read it with cudaGetLastError() and call again), or the "
+                   "CUDA runtime could not start, or the context is lost (a sticky error), which reading does not "
+                   "clear");
 }
 
 // The runtime's own kernels: built for CONVGEN_RUNTIME_ARCHS (written by CMake).

@@ -146,7 +146,9 @@ bool gpu_available(std::string* why) {
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess || count == 0) {
     if (why) *why = e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device found";
-    // Read, so that a convgen call does not find it pending and refuse.
+    // Read, so that a convgen call does not find it pending and refuse
+    // (where a driver reported it; without one it stays pending, and every
+    // call refuses with it).
     (void)cudaGetLastError();
     return false;
   }

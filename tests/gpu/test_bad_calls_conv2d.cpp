@@ -178,6 +178,28 @@ TEST_F(BadConv2dCall, TheGoodCallReachesTheLaunch) {
   }
 }
 
+// A dense call made over an error an earlier call left unread (a failed
+// cudaMalloc) launches nothing, the library's kernel and generic_conv2d
+// alike, and leaves the error pending (test_bad_calls.cpp: depthwise).
+TEST_F(BadConv2dCall, AnErrorLeftUnreadLaunchesNothing) {
+  if (!OperandBuffer::on_device()) GTEST_SKIP() << "needs a GPU: without one every CUDA call fails";
+  const std::vector<std::pair<std::string, std::function<Status()>>> calls = {
+      {convgen::mobilenet_v2::find(p_).kernel, [&] { return convgen::mobilenet_v2::conv2d(p_, args(), nullptr); }},
+      {convgen::generic_kernel_name(p_), [&] { return convgen::generic_conv2d(p_, args(), nullptr); }},
+  };
+  for (const auto& [kernel, call] : calls) {
+    SCOPED_TRACE(kernel);
+    void* huge = nullptr;
+    ASSERT_EQ(cudaMalloc(&huge, std::size_t{1} << 60), cudaErrorMemoryAllocation);
+    const Status s = call();
+    EXPECT_EQ(s.code, StatusCode::kCudaError) << s.message;
+    EXPECT_TRUE(contains(s.message, "launching " + kernel + ": nothing was launched")) << s.message;
+    EXPECT_TRUE(contains(s.message, "cudaErrorMemoryAllocation")) << s.message;
+    expect_output_untouched();
+    EXPECT_EQ(cudaGetLastError(), cudaErrorMemoryAllocation) << "the caller's error was read by the call";
+  }
+}
+
 TEST_F(BadConv2dCall, NullInputFilterOrOutputLaunchesNothing) {
   Conv2dArgs a = args();
   a.input = nullptr;
