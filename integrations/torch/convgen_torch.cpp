@@ -465,18 +465,8 @@ std::string explain(const Problem& p, const Infos& kernels, const std::vector<co
              " bytes; one of this call's is not";
     }
   }
-  const cudaDeviceProp* gpu = at::cuda::getCurrentDeviceProperties();
-  const int arch = gpu->major * 10 + gpu->minor;
-  if ((kernel->min_arch > 0 && arch < kernel->min_arch) || (kernel->max_arch > 0 && arch > kernel->max_arch)) {
-    return "aten: kernel " + kernel->name + " runs on sm_" + std::to_string(kernel->min_arch) +
-           (kernel->max_arch == kernel->min_arch ? std::string(" only")
-            : kernel->max_arch > 0             ? " to sm_" + std::to_string(kernel->max_arch)
-                                               : std::string(" and newer")) +
-           "; this GPU is sm_" + std::to_string(arch);
-  }
-  if (kernel->shared_bytes > static_cast<int>(gpu->sharedMemPerBlockOptin)) {
-    return "aten: kernel " + kernel->name + " takes " + std::to_string(kernel->shared_bytes) +
-           " bytes of shared memory a block; this GPU gives at most " + std::to_string(gpu->sharedMemPerBlockOptin);
+  if (const convgen::Status here = convgen::runs_on_current_device(*kernel); !here.ok()) {
+    return "aten: " + here.message;
   }
   return choice.kernel + ": " + kernel->schedule;
 }

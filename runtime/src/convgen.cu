@@ -742,6 +742,29 @@ bool workspace_overlaps(const Conv2dProblem& p, const Conv2dArgs& a, long long b
 }
 bool workspace_overlaps(const DepthwiseProblem&, const DepthwiseArgs&, long long) { return false; }  // none taken
 
+// Why a kernel (a registry entry or a KernelInfo) does not run on the
+// current device: its instructions are another GPU's, or it takes more
+// shared memory a block than the GPU gives; "" where it runs (or CUDA
+// cannot say).
+template <class Entry>
+std::string not_on_this_device(const Entry& e) {
+  if (e.min_arch > 0 || e.max_arch > 0) {
+    const int arch = current_device_arch();
+    if (!runs_on(e, arch)) return other_gpu(e, arch);
+  }
+  if (e.shared_bytes > kMaxStaticSharedBytes) {
+    const int bytes = current_device_block_shared();
+    if (bytes > 0 && bytes < e.shared_bytes) return too_little_shared_memory(e, bytes);
+  }
+  return "";
+}
+
+template <class Info>
+Status device_runs(const Info& kernel) {
+  const std::string why = not_on_this_device(kernel);
+  return why.empty() ? Status::Ok() : error(StatusCode::kUnsupportedDevice, why);
+}
+
 }  // namespace
 
 namespace detail {
@@ -825,23 +848,9 @@ Status Registry<Problem>::run(const Problem& p, const typename OperatorTraits<Pr
     }
     return Traits::generic(p, a, stream);
   }
-  if (e->min_arch > 0 || e->max_arch > 0) {
-    const int arch = current_device_arch();
-    if (!runs_on(*e, arch)) {
-      if (dispatch == Dispatch::kStrict) {
-        return error(StatusCode::kUnsupportedDevice, other_gpu(*e, arch) + "; nothing was launched");
-      }
-      return Traits::generic(p, a, stream);
-    }
-  }
-  if (e->shared_bytes > kMaxStaticSharedBytes) {
-    const int bytes = current_device_block_shared();
-    if (bytes > 0 && bytes < e->shared_bytes) {
-      if (dispatch == Dispatch::kStrict) {
-        return error(StatusCode::kUnsupportedDevice, too_little_shared_memory(*e, bytes) + "; nothing was launched");
-      }
-      return Traits::generic(p, a, stream);
-    }
+  if (const std::string why = not_on_this_device(*e); !why.empty()) {
+    if (dispatch == Dispatch::kStrict) return error(StatusCode::kUnsupportedDevice, why + "; nothing was launched");
+    return Traits::generic(p, a, stream);
   }
   if (const long long need = e->workspace_bytes(p.n); need > 0) {
     const void* given = Traits::workspace(a);
@@ -885,6 +894,9 @@ template struct Registry<DepthwiseProblem>;
 template struct Registry<Conv2dProblem>;
 
 }  // namespace detail
+
+Status runs_on_current_device(const DepthwiseKernelInfo& kernel) { return device_runs(kernel); }
+Status runs_on_current_device(const Conv2dKernelInfo& kernel) { return device_runs(kernel); }
 
 Status generic_depthwise_conv2d(const DepthwiseProblem& p, const DepthwiseArgs& a, cudaStream_t stream) {
   Status s = validate(p, a);

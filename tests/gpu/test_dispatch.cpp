@@ -2,6 +2,11 @@
 // machine, GPU or not. Nothing here reaches a kernel launch.
 #include <gtest/gtest.h>
 
+#include <cuda_runtime.h>
+
+#include <string>
+#include <utility>
+
 #include "seed_problem.h"
 #include "seeds.h"
 
@@ -127,6 +132,34 @@ TEST(Dispatch, AFilterInsideTheOutputLaunchesNothing) {
   const auto s = convgen::seeds::depthwise_conv2d(p, a, nullptr, Dispatch::kStrict);
   EXPECT_EQ(s.code, StatusCode::kInvalidPointer);
   EXPECT_NE(s.message.find("filter and output overlap"), std::string::npos) << s.message;
+}
+
+// runs_on_current_device, the check a call makes before launching a
+// kernel: the seeds' kernels run anywhere; a kernel for a GPU newer than
+// any (sm_1000), or one taking more shared memory a block than any GPU
+// gives, is refused with the reason where there is a GPU to ask (without
+// one CUDA cannot say, and the answer is yes).
+TEST(Dispatch, RunsOnCurrentDeviceSaysWhyNot) {
+  const auto kernels = convgen::seeds::depthwise_kernels();
+  ASSERT_FALSE(kernels.empty());
+  for (const auto& k : kernels) EXPECT_TRUE(convgen::runs_on_current_device(k).ok()) << k.name;
+  int devices = 0;
+  const bool gpu = cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
+  (void)cudaGetLastError();  // without a GPU, the failed count's error
+  convgen::DepthwiseKernelInfo future = kernels.front();
+  future.min_arch = 1000;
+  convgen::DepthwiseKernelInfo greedy = kernels.front();
+  greedy.shared_bytes = 1 << 30;
+  for (const auto& [k, says] : {std::pair{future, std::string("runs on sm_1000 and newer")},
+                                std::pair{greedy, std::string("takes 1073741824 bytes of shared memory a block")}}) {
+    const convgen::Status s = convgen::runs_on_current_device(k);
+    if (!gpu) {
+      EXPECT_TRUE(s.ok()) << s.message;
+      continue;
+    }
+    EXPECT_EQ(s.code, StatusCode::kUnsupportedDevice) << s.message;
+    EXPECT_NE(s.message.find("kernel " + k.name + " " + says), std::string::npos) << s.message;
+  }
 }
 
 TEST(Dispatch, KernelsListsEverySpecWorkload) {

@@ -268,6 +268,13 @@ Status generic_depthwise_conv2d(const DepthwiseProblem& problem, const Depthwise
                                 cudaStream_t stream);
 Status generic_conv2d(const Conv2dProblem& problem, const Conv2dArgs& args, cudaStream_t stream);
 
+// Whether a library's kernel (one of its *_kernels()) runs on the current
+// device: ok, or kUnsupportedDevice and why (its instructions are another
+// GPU's, or it takes more shared memory a block than the GPU gives): the
+// check a call makes before launching it. Ok where CUDA cannot say (no GPU).
+Status runs_on_current_device(const DepthwiseKernelInfo& kernel);
+Status runs_on_current_device(const Conv2dKernelInfo& kernel);
+
 // A stable, readable rendering of a problem, used in messages and by `find`.
 std::string describe(const DepthwiseProblem& problem);
 std::string describe(const Conv2dProblem& problem);
