@@ -457,11 +457,9 @@ std::string explain(const Problem& p, const Infos& kernels, const std::vector<co
   if (!choice.specialized) return "aten: " + choice.reason.substr(0, choice.reason.find("; "));
   const auto kernel = std::find_if(kernels.begin(), kernels.end(), [&](const auto& k) { return k.name == choice.kernel; });
   TORCH_CHECK(kernel != kernels.end(), "convgen: find() names ", choice.kernel, ", which the library does not list");
-  // As run() checks them: a kernel recording no alignment needs an element's.
-  const int alignment = std::max<int>(kernel->alignment, static_cast<int>(convgen::element_bytes(p.dtype)));
   for (const at::Tensor* t : tensors) {
-    if (t->defined() && reinterpret_cast<std::uintptr_t>(t->data_ptr()) % alignment != 0) {
-      return "aten: kernel " + kernel->name + " needs every tensor aligned to " + std::to_string(alignment) +
+    if (t->defined() && reinterpret_cast<std::uintptr_t>(t->data_ptr()) % kernel->alignment != 0) {
+      return "aten: kernel " + kernel->name + " needs every tensor aligned to " + std::to_string(kernel->alignment) +
              " bytes; one of this call's is not";
     }
   }
@@ -545,15 +543,11 @@ at::Tensor conv2d_autocast(const at::Tensor& input, const at::Tensor& weight, co
 
 // explain_* under autocast: the call's problem and pointers as the
 // operator's autocast kernel would pass them on, without casting a value
-// (explain launches nothing): an eligible tensor (cached_cast's: CUDA,
-// floating point, not float64, not of the autocast dtype) is replaced by an
-// empty one of the autocast dtype, fresh from the allocator as a cast's
-// result is.
+// (explain launches nothing): a tensor cached_cast would cast (its rule,
+// at::autocast::is_eligible) to another dtype is replaced by an empty one
+// of the autocast dtype, fresh from the allocator as a cast's result is.
 at::Tensor autocast_like(const at::Tensor& t) {
-  if (!t.defined() || !t.is_cuda() || !t.is_floating_point() || t.scalar_type() == at::kDouble ||
-      t.scalar_type() == autocast_dtype()) {
-    return t;
-  }
+  if (!at::autocast::is_eligible(t, c10::DeviceType::CUDA) || t.scalar_type() == autocast_dtype()) return t;
   return at::empty_like(t, t.options().dtype(autocast_dtype()));
 }
 std::optional<at::Tensor> autocast_like(const std::optional<at::Tensor>& t) {

@@ -759,6 +759,13 @@ std::string not_on_this_device(const Entry& e) {
   return "";
 }
 
+// The bytes every tensor of a call on kernel `e` must be aligned to: an
+// entry that records no alignment (0) needs only an element's.
+template <class Problem>
+int alignment_of(const detail::RegistryEntry<Problem>& e) {
+  return std::max(e.alignment, element_bytes(e.problem.dtype));
+}
+
 template <class Info>
 Status device_runs(const Info& kernel) {
   const std::string why = not_on_this_device(kernel);
@@ -830,8 +837,7 @@ Status Registry<Problem>::run(const Problem& p, const typename OperatorTraits<Pr
     }
     return Traits::generic(p, a, stream);
   }
-  // An entry that records no alignment (0) needs only an element's.
-  const std::uintptr_t alignment = static_cast<std::uintptr_t>(std::max(e->alignment, element_bytes(p.dtype)));
+  const std::uintptr_t alignment = static_cast<std::uintptr_t>(alignment_of(*e));
   const auto aligned = [&](const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % alignment == 0; };
   // Every tensor: a kernel may load its filter and epilogue parameters as
   // vectors too (null pointers, which the problem does not use, pass).
@@ -883,7 +889,7 @@ std::vector<KernelInfoFor<Problem>> Registry<Problem>::list() const {
   std::vector<KernelInfoFor<Problem>> infos;
   for (int i = 0; i < count; ++i) {
     const RegistryEntry<Problem>& e = entries[i];
-    infos.push_back({e.name, e.problem, e.schedule, e.spec_location, e.alignment, e.max_batch, e.min_arch, e.max_arch,
+    infos.push_back({e.name, e.problem, e.schedule, e.spec_location, alignment_of(e), e.max_batch, e.min_arch, e.max_arch,
                      e.shared_bytes, e.workspace_fixed, e.workspace_per_image});
   }
   return infos;
