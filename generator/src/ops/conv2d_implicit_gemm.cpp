@@ -358,6 +358,8 @@ void plan(const Workload& spec_workload, const PlanOptions& options, KernelPlan&
       {"warps", n(g.warps)},
       {"in_vec", n(g.in_vec)},
       {"residual_ahead", false},  // one tile a block: the residual is read in the epilogue (as implicit_gemm_sm90's)
+      {"params_ahead", false},    // and the epilogue's parameters
+      {"epilogue_ahead", false},
       {"fast_f32", wl.math == Math::k3xTF32},
       {"mma_k", n(mma_sync_k(wl))},
       {"few_channels", s.iterator == kFewChannels},

@@ -494,6 +494,12 @@ void plan(const Workload& spec_workload, const PlanOptions& options, KernelPlan&
       // spread (H200). A block of one tile reads it in its epilogue: read
       // ahead, those ran 0.96-1.03x, no more than identical code varied.
       {"residual_ahead", s.pingpong && wl.residual && !nchw},
+      // A persistent warpgroup reads a tile's epilogue parameters (bias,
+      // or scale and shift) before its products too: a tile of few steps
+      // of K (96 -> 576 on 14^2: 2) is its epilogue's time, and the loads
+      // were two trips to L2 in it, one each chunk of rows.
+      {"params_ahead", s.pingpong && wl.epilogue != Epilogue::kNone && !nchw},
+      {"epilogue_ahead", s.pingpong && (wl.residual || wl.epilogue != Epilogue::kNone) && !nchw},
       {"chunk_rows", n(kChunkRows)},
       {"split_k", n(s.split_k)},
       {"split_runs", g.k_steps % s.split_k == 0
