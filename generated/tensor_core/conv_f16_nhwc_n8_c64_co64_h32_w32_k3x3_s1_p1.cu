@@ -179,6 +179,7 @@ conv_f16_nhwc_n8_c64_co64_h32_w32_k3x3_s1_p1(const Params params) {
   static_assert(kPitch % (kOutVec < 4 ? kOutVec : 4) == 0, "a thread's floats of the tile are one aligned vector");
   constexpr int kThreadsPerRow = kVecsPerRow < kEpilogueThreads ? kVecsPerRow : kEpilogueThreads;
   constexpr int kColSteps = kVecsPerRow / kThreadsPerRow;
+  static_assert(kVecsPerRow % kThreadsPerRow == 0, "the epilogue's threads take a row's vectors in whole rounds");
   constexpr int kRowsPerStep = kEpilogueThreads / kThreadsPerRow;
   constexpr int kRowsPerBlock = kTileRows / kSplitK;  // rows of the tile each block of a cluster finishes
   constexpr int kRowSteps = (kRowsPerBlock + kRowsPerStep - 1) / kRowsPerStep;  // rows a thread finishes

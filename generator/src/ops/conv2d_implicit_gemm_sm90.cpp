@@ -39,6 +39,8 @@ constexpr int kMaxWgmmaAccumulators = 128;
 // wgmma's rows), each warpgroup in shared memory of its own (or, with
 // epilogue_turns, in the same, in turns).
 constexpr int kChunkRows = 64;
+// Pingpong: the threads of a warpgroup's epilogue (the template's 128).
+constexpr int kPingpongEpilogueThreads = 128;
 // The TMA's im2col limits for two spatial dimensions (CUTLASS's
 // can_implement): corners of the window in [-128, 127], filter offsets
 // below 255, traversal strides of at most 8.
@@ -460,6 +462,19 @@ void plan(const Workload& spec_workload, const PlanOptions& options, KernelPlan&
                                                                        num(kMinPipelineStages) + " stages it needs " +
                                                                        num(least_bytes) + ")"
                                                                  : ": use fewer stages or a smaller cta_tile")});
+  }
+  // Pingpong's epilogue is one warpgroup's: its 128 threads take a row's
+  // output vectors side by side, as many rounds as the row has vectors of
+  // 128 (nhwc_epilogue_share). Elements one a vector (an odd c_out of
+  // halves, or of floats) on 144 to 240 columns leave a part round.
+  const int row_vectors = s.cta_n / g.out_vec;
+  if (s.pingpong && row_vectors > kPingpongEpilogueThreads && row_vectors % kPingpongEpilogueThreads != 0) {
+    errors.push_back({cta_at, "cta_tile " + num(s.cta_n) + " channels with pingpong, c_out " + num(wl.c_out) +
+                                  " (stored " + num(g.out_vec) + " a vector): a row of " + num(row_vectors) +
+                                  " vectors, and a warpgroup's epilogue takes a row in whole rounds of " +
+                                  num(kPingpongEpilogueThreads) + ": use at most " +
+                                  num(kPingpongEpilogueThreads) + " channels or " +
+                                  num(2 * kPingpongEpilogueThreads) + ", or an even c_out"});
   }
   if (s.split_k > g.k_steps) {
     errors.push_back({req.at("split_k"), "split_k " + num(s.split_k) + " splits K into more parts than its " +
