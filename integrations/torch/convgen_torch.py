@@ -493,14 +493,13 @@ def swap(model, example_inputs=None, policy="faster", depthwise=True, dense=True
         module = ConvgenConv2d(group.conv, group.batch_norm, group.activation, group.residual is not None, nhwc)
         entry["layout"] = "NHWC" if nhwc else "NCHW"
         if values is not None:
-            explained = module.explain(x, residual)
-            entry["kernel"] = explained.split(":")[0]
+            entry["kernel"], _, explained = module.explain(x, residual).partition(": ")
         if policy == "all":
             entry.update(swapped=True, why='policy "all"')
             chosen.append((group, entry, module))
             continue
         if entry["kernel"] == "aten":
-            entry.update(swapped=False, why="ATen serves it: " + explained.split(": ", 1)[1])
+            entry.update(swapped=False, why="ATen serves it: " + explained)
             continue
         as_written, folded = _aten_group(traced, group)
         entry["convgen_us"] = graph_time_us(lambda: module(x, residual))

@@ -496,6 +496,17 @@ void plan(const Workload& spec_workload, const PlanOptions& options, KernelPlan&
   p.min_arch = kArch;
   p.max_arch = kArch;
   auto n = [](long long v) { return TemplateValue(v); };
+  // A persistent warpgroup reads a tile's residual before its products
+  // (their latency under them): 0.95-0.96x the time of two pingpong
+  // residual kernels of the dense benchmark, the others within the spread
+  // (H200). A block of one tile reads it in its epilogue: read ahead, those
+  // ran 0.96-1.03x, no more than identical code varied. It reads the
+  // tile's epilogue parameters (bias, or scale and shift) ahead too: a tile
+  // of few steps of K (96 -> 576 on 14^2: 2) is its epilogue's time, and
+  // the loads were two trips to L2 in it, one each chunk of rows (H100:
+  // 0.90x fused, docs/performance.md).
+  const bool residual_ahead = s.pingpong && wl.residual && !nchw;
+  const bool params_ahead = s.pingpong && wl.epilogue != Epilogue::kNone && !nchw;
   p.values = implicit_gemm_values(
       wl, {images_per_launch, g.out_vec, g.mainloop_bytes, g.epilogue_bytes, g.n_tiles, g.k_steps, s.split_k});
   p.values.insert({
@@ -503,18 +514,9 @@ void plan(const Workload& spec_workload, const PlanOptions& options, KernelPlan&
       {"warpgroup_m", n(s.pingpong ? s.cta_m : s.cta_m / s.warpgroups)},
       {"pingpong", s.pingpong},
       {"epilogue_turns", s.epilogue_turns},
-      // A persistent warpgroup reads a tile's residual before its products
-      // (their latency under them): 0.95-0.96x the time of two pingpong
-      // residual kernels of the dense benchmark, the others within the
-      // spread (H200). A block of one tile reads it in its epilogue: read
-      // ahead, those ran 0.96-1.03x, no more than identical code varied.
-      {"residual_ahead", s.pingpong && wl.residual && !nchw},
-      // A persistent warpgroup reads a tile's epilogue parameters (bias,
-      // or scale and shift) before its products too: a tile of few steps
-      // of K (96 -> 576 on 14^2: 2) is its epilogue's time, and the loads
-      // were two trips to L2 in it, one each chunk of rows.
-      {"params_ahead", s.pingpong && wl.epilogue != Epilogue::kNone && !nchw},
-      {"epilogue_ahead", s.pingpong && (wl.residual || wl.epilogue != Epilogue::kNone) && !nchw},
+      {"residual_ahead", residual_ahead},
+      {"params_ahead", params_ahead},
+      {"epilogue_ahead", residual_ahead || params_ahead},  // either: the epilogue's shares set up before the tiles
       {"chunk_rows", n(kChunkRows)},
       {"split_k", n(s.split_k)},
       {"split_runs", g.k_steps % s.split_k == 0
